@@ -1,0 +1,44 @@
+# resplite: `make run` starts a server on 127.0.0.1:6379; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PORT   ?= 6379
+
+.PHONY: run test install install-dev lint bench pipeline clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+# The server alone needs only the runtime dependencies.
+$(VENV)/.run-deps: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+# Tests also need the client libraries, pytest and the Spark extra.
+$(VENV)/.test-deps: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev,spark]'
+	touch $@ $(VENV)/.run-deps
+
+install: $(VENV)/.run-deps
+install-dev: $(VENV)/.test-deps
+
+run: $(VENV)/.run-deps
+	$(BIN)/resplite-server --port $(PORT)
+
+test: $(VENV)/.test-deps
+	$(BIN)/ruff check resplite tests bench
+	$(BIN)/pytest -n 2 --dist loadgroup -q -rs
+
+lint: $(VENV)/.test-deps
+	$(BIN)/ruff check resplite tests bench
+	$(BIN)/mypy
+
+bench: $(VENV)/.test-deps
+	$(BIN)/python -m bench
+
+pipeline: $(VENV)/.test-deps
+	$(BIN)/python -m resplite.spark.demo
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,165 @@
+"""Connection commands: PING, ECHO, HELLO, AUTH, SELECT, QUIT, RESET.
+
+These change the client's own state (protocol version, database, authentication) and are
+what every client library sends when it connects, so their replies must match Redis's in
+both protocol versions, including the errors libraries fall back on (HELLO's NOPROTO).
+CLIENT and its subcommands live in :mod:`resplite.commands.client`.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import TYPE_CHECKING, Any
+
+from resplite import REDIS_VERSION
+from resplite.commands import errors
+from resplite.commands.cursor import parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.protocol.replies import OK, PONG, Status
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+_NOPROTO = "NOPROTO unsupported protocol version"
+_HELLO_NOAUTH = (
+    "NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+    "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and "
+    "select the RESP protocol version at the same time"
+)
+_AUTH_NO_PASSWORD = (
+    "ERR AUTH <password> called without any password configured for the default user. "
+    "Are you sure your configuration is correct?"
+)
+_BAD_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
+
+
+@command("ping")
+def ping(client: Client, argv: list[bytes]) -> Any:
+    return argv[1] if len(argv) == 2 else PONG
+
+
+@command("echo")
+def echo(client: Client, argv: list[bytes]) -> Any:
+    return argv[1]
+
+
+def check_password(client: Client, user: bytes, password: bytes) -> bool:
+    """Authenticate ``client`` as the default user; the only user resplite has."""
+    required: str = client.server.config["requirepass"]
+    if user != b"default":
+        return False
+    if not required:
+        # The default user is "nopass" while no requirepass is set: any password works.
+        return True
+    return hmac.compare_digest(password, required.encode())
+
+
+def _authenticate(client: Client, user: bytes, password: bytes) -> None:
+    if not check_password(client, user, password):
+        raise CommandError(errors.WRONGPASS)
+    client.authenticated = True
+    client.user = "default"
+    conn: Any = client.conn
+    if conn is not None and hasattr(conn, "reader"):
+        conn.reader.authenticated = True
+
+
+@command("auth")
+def auth(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 3:
+        raise CommandError(errors.SYNTAX)
+    if len(argv) == 2:
+        if not client.server.config["requirepass"]:
+            raise CommandError(_AUTH_NO_PASSWORD)
+        _authenticate(client, b"default", argv[1])
+    else:
+        _authenticate(client, argv[1], argv[2])
+    return OK
+
+
+def valid_client_name(name: bytes) -> bool:
+    """Redis allows names of printable ASCII without spaces."""
+    return all(33 <= b <= 126 for b in name)
+
+
+@command("hello")
+def hello(client: Client, argv: list[bytes]) -> Any:
+    protover = client.resp
+    i = 1
+    if len(argv) >= 2:
+        version = parse_int(argv[1])
+        if version is None:
+            raise CommandError("ERR Protocol version is not an integer or out of range")
+        if version < 2 or version > 3:
+            raise CommandError(_NOPROTO)
+        protover = version
+        i = 2
+    user: bytes | None = None
+    password = b""
+    name: bytes | None = None
+    while i < len(argv):
+        more = len(argv) - i - 1
+        opt = argv[i].upper()
+        if opt == b"AUTH" and more >= 2:
+            user, password = argv[i + 1], argv[i + 2]
+            i += 3
+        elif opt == b"SETNAME" and more >= 1:
+            name = argv[i + 1]
+            i += 2
+        else:
+            raise CommandError(f"ERR Syntax error in HELLO option '{errors.user_text(argv[i])}'")
+    if user is not None:
+        _authenticate(client, user, password)
+    if not client.authenticated:
+        raise CommandError(_HELLO_NOAUTH)
+    if name is not None:
+        if not valid_client_name(name):
+            raise CommandError(_BAD_CLIENT_NAME)
+        client.name = name
+    client.resp = protover
+    return {
+        b"server": b"redis",
+        b"version": REDIS_VERSION.encode(),
+        b"proto": protover,
+        b"id": client.id,
+        b"mode": b"standalone",
+        b"role": b"master",
+        b"modules": [],
+    }
+
+
+@command("select")
+def select(client: Client, argv: list[bytes]) -> Any:
+    index = parse_int(argv[1])
+    if index is None:
+        raise CommandError(errors.NOT_INTEGER)
+    if not 0 <= index < len(client.server.keyspace):
+        raise CommandError(errors.DB_INDEX_OUT_OF_RANGE)
+    client.select(index)
+    return OK
+
+
+@command("quit")
+def quit_(client: Client, argv: list[bytes]) -> Any:
+    client.close_after_reply = True
+    return OK
+
+
+@command("reset")
+def reset(client: Client, argv: list[bytes]) -> Any:
+    server = client.server
+    client.multi = None
+    client.multi_dirty = False
+    server.unwatch_all(client)
+    client.select(0)
+    client.resp = 2
+    client.name = b""
+    client.no_evict = False
+    client.no_touch = False
+    if server.config["requirepass"]:
+        client.authenticated = False
+        conn: Any = client.conn
+        if conn is not None and hasattr(conn, "reader"):
+            conn.reader.authenticated = False
+    return Status("RESET")

@@ -1,0 +1,265 @@
+"""The command table: spec files joined to handlers, frozen, validated once at start.
+
+Each command and subcommand is declared once, in ``specs/<name>.json`` (subcommands as
+``<container>-<sub>.json`` naming their ``container``), with Redis's field names. At start
+:func:`build_table` loads every file, joins it to the handler registered under the same full
+name, derives what Redis derives rather than declares (the legacy first/last/step key triple
+and ``movablekeys``), precomputes the flag booleans the dispatcher reads on every call, and
+refuses to build on any inconsistency: a handler without a spec, a spec without a handler,
+a subcommand without its container, a key-spec index out of range, a duplicate name.
+
+Dispatch, COMMAND INFO/DOCS/COUNT/LIST and GETKEYS all read these same objects.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from resplite.commands.registry import HANDLERS, Handler
+
+SPEC_DIR = Path(__file__).with_name("specs")
+
+# Modules whose import registers handlers. Kept explicit so the table is reproducible.
+HANDLER_MODULES = (
+    "resplite.commands.connection",
+    "resplite.commands.server",
+    "resplite.commands.generic",
+    "resplite.commands.strings",
+    "resplite.commands.transactions",
+    "resplite.commands.streams",
+    "resplite.commands.introspection",
+    "resplite.commands.clock",
+)
+
+
+class SpecError(Exception):
+    """The spec data is inconsistent; the server must not start."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    flags: tuple[str, ...]
+    begin_search: Mapping[str, Any]
+    find_keys: Mapping[str, Any]
+    notes: str | None = None
+
+    @property
+    def is_plain_range(self) -> bool:
+        return self.begin_search["type"] == "index" and self.find_keys["type"] == "range"
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    name: str
+    fullname: str
+    container: str | None
+    arity: int
+    flags: frozenset[str]
+    flag_list: tuple[str, ...]
+    acl_categories: tuple[str, ...]
+    hints: tuple[str, ...]
+    key_specs: tuple[KeySpec, ...]
+    first_key: int
+    last_key: int
+    key_step: int
+    movablekeys: bool
+    doc: Mapping[str, Any]
+    handler: Handler | None
+    subcommands: Mapping[bytes, CommandSpec] = field(default_factory=dict)
+    # Booleans read on every dispatch, computed once.
+    is_write: bool = False
+    is_denyoom: bool = False
+    is_noauth: bool = False
+    is_no_multi: bool = False
+    is_blocking: bool = False
+    is_transaction_control: bool = False
+
+    @property
+    def info_flags(self) -> tuple[str, ...]:
+        """Flags as COMMAND INFO lists them: declared ones, then the derived ``movablekeys``."""
+        return self.flag_list + (("movablekeys",) if self.movablekeys else ())
+
+
+# Commands that MULTI runs immediately instead of queueing, as Redis does.
+_TRANSACTION_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
+
+
+def _derive_legacy_range(specs: tuple[KeySpec, ...]) -> tuple[int, int, int, bool]:
+    """Redis's legacy (first, last, step) triple and whether the keys are movable.
+
+    Mirrors how Redis folds key specs into the triple that COMMAND INFO still reports:
+    consecutive plain index/range specs with a step of one merge into one range; anything
+    else (keyword searches, keynum, steps, gaps, incomplete specs) makes the keys movable.
+    """
+    movable = False
+    if not specs:
+        return 0, 0, 0, False
+    if len(specs) == 1 and specs[0].is_plain_range:
+        ks = specs[0]
+        first = ks.begin_search["spec"]["index"]
+        rng = ks.find_keys["spec"]
+        last = rng["lastkey"]
+        if "INCOMPLETE" in ks.flags:
+            movable = True
+        return first, (last if last < 0 else first + last), rng["keystep"], movable
+    first = 1 << 31
+    last = 0
+    prev_last = 0
+    mask = 0xFFFFFFFF  # Redis compares last keys as unsigned so that -1 wins over any index.
+    for ks in specs:
+        if not ks.is_plain_range:
+            movable = True
+            continue
+        pos = ks.begin_search["spec"]["index"]
+        rng = ks.find_keys["spec"]
+        if rng["keystep"] != 1 or (prev_last and prev_last != pos - 1):
+            movable = True
+            continue
+        if "INCOMPLETE" in ks.flags:
+            movable = True
+        first = min(first, pos)
+        abs_last = rng["lastkey"]
+        if abs_last >= 0:
+            abs_last += pos
+        last = last if (last & mask) >= (abs_last & mask) else abs_last
+        prev_last = last
+    if first == 1 << 31:
+        return 0, 0, 0, movable
+    return first, last, 1, movable
+
+
+def _make_spec(
+    data: dict[str, Any], handler: Handler | None, subs: Mapping[bytes, CommandSpec]
+) -> CommandSpec:
+    container = data.get("container")
+    name = data["name"].lower()
+    fullname = f"{container.lower()}|{name}" if container else name
+    key_specs = tuple(
+        KeySpec(
+            flags=tuple(ks.get("flags", ())),
+            begin_search=MappingProxyType(ks["begin_search"]),
+            find_keys=MappingProxyType(ks["find_keys"]),
+            notes=ks.get("notes"),
+        )
+        for ks in data.get("key_specs") or ()
+    )
+    first, last, step, movable = _derive_legacy_range(key_specs)
+    flag_list = tuple(data.get("command_flags") or ())
+    flags = frozenset(flag_list)
+    return CommandSpec(
+        name=name,
+        fullname=fullname,
+        container=container.lower() if container else None,
+        arity=int(data["arity"]),
+        flags=flags,
+        flag_list=flag_list,
+        acl_categories=tuple(data.get("acl_categories") or ()),
+        hints=tuple(data.get("hints") or ()),
+        key_specs=key_specs,
+        first_key=first,
+        last_key=last,
+        key_step=step,
+        movablekeys=movable,
+        doc=MappingProxyType(data),
+        handler=handler,
+        subcommands=MappingProxyType(dict(subs)),
+        is_write="write" in flags,
+        is_denyoom="denyoom" in flags,
+        is_noauth="no_auth" in flags,
+        is_no_multi="no_multi" in flags,
+        is_blocking="blocking" in flags,
+        is_transaction_control=fullname in _TRANSACTION_CONTROL,
+    )
+
+
+def _check_key_spec_indexes(data: dict[str, Any], path: Path) -> None:
+    n = len(data.get("key_specs") or ())
+
+    def walk(args: list[dict[str, Any]]) -> None:
+        for arg in args:
+            idx = arg.get("key_spec_index")
+            if idx is not None and not 0 <= idx < n:
+                raise SpecError(f"{path.name}: argument {arg.get('name')!r} names key spec {idx}")
+            if arg.get("type") == "key" and idx is None:
+                raise SpecError(f"{path.name}: key argument {arg.get('name')!r} has no key spec")
+            walk(arg.get("arguments") or [])
+
+    walk(data.get("arguments") or [])
+    for ks in data.get("key_specs") or ():
+        for part in ("begin_search", "find_keys"):
+            if part not in ks or "type" not in ks[part]:
+                raise SpecError(f"{path.name}: key spec without {part}")
+
+
+def load_spec_files(spec_dir: Path = SPEC_DIR) -> list[tuple[Path, dict[str, Any]]]:
+    files = sorted(spec_dir.glob("*.json"))
+    return [(p, json.loads(p.read_text(encoding="utf-8"))) for p in files]
+
+
+def build_table(
+    spec_files: list[tuple[Path, dict[str, Any]]] | None = None,
+    handlers: Mapping[str, Handler] | None = None,
+) -> dict[bytes, CommandSpec]:
+    """Build the frozen table, keyed by lower-case command name as bytes."""
+    if handlers is None:
+        for module in HANDLER_MODULES:
+            importlib.import_module(module)
+        handlers = HANDLERS
+    if spec_files is None:
+        spec_files = load_spec_files()
+
+    tops: dict[str, dict[str, Any]] = {}
+    subs: dict[str, dict[str, dict[str, Any]]] = {}
+    for path, data in spec_files:
+        if not isinstance(data.get("summary"), str) or not data["summary"].strip():
+            raise SpecError(f"{path.name}: missing summary")
+        for required in ("name", "arity", "group", "since"):
+            if required not in data:
+                raise SpecError(f"{path.name}: missing {required!r}")
+        _check_key_spec_indexes(data, path)
+        name = data["name"].lower()
+        container = data.get("container")
+        if container:
+            bucket = subs.setdefault(container.lower(), {})
+            if name in bucket:
+                raise SpecError(f"{path.name}: duplicate subcommand {container}|{name}")
+            bucket[name] = data
+        else:
+            if name in tops:
+                raise SpecError(f"{path.name}: duplicate command {name}")
+            tops[name] = data
+
+    for container in subs:
+        if container not in tops:
+            raise SpecError(f"subcommands of unknown container {container!r}")
+
+    used: set[str] = set()
+    table: dict[bytes, CommandSpec] = {}
+    for name, data in tops.items():
+        children: dict[bytes, CommandSpec] = {}
+        for sub_name, sub_data in subs.get(name, {}).items():
+            fullname = f"{name}|{sub_name}"
+            handler = handlers.get(fullname)
+            if handler is None:
+                raise SpecError(f"no handler for {fullname}")
+            used.add(fullname)
+            children[sub_name.encode()] = _make_spec(sub_data, handler, {})
+        handler = handlers.get(name)
+        if handler is None and not children:
+            raise SpecError(f"no handler for {name}")
+        if handler is not None and children:
+            raise SpecError(f"container command {name} must not have its own handler")
+        if handler is not None:
+            used.add(name)
+        table[name.encode()] = _make_spec(data, handler, children)
+
+    unbound = sorted(set(handlers) - used)
+    if unbound:
+        raise SpecError(f"handlers without a spec: {', '.join(unbound)}")
+    return table

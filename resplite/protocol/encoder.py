@@ -1,0 +1,181 @@
+"""Pure reply encoder: a reply value and a protocol version in, wire bytes out.
+
+This is the only place that knows how RESP3 types degrade under RESP2 (maps become flat
+arrays, nulls become ``$-1`` or ``*-1``, booleans become integers, doubles and big numbers
+become bulk strings, verbatim strings lose their format, sets and pushes become arrays).
+See :mod:`resplite.protocol.replies` for the value vocabulary.
+
+The encoder appends to a list of byte chunks so a whole pipeline of replies is joined once
+and written with a single ``transport.write``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from resplite.protocol.replies import (
+    NULL_ARRAY,
+    BigNumber,
+    ErrorReply,
+    Push,
+    Raw,
+    Status,
+    Verbatim,
+)
+
+_Emit = Callable[[list[bytes], Any, int], None]
+
+_NULL2 = b"$-1\r\n"
+_NULL3 = b"_\r\n"
+_NULL_ARRAY2 = b"*-1\r\n"
+# Small integers and bulk headers are encoded so often that precomputing them pays off.
+_INT_CACHE = [b":%d\r\n" % i for i in range(1024)]
+_BULK_HDR = [b"$%d\r\n" % i for i in range(1024)]
+_ARRAY_HDR = [b"*%d\r\n" % i for i in range(256)]
+
+
+def format_double(value: float) -> bytes:
+    """Format a double the way Redis prints one in a reply (``%.17g``, ``inf``, ``nan``)."""
+    if math.isinf(value):
+        return b"inf" if value > 0 else b"-inf"
+    if math.isnan(value):
+        return b"nan"
+    return b"%.17g" % value
+
+
+def _bulk(out: list[bytes], value: bytes, resp: int) -> None:
+    n = len(value)
+    out.append(_BULK_HDR[n] if n < 1024 else b"$%d\r\n" % n)
+    out.append(value)
+    out.append(b"\r\n")
+
+
+def _int(out: list[bytes], value: int, resp: int) -> None:
+    out.append(_INT_CACHE[value] if 0 <= value < 1024 else b":%d\r\n" % value)
+
+
+def _bool(out: list[bytes], value: bool, resp: int) -> None:
+    if resp == 3:
+        out.append(b"#t\r\n" if value else b"#f\r\n")
+    else:
+        out.append(b":1\r\n" if value else b":0\r\n")
+
+
+def _double(out: list[bytes], value: float, resp: int) -> None:
+    text = format_double(value)
+    if resp == 3:
+        out.append(b"," + text + b"\r\n")
+    else:
+        _bulk(out, text, resp)
+
+
+def _none(out: list[bytes], value: None, resp: int) -> None:
+    out.append(_NULL3 if resp == 3 else _NULL2)
+
+
+def _null_array(out: list[bytes], value: object, resp: int) -> None:
+    out.append(_NULL3 if resp == 3 else _NULL_ARRAY2)
+
+
+def _array(out: list[bytes], value: list[Any] | tuple[Any, ...], resp: int) -> None:
+    n = len(value)
+    out.append(_ARRAY_HDR[n] if n < 256 else b"*%d\r\n" % n)
+    for item in value:
+        _EMITTERS.get(item.__class__, _fallback)(out, item, resp)
+
+
+def _map(out: list[bytes], value: dict[Any, Any], resp: int) -> None:
+    if resp == 3:
+        out.append(b"%%%d\r\n" % len(value))
+    else:
+        out.append(b"*%d\r\n" % (2 * len(value)))
+    for k, v in value.items():
+        _EMITTERS.get(k.__class__, _fallback)(out, k, resp)
+        _EMITTERS.get(v.__class__, _fallback)(out, v, resp)
+
+
+def _set(out: list[bytes], value: set[Any] | frozenset[Any], resp: int) -> None:
+    out.append(b"~%d\r\n" % len(value) if resp == 3 else b"*%d\r\n" % len(value))
+    for item in value:
+        _EMITTERS.get(item.__class__, _fallback)(out, item, resp)
+
+
+def _push(out: list[bytes], value: Push, resp: int) -> None:
+    out.append(b">%d\r\n" % len(value) if resp == 3 else b"*%d\r\n" % len(value))
+    for item in value:
+        _EMITTERS.get(item.__class__, _fallback)(out, item, resp)
+
+
+def _status(out: list[bytes], value: str, resp: int) -> None:
+    out.append(b"+" + value.encode() + b"\r\n")
+
+
+def _error(out: list[bytes], value: ErrorReply, resp: int) -> None:
+    # Redis replaces newlines inside error texts so the reply stays one line.
+    text = value.message.replace("\r", " ").replace("\n", " ")
+    out.append(b"-" + text.encode("utf-8", "surrogateescape") + b"\r\n")
+
+
+def _verbatim(out: list[bytes], value: Verbatim, resp: int) -> None:
+    if resp == 3:
+        body = value.format.encode() + b":" + value.text
+        out.append(b"=%d\r\n" % len(body) + body + b"\r\n")
+    else:
+        _bulk(out, value.text, resp)
+
+
+def _bignum(out: list[bytes], value: BigNumber, resp: int) -> None:
+    if resp == 3:
+        out.append(b"(%d\r\n" % value.value)
+    else:
+        _bulk(out, b"%d" % value.value, resp)
+
+
+def _raw(out: list[bytes], value: bytes, resp: int) -> None:
+    out.append(value)
+
+
+def _fallback(out: list[bytes], value: Any, resp: int) -> None:
+    # Subclasses of the basic types (e.g. an IntEnum, a bytearray) land here.
+    for base, emit in _EMITTERS.items():
+        if isinstance(value, base):
+            emit(out, value, resp)
+            return
+    raise TypeError(f"cannot encode {type(value).__name__} as a RESP reply")
+
+
+_EMITTERS: dict[type, _Emit] = {
+    bytes: _bulk,
+    Raw: _raw,
+    Status: _status,
+    bool: _bool,
+    int: _int,
+    float: _double,
+    type(None): _none,
+    list: _array,
+    tuple: _array,
+    dict: _map,
+    set: _set,
+    frozenset: _set,
+    Push: _push,
+    ErrorReply: _error,
+    type(NULL_ARRAY): _null_array,
+    Verbatim: _verbatim,
+    BigNumber: _bignum,
+    bytearray: _bulk,
+    memoryview: lambda out, v, resp: _bulk(out, bytes(v), resp),
+}
+
+
+def encode_into(out: list[bytes], value: Any, resp: int) -> None:
+    """Append the encoding of ``value`` under protocol ``resp`` (2 or 3) to ``out``."""
+    _EMITTERS.get(value.__class__, _fallback)(out, value, resp)
+
+
+def encode(value: Any, resp: int = 2) -> bytes:
+    """Return the encoding of ``value`` under protocol ``resp`` (2 or 3)."""
+    out: list[bytes] = []
+    _EMITTERS.get(value.__class__, _fallback)(out, value, resp)
+    return b"".join(out)

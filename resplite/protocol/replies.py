@@ -1,0 +1,103 @@
+"""Reply values that command handlers return, independent of the protocol version.
+
+Handlers speak in plain Python values wherever one maps unambiguously onto a RESP type, and
+in the small wrapper types below where it does not:
+
+========================  =====================  ==========================================
+Python value              RESP3                  RESP2
+========================  =====================  ==========================================
+``bytes``                 bulk string ``$``      bulk string
+``int``                   integer ``:``          integer
+``bool``                  boolean ``#``          integer 1 / 0
+``float``                 double ``,``           bulk string
+``None``                  null ``_``             null bulk ``$-1``
+``list`` / ``tuple``      array ``*``            array
+``dict``                  map ``%``              flat array of key, value, ...
+``set`` / ``frozenset``   set ``~``              array
+:class:`Status`           simple string ``+``    simple string
+:class:`ErrorReply`       error ``-``            error
+:data:`NULL_ARRAY`        null ``_``             null array ``*-1``
+:class:`Verbatim`         verbatim ``=``         bulk string (the text only)
+:class:`BigNumber`        big number ``(``       bulk string
+:class:`Push`             push ``>``             array
+:class:`Raw`              pre-encoded bytes, sent as they are in both versions
+========================  =====================  ==========================================
+
+The downgrade rules live only in :mod:`resplite.protocol.encoder`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+
+class Status(str):
+    """A simple string reply (``+OK``). A ``str`` subclass so it reads naturally in tests."""
+
+    __slots__ = ()
+
+
+class ErrorReply:
+    """An error reply. ``message`` carries its code (``ERR ...``, ``WRONGTYPE ...``)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"ErrorReply({self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ErrorReply) and other.message == self.message
+
+    def __hash__(self) -> int:
+        return hash(self.message)
+
+
+class _NullArray:
+    """The null array: ``*-1`` in RESP2 (e.g. an XREAD that timed out), ``_`` in RESP3."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NULL_ARRAY"
+
+
+NULL_ARRAY: Final = _NullArray()
+
+
+class Verbatim:
+    """A verbatim string (``=``) with its three-letter format, e.g. ``txt`` for CLIENT INFO."""
+
+    __slots__ = ("format", "text")
+
+    def __init__(self, text: bytes, format: str = "txt") -> None:
+        self.text = text
+        self.format = format
+
+
+class BigNumber:
+    """A big number (``(``); RESP2 sends it as a bulk string of its digits."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+
+class Push(list[Any]):
+    """An out-of-band push message (``>``); RESP2 sends it as an array."""
+
+    __slots__ = ()
+
+
+class Raw(bytes):
+    """Bytes already encoded for the wire, valid in both protocol versions."""
+
+    __slots__ = ()
+
+
+OK: Final = Status("OK")
+QUEUED: Final = Status("QUEUED")
+PONG: Final = Status("PONG")

@@ -1,0 +1,173 @@
+"""The server's lifecycle: listeners, the periodic cron, and graceful shutdown.
+
+:class:`Server` owns one :class:`~resplite.server.state.ServerState` and the asyncio servers
+listening on TCP addresses and an optional Unix socket. The cron runs ``hz`` times a second:
+it expires keys nobody reads, closes clients idle past ``timeout``, fires blocked-client
+timeouts (a safety net behind their own timers) and refreshes the memory figure that
+``maxmemory`` is checked against.
+
+Shutdown (SIGINT, SIGTERM or SHUTDOWN) closes the listeners, closes every client connection
+and stops; a second signal while shutting down exits at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import os
+import signal
+import socket
+from typing import Any
+
+from resplite.commands.dispatch import Dispatcher
+from resplite.server.clock import Clock
+from resplite.server.config import Config
+from resplite.server.connection import Connection
+from resplite.server.state import ServerState
+
+log = logging.getLogger("resplite.server")
+
+
+class Server:
+    def __init__(self, config: Config, clock: Clock | None = None) -> None:
+        self.config = config
+        self.state = ServerState(config, clock)
+        self.dispatcher = Dispatcher(self.state)
+        self.state.dispatcher = self.dispatcher  # type: ignore[attr-defined]
+        self.state.shutdown_requested = self.request_shutdown
+        self._listeners: list[asyncio.base_events.Server] = []
+        self._stopped: asyncio.Event | None = None
+        self._cron_task: asyncio.Task[None] | None = None
+        self.port = 0
+        self.unix_socket = ""
+        self._signal_count = 0
+
+    def _protocol(self) -> Connection:
+        return Connection(self.state, self.dispatcher)
+
+    async def start(self) -> None:
+        """Bind every listener; after this returns the server accepts connections."""
+        loop = asyncio.get_running_loop()
+        self._stopped = asyncio.Event()
+        config = self.config
+        port = config["port"]
+        backlog = config["tcp-backlog"]
+        if port != 0 or not config["unixsocket"]:
+            sock_port = port
+            for host in config["bind"]:
+                host = host.lstrip("-")  # Redis's "-" prefix: optional address
+                if host == "*":
+                    host = "0.0.0.0"
+                listener = await loop.create_server(
+                    self._protocol, host, sock_port, backlog=backlog, reuse_address=True
+                )
+                self._listeners.append(listener)
+                if sock_port == 0:
+                    # An ephemeral port: every further address binds the same one.
+                    sock_port = listener.sockets[0].getsockname()[1]
+            self.port = sock_port
+        if config["unixsocket"]:
+            path = config["unixsocket"]
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            listener = await loop.create_unix_server(self._protocol, path, backlog=backlog)
+            if config["unixsocketperm"]:
+                os.chmod(path, config["unixsocketperm"])
+            self._listeners.append(listener)
+            self.unix_socket = path
+        self.state.tcp_port = self.port
+        self.state.unix_socket = self.unix_socket
+        for listener in self._listeners:
+            for sock in listener.sockets:
+                if sock.family in (socket.AF_INET, socket.AF_INET6):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._cron_task = loop.create_task(self._cron())
+        # Long-lived start-up objects (the command table, module state) never need the
+        # cyclic collector again; freezing them keeps each collection small.
+        gc.collect()
+        gc.freeze()
+        where = [f"{sock.getsockname()[0]}:{sock.getsockname()[1]}"
+                 for lst in self._listeners for sock in lst.sockets
+                 if sock.family in (socket.AF_INET, socket.AF_INET6)]
+        if self.unix_socket:
+            where.append(self.unix_socket)
+        log.info("Ready to accept connections on %s (pid %d)", ", ".join(where), os.getpid())
+
+    async def serve_forever(self) -> None:
+        await self.start()
+        assert self._stopped is not None
+        await self._stopped.wait()
+        await self.stop()
+
+    def install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self._on_signal, sig)
+
+    def _on_signal(self, sig: int) -> None:
+        self._signal_count += 1
+        if self._signal_count > 1:
+            log.warning("second signal received: exiting now")
+            os._exit(1)
+        log.info("Received %s, shutting down", signal.Signals(sig).name)
+        self.request_shutdown()
+
+    def request_shutdown(self) -> None:
+        if self._stopped is not None:
+            self._stopped.set()
+
+    async def stop(self) -> None:
+        for listener in self._listeners:
+            listener.close()
+        for client in list(self.state.clients.values()):
+            conn: Any = client.conn
+            if conn is not None:
+                conn.close()
+        for listener in self._listeners:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(listener.wait_closed(), 1.0)
+        self._listeners.clear()
+        if self._cron_task is not None:
+            self._cron_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._cron_task
+            self._cron_task = None
+        if self.unix_socket:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.unix_socket)
+        self.state.clock.remove_listener(self.state.blocking.check_timeouts)
+        log.info("resplite is now ready to exit, bye bye...")
+
+    async def _cron(self) -> None:
+        state = self.state
+        while True:
+            hz = max(1, min(self.config["hz"], 500))
+            await asyncio.sleep(1 / hz)
+            try:
+                self.cron_tick()
+            except Exception:
+                log.exception("error in server cron")
+            if state.blocking.ready:
+                state.blocking.serve_ready()
+
+    def cron_tick(self) -> None:
+        state = self.state
+        if self.config["active-expire-enabled"]:
+            for db in state.keyspace.dbs:
+                if db.expires:
+                    db.active_expire()
+        state.blocking.check_timeouts()
+        timeout = self.config["timeout"]
+        if timeout:
+            now = state.clock.monotonic_ms()
+            for client in list(state.clients.values()):
+                idle = now - client.last_interaction_ms
+                if client.blocked is None and client.multi is None and idle > timeout * 1000:
+                    conn: Any = client.conn
+                    if conn is not None:
+                        conn.close()
+        if state.maxmemory:
+            state.refresh_memory()

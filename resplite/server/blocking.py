@@ -1,0 +1,174 @@
+"""Clients parked by blocking commands, woken by key changes or timeouts.
+
+A handler that has nothing to serve yet returns a :class:`BlockRequest`: the keys to wait on,
+a timeout, a ``retry`` that re-runs the command, and the reply to give on timeout. The client
+is parked, in order, on each key. Whenever a key that clients wait on is modified (written,
+deleted, flushed, expired, its type changed), the key is marked ready; after the current
+command finishes the server re-runs ``retry`` for the waiting clients of each ready key in
+the order they blocked (as Redis 7.2+ re-executes blocked commands). A retry that returns
+another BlockRequest keeps the client parked with its original deadline and place; anything
+else is the client's reply.
+
+Deadlines are in clock milliseconds, so freezing or advancing the clock governs timeouts. A
+real event-loop timer is armed for the earliest deadline; a clock jump re-checks at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from resplite.protocol.replies import NULL_ARRAY
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+    from resplite.server.clock import Clock
+
+
+@dataclass(slots=True)
+class BlockRequest:
+    """What a handler returns to park its client."""
+
+    keys: list[bytes]
+    timeout_ms: int  # relative; 0 waits for ever
+    retry: Callable[[], Any]
+    timeout_reply: Any = NULL_ARRAY
+
+
+@dataclass(slots=True)
+class BlockedState:
+    request: BlockRequest
+    db_index: int
+    deadline_ms: int | None
+    seq: int
+    keys: list[tuple[int, bytes]] = field(default_factory=list)
+
+
+class BlockingManager:
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        # (db, key) -> clients in the order they blocked (dict as an ordered set).
+        self.waiting: dict[tuple[int, bytes], dict[Client, None]] = {}
+        self.ready: dict[tuple[int, bytes], None] = {}
+        self._deadlines: list[tuple[int, int, Client]] = []
+        self._seq = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self.count = 0
+        clock.add_listener(self.check_timeouts)
+
+    # -- parking --------------------------------------------------------------------------
+
+    def block(self, client: Client, request: BlockRequest) -> None:
+        now = self.clock.time_ms()
+        deadline = now + request.timeout_ms if request.timeout_ms > 0 else None
+        seq = next(self._seq)
+        state = BlockedState(request, client.db_index, deadline, seq)
+        for key in request.keys:
+            slot = (client.db_index, key)
+            if slot not in state.keys:
+                state.keys.append(slot)
+                self.waiting.setdefault(slot, {})[client] = None
+        client.blocked = state
+        self.count += 1
+        if deadline is not None:
+            heapq.heappush(self._deadlines, (deadline, seq, client))
+            self._arm()
+
+    def unblock(self, client: Client) -> None:
+        """Remove ``client`` from every wait list (served, timed out, unblocked, gone)."""
+        state = client.blocked
+        if state is None:
+            return
+        client.blocked = None
+        self.count -= 1
+        for slot in state.keys:
+            waiters = self.waiting.get(slot)
+            if waiters is not None:
+                waiters.pop(client, None)
+                if not waiters:
+                    del self.waiting[slot]
+
+    # -- waking ---------------------------------------------------------------------------
+
+    def signal(self, db: int, key: bytes) -> None:
+        if (db, key) in self.waiting:
+            self.ready[(db, key)] = None
+
+    def signal_db(self, db: int) -> None:
+        """Mark every waited-on key of ``db`` ready (FLUSHDB, SWAPDB)."""
+        for slot in self.waiting:
+            if slot[0] == db:
+                self.ready[slot] = None
+
+    def serve_ready(self) -> None:
+        """Re-run the commands of clients waiting on ready keys, in blocking order."""
+        while self.ready:
+            slot = next(iter(self.ready))
+            del self.ready[slot]
+            waiters = self.waiting.get(slot)
+            if not waiters:
+                continue
+            for client in list(waiters):
+                state = client.blocked
+                if state is None or client not in waiters:
+                    continue
+                result = self._retry(client, state)
+                if isinstance(result, BlockRequest):
+                    continue
+                self.unblock(client)
+                if client.conn is not None:
+                    client.conn.deliver(result)
+
+    def _retry(self, client: Client, state: BlockedState) -> Any:
+        from resplite.commands.errors import CommandError
+        from resplite.protocol.replies import ErrorReply
+
+        try:
+            return state.request.retry()
+        except CommandError as exc:
+            client.server.count_error(exc.message)
+            return ErrorReply(exc.message)
+
+    def wake(self, client: Client, reply: Any) -> bool:
+        """Unblock ``client`` now with ``reply`` (CLIENT UNBLOCK)."""
+        if client.blocked is None:
+            return False
+        self.unblock(client)
+        if client.conn is not None:
+            client.conn.deliver(reply)
+        return True
+
+    # -- timeouts -------------------------------------------------------------------------
+
+    def check_timeouts(self) -> None:
+        now = self.clock.time_ms()
+        heap = self._deadlines
+        while heap and heap[0][0] <= now:
+            _, seq, client = heapq.heappop(heap)
+            state = client.blocked
+            if state is None or state.seq != seq:
+                continue  # served or re-blocked since
+            self.unblock(client)
+            if client.conn is not None:
+                client.conn.deliver(state.request.timeout_reply)
+        self._arm()
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        heap = self._deadlines
+        while heap and (heap[0][2].blocked is None or heap[0][2].blocked.seq != heap[0][1]):
+            heapq.heappop(heap)
+        if not heap or self.clock.frozen:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        delay = max(heap[0][0] - self.clock.time_ms(), 0) / 1000
+        self._timer = loop.call_later(delay, self.check_timeouts)

@@ -1,0 +1,107 @@
+"""Per-connection client state: protocol version, selected database, auth, MULTI, WATCH, blocking.
+
+A :class:`Client` is what every command handler receives. It knows its server (the shared
+state) and, through ``conn``, how to deliver a reply later (for blocked clients) or close.
+It holds no socket logic itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from resplite.commands.table import CommandSpec
+    from resplite.server.blocking import BlockedState
+    from resplite.server.state import ServerState
+    from resplite.store.keyspace import Database
+
+
+class ClientConnection(Protocol):
+    """What a client needs from its transport."""
+
+    def deliver(self, reply: Any) -> None: ...
+    def close(self) -> None: ...
+    def resume(self) -> None: ...
+
+
+class Client:
+    __slots__ = (
+        "addr",
+        "authenticated",
+        "blocked",
+        "close_after_reply",
+        "conn",
+        "created_ms",
+        "db",
+        "db_index",
+        "executing_multi",
+        "fd",
+        "id",
+        "last_command",
+        "last_interaction_ms",
+        "laddr",
+        "lib_name",
+        "lib_ver",
+        "multi",
+        "multi_dirty",
+        "name",
+        "no_evict",
+        "no_touch",
+        "resp",
+        "server",
+        "user",
+        "watch_dirty",
+        "watched",
+    )
+
+    def __init__(
+        self,
+        server: ServerState,
+        client_id: int,
+        conn: ClientConnection | None,
+        addr: str = "",
+        laddr: str = "",
+        fd: int = -1,
+    ) -> None:
+        self.server = server
+        self.id = client_id
+        self.conn = conn
+        self.addr = addr
+        self.laddr = laddr
+        self.fd = fd
+        self.resp = 2
+        self.db_index = 0
+        self.db: Database = server.keyspace[0]
+        self.authenticated = not server.config["requirepass"]
+        self.user = "default"
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        # None when not in MULTI; otherwise the queued (spec, argv) pairs.
+        self.multi: list[tuple[CommandSpec, list[bytes]]] | None = None
+        self.multi_dirty = False  # a command failed to queue: EXEC answers EXECABORT
+        self.executing_multi = False  # inside EXEC: blocking commands must not block
+        # (db, key) -> whether the key was already logically expired when WATCHed
+        self.watched: dict[tuple[int, bytes], bool] = {}
+        self.watch_dirty = False
+        self.blocked: BlockedState | None = None
+        self.close_after_reply = False
+        now = server.clock.monotonic_ms()
+        self.created_ms = now
+        self.last_interaction_ms = now
+        self.last_command = "NULL"
+        self.no_evict = False
+        self.no_touch = False
+
+    def select(self, index: int) -> None:
+        self.db_index = index
+        self.db = self.server.keyspace[index]
+
+    @property
+    def in_multi(self) -> bool:
+        return self.multi is not None
+
+    @property
+    def may_block(self) -> bool:
+        """Whether a blocking command may park this client (never inside MULTI/EXEC)."""
+        return not self.executing_multi

@@ -1,0 +1,263 @@
+"""Configuration the way Redis does it: directives with Redis's names, from a file and argv.
+
+``resplite-server [redis.conf] [--directive value ...]`` reads the file first, then the
+command-line directives, which override it. A bad directive stops the server with the file
+name and line (or the argument) and the reason. CONFIG GET / SET read and change the same
+:class:`Config` object; a SET calls the directive's hook so that it takes effect at once.
+
+Each directive is declared once in :data:`DIRECTIVES` with its type, default and whether it
+may change at runtime. Types parse and format values exactly as Redis does (``yes``/``no``
+booleans, memory sizes with ``k``/``kb``/``mb``/``gb`` suffixes, integers with bounds).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(Exception):
+    """A directive or value was refused; the message says which and why."""
+
+
+Parser = Callable[[str], Any]
+Formatter = Callable[[Any], str]
+
+
+def parse_bool(text: str) -> bool:
+    lowered = text.lower()
+    if lowered == "yes":
+        return True
+    if lowered == "no":
+        return False
+    raise ConfigError("argument must be 'yes' or 'no'")
+
+
+def format_bool(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1000,
+    "kb": 1024,
+    "m": 1000**2,
+    "mb": 1024**2,
+    "g": 1000**3,
+    "gb": 1024**3,
+}
+
+
+def parse_memory(text: str) -> int:
+    lowered = text.lower()
+    digits = lowered.rstrip("kmgb")
+    unit = lowered[len(digits) :]
+    if unit not in _UNITS or not digits or not digits.lstrip("-").isdigit():
+        raise ConfigError("argument must be a memory value")
+    value = int(digits) * _UNITS[unit]
+    if value < 0:
+        raise ConfigError("argument must be a memory value")
+    return value
+
+
+def format_memory(value: int) -> str:
+    return str(value)
+
+
+def int_parser(low: int, high: int) -> Parser:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError as exc:
+            raise ConfigError("argument couldn't be parsed into an integer") from exc
+        if not low <= value <= high:
+            raise ConfigError(f"argument must be between {low} and {high} inclusive")
+        return value
+
+    return parse
+
+
+def enum_parser(*choices: str) -> Parser:
+    def parse(text: str) -> str:
+        lowered = text.lower()
+        if lowered not in choices:
+            raise ConfigError(f"argument(s) must be one of the following: {', '.join(choices)}")
+        return lowered
+
+    return parse
+
+
+def parse_string(text: str) -> str:
+    return text
+
+
+def parse_bind(text: str) -> tuple[str, ...]:
+    addrs = tuple(text.split())
+    if not addrs:
+        raise ConfigError("Too many bind addresses specified.")
+    return addrs
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    name: str
+    default: Any
+    parse: Parser
+    format: Formatter = str
+    mutable: bool = True
+    sensitive: bool = False
+
+
+_INT_MAX = (1 << 31) - 1
+_LONG_MAX = (1 << 63) - 1
+
+DIRECTIVES: dict[str, Directive] = {
+    d.name: d
+    for d in (
+        Directive("port", 6379, int_parser(0, 65535)),
+        Directive("bind", ("127.0.0.1",), parse_bind, " ".join),
+        Directive("unixsocket", "", parse_string, mutable=False),
+        Directive("unixsocketperm", 0, lambda t: int(t, 8), lambda v: f"{v:o}", mutable=False),
+        Directive("requirepass", "", parse_string, sensitive=True),
+        Directive("maxclients", 10000, int_parser(1, _INT_MAX)),
+        Directive("timeout", 0, int_parser(0, _INT_MAX)),
+        Directive("tcp-keepalive", 300, int_parser(0, _INT_MAX)),
+        Directive("tcp-backlog", 511, int_parser(0, _INT_MAX), mutable=False),
+        Directive("maxmemory", 0, parse_memory, format_memory),
+        Directive(
+            "maxmemory-policy",
+            "noeviction",
+            enum_parser(
+                "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
+            ),
+        ),
+        Directive("databases", 16, int_parser(1, _INT_MAX), mutable=False),
+        Directive("proto-max-bulk-len", 512 * 1024 * 1024, parse_memory, format_memory),
+        Directive("client-query-buffer-limit", 1024 * 1024 * 1024, parse_memory, format_memory),
+        Directive("enable-debug-command", "no", enum_parser("no", "yes", "local"), mutable=False),
+        Directive("enable-clock-command", "no", enum_parser("no", "yes", "local"), mutable=False),
+        Directive("stream-node-max-entries", 100, int_parser(0, _LONG_MAX)),
+        Directive("stream-node-max-bytes", 4096, parse_memory, format_memory),
+        Directive("hz", 10, int_parser(0, _INT_MAX)),
+        Directive(
+            "loglevel", "notice", enum_parser("debug", "verbose", "notice", "warning", "nothing")
+        ),
+        Directive("logfile", "", parse_string, mutable=False),
+        Directive("daemonize", False, parse_bool, format_bool, mutable=False),
+        Directive("protected-mode", False, parse_bool, format_bool),
+        Directive("save", "", parse_string),
+        Directive("appendonly", False, parse_bool, format_bool),
+        Directive("dir", ".", parse_string),
+        Directive("dbfilename", "dump.rdb", parse_string),
+        Directive("lazyfree-lazy-user-del", False, parse_bool, format_bool),
+        Directive("lazyfree-lazy-user-flush", False, parse_bool, format_bool),
+        Directive("io-threads", 1, int_parser(1, 128), mutable=False),
+        Directive("slowlog-log-slower-than", 10000, int_parser(-1, _LONG_MAX)),
+        Directive("slowlog-max-len", 128, int_parser(0, _LONG_MAX)),
+        Directive("latency-tracking", True, parse_bool, format_bool),
+        Directive("notify-keyspace-events", "", parse_string),
+        Directive("busy-reply-threshold", 5000, int_parser(0, _LONG_MAX)),
+        Directive("lua-time-limit", 5000, int_parser(0, _LONG_MAX)),
+        Directive("replica-read-only", True, parse_bool, format_bool),
+        Directive("cluster-enabled", False, parse_bool, format_bool, mutable=False),
+        Directive("active-expire-enabled", True, parse_bool, format_bool),
+        Directive("uvloop", True, parse_bool, format_bool, mutable=False),
+    )
+}
+# Old names Redis still accepts.
+ALIASES = {"slaveof": "replicaof", "hash-max-ziplist-entries": "hash-max-listpack-entries"}
+
+Hook = Callable[[str, Any], None]
+
+
+class Config:
+    """Current directive values plus hooks called when CONFIG SET changes one."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {name: d.default for name, d in DIRECTIVES.items()}
+        self.hooks: dict[str, list[Hook]] = {}
+        self.config_file: str | None = None
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def on_change(self, name: str, hook: Hook) -> None:
+        self.hooks.setdefault(name, []).append(hook)
+
+    def set(self, name: str, text: str, *, at_startup: bool = False) -> None:
+        """Parse and apply one directive; raises ConfigError with Redis's wording."""
+        name = ALIASES.get(name.lower(), name.lower())
+        directive = DIRECTIVES.get(name)
+        if directive is None:
+            raise ConfigError("Bad directive or wrong number of arguments")
+        if not at_startup and not directive.mutable:
+            raise ConfigError("can't set immutable config")
+        value = directive.parse(text)
+        self.values[name] = value
+        if not at_startup:
+            for hook in self.hooks.get(name, ()):
+                hook(name, value)
+
+    def get_text(self, name: str) -> str:
+        directive = DIRECTIVES[name]
+        return directive.format(self.values[name])
+
+    def names(self) -> Iterable[str]:
+        return DIRECTIVES.keys()
+
+
+def parse_args(argv: list[str]) -> Config:
+    """Build a Config from ``[config-file] [--name value ...]`` as redis-server accepts them."""
+    config = Config()
+    args = list(argv)
+    if args and not args[0].startswith("--"):
+        path = args.pop(0)
+        if path == "-":
+            raise ConfigError("reading a config from stdin is not supported")
+        load_file(config, Path(path))
+        config.config_file = str(Path(path).resolve())
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith("--"):
+            raise ConfigError(f"'{arg}': expected a --directive")
+        name = arg[2:]
+        values: list[str] = []
+        i += 1
+        while i < len(args) and not args[i].startswith("--"):
+            values.append(args[i])
+            i += 1
+        try:
+            config.set(name, " ".join(values), at_startup=True)
+        except ConfigError as exc:
+            raise ConfigError(f"'--{name} {' '.join(values)}': {exc}") from exc
+    return config
+
+
+def load_file(config: Config, path: Path) -> None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ConfigError(f"Fatal error, can't open config file '{path}': {exc.strerror}") from exc
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise ConfigError(f"{path}:{number}: unbalanced quotes in '{line}'") from exc
+        name, values = words[0], words[1:]
+        if name.lower() == "include":
+            for value in values:
+                load_file(config, (path.parent / value))
+            continue
+        try:
+            config.set(name, " ".join(values), at_startup=True)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}:{number}: '{line}': {exc}") from exc

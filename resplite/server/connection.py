@@ -1,0 +1,218 @@
+"""One client connection: a thin :class:`asyncio.Protocol` around the sans-IO reader.
+
+Theory of operation: ``data_received`` feeds the request reader, then runs every complete
+request in order, encoding each reply into one list that is written with a single
+``transport.write`` per batch (so a pipeline of 16 commands costs one system call). Keys made
+ready by a command wake blocked clients right after it, as Redis does.
+
+A command that blocks parks the client: later requests stay buffered, unparsed, until the
+blocked command is answered (by another client's write, a timeout or CLIENT UNBLOCK), then
+processing resumes. Reading continues while blocked so a disconnect is noticed, but stops
+when the unparsed backlog grows past a limit.
+
+Flow control: when the transport's write buffer passes its high-water mark (the client is
+not reading its replies), reading pauses; it resumes when the buffer drains. Memory per
+client is therefore bounded.
+
+A protocol error is answered once with ``-ERR Protocol error: ...`` and the connection closes
+after the replies already due are written; other clients are unaffected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from resplite.protocol.encoder import encode_into
+from resplite.protocol.errors import ProtocolError
+from resplite.protocol.reader import NEED_DATA, RequestReader
+from resplite.server.blocking import BlockRequest
+from resplite.server.client import Client
+
+if TYPE_CHECKING:
+    from resplite.commands.dispatch import Dispatcher
+    from resplite.server.state import ServerState
+
+log = logging.getLogger("resplite.connection")
+
+# Stop reading from a blocked or slow client once this much input waits unparsed.
+_MAX_BACKLOG = 1 << 20
+_MAX_CLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
+
+
+class Connection(asyncio.Protocol):
+    __slots__ = (
+        "backlog",
+        "client",
+        "closing",
+        "dispatcher",
+        "reader",
+        "reading_paused",
+        "server",
+        "transport",
+        "writing_paused",
+    )
+
+    def __init__(self, server: ServerState, dispatcher: Dispatcher) -> None:
+        self.server = server
+        self.dispatcher = dispatcher
+        self.transport: asyncio.Transport | None = None
+        self.reader = RequestReader(server.config["proto-max-bulk-len"])
+        self.client: Client | None = None
+        self.closing = False
+        self.writing_paused = False
+        self.reading_paused = False
+        self.backlog = 0
+
+    # -- asyncio.Protocol -----------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        server = self.server
+        server.total_connections += 1
+        if len(server.clients) >= server.config["maxclients"]:
+            server.rejected_connections += 1
+            transport.write(_MAX_CLIENTS_ERROR)
+            transport.close()
+            self.closing = True
+            return
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("sockname")
+        fd_sock = transport.get_extra_info("socket")
+        client = Client(
+            server,
+            server.new_client_id(),
+            self,
+            addr=_format_addr(peer),
+            laddr=_format_addr(sock),
+            fd=fd_sock.fileno() if fd_sock is not None else -1,
+        )
+        self.reader.authenticated = client.authenticated
+        server.clients[client.id] = client
+        self.client = client
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closing = True
+        if self.client is not None:
+            self.server.forget_client(self.client)
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
+        self.server.net_input_bytes += len(data)
+        self.reader.feed(data)
+        client = self.client
+        if client is None:
+            return
+        if client.blocked is not None or self.writing_paused:
+            self.backlog += len(data)
+            if self.backlog > _MAX_BACKLOG and not self.reading_paused:
+                self.reading_paused = True
+                self.transport.pause_reading()  # type: ignore[union-attr]
+            return
+        self.process()
+
+    def pause_writing(self) -> None:
+        self.writing_paused = True
+        if not self.reading_paused and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        self.writing_paused = False
+        self.resume()
+
+    def eof_received(self) -> bool | None:
+        return None  # close the transport once the peer has finished sending
+
+    # -- request processing ----------------------------------------------------------------
+
+    def process(self) -> None:
+        """Run buffered requests until input runs out, the client blocks or stops reading."""
+        client = self.client
+        assert client is not None and self.transport is not None
+        reader = self.reader
+        execute = self.dispatcher.execute
+        blocking = self.server.blocking
+        out: list[bytes] = []
+        clock = self.server.clock
+        client.last_interaction_ms = clock.monotonic_ms()
+        while not self.closing:
+            try:
+                argv = reader.get()
+            except ProtocolError as exc:
+                self.server.count_error("ERR " + exc.message)
+                out.append(b"-ERR " + exc.message.encode() + b"\r\n")
+                self._flush(out)
+                self.close()
+                return
+            if argv is NEED_DATA:
+                break
+            reply = execute(client, argv)  # type: ignore[arg-type]
+            if reply.__class__ is BlockRequest:
+                blocking.block(client, reply)
+                if blocking.ready:
+                    blocking.serve_ready()
+                break
+            encode_into(out, reply, client.resp)
+            if blocking.ready:
+                self._flush(out)
+                blocking.serve_ready()
+            if client.close_after_reply:
+                self._flush(out)
+                self.close()
+                return
+            if self.writing_paused:
+                break
+        self._flush(out)
+        if self.reading_paused and not self.writing_paused and client.blocked is None:
+            self.reading_paused = False
+            self.backlog = 0
+            self.transport.resume_reading()
+
+    def _flush(self, out: list[bytes]) -> None:
+        if out and self.transport is not None and not self.transport.is_closing():
+            data = b"".join(out)
+            self.server.net_output_bytes += len(data)
+            self.transport.write(data)
+        out.clear()
+
+    # -- ClientConnection -----------------------------------------------------------------
+
+    def deliver(self, reply: Any) -> None:
+        """Send the reply of a command that was blocked, then go on with buffered input."""
+        client = self.client
+        if client is None or self.closing:
+            return
+        out: list[bytes] = []
+        encode_into(out, reply, client.resp)
+        self._flush(out)
+        self.backlog = 0
+        asyncio.get_running_loop().call_soon(self.resume)
+
+    def resume(self) -> None:
+        client = self.client
+        if self.closing or client is None or client.blocked is not None or self.writing_paused:
+            return
+        self.process()
+
+    def close(self) -> None:
+        self.closing = True
+        if self.transport is not None:
+            self.transport.close()
+
+    def abort(self) -> None:
+        self.closing = True
+        if self.transport is not None:
+            self.transport.abort()
+
+
+def _format_addr(addr: Any) -> str:
+    if isinstance(addr, tuple) and len(addr) >= 2:
+        host, port = addr[0], addr[1]
+        return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
+    if isinstance(addr, str):
+        return f"{addr}:0"
+    return ""

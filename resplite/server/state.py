@@ -1,0 +1,171 @@
+"""State shared by every connection of one server: config, clock, keyspace, clients, stats.
+
+The keyspace's modification hook lands here: it invalidates WATCHes on the key and marks the
+key ready for blocked clients. Statistics that INFO reports (commandstats, errorstats,
+counters) are kept here too, updated by the dispatcher.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from resplite.server.blocking import BlockingManager
+from resplite.server.clock import Clock
+from resplite.server.config import Config
+from resplite.store.keyspace import Keyspace
+
+if TYPE_CHECKING:
+    from resplite.commands.table import CommandSpec
+    from resplite.server.client import Client
+
+
+def resident_memory() -> int:
+    """Resident set size of this process in bytes (0 where /proc is not available)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+class CommandStats:
+    __slots__ = ("calls", "failed_calls", "rejected_calls", "usec")
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.usec = 0
+        self.rejected_calls = 0
+        self.failed_calls = 0
+
+
+class ServerState:
+    def __init__(self, config: Config, clock: Clock | None = None) -> None:
+        from resplite.commands.table import build_table
+
+        self.config = config
+        self.clock = clock or Clock()
+        self.keyspace = Keyspace(config["databases"], self.clock, self._on_modified)
+        self.blocking = BlockingManager(self.clock)
+        self.table: dict[bytes, CommandSpec] = build_table()
+        self.clients: dict[int, Client] = {}
+        self.next_client_id = 1
+        # (db, key) -> clients watching it
+        self.watched_keys: dict[tuple[int, bytes], set[Client]] = {}
+        self.run_id = os.urandom(20).hex()
+        self.start_time_ms = self.clock.time_ms()
+        self.start_monotonic_ms = self.clock.monotonic_ms()
+        self.process_start = time.process_time()
+        self.tcp_port = 0
+        self.unix_socket = ""
+        self.executable = ""
+        # statistics (INFO)
+        self.command_stats: dict[str, CommandStats] = {}
+        self.error_stats: dict[str, int] = {}
+        self.total_error_replies = 0
+        self.total_commands = 0
+        self.total_connections = 0
+        self.rejected_connections = 0
+        self.net_input_bytes = 0
+        self.net_output_bytes = 0
+        self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
+        self.last_save_time = self.start_time_ms // 1000
+        self.shutdown_requested: Callable[[], None] | None = None
+        self.unexpected_errors = 0
+        self.maxmemory = config["maxmemory"]
+        self.used_memory = 0  # refreshed by the server cron; see over_maxmemory()
+        config.on_change("maxmemory", self._set_maxmemory)
+
+    def _set_maxmemory(self, name: str, value: int) -> None:
+        self.maxmemory = value
+        self.refresh_memory()
+
+    def refresh_memory(self) -> int:
+        """Re-read the process's resident memory, which stands for Redis's used_memory."""
+        self.used_memory = resident_memory()
+        return self.used_memory
+
+    def over_maxmemory(self) -> bool:
+        return bool(self.maxmemory) and self.used_memory > self.maxmemory
+
+    # -- hooks ----------------------------------------------------------------------------
+
+    def _on_modified(self, db: int, key: bytes) -> None:
+        watchers = self.watched_keys.get((db, key))
+        if watchers:
+            for client in watchers:
+                client.watch_dirty = True
+        if (db, key) in self.blocking.waiting:
+            self.blocking.ready[(db, key)] = None
+
+    def signal_flush(self, db: int | None) -> None:
+        """A whole database (or all, when ``db`` is None) was emptied or swapped."""
+        dbs = range(len(self.keyspace)) if db is None else (db,)
+        targets = set(dbs)
+        for (wdb, _), watchers in self.watched_keys.items():
+            if wdb in targets:
+                for client in watchers:
+                    client.watch_dirty = True
+        for index in dbs:
+            self.blocking.signal_db(index)
+
+    # -- clients --------------------------------------------------------------------------
+
+    def new_client_id(self) -> int:
+        cid = self.next_client_id
+        self.next_client_id += 1
+        return cid
+
+    def watch(self, client: Client, key: bytes) -> None:
+        slot = (client.db_index, key)
+        if slot in client.watched:
+            return
+        client.watched[slot] = client.db.is_expired(key)
+        self.watched_keys.setdefault(slot, set()).add(client)
+
+    def watched_key_expired(self, client: Client) -> bool:
+        """Whether a key that was live when WATCHed has logically expired since (Redis 7)."""
+        for (db, key), was_expired in client.watched.items():
+            if not was_expired and self.keyspace[db].is_expired(key):
+                return True
+        return False
+
+    def unwatch_all(self, client: Client) -> None:
+        for slot in client.watched:
+            watchers = self.watched_keys.get(slot)
+            if watchers is not None:
+                watchers.discard(client)
+                if not watchers:
+                    del self.watched_keys[slot]
+        client.watched.clear()
+        client.watch_dirty = False
+
+    def forget_client(self, client: Client) -> None:
+        self.blocking.unblock(client)
+        self.unwatch_all(client)
+        self.clients.pop(client.id, None)
+
+    # -- statistics -----------------------------------------------------------------------
+
+    def stats_for(self, fullname: str) -> CommandStats:
+        stats = self.command_stats.get(fullname)
+        if stats is None:
+            stats = self.command_stats[fullname] = CommandStats()
+        return stats
+
+    def count_error(self, message: str) -> None:
+        code = message.split(" ", 1)[0]
+        self.error_stats[code] = self.error_stats.get(code, 0) + 1
+        self.total_error_replies += 1
+
+    def reset_stats(self) -> None:
+        self.command_stats.clear()
+        self.error_stats.clear()
+        self.total_error_replies = 0
+        self.total_commands = 0
+        self.total_connections = 0
+        self.rejected_connections = 0
+        self.net_input_bytes = 0
+        self.net_output_bytes = 0

@@ -1,0 +1,1 @@
+"""Shared test support: raw RESP clients and server processes on free ports."""

@@ -1,0 +1,91 @@
+"""Start a real redis-server or a resplite server on a free port, and stop it cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def redis_server_path() -> str | None:
+    return shutil.which("redis-server")
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with code {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.01)
+    raise RuntimeError(f"server did not listen on port {port} within {timeout}s")
+
+
+@dataclass
+class ServerProcess:
+    name: str
+    host: str
+    port: int
+    proc: subprocess.Popen[bytes]
+    workdir: str
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def start_redis(*extra: str) -> ServerProcess:
+    exe = redis_server_path()
+    if exe is None:
+        raise RuntimeError("redis-server is not installed")
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="redis-ref-")
+    args = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            "--dir", workdir, "--enable-debug-command", "yes", *extra]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_for_port(port, proc)
+    return ServerProcess("redis", "127.0.0.1", port, proc, workdir)
+
+
+def start_resplite(*extra: str) -> ServerProcess:
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix="resplite-")
+    args = [sys.executable, "-m", "resplite", "--port", str(port), "--bind", "127.0.0.1",
+            "--enable-debug-command", "yes", "--loglevel", "warning", *extra]
+    env = dict(os.environ)
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=None, cwd=workdir, env=env)
+    _wait_for_port(port, proc)
+    return ServerProcess("resplite", "127.0.0.1", port, proc, workdir)
+
+
+@contextlib.contextmanager
+def running(kind: str, *extra: str) -> Iterator[ServerProcess]:
+    server = start_redis(*extra) if kind == "redis" else start_resplite(*extra)
+    try:
+        yield server
+    finally:
+        server.stop()
