@@ -1,0 +1,121 @@
+"""Shared benchmark plumbing: servers pinned to a core, redis-benchmark runs, ratio tables.
+
+On a 2-core machine the client gets core 0 and the server under test core 1, so client and
+server never compete for a core, and both servers are measured under the same conditions in
+alternating rounds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+CLIENT_CPU = "0"
+SERVER_CPU = "1" if (os.cpu_count() or 1) > 1 else "0"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def pinned(cmd: list[str], cpu: str) -> list[str]:
+    return ["taskset", "-c", cpu, *cmd] if shutil.which("taskset") else cmd
+
+
+@dataclass
+class Server:
+    name: str
+    port: int
+    proc: subprocess.Popen[bytes]
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+
+def _wait(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.02)
+    raise RuntimeError("server did not start")
+
+
+@contextlib.contextmanager
+def start(kind: str, *extra: str) -> Iterator[Server]:
+    """Start ``redis`` or ``resplite`` on a free port, pinned to the server core."""
+    port = free_port()
+    workdir = tempfile.mkdtemp(prefix=f"bench-{kind}-")
+    if kind == "redis":
+        exe = shutil.which("redis-server")
+        if exe is None:
+            raise SystemExit("redis-server is not installed: it is the reference to compare with")
+        cmd = [exe, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
+    else:
+        cmd = [sys.executable, "-m", "resplite", "--port", str(port), "--loglevel", "warning"]
+    proc = subprocess.Popen(pinned([*cmd, *extra], SERVER_CPU), cwd=workdir,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait(port, proc)
+        yield Server(kind, port, proc)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def redis_benchmark(port: int, tests: str, *, requests: int, clients: int = 50,
+                    pipeline: int = 1, extra: tuple[str, ...] = ()) -> dict[str, float]:
+    """Run redis-benchmark pinned to the client core; returns requests/s per test name."""
+    exe = shutil.which("redis-benchmark")
+    if exe is None:
+        raise SystemExit("redis-benchmark is not installed (Debian package redis-tools)")
+    cmd = [exe, "-p", str(port), "-c", str(clients), "-n", str(requests), "-P", str(pipeline),
+           "--csv", *(("-t", tests) if tests else ()), *extra]
+    out = subprocess.run(pinned(cmd, CLIENT_CPU), capture_output=True, text=True, check=True)
+    result: dict[str, float] = {}
+    for row in csv.reader(io.StringIO(out.stdout)):
+        if len(row) >= 2 and row[0] != "test":
+            with contextlib.suppress(ValueError):
+                result[row[0]] = float(row[1])
+    return result
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def print_table(title: str, rows: list[tuple[str, float, float]], unit: str = "req/s") -> None:
+    """Rows of (label, resplite figure, redis figure), printed with the ratio."""
+    print(f"\n{title}")
+    print(f"{'':24} {'resplite':>14} {'redis':>14} {'ratio':>7}")
+    for label, ours, ref in rows:
+        ratio = ours / ref if ref else float("nan")
+        print(f"{label:24} {ours:>14,.0f} {ref:>14,.0f} {ratio:>7.2f}   {unit}")

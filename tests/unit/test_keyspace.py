@@ -1,0 +1,72 @@
+"""The keyspace: lazy and active expiry against an injected clock, and change signals."""
+
+from __future__ import annotations
+
+from resplite.server.clock import Clock
+from resplite.store.keyspace import Database, Keyspace
+
+
+def make_db() -> tuple[Database, Clock, list[tuple[int, bytes]]]:
+    clock = Clock()
+    clock.freeze()
+    signals: list[tuple[int, bytes]] = []
+    db = Database(0, clock, lambda d, k: signals.append((d, k)))
+    return db, clock, signals
+
+
+def test_lookup_deletes_a_key_whose_time_has_come_and_signals_it() -> None:
+    db, clock, signals = make_db()
+    db.set(b"k", b"v")
+    db.set_expire(b"k", clock.time_ms() + 100)
+    assert db.get(b"k") == b"v"
+    clock.advance(100)
+    assert db.get(b"k") is None
+    assert b"k" not in db.data and b"k" not in db.expires
+    assert signals == [(0, b"k")]
+    assert db.expired_keys == 1
+
+
+def test_set_clears_the_expiry_unless_asked_to_keep_it() -> None:
+    db, clock, _ = make_db()
+    db.set(b"a", b"1")
+    db.set_expire(b"a", clock.time_ms() + 10)
+    db.set(b"a", b"2", keep_ttl=True)
+    assert db.get_expire(b"a") is not None
+    db.set(b"a", b"3")
+    assert db.get_expire(b"a") is None
+
+
+def test_active_expiry_frees_keys_nobody_reads_and_skips_stale_heap_entries() -> None:
+    db, clock, _ = make_db()
+    now = clock.time_ms()
+    for i in range(1000):
+        db.set(b"k%d" % i, b"v")
+        db.set_expire(b"k%d" % i, now + (10 if i % 2 else 10_000))
+    db.set_expire(b"k1", now + 50_000)  # a later EXPIRE makes the first heap entry stale
+    clock.advance(10)
+    deleted = 0
+    while (n := db.active_expire(budget=100)) > 0:
+        deleted += n
+    assert deleted == 499
+    assert b"k1" in db.data and len(db) == 501
+
+
+def test_persist_survives_the_expiry_cycle() -> None:
+    db, clock, _ = make_db()
+    db.set(b"k", b"v")
+    db.set_expire(b"k", clock.time_ms() + 5)
+    assert db.persist(b"k")
+    clock.advance(10)
+    assert db.active_expire() == 0
+    assert db.get(b"k") == b"v"
+
+
+def test_swap_exchanges_contents_and_expiries() -> None:
+    clock = Clock()
+    ks = Keyspace(2, clock)
+    ks[0].set(b"a", b"1")
+    ks[0].set_expire(b"a", clock.time_ms() + 60_000)
+    ks[1].set(b"b", b"2")
+    ks.swap(0, 1)
+    assert ks[0].get(b"b") == b"2" and ks[1].get(b"a") == b"1"
+    assert ks[1].get_expire(b"a") is not None and ks[0].get_expire(b"b") is None
