@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from resplite.server.state import ServerState
 
 log = logging.getLogger("resplite.dispatch")
+_now_ns = time.perf_counter_ns
 
 _NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
 _EXEMPT_FROM_OOM_IN_MULTI = frozenset({"exec", "discard", "quit", "reset"})
@@ -56,7 +57,9 @@ class Dispatcher:
                 return errors.unknown_command(argv[0], argv[1:])
         if spec.subcommands:
             if len(argv) < 2:
-                return errors.wrong_arity(spec.fullname)
+                # Alone, a container is a command of its own: COMMAND runs, the others
+                # fail their arity check as in Redis.
+                return spec if spec.handler is not None else errors.wrong_arity(spec.fullname)
             sub = spec.subcommands.get(argv[1].lower())
             if sub is None:
                 return errors.unknown_subcommand(argv[1], spec.fullname)
@@ -64,10 +67,14 @@ class Dispatcher:
         return spec
 
     def execute(self, client: Client, argv: list[bytes]) -> Any:
-        found = self.lookup(argv)
-        if found.__class__ is str:
-            return self._reject(client, None, found)  # type: ignore[arg-type]
-        spec: CommandSpec = found  # type: ignore[assignment]
+        # The common case (a known plain command, right arity, no gates engaged) takes the
+        # fewest steps; lookup() handles case, containers and unknown names.
+        spec = self.fast.get(argv[0])
+        if spec is None or spec.subcommands:
+            found = self.lookup(argv)
+            if found.__class__ is str:
+                return self._reject(client, None, found)  # type: ignore[arg-type]
+            spec = found  # type: ignore[assignment]
         arity = spec.arity
         n = len(argv)
         if (arity > 0 and n != arity) or n < -arity:
@@ -89,18 +96,17 @@ class Dispatcher:
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
         """Run a command whose checks have passed (also used by EXEC for queued commands)."""
         server = self.server
-        stats = server.stats_for(spec.fullname)
-        start = time.perf_counter_ns()
+        start = _now_ns()
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]
         except CommandError as exc:
-            stats.failed_calls += 1
+            server.stats_for(spec.fullname).failed_calls += 1
             server.count_error(exc.message)
             reply = ErrorReply(exc.message)
         except Exception:
             log.exception("unexpected error in %s", spec.fullname)
             server.unexpected_errors += 1
-            stats.failed_calls += 1
+            server.stats_for(spec.fullname).failed_calls += 1
             message = f"ERR internal error while running '{spec.fullname}'"
             server.count_error(message)
             reply = ErrorReply(message)
@@ -109,8 +115,9 @@ class Dispatcher:
                 reply = reply.timeout_reply
             elif spec.is_write:
                 server.dirty += 1
+        stats = server.command_stats.get(spec.fullname) or server.stats_for(spec.fullname)
         stats.calls += 1
-        stats.usec += (time.perf_counter_ns() - start) // 1000
+        stats.usec += (_now_ns() - start) // 1000
         server.total_commands += 1
         client.last_command = spec.fullname
         return reply

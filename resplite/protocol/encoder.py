@@ -19,6 +19,7 @@ from resplite.protocol.replies import (
     NULL_ARRAY,
     BigNumber,
     ErrorReply,
+    OrderedSet,
     Push,
     Raw,
     Status,
@@ -96,7 +97,7 @@ def _map(out: list[bytes], value: dict[Any, Any], resp: int) -> None:
         _EMITTERS.get(v.__class__, _fallback)(out, v, resp)
 
 
-def _set(out: list[bytes], value: set[Any] | frozenset[Any], resp: int) -> None:
+def _set(out: list[bytes], value: set[Any] | frozenset[Any] | OrderedSet, resp: int) -> None:
     out.append(b"~%d\r\n" % len(value) if resp == 3 else b"*%d\r\n" % len(value))
     for item in value:
         _EMITTERS.get(item.__class__, _fallback)(out, item, resp)
@@ -108,8 +109,17 @@ def _push(out: list[bytes], value: Push, resp: int) -> None:
         _EMITTERS.get(item.__class__, _fallback)(out, item, resp)
 
 
+_STATUS_CACHE: dict[str, bytes] = {}
+
+
 def _status(out: list[bytes], value: str, resp: int) -> None:
-    out.append(b"+" + value.encode() + b"\r\n")
+    # A handful of statuses (OK, QUEUED, PONG, type names) make up nearly all of them.
+    encoded = _STATUS_CACHE.get(value)
+    if encoded is None:
+        encoded = b"+" + value.encode() + b"\r\n"
+        if len(_STATUS_CACHE) < 256:
+            _STATUS_CACHE[value] = encoded
+    out.append(encoded)
 
 
 def _error(out: list[bytes], value: ErrorReply, resp: int) -> None:
@@ -159,6 +169,7 @@ _EMITTERS: dict[type, _Emit] = {
     dict: _map,
     set: _set,
     frozenset: _set,
+    OrderedSet: _set,
     Push: _push,
     ErrorReply: _error,
     type(NULL_ARRAY): _null_array,

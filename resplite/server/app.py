@@ -8,6 +8,10 @@ timeouts (a safety net behind their own timers) and refreshes the memory figure 
 
 Shutdown (SIGINT, SIGTERM or SHUTDOWN) closes the listeners, closes every client connection
 and stops; a second signal while shutting down exits at once.
+
+An ``embedded`` server (the test kit runs one in a background thread of the host process)
+leaves the host's garbage collector alone. Clock jumps fire due work through
+:mod:`resplite.server.timeflow` (expirations before blocked-client timeouts).
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Callable
 from typing import Any
 
 from resplite.commands.dispatch import Dispatcher
+from resplite.server import timeflow
 from resplite.server.clock import Clock
 from resplite.server.config import Config
 from resplite.server.connection import Connection
@@ -31,8 +37,11 @@ log = logging.getLogger("resplite.server")
 
 
 class Server:
-    def __init__(self, config: Config, clock: Clock | None = None) -> None:
+    def __init__(
+        self, config: Config, clock: Clock | None = None, *, embedded: bool = False
+    ) -> None:
         self.config = config
+        self.embedded = embedded
         self.state = ServerState(config, clock)
         self.dispatcher = Dispatcher(self.state)
         self.state.dispatcher = self.dispatcher  # type: ignore[attr-defined]
@@ -43,6 +52,7 @@ class Server:
         self.port = 0
         self.unix_socket = ""
         self._signal_count = 0
+        self._clock_listener = timeflow.install(self.state)
 
     def _protocol(self) -> Connection:
         return Connection(self.state, self.dispatcher)
@@ -85,9 +95,11 @@ class Server:
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._cron_task = loop.create_task(self._cron())
         # Long-lived start-up objects (the command table, module state) never need the
-        # cyclic collector again; freezing them keeps each collection small.
-        gc.collect()
-        gc.freeze()
+        # cyclic collector again; freezing them keeps each collection small. Not when
+        # embedded: the objects would be the host's, and a full collection costs its time.
+        if not self.embedded:
+            gc.collect()
+            gc.freeze()
         where = [f"{sock.getsockname()[0]}:{sock.getsockname()[1]}"
                  for lst in self._listeners for sock in lst.sockets
                  if sock.family in (socket.AF_INET, socket.AF_INET6)]
@@ -95,8 +107,10 @@ class Server:
             where.append(self.unix_socket)
         log.info("Ready to accept connections on %s (pid %d)", ", ".join(where), os.getpid())
 
-    async def serve_forever(self) -> None:
+    async def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         await self.start()
+        if on_ready is not None:
+            on_ready()
         assert self._stopped is not None
         await self._stopped.wait()
         await self.stop()
@@ -138,7 +152,7 @@ class Server:
         if self.unix_socket:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.unix_socket)
-        self.state.clock.remove_listener(self.state.blocking.check_timeouts)
+        self.state.clock.remove_listener(self._clock_listener)
         log.info("resplite is now ready to exit, bye bye...")
 
     async def _cron(self) -> None:

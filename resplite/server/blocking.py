@@ -157,6 +157,13 @@ class BlockingManager:
                 client.conn.deliver(state.request.timeout_reply)
         self._arm()
 
+    def next_deadline_ms(self) -> int | None:
+        """The earliest deadline of a client still blocked, in clock ms (None if none)."""
+        heap = self._deadlines
+        while heap and (heap[0][2].blocked is None or heap[0][2].blocked.seq != heap[0][1]):
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
     def _arm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()

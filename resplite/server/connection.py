@@ -68,8 +68,7 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol -----------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]
         server = self.server
         server.total_connections += 1
         if len(server.clients) >= server.config["maxclients"]:
