@@ -24,6 +24,8 @@ from typing import Any
 from resplite.commands.registry import HANDLERS, Handler
 
 SPEC_DIR = Path(__file__).with_name("specs")
+# Placeholder that tools/gen_specs.py leaves where prose must still be written: refused.
+OWN_WORDS = "TODO(own words)"
 
 # Modules whose import registers handlers. Kept explicit so the table is reproducible.
 HANDLER_MODULES = (
@@ -82,8 +84,14 @@ class CommandSpec:
 
     @property
     def info_flags(self) -> tuple[str, ...]:
-        """Flags as COMMAND INFO lists them: declared ones, then the derived ``movablekeys``."""
-        return self.flag_list + (("movablekeys",) if self.movablekeys else ())
+        """Flags as COMMAND INFO lists them: the derived ``movablekeys`` in its fixed place."""
+        if not self.movablekeys:
+            return self.flag_list
+        # Redis lists movablekeys after every other flag but allow_busy.
+        if "allow_busy" in self.flag_list:
+            at = self.flag_list.index("allow_busy")
+            return (*self.flag_list[:at], "movablekeys", *self.flag_list[at:])
+        return (*self.flag_list, "movablekeys")
 
 
 # Commands that MULTI runs immediately instead of queueing, as Redis does.
@@ -219,6 +227,8 @@ def build_table(
     for path, data in spec_files:
         if not isinstance(data.get("summary"), str) or not data["summary"].strip():
             raise SpecError(f"{path.name}: missing summary")
+        if OWN_WORDS in json.dumps(data):
+            raise SpecError(f"{path.name}: prose still to be written in our own words")
         for required in ("name", "arity", "group", "since"):
             if required not in data:
                 raise SpecError(f"{path.name}: missing {required!r}")
@@ -253,8 +263,6 @@ def build_table(
         handler = handlers.get(name)
         if handler is None and not children:
             raise SpecError(f"no handler for {name}")
-        if handler is not None and children:
-            raise SpecError(f"container command {name} must not have its own handler")
         if handler is not None:
             used.add(name)
         table[name.encode()] = _make_spec(data, handler, children)

@@ -14,6 +14,7 @@ Python value              RESP3                  RESP2
 ``list`` / ``tuple``      array ``*``            array
 ``dict``                  map ``%``              flat array of key, value, ...
 ``set`` / ``frozenset``   set ``~``              array
+:class:`OrderedSet`       set ``~``              array (elements in the given order)
 :class:`Status`           simple string ``+``    simple string
 :class:`ErrorReply`       error ``-``            error
 :data:`NULL_ARRAY`        null ``_``             null array ``*-1``
@@ -84,6 +85,12 @@ class BigNumber:
 
     def __init__(self, value: int) -> None:
         self.value = value
+
+
+class OrderedSet(tuple[Any, ...]):
+    """A set reply whose element order is fixed, e.g. COMMAND INFO's flags (``~`` / array)."""
+
+    __slots__ = ()
 
 
 class Push(list[Any]):

@@ -1,0 +1,175 @@
+"""Key-spec interpreter: which arguments of a command line are keys, found as Redis finds them.
+
+A key spec has two halves. ``begin_search`` says where the keys start: at a fixed ``index``,
+or just after a ``keyword`` searched for from ``startfrom`` (forwards when positive, backwards
+from the end when negative). ``find_keys`` says how far they go: a ``range`` (``lastkey``
+relative to the first key, or counted from the end of the line when negative, where a
+``limit`` of N keeps 1/N of the remaining arguments, as XREAD's ``STREAMS k1 k2 id1 id2``
+needs), or a ``keynum`` (the number of keys read from an argument, as in ``LMPOP 2 k1 k2``).
+
+The interpreter mirrors Redis's ``getKeysUsingKeySpecs``: a spec that does not fit the line
+(first or last key out of bounds, a bad key count, an ``INCOMPLETE`` spec) makes the whole
+result invalid, and specs flagged ``NOT_KEY`` are skipped unless asked for. Where Redis would
+fall back to a command's own key callback because the specs fail, the line has no keys (which
+is what those callbacks answer for such lines, for the commands resplite implements); a command
+whose key flags vary with its arguments (``VARIABLE_FLAGS``: SET with or without GET) has a
+small rule here. COMMAND GETKEYS, GETKEYSANDFLAGS and anything else that needs a command's keys
+(cluster-aware clients, WATCH-like bookkeeping) read them through :func:`command_keys`.
+
+Positions are indexes into ``argv`` with ``argv[0]`` the command name, as in Redis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from resplite.commands.cursor import parse_int
+
+if TYPE_CHECKING:
+    from resplite.commands.table import CommandSpec, KeySpec
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRef:
+    """One key found in a command line: its position in ``argv`` and its spec's flags."""
+
+    pos: int
+    flags: tuple[str, ...]
+
+
+def _begin(spec: KeySpec, argv: Sequence[bytes]) -> int | None:
+    """Index of the first key, 0 when a keyword is absent, None for an unusable spec."""
+    search = spec.begin_search
+    kind = search["type"]
+    if kind == "index":
+        return int(search["spec"]["index"])
+    if kind != "keyword":
+        return None
+    argc = len(argv)
+    keyword = search["spec"]["keyword"].encode().lower()
+    startfrom = int(search["spec"]["startfrom"])
+    # Forwards from startfrom to the last argument, or backwards from argc+startfrom down to
+    # (but not including) argument 1: the same walk as Redis, bounds included.
+    if startfrom > 0:
+        start, end = startfrom, argc - 1
+    else:
+        start, end = argc + startfrom, 1
+    step = 1 if start <= end else -1
+    i = start
+    while i != end:
+        if i >= argc or i < 1:
+            break
+        if argv[i].lower() == keyword:
+            return i + 1
+        i += step
+    return 0
+
+
+def _extent(
+    spec: KeySpec, argv: Sequence[bytes], first: int
+) -> tuple[int, int, int] | None:
+    """(first, last, step) of the keys, or None when the spec cannot be applied."""
+    argc = len(argv)
+    find = spec.find_keys
+    params = find["spec"]
+    if find["type"] == "range":
+        step = int(params["keystep"])
+        lastkey = int(params["lastkey"])
+        limit = int(params["limit"])
+        if lastkey >= 0:
+            last = first + lastkey
+        elif not limit:
+            last = argc + lastkey
+        else:
+            last = first + ((argc - first) // limit + lastkey)
+        return first, last, step
+    if find["type"] == "keynum":
+        step = int(params["keystep"])
+        at = first + int(params["keynumidx"])
+        if at >= argc:
+            return None
+        numkeys = parse_int(argv[at])
+        if numkeys is None or numkeys < 0:
+            return None
+        first += int(params["firstkey"])
+        return first, first + numkeys - 1, step
+    return None
+
+
+def keys_from_specs(
+    command: CommandSpec,
+    argv: Sequence[bytes],
+    *,
+    include_not_keys: bool = False,
+    partial: bool = False,
+) -> list[KeyRef] | None:
+    """The keys ``argv`` names according to ``command``'s key specs.
+
+    Returns None when a spec does not fit the line (Redis's ``-1``), unless ``partial`` asks
+    to skip such specs and keep what the others found.
+    """
+    argc = len(argv)
+    found: list[KeyRef] = []
+    for spec in command.key_specs:
+        if "NOT_KEY" in spec.flags and not include_not_keys:
+            continue
+        first = _begin(spec, argv)
+        if first == 0:
+            continue  # keyword absent: this spec names no keys here
+        extent = None if first is None else _extent(spec, argv, first)
+        if extent is not None:
+            start, last, step = extent
+            if last >= argc or last < start or start >= argc:
+                extent = None
+        if extent is None:
+            if partial:
+                continue
+            return None
+        found.extend(KeyRef(pos, spec.flags) for pos in range(start, last + 1, step))
+        if "INCOMPLETE" in spec.flags:
+            if partial:
+                continue
+            return None
+    return found
+
+
+def has_keys(command: CommandSpec) -> bool:
+    """Whether the command names keys at all (some key spec is not ``NOT_KEY``)."""
+    return any("NOT_KEY" not in spec.flags for spec in command.key_specs)
+
+
+def _set_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
+    # SET reads the old value only with GET (from the fourth argument on, any case).
+    if any(arg.lower() == b"get" for arg in argv[3:]):
+        return [KeyRef(1, ("RW", "ACCESS", "UPDATE"))]
+    return [KeyRef(1, ("OW", "UPDATE"))]
+
+
+# Commands whose key specs carry VARIABLE_FLAGS: Redis asks the command itself for the flags
+# of this very line, and so do we.
+_VARIABLE_FLAG_KEYS: dict[str, Callable[[CommandSpec, Sequence[bytes]], list[KeyRef]]] = {
+    "set": _set_keys,
+}
+
+
+def command_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
+    """The keys of a command line whose arity has been checked, as COMMAND GETKEYS finds them.
+
+    Key specs are trusted unless one of them says its flags vary with the arguments, in which
+    case the command's own rule decides; when the specs do not fit the line, the line names
+    no keys.
+    """
+    if not has_keys(command):
+        return []
+    if any("VARIABLE_FLAGS" in s.flags for s in command.key_specs):
+        rule = _VARIABLE_FLAG_KEYS.get(command.fullname)
+        if rule is not None:
+            return rule(command, argv)
+    return keys_from_specs(command, argv) or []
+
+
+def key_names(command: CommandSpec, argv: Sequence[bytes]) -> list[bytes]:
+    """Just the key names of :func:`command_keys`, in order."""
+    return [argv[ref.pos] for ref in command_keys(command, argv)]

@@ -1,0 +1,133 @@
+"""Glob-style pattern matching with Redis's rules (KEYS, SCAN MATCH, COMMAND LIST PATTERN).
+
+``*`` matches any run of bytes, ``?`` one byte, ``[...]`` one byte from a set (``^`` negates,
+``a-z`` is a range whose ends may come in either order, ``\\`` escapes), and ``\\`` outside a
+set makes the next byte literal. Matching is byte-wise; ``nocase`` folds ASCII letters, except
+for bytes escaped inside a set, which Redis compares exactly.
+
+Two details follow Redis rather than textbook globbing: an empty string matches only an empty
+pattern (so ``*`` does not match ``""``), and an unterminated ``[`` takes the rest of the
+pattern as its set.
+
+The pattern is compiled once into tokens (cached), then matched with the usual single
+backtracking point for the last ``*``, which gives the same answers as Redis's recursive
+matcher in linear-times-pattern time.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+_STAR = 0
+_ANY = 1
+_LIT = 2
+_SET = 3
+
+# A set item: (kind, a, b) where kind 0 = byte compared with case folding, 1 = escaped byte
+# compared exactly, 2 = inclusive range a..b.
+_SetItem = tuple[int, int, int]
+_Token = tuple[int, int, bool, tuple[_SetItem, ...]]
+
+
+def _lower(c: int) -> int:
+    return c + 32 if 65 <= c <= 90 else c
+
+
+@lru_cache(maxsize=256)
+def _compile(pattern: bytes) -> tuple[_Token, ...]:
+    tokens: list[_Token] = []
+    n = len(pattern)
+    i = 0
+    while i < n:
+        c = pattern[i]
+        if c == 42:  # '*'
+            while i + 1 < n and pattern[i + 1] == 42:
+                i += 1
+            tokens.append((_STAR, 0, False, ()))
+        elif c == 63:  # '?'
+            tokens.append((_ANY, 0, False, ()))
+        elif c == 91:  # '['
+            i += 1
+            negate = i < n and pattern[i] == 94  # '^'
+            if negate:
+                i += 1
+            items: list[_SetItem] = []
+            while True:
+                if i >= n:
+                    i -= 1  # unterminated: the set ends with the pattern
+                    break
+                ch = pattern[i]
+                if ch == 92 and n - i >= 2:  # '\\'
+                    i += 1
+                    items.append((1, pattern[i], 0))
+                elif ch == 93:  # ']'
+                    break
+                elif n - i >= 3 and pattern[i + 1] == 45:  # 'a-z'
+                    lo, hi = ch, pattern[i + 2]
+                    if lo > hi:
+                        lo, hi = hi, lo
+                    items.append((2, lo, hi))
+                    i += 2
+                else:
+                    items.append((0, ch, 0))
+                i += 1
+            tokens.append((_SET, 0, negate, tuple(items)))
+        else:
+            if c == 92 and n - i >= 2:  # '\\' escapes the next byte
+                i += 1
+                c = pattern[i]
+            tokens.append((_LIT, c, False, ()))
+        i += 1
+    return tuple(tokens)
+
+
+def _one(token: _Token, c: int, nocase: bool) -> bool:
+    kind, lit, negate, items = token
+    if kind == _ANY:
+        return True
+    if kind == _LIT:
+        return lit == c or (nocase and _lower(lit) == _lower(c))
+    matched = False
+    for item_kind, a, b in items:
+        if item_kind == 1:
+            if a == c:
+                matched = True
+        elif item_kind == 2:
+            if nocase:
+                if _lower(a) <= _lower(c) <= _lower(b):
+                    matched = True
+            elif a <= c <= b:
+                matched = True
+        elif a == c or (nocase and _lower(a) == _lower(c)):
+            matched = True
+    return matched != negate
+
+
+def glob_match(pattern: bytes, string: bytes, nocase: bool = False) -> bool:
+    """Whether ``string`` matches the glob ``pattern`` under Redis's rules."""
+    if not string:
+        return not pattern
+    tokens = _compile(pattern)
+    nt, ns = len(tokens), len(string)
+    ti = si = 0
+    star_ti = -1
+    star_si = 0
+    while si < ns:
+        if ti < nt:
+            token = tokens[ti]
+            if token[0] == _STAR:
+                star_ti, star_si = ti, si
+                ti += 1
+                continue
+            if _one(token, string[si], nocase):
+                ti += 1
+                si += 1
+                continue
+        if star_ti < 0:
+            return False
+        star_si += 1
+        si = star_si
+        ti = star_ti + 1
+    while ti < nt and tokens[ti][0] == _STAR:
+        ti += 1
+    return ti == nt

@@ -1,0 +1,409 @@
+"""COMMAND and its subcommands against a real Redis 7.0, byte for byte.
+
+COMMAND INFO is what cluster-aware clients read (arity, flags, first/last/step, key specs), so
+every command both servers have must give the same bytes in RESP2 and RESP3. Two things are
+normalised, because Redis itself does not fix them: the order of a container's subcommands
+(hash-table order, different in every Redis process), and which subcommands are compared (the
+ones both servers have: resplite implements a subset of CLIENT, CONFIG, MEMORY, ...).
+
+COMMAND DOCS carries our own prose (summaries, complexity lines, history notes), so its
+structure is compared with the prose blanked out; ``display_text`` is left out of the
+comparison because Redis 7.2 and later report it and 7.0 does not.
+
+Facts taken deliberately from newer Redis are listed below with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from support.raw import RawClient
+from support.resptree import Node, dump, parse, text, to_python
+
+from resplite.commands.table import SPEC_DIR
+
+_SPECS = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SPEC_DIR.glob("*.json"))]
+
+
+def _fullname(spec: dict) -> str:
+    name = spec["name"].lower()
+    return f"{spec['container'].lower()}|{name}" if spec.get("container") else name
+
+
+ALL_NAMES = sorted(_fullname(s) for s in _SPECS)
+TOP_LEVEL = sorted(_fullname(s) for s in _SPECS if not s.get("container"))
+
+# Commands Redis 7.0 does not have: their facts come from the newer Redis named here.
+NOT_IN_REFERENCE = {
+    "client|setinfo": "added in Redis 7.2",
+    "client|no-touch": "added in Redis 7.2",
+    "xdelex": "added in Redis 8.2",
+    "xackdel": "added in Redis 8.2",
+    **{n: "resplite's own command" for n in ALL_NAMES if n.startswith("resplite.")},
+}
+# Commands whose COMMAND INFO is 7.0's but whose argument tree (COMMAND DOCS) is newer Redis's.
+NEWER_ARGUMENTS = {
+    "xadd": "Redis 8.2 adds KEEPREF | DELREF | ACKED (7.2 also renamed id_or_auto/field_value)",
+    "xtrim": "Redis 8.2 adds KEEPREF | DELREF | ACKED",
+    "xreadgroup": "Redis 8.4 adds CLAIM min-idle-time (7.2 also renamed group_consumer)",
+}
+SHARED_NAMES = [n for n in ALL_NAMES if n not in NOT_IN_REFERENCE]
+SHARED_TOP_LEVEL = [n for n in TOP_LEVEL if n not in NOT_IN_REFERENCE]
+
+
+def pairs(node: Node) -> list[tuple[Node, Node]]:
+    """Key-value pairs of a map, in RESP3 (``%``) or flattened into a RESP2 array."""
+    kind, items = node
+    return list(items) if kind == b"%" else list(zip(items[::2], items[1::2], strict=True))
+
+
+def rebuild(kind: bytes, kv: list[tuple[Node, Node]]) -> Node:
+    return (kind, kv) if kind == b"%" else (kind, [x for pair in kv for x in pair])
+
+
+def info_subcommands(entry: Node) -> set[str]:
+    kind, items = entry[1][9]
+    return {text(sub[1][0]) for sub in items} if kind == b"*" else set()
+
+
+def with_subcommands(entry: Node, keep: set[str]) -> Node:
+    """A COMMAND INFO entry with only the ``keep`` subcommands, sorted by name."""
+    kind, items = entry
+    items = list(items)
+    sub_kind, subs = items[9]
+    if sub_kind == b"*":
+        chosen = [s for s in subs if text(s[1][0]) in keep]
+        items[9] = (sub_kind, sorted(chosen, key=lambda s: text(s[1][0])))
+    return (kind, items)
+
+
+PROSE = (b"$", b"<our own words>")
+
+
+def docs_structure(doc: Node, keep: set[str]) -> Node:
+    """A COMMAND DOCS value with prose blanked, display_text dropped, subcommands sorted."""
+    out = []
+    for key, value in pairs(doc):
+        field = text(key)
+        if field in ("summary", "complexity", "replaced_by"):
+            value = PROSE
+        elif field == "history":
+            value = (value[0], [(e[0], [e[1][0], PROSE]) for e in value[1]])
+        elif field == "arguments":
+            value = _argument_structure(value)
+        elif field == "subcommands":
+            chosen = [(k, docs_structure(v, keep)) for k, v in pairs(value) if text(k) in keep]
+            value = rebuild(value[0], sorted(chosen, key=lambda kv: text(kv[0])))
+        out.append((key, value))
+    return rebuild(doc[0], out)
+
+
+def _argument_structure(args: Node) -> Node:
+    result = []
+    for arg in args[1]:
+        fields = []
+        for key, value in pairs(arg):
+            field = text(key)
+            if field == "display_text":
+                continue
+            if field == "summary":
+                value = PROSE
+            elif field == "arguments":
+                value = _argument_structure(value)
+            fields.append((key, value))
+        result.append(rebuild(arg[0], fields))
+    return (args[0], result)
+
+
+def docs_subcommands(doc: Node) -> set[str]:
+    for key, value in pairs(doc):
+        if text(key) == "subcommands":
+            return {text(k) for k, _ in pairs(value)}
+    return set()
+
+
+def docs_dict(node: Node) -> dict[str, dict]:
+    """A COMMAND DOCS reply as nested dicts, in either protocol version."""
+    return {text(k): _doc_dict(v) for k, v in pairs(node)}
+
+
+def _doc_dict(node: Node) -> dict:
+    out: dict = {}
+    for key, value in pairs(node):
+        field = text(key)
+        if field == "arguments":
+            out[field] = [_doc_dict(arg) for arg in value[1]]
+        elif field == "subcommands":
+            out[field] = docs_dict(value)
+        else:
+            out[field] = to_python(value)
+    return out
+
+
+def tokens(args: list[dict]) -> set[str]:
+    found = set()
+    for arg in args:
+        if arg.get("token"):
+            found.add(arg["token"])
+        found |= tokens(arg.get("arguments") or [])
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# COMMAND INFO
+
+
+@pytest.mark.parametrize("name", SHARED_NAMES)
+def test_command_info_equals_redis(pair, name: str) -> None:
+    """COMMAND INFO <name>: same bytes as Redis 7.0 (subcommands: the shared ones, sorted)."""
+    ref, ours = pair.both("COMMAND", "INFO", name)
+    ref_entry, our_entry = parse(ref)[1][0], parse(ours)[1][0]
+    assert ref_entry[0] == b"*", f"Redis 7.0 has no {name}: move it to NOT_IN_REFERENCE"
+    keep = info_subcommands(ref_entry) & info_subcommands(our_entry)
+    assert dump(with_subcommands(our_entry, keep)) == dump(with_subcommands(ref_entry, keep))
+
+
+@pytest.mark.parametrize("name", sorted(NOT_IN_REFERENCE))
+def test_newer_commands_are_unknown_to_the_reference(pair, name: str) -> None:
+    """Commands listed as newer than 7.0 really are absent there, and present here."""
+    ref, ours = pair.both("COMMAND", "INFO", name)
+    assert parse(ref)[1][0][0] in (b"$", b"_")
+    entry = to_python(parse(ours))[0]
+    assert entry[0] == name
+
+
+def test_command_info_several_names_and_unknown_ones(pair) -> None:
+    """COMMAND INFO: one entry per name asked, null for unknown or malformed names."""
+    pair.check(
+        "COMMAND", "INFO", "nosuch", "get", "GET", "xgroup|create", "XGROUP|CREATE", "get|x",
+        "xgroup|", "|x", "a|b|c", "", "xgroup|nosuch",
+    )
+
+
+def test_command_and_command_info_list_every_command(pair) -> None:
+    """COMMAND and COMMAND INFO without names: one entry per top-level spec file."""
+    everything = pair.ours.call("COMMAND")
+    assert pair.ours.call("COMMAND", "INFO") == everything
+    names = sorted(text(entry[1][0]) for entry in parse(everything)[1])
+    assert names == TOP_LEVEL
+
+
+def test_command_count_is_the_number_of_top_level_specs(pair) -> None:
+    count = pair.ours.call("COMMAND", "COUNT")
+    assert count == b":%d\r\n" % len(TOP_LEVEL)
+    assert len(parse(pair.ours.call("COMMAND"))[1]) == len(TOP_LEVEL)
+
+
+# ---------------------------------------------------------------------------------------------
+# COMMAND DOCS
+
+
+@pytest.mark.parametrize("name", SHARED_TOP_LEVEL)
+def test_command_docs_structure_equals_redis(pair, name: str) -> None:
+    """COMMAND DOCS <name>: Redis's structure and argument tree, our own prose."""
+    ref, ours = pair.both("COMMAND", "DOCS", name)
+    ref_docs, our_docs = pairs(parse(ref)), pairs(parse(ours))
+    assert [text(k) for k, _ in our_docs] == [name]
+    ref_doc, our_doc = ref_docs[0][1], our_docs[0][1]
+    if name in NEWER_ARGUMENTS:
+        # Everything Redis 7.0 documents is still documented; the tree itself is newer.
+        ref_args = docs_dict(parse(ref))[name].get("arguments", [])
+        our_args = docs_dict(parse(ours))[name]["arguments"]
+        assert tokens(ref_args) < tokens(our_args)
+        return
+    keep = docs_subcommands(ref_doc) & docs_subcommands(our_doc)
+    assert dump(docs_structure(our_doc, keep)) == dump(docs_structure(ref_doc, keep))
+
+
+def test_command_docs_prose_is_our_own(pair) -> None:
+    """Summaries differ from Redis's by design, for every shared command."""
+    ref = docs_dict(parse(pair.ref.call("COMMAND", "DOCS", *SHARED_TOP_LEVEL)))
+    ours = docs_dict(parse(pair.ours.call("COMMAND", "DOCS", *SHARED_TOP_LEVEL)))
+    same = [n for n in SHARED_TOP_LEVEL if ours[n]["summary"] == ref[n]["summary"]]
+    assert same == []
+
+
+def test_command_docs_repeats_unknown_and_subcommand_names(pair) -> None:
+    """COMMAND DOCS: unknown names are left out; a name asked twice is answered twice."""
+    ref, ours = pair.both("COMMAND", "DOCS", "nosuch", "get", "GET", "xgroup|create", "a|b|c")
+    assert [text(k) for k, _ in pairs(parse(ours))] == [text(k) for k, _ in pairs(parse(ref))]
+    assert [text(k) for k, _ in pairs(parse(ours))] == ["get", "get", "xgroup|create"]
+
+
+def test_command_docs_arguments_carry_display_text(pair) -> None:
+    """As Redis 7.2+ reports it: every argument but oneof/block has display_text."""
+    docs = docs_dict(parse(pair.ours.call("COMMAND", "DOCS")))
+
+    def walk(args: list[dict]) -> Iterator[dict]:
+        for arg in args:
+            yield arg
+            yield from walk(arg.get("arguments", []))
+
+    def every(doc: dict) -> Iterator[dict]:
+        yield from walk(doc.get("arguments", []))
+        for sub in doc.get("subcommands", {}).values():
+            yield from every(sub)
+
+    args = [arg for doc in docs.values() for arg in every(doc)]
+    assert args
+    for arg in args:
+        assert ("display_text" in arg) == (arg["type"] not in ("oneof", "block")), arg
+
+
+# ---------------------------------------------------------------------------------------------
+# COMMAND GETKEYS / GETKEYSANDFLAGS
+
+GETKEYS_LINES = [
+    "get k", "set k v", "set k v EX 10 GET", "set k v get", "mget a b c", "mset a 1 b 2",
+    "msetnx a 1 b 2", "del a b c", "unlink a", "exists a b", "touch a b", "rename a b",
+    "renamenx a b", "copy a b DB 1 REPLACE", "move a 1", "lcs a b LEN", "getrange k 0 1",
+    "substr k 0 1", "setrange k 0 v", "getex k PERSIST", "getdel k", "expire k 10 NX",
+    "pexpireat k 1 GT", "ttl k", "type k", "watch a b c", "incr k", "incrbyfloat k 1.5",
+    "append k v", "psetex k 100 v", "setex k 10 v", "setnx k v", "getset k v",
+    "object encoding k", "object freq k", "memory usage k", "xadd s * f v",
+    "xadd s MAXLEN ~ 10 * f v", "xrange s - +", "xrevrange s + -", "xlen s", "xdel s 1-1 2-2",
+    "xtrim s MAXLEN 0", "xread STREAMS a b 0 0", "xread COUNT 1 BLOCK 0 STREAMS a 0",
+    "xread COUNT 1 STREAMS a b c 0 0 0", "xread streams a b c", "xread COUNT 1 STREAMS",
+    "xread COUNT 1 nostreams a 0", "xreadgroup GROUP g c STREAMS a b > >",
+    "xreadgroup GROUP g c COUNT 1 NOACK STREAMS a >", "xreadgroup GROUP streams c STREAMS a >",
+    "xreadgroup GROUP g streams STREAMS a >", "xreadgroup GROUP g c COUNT 1 STREAMS",
+    "xack s g 1-1", "xpending s g", "xpending s g IDLE 10 - + 10 c", "xclaim s g c 10 1-1",
+    "xautoclaim s g c 10 0 COUNT 1", "xgroup create s g $ MKSTREAM", "XGROUP CREATE s g $",
+    "xgroup setid s g 0", "xgroup destroy s g", "xgroup createconsumer s g c",
+    "xgroup delconsumer s g c", "xinfo stream s FULL", "XINFO STREAM s", "xinfo groups s",
+    "xinfo consumers s g", "xsetid s 1-1",
+    # errors: unknown command or subcommand, no keys, wrong argument count
+    "nosuch a", "xgroup nosuch a", "config get x", "client list", "object help",
+    "xgroup help", "get a b", "dbsize x", "keys *", "scan 0", "flushall async", "ping x",
+]
+
+
+@pytest.mark.parametrize("line", GETKEYS_LINES)
+@pytest.mark.parametrize("sub", ["GETKEYS", "GETKEYSANDFLAGS"])
+def test_command_getkeys_equals_redis(pair, sub: str, line: str) -> None:
+    pair.check("COMMAND", sub, *line.split(" "))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("COMMAND", "GETKEYS"),
+        ("COMMAND", "GETKEYS", "get"),
+        ("COMMAND", "GETKEYSANDFLAGS", "xgroup"),
+        ("COMMAND", "COUNT", "x"),
+        ("COMMAND", "HELP", "x"),
+        ("COMMAND", "nosuch"),
+        ("COMMAND", "HELP"),
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_command_errors_and_help_equal_redis(pair, args: tuple[str, ...]) -> None:
+    pair.check(*args)
+
+
+# ---------------------------------------------------------------------------------------------
+# COMMAND LIST
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        (),
+        ("FILTERBY", "PATTERN", "x*"),
+        ("FILTERBY", "PATTERN", "*|*"),
+        ("filterby", "pattern", "X[A-G]*"),
+        ("FILTERBY", "PATTERN", "c?ient*"),
+        ("FILTERBY", "ACLCAT", "stream"),
+        ("FILTERBY", "ACLCAT", "STREAM"),
+        ("FILTERBY", "ACLCAT", "admin"),
+        ("FILTERBY", "ACLCAT", "connection"),
+        ("FILTERBY", "ACLCAT", "@stream"),
+        ("FILTERBY", "ACLCAT", "nosuch"),
+        ("FILTERBY", "MODULE", "nosuch"),
+    ],
+    ids=lambda f: " ".join(f) or "all",
+)
+def test_command_list_equals_redis_on_shared_commands(pair, filters: tuple[str, ...]) -> None:
+    """COMMAND LIST [FILTERBY ...]: the same names as Redis among the commands both have."""
+    ref, ours = pair.both("COMMAND", "LIST", *filters)
+    assert parse(ours)[0] == b"*"
+    ref_names = set(to_python(parse(ref)))
+    our_names = to_python(parse(ours))
+    assert len(our_names) == len(set(our_names))
+    assert ref_names & set(ALL_NAMES) == set(our_names) - set(NOT_IN_REFERENCE)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("FILTERBY",),
+        ("FILTERBY", "ACLCAT"),
+        ("FILTERBY", "foo", "bar"),
+        ("FILTERBY", "ACLCAT", "stream", "extra"),
+        ("x",),
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_command_list_syntax_errors_equal_redis(pair, args: tuple[str, ...]) -> None:
+    pair.check("COMMAND", "LIST", *args)
+
+
+# ---------------------------------------------------------------------------------------------
+# What clients build from COMMAND
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_redis_py_reads_the_same_command_table(redis_ref, resplite_srv, protocol: int) -> None:
+    """redis-py's parsed COMMAND (what its cluster client uses) agrees on shared commands."""
+    redis = pytest.importorskip("redis")
+    ref = redis.Redis(host=redis_ref.host, port=redis_ref.port, protocol=protocol)
+    ours = redis.Redis(host=resplite_srv.host, port=resplite_srv.port, protocol=protocol)
+    try:
+        ref_table, our_table = ref.command(), ours.command()
+    finally:
+        ref.close()
+        ours.close()
+    fields = (
+        "arity", "flags", "first_key_pos", "last_key_pos", "step_count", "acl_categories",
+        "tips", "key_specifications",
+    )
+    for name in SHARED_TOP_LEVEL:
+        a, b = ref_table[name], our_table[name]
+        for field in fields:
+            assert b[field] == a[field], (name, field)
+
+
+def test_reference_and_resplite_agree_on_movable_keys(redis_ref) -> None:
+    """The loader's derivation of first/last/step and movablekeys, checked on every 7.0 command.
+
+    Redis computes these from key specs at start-up; the table does the same. Feeding each of
+    Redis 7.0's 240 commands' key specs through our derivation must give Redis's numbers.
+    """
+    from types import MappingProxyType
+
+    from resplite.commands.table import KeySpec, _derive_legacy_range
+
+    client = RawClient(redis_ref.host, redis_ref.port)
+    try:
+        client.call("HELLO", "3")
+        everything = to_python(parse(client.call("COMMAND")))
+    finally:
+        client.close()
+
+    def check(entry: list) -> int:
+        specs = tuple(
+            KeySpec(
+                flags=tuple(f.upper() for f in ks["flags"]),
+                begin_search=MappingProxyType(ks["begin_search"]),
+                find_keys=MappingProxyType(ks["find_keys"]),
+                notes=ks.get("notes"),
+            )
+            for ks in entry[8]
+        )
+        expected = (entry[3], entry[4], entry[5], "movablekeys" in entry[2])
+        assert _derive_legacy_range(specs) == expected, entry[0]
+        return 1 + sum(check(sub) for sub in entry[9])
+
+    assert sum(check(entry) for entry in everything) > 300
