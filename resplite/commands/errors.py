@@ -84,3 +84,12 @@ def command_in_subscribe_context(name: str) -> str:
     )
 
 
+# RESPLITE.CLOCK (resplite's own command; the wording is ours).
+CLOCK_DISABLED = (
+    "ERR RESPLITE.CLOCK is disabled on this server: start it with 'enable-clock-command yes' "
+    "(or 'local' to allow it from local connections only)"
+)
+CLOCK_BACKWARDS = (
+    "ERR ADVANCE only moves the clock forwards; use RESPLITE.CLOCK SET to set an earlier time"
+)
+CLOCK_OUT_OF_RANGE = "ERR clock time out of range: it must stay between 0 and 253402300799999 ms"

@@ -1,0 +1,123 @@
+"""RESPLITE.CLOCK: read, freeze, advance, set and release the server's clock from any client.
+
+resplite's own command, for tests written in any language: ``GET`` answers the current Unix
+time in milliseconds, ``FREEZE`` stops time, ``RESUME`` lets it run again from where it
+stands, ``ADVANCE <ms>`` moves it forward and ``SET <unix-ms>`` puts it anywhere, backwards
+included. ADVANCE and SET answer the new reading. Moving time fires what became due in the
+order a real passage of time would (see :mod:`resplite.server.timeflow`).
+
+The command is gated by the ``enable-clock-command`` directive (``no`` by default, ``yes``,
+or ``local`` for loopback and Unix-socket connections only), as Redis gates DEBUG with
+``enable-debug-command``; HELP is always answered so that users learn how to switch it on.
+A refused or malformed call changes nothing.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.cursor import parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.protocol.replies import OK, Status
+from resplite.server import timeflow
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+_HELP = (
+    "RESPLITE.CLOCK <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET",
+    "    Return the server's current time as Unix milliseconds.",
+    "FREEZE",
+    "    Stop the clock at its current reading.",
+    "RESUME",
+    "    Let a frozen clock run again from its current reading.",
+    "ADVANCE <milliseconds>",
+    "    Move the clock forward; due key expirations fire first, then the timeouts of",
+    "    blocked clients. Answers the new reading.",
+    "SET <unix-time-milliseconds>",
+    "    Set the clock to a Unix time in milliseconds, earlier ones included. Answers the",
+    "    new reading.",
+    "HELP",
+    "    Print this help.",
+)
+
+
+def is_local(client: Client) -> bool:
+    """Whether ``client`` is connected over a Unix socket or from a loopback address."""
+    transport = getattr(client.conn, "transport", None)
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is not None and sock.family == socket.AF_UNIX:
+        return True
+    host = client.addr.rpartition(":")[0].strip("[]")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def _check_enabled(client: Client) -> None:
+    setting = client.server.config["enable-clock-command"]
+    if setting == "yes" or (setting == "local" and is_local(client)):
+        return
+    raise CommandError(errors.CLOCK_DISABLED)
+
+
+def _milliseconds(arg: bytes) -> int:
+    value = parse_int(arg)
+    if value is None:
+        raise CommandError(errors.NOT_INTEGER)
+    return value
+
+
+@command("resplite.clock|get")
+def clock_get(client: Client, argv: list[bytes]) -> Any:
+    _check_enabled(client)
+    return timeflow.now_ms(client.server)
+
+
+@command("resplite.clock|freeze")
+def clock_freeze(client: Client, argv: list[bytes]) -> Any:
+    _check_enabled(client)
+    timeflow.freeze(client.server)
+    return OK
+
+
+@command("resplite.clock|resume")
+def clock_resume(client: Client, argv: list[bytes]) -> Any:
+    _check_enabled(client)
+    timeflow.resume(client.server)
+    return OK
+
+
+@command("resplite.clock|advance")
+def clock_advance(client: Client, argv: list[bytes]) -> Any:
+    _check_enabled(client)
+    ms = _milliseconds(argv[2])
+    try:
+        return timeflow.advance(client.server, ms)
+    except timeflow.ClockDirectionError:
+        raise CommandError(errors.CLOCK_BACKWARDS) from None
+    except timeflow.ClockRangeError:
+        raise CommandError(errors.CLOCK_OUT_OF_RANGE) from None
+
+
+@command("resplite.clock|set")
+def clock_set(client: Client, argv: list[bytes]) -> Any:
+    _check_enabled(client)
+    unix_ms = _milliseconds(argv[2])
+    try:
+        return timeflow.set_time(client.server, unix_ms)
+    except timeflow.ClockRangeError:
+        raise CommandError(errors.CLOCK_OUT_OF_RANGE) from None
+
+
+@command("resplite.clock|help")
+def clock_help(client: Client, argv: list[bytes]) -> Any:
+    return [Status(line) for line in _HELP]
