@@ -1,0 +1,166 @@
+"""Moving the clock fires what became due in real-time order: expirations, then timeouts.
+
+These tests drive :mod:`resplite.server.timeflow` over a real keyspace and blocking manager
+with a frozen clock and stand-in clients that record what they are sent, so the order in
+which a jump fires things is observable without sockets.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from resplite.server import timeflow
+from resplite.server.blocking import BlockingManager, BlockRequest
+from resplite.server.clock import Clock
+from resplite.store.keyspace import Keyspace
+
+T0 = 1_700_000_000_000
+
+
+class Recorder:
+    """Stands in for a client connection; logs deliveries with the clock reading."""
+
+    def __init__(self, name: str, log: list[tuple[str, Any, int]], clock: Clock) -> None:
+        self.name, self.log, self.clock = name, log, clock
+
+    def deliver(self, reply: Any) -> None:
+        self.log.append((self.name, reply, self.clock.time_ms()))
+
+    def close(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
+class FakeClient:
+    def __init__(self, conn: Recorder) -> None:
+        self.conn = conn
+        self.db_index = 0
+        self.blocked: Any = None
+
+
+def make_state(active_expire: bool = True) -> Any:
+    clock = Clock()
+    clock.freeze()
+    clock.set(T0)
+    blocking = BlockingManager(clock)
+
+    def on_modified(db: int, key: bytes) -> None:
+        if (db, key) in blocking.waiting:
+            blocking.ready[(db, key)] = None
+
+    state = SimpleNamespace(
+        clock=clock,
+        config={"active-expire-enabled": active_expire},
+        keyspace=Keyspace(1, clock, on_modified),
+        blocking=blocking,
+        log=[],
+    )
+    timeflow.install(state)  # type: ignore[arg-type]
+    return state
+
+
+def park(state: Any, name: str, key: bytes, timeout_ms: int) -> FakeClient:
+    """Block a client on ``key``: it is served "woken" once the key is gone."""
+    client = FakeClient(Recorder(name, state.log, state.clock))
+    db = state.keyspace[0]
+
+    def retry() -> Any:
+        return BlockRequest([key], timeout_ms, retry, b"timeout") if db.contains(key) else b"woken"
+
+    state.blocking.block(client, BlockRequest([key], timeout_ms, retry, b"timeout"))
+    return client
+
+
+def test_advance_expires_a_key_before_a_later_timeout_and_after_an_earlier_one() -> None:
+    state = make_state()
+    db = state.keyspace[0]
+    for key in (b"a", b"b"):
+        db.set(key, b"v")
+        db.set_expire(key, T0 + 2000)
+    park(state, "early", b"a", 1000)  # times out at +1 s, before "a" expires at +2 s
+    park(state, "late", b"b", 3000)  # "b" expires at +2 s, before its timeout at +3 s
+    assert timeflow.advance(state, 10_000) == T0 + 10_000
+    assert state.log == [("early", b"timeout", T0 + 1000), ("late", b"woken", T0 + 2000)]
+    assert len(db) == 0
+
+
+def test_expiry_and_timeout_due_at_the_same_instant_fire_expiry_first() -> None:
+    state = make_state()
+    db = state.keyspace[0]
+    db.set(b"k", b"v")
+    db.set_expire(b"k", T0 + 500)
+    park(state, "waiter", b"k", 500)
+    timeflow.advance(state, 500)
+    assert state.log == [("waiter", b"woken", T0 + 500)]
+
+
+def test_advance_stops_at_each_deadline_in_order() -> None:
+    state = make_state()
+    for name, timeout in (("c", 300), ("a", 100), ("b", 200)):
+        park(state, name, b"never", timeout)
+    timeflow.advance(state, 250)
+    assert [(n, t) for n, _, t in state.log] == [("a", T0 + 100), ("b", T0 + 200)]
+    timeflow.advance(state, 50)
+    assert [(n, t) for n, _, t in state.log][-1] == ("c", T0 + 300)
+
+
+def test_nothing_fires_before_its_time() -> None:
+    state = make_state()
+    db = state.keyspace[0]
+    db.set(b"k", b"v")
+    db.set_expire(b"k", T0 + 1000)
+    park(state, "w", b"other", 1000)
+    timeflow.advance(state, 999)
+    assert state.log == [] and len(db) == 1
+
+
+def test_without_active_expiry_keys_wait_for_a_lookup() -> None:
+    state = make_state(active_expire=False)
+    db = state.keyspace[0]
+    db.set(b"k", b"v")
+    db.set_expire(b"k", T0 + 10)
+    timeflow.advance(state, 20)
+    assert b"k" in db.data
+    assert db.get(b"k") is None
+
+
+def test_set_forward_walks_like_advance_and_set_backward_fires_nothing() -> None:
+    state = make_state()
+    db = state.keyspace[0]
+    db.set(b"k", b"v")
+    db.set_expire(b"k", T0 + 2000)
+    park(state, "w", b"other", 1000)
+    assert timeflow.set_time(state, T0 + 5000) == T0 + 5000
+    assert state.log == [("w", b"timeout", T0 + 1000)]
+    assert len(db) == 0
+    db.set(b"j", b"v")
+    db.set_expire(b"j", T0 + 4000)
+    assert timeflow.set_time(state, T0 - 5000) == T0 - 5000
+    assert db.get(b"j") == b"v"
+
+
+def test_bad_requests_change_nothing() -> None:
+    state = make_state()
+    with pytest.raises(timeflow.ClockDirectionError):
+        timeflow.advance(state, -1)
+    with pytest.raises(timeflow.ClockRangeError):
+        timeflow.advance(state, timeflow.MAX_TIME_MS)
+    with pytest.raises(timeflow.ClockRangeError):
+        timeflow.set_time(state, -1)
+    with pytest.raises(timeflow.ClockRangeError):
+        timeflow.set_time(state, timeflow.MAX_TIME_MS + 1)
+    assert state.clock.time_ms() == T0
+    assert state.clock.frozen
+
+
+def test_reset_lets_time_run_at_the_system_clock() -> None:
+    import time
+
+    state = make_state()
+    timeflow.advance(state, 86_400_000)
+    timeflow.reset(state)
+    assert not state.clock.frozen
+    assert abs(state.clock.time_ms() - time.time() * 1000) < 1000
