@@ -1,0 +1,467 @@
+"""The stream value type: packed entry nodes, tombstone bookkeeping and consumer groups.
+
+Theory of operation
+-------------------
+Entries live in :class:`~resplite.store.stream_node.StreamNode` objects kept in id order in
+``nodes``, with their master ids in the parallel list ``keys``. Finding an id is a bisect
+over ``keys`` (which node) and a bisect inside the node (which entry): O(log n). XADD appends
+to the last node or opens a new one, exactly when Redis would (``stream-node-max-entries``
+counting tombstones too, and ``stream-node-max-bytes`` against the listpack size the node
+would have), so nodes hold the same entries as Redis's listpacks, and approximate trimming,
+which only ever drops whole nodes, removes exactly what Redis removes. Appending is O(1)
+amortised: a node seals its buffers into exact-size storage once the next one opens.
+
+Deletion (XDEL, exact trimming) leaves a tombstone in its node; a node whose last live entry
+is deleted by XDEL disappears. The stream remembers what Redis remembers about its history:
+``last_id`` (last generated id), ``entries_added`` (entries ever added), ``max_deleted_id``
+(largest id ever deleted, 0 if none) and ``first_id`` (first live id, 0 when empty). These
+drive the consumer groups' read counters and lag (:meth:`group_lag`), which follow the
+newest Redis's rules, including when the lag cannot be known (``None``).
+
+Consumer groups (:mod:`resplite.store.consumer_group`) are kept by name in ``groups``.
+
+The store knows nothing of RESP, clients or clocks: times are passed in; errors are the
+small exceptions below, or ``None`` results, that the command layer words as Redis does.
+
+Invariants: ``length`` is the number of live entries in all nodes; ids in ``nodes`` are
+strictly increasing and all ``<= last_id``; ``first_id`` is the smallest live id (0 if
+none); ``max_deleted_id <= last_id``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterator
+from enum import IntEnum
+from typing import Final
+
+from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup
+from resplite.store.radix_shape import radix_node_count
+from resplite.store.stream_ids import MAX_ID, U64
+from resplite.store.stream_node import DELETED, StreamNode
+
+LISTPACK_MAX_SIZE: Final = 1 << 30
+
+Entry = tuple[int, list[bytes]]
+
+
+class RefPolicy(IntEnum):
+    """What deleting or trimming does about consumer groups' references (Redis 8.2)."""
+
+    KEEPREF = 1  # delete; pending entries that point at it stay
+    DELREF = 2  # delete and drop every group's pending entry for it
+    ACKED = 3  # delete only what every group has read and acknowledged
+
+
+class TrimStrategy(IntEnum):
+    MAXLEN = 1
+    MINID = 2
+
+
+class Stream:
+    """A Redis stream."""
+
+    __slots__ = (
+        "entries_added",
+        "first_id",
+        "groups",
+        "keys",
+        "last_id",
+        "length",
+        "max_deleted_id",
+        "nodes",
+    )
+
+    type_name: Final = "stream"  # TYPE
+    encoding: Final = "stream"  # OBJECT ENCODING
+
+    def __init__(self) -> None:
+        self.nodes: list[StreamNode] = []
+        self.keys: list[int] = []
+        self.length = 0
+        self.last_id = 0
+        self.first_id = 0
+        self.max_deleted_id = 0
+        self.entries_added = 0
+        self.groups: dict[bytes, ConsumerGroup] = {}
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __repr__(self) -> str:
+        return f"<Stream length={self.length} nodes={len(self.nodes)} groups={len(self.groups)}>"
+
+    # -- ids ----------------------------------------------------------------------------------
+
+    def next_auto_id(self, now_ms: int) -> int | None:
+        """The id ``*`` stands for at ``now_ms``; None if no id is left after ``last_id``."""
+        last = self.last_id
+        if now_ms > last >> 64:
+            return now_ms << 64
+        return last + 1 if last != MAX_ID else None
+
+    def next_seq_id(self, ms: int) -> int | None:
+        """The id ``<ms>-*`` stands for; None if that millisecond's sequence is exhausted."""
+        last = self.last_id
+        if last >> 64 == ms:
+            return None if last & U64 == U64 else last + 1
+        return ms << 64
+
+    # -- adding -------------------------------------------------------------------------------
+
+    def append(
+        self, sid: int, argv: list[bytes], start: int, max_entries: int, max_bytes: int
+    ) -> None:
+        """Add the entry ``sid`` with field/value pairs ``argv[start:]``.
+
+        The caller has checked that ``sid > last_id`` and that there is at least one pair.
+        """
+        nodes = self.nodes
+        node = nodes[-1] if nodes else None
+        if node is not None:
+            limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
+            raw = 0
+            for i in range(start, len(argv)):
+                raw += len(argv[i])
+            if node.lp_bytes + raw >= limit or (
+                max_entries and node.count + node.deleted >= max_entries
+            ):
+                node.seal()
+                node = None
+        if node is None:
+            fields = tuple(argv[start::2])
+            node = StreamNode(sid, fields)
+            nodes.append(node)
+            self.keys.append(sid)
+            node.append(sid, argv, start, True)
+        else:
+            node.append(sid, argv, start, node.same_fields(argv, start))
+        self.length += 1
+        self.entries_added += 1
+        self.last_id = sid
+        if self.length == 1:
+            self.first_id = sid
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _locate(self, sid: int) -> tuple[int, int]:
+        """(node index, entry index) of the first entry with id >= ``sid``, tombstones included."""
+        ni = bisect_right(self.keys, sid) - 1
+        if ni < 0:
+            return 0, 0
+        node = self.nodes[ni]
+        i = node.lower_bound(sid)
+        if i >= len(node):
+            return ni + 1, 0
+        return ni, i
+
+    def iter_forward(self, start: int, end: int = MAX_ID) -> Iterator[tuple[StreamNode, int, int]]:
+        """Live entries with ``start <= id <= end`` in id order, as (node, index, id)."""
+        nodes = self.nodes
+        ni, i = self._locate(start)
+        while ni < len(nodes):
+            node = nodes[ni]
+            flags = node.flags
+            ms = node.ms
+            seq = node.seq
+            n = len(flags)
+            while i < n:
+                if not flags[i] & DELETED:
+                    sid = (ms[i] << 64) | seq[i]
+                    if sid > end:
+                        return
+                    yield node, i, sid
+                i += 1
+            ni += 1
+            i = 0
+
+    def iter_backward(self, end: int, start: int = 0) -> Iterator[tuple[StreamNode, int, int]]:
+        """Live entries with ``start <= id <= end`` in reverse id order, as (node, index, id)."""
+        nodes = self.nodes
+        ni = bisect_right(self.keys, end) - 1
+        if ni < 0:
+            return
+        i = nodes[ni].upper_bound(end) - 1
+        while ni >= 0:
+            node = nodes[ni]
+            flags = node.flags
+            ms = node.ms
+            seq = node.seq
+            while i >= 0:
+                if not flags[i] & DELETED:
+                    sid = (ms[i] << 64) | seq[i]
+                    if sid < start:
+                        return
+                    yield node, i, sid
+                i -= 1
+            ni -= 1
+            if ni >= 0:
+                i = len(nodes[ni]) - 1
+
+    def range(self, start: int, end: int, count: int = 0, rev: bool = False) -> list[Entry]:
+        """Live entries between ``start`` and ``end`` inclusive; at most ``count`` if non-zero."""
+        out: list[Entry] = []
+        if start > end:
+            return out
+        it = self.iter_backward(end, start) if rev else self.iter_forward(start, end)
+        for node, i, sid in it:
+            out.append((sid, node.fields_at(i)))
+            if len(out) == count:
+                break
+        return out
+
+    def get(self, sid: int) -> list[bytes] | None:
+        """The field/value pairs of the live entry ``sid``, or None."""
+        ni = bisect_right(self.keys, sid) - 1
+        if ni < 0:
+            return None
+        node = self.nodes[ni]
+        i = node.find(sid)
+        return None if i < 0 else node.fields_at(i)
+
+    def exists(self, sid: int) -> bool:
+        ni = bisect_right(self.keys, sid) - 1
+        return ni >= 0 and self.nodes[ni].find(sid) >= 0
+
+    def first_entry(self) -> Entry | None:
+        for node, i, sid in self.iter_forward(0):
+            return sid, node.fields_at(i)
+        return None
+
+    def last_entry(self) -> Entry | None:
+        for node, i, sid in self.iter_backward(MAX_ID):
+            return sid, node.fields_at(i)
+        return None
+
+    def last_live_id(self) -> int:
+        """The largest live id, 0 when the stream is empty."""
+        for _, _, sid in self.iter_backward(MAX_ID):
+            return sid
+        return 0
+
+    def _first_live_id(self) -> int:
+        for _, _, sid in self.iter_forward(0):
+            return sid
+        return 0
+
+    # -- deleting -----------------------------------------------------------------------------
+
+    def delete(self, sid: int) -> bool:
+        """Delete the live entry ``sid`` (XDEL); returns whether it existed."""
+        ni = bisect_right(self.keys, sid) - 1
+        if ni < 0:
+            return False
+        node = self.nodes[ni]
+        i = node.find(sid)
+        if i < 0:
+            return False
+        if node.count == 1:
+            # The node's last live entry: Redis frees the whole node, tombstones and all.
+            del self.nodes[ni]
+            del self.keys[ni]
+        else:
+            node.mark_deleted(i)
+        self.length -= 1
+        if sid > self.max_deleted_id:
+            self.max_deleted_id = sid
+        if self.length == 0:
+            self.first_id = 0
+        elif sid == self.first_id:
+            self.first_id = self._first_live_id()
+        return True
+
+    def _remove_node(self, ni: int) -> None:
+        del self.nodes[ni]
+        del self.keys[ni]
+
+    def trim(
+        self,
+        strategy: TrimStrategy,
+        threshold: int,
+        approx: bool = False,
+        limit: int = 0,
+        policy: RefPolicy = RefPolicy.KEEPREF,
+    ) -> int:
+        """Trim from the oldest end; returns how many entries were removed.
+
+        MAXLEN keeps at most ``threshold`` entries; MINID removes entries below the id
+        ``threshold``. ``approx`` removes whole nodes only; ``limit`` (non-zero) caps the
+        entries removed. With DELREF or ACKED each entry is weighed on its own, so whole
+        nodes are not dropped blindly (as in Redis 8.2).
+        """
+        maxlen = threshold if strategy is TrimStrategy.MAXLEN else 0
+        minid = threshold
+        by_len = strategy is TrimStrategy.MAXLEN
+        keepref = policy is RefPolicy.KEEPREF
+        min_last = self._min_group_last_id() if policy is RefPolicy.ACKED else 0
+        nodes = self.nodes
+        removed = 0
+        ni = 0
+        while ni < len(nodes):
+            if by_len and self.length <= maxlen:
+                break
+            node = nodes[ni]
+            entries = node.count
+            if limit and removed + entries > limit:
+                break
+            eligible = self.length - entries >= maxlen if by_len else node.last_id() < minid
+            if eligible and keepref:
+                self._remove_node(ni)
+                self.length -= entries
+                removed += entries
+                continue
+            if approx and keepref:
+                break
+            flags = node.flags
+            removed_here = 0
+            for i in range(len(flags)):
+                sid = node.id_at(i)
+                if (self.length <= maxlen) if by_len else (sid >= minid):
+                    break
+                if flags[i] & DELETED:
+                    continue
+                if policy is RefPolicy.ACKED:
+                    if self._referenced(sid, min_last):
+                        continue
+                elif policy is RefPolicy.DELREF:
+                    self.drop_references(sid)
+                flags[i] |= DELETED
+                removed_here += 1
+                self.length -= 1
+            removed += removed_here
+            if eligible and removed_here == entries:
+                self._remove_node(ni)
+                continue
+            node.set_counters(entries - removed_here, node.deleted + removed_here)
+            if eligible:
+                ni += 1
+                continue
+            break
+        if self.length == 0:
+            self.first_id = 0
+        elif removed:
+            self.first_id = self._first_live_id()
+        return removed
+
+    # -- consumer group references (Redis 8.2 KEEPREF / DELREF / ACKED) ------------------------
+
+    def _min_group_last_id(self) -> int:
+        groups = self.groups
+        return min(g.last_id for g in groups.values()) if groups else MAX_ID
+
+    def _referenced(self, sid: int, min_last: int) -> bool:
+        """Whether some group has not read ``sid`` yet or has it pending."""
+        if not self.groups:
+            return False
+        if min_last < sid:
+            return True
+        return any(sid in g.pel for g in self.groups.values())
+
+    def is_referenced(self, sid: int) -> bool:
+        return self._referenced(sid, self._min_group_last_id())
+
+    def drop_references(self, sid: int) -> None:
+        """Remove ``sid`` from every group's PEL."""
+        for group in self.groups.values():
+            group.ack(sid)
+
+    # -- read counters and lag ----------------------------------------------------------------
+
+    def range_has_tombstones(self, start: int, end: int = MAX_ID) -> bool:
+        """Whether a deleted id may lie within ``[start, end]``."""
+        if not self.length or not self.max_deleted_id:
+            return False
+        return start <= self.max_deleted_id <= end
+
+    def estimate_entries_read(self, sid: int) -> int:
+        """How many entries were added up to ``sid``, or -1 when that cannot be known."""
+        added = self.entries_added
+        if not added:
+            return 0
+        if not self.length and sid <= self.last_id:
+            return added
+        if sid and sid < self.max_deleted_id:
+            return INVALID_ENTRIES_READ
+        if sid == self.last_id:
+            return added
+        if sid > self.last_id:
+            return INVALID_ENTRIES_READ
+        if not self.max_deleted_id or self.max_deleted_id < self.first_id:
+            if sid < self.first_id:
+                return added - self.length
+            if sid == self.first_id:
+                return added - self.length + 1
+        return INVALID_ENTRIES_READ
+
+    def group_lag(self, group: ConsumerGroup) -> int | None:
+        """Entries not yet delivered to ``group``; None when it cannot be known."""
+        if not self.entries_added or not self.length:
+            return 0
+        if group.last_id < self.first_id and self.max_deleted_id < self.first_id:
+            return self.length
+        if group.entries_read != INVALID_ENTRIES_READ and not self.range_has_tombstones(
+            group.last_id
+        ):
+            return self.entries_added - group.entries_read
+        read = self.estimate_entries_read(group.last_id)
+        if read == INVALID_ENTRIES_READ:
+            return None
+        return self.entries_added - read
+
+    def advance_group(self, group: ConsumerGroup, sid: int) -> None:
+        """Move ``group``'s last delivered id to ``sid`` (> it), updating its read counter."""
+        if (
+            group.entries_read != INVALID_ENTRIES_READ
+            and group.last_id >= self.first_id
+            and not self.range_has_tombstones(group.last_id)
+        ):
+            group.entries_read += 1
+        elif self.entries_added:
+            group.entries_read = self.estimate_entries_read(sid)
+        group.last_id = sid
+
+    # -- groups -------------------------------------------------------------------------------
+
+    def create_group(self, name: bytes, last_id: int, entries_read: int) -> ConsumerGroup | None:
+        """A new group, or None if the name is taken."""
+        if name in self.groups:
+            return None
+        group = self.groups[name] = ConsumerGroup(name, last_id, entries_read)
+        return group
+
+    def sorted_groups(self) -> list[ConsumerGroup]:
+        """Groups in name order, as Redis lists them."""
+        return [self.groups[name] for name in sorted(self.groups)]
+
+    # -- introspection ------------------------------------------------------------------------
+
+    @property
+    def node_count(self) -> int:
+        """Redis's ``radix-tree-keys``."""
+        return len(self.nodes)
+
+    def radix_tree_nodes(self) -> int:
+        """Redis's ``radix-tree-nodes``."""
+        return radix_node_count(self.keys)
+
+    def memory_usage(self) -> int:
+        """Approximate bytes held by the stream (MEMORY USAGE)."""
+        total = 200 + sum(node.memory() for node in self.nodes)
+        for group in self.groups.values():
+            total += 300 + 150 * len(group.pel) + 120 * len(group.consumers)
+        return total
+
+    # -- copying ------------------------------------------------------------------------------
+
+    def copy(self) -> Stream:
+        """A deep copy (COPY): entries, history counters, groups, consumers and PELs."""
+        twin = Stream()
+        twin.nodes = [node.copy() for node in self.nodes]
+        twin.keys = list(self.keys)
+        twin.length = self.length
+        twin.last_id = self.last_id
+        twin.first_id = self.first_id
+        twin.max_deleted_id = self.max_deleted_id
+        twin.entries_added = self.entries_added
+        twin.groups = {name: group.copy() for name, group in self.groups.items()}
+        return twin

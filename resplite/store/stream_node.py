@@ -1,0 +1,278 @@
+"""One stream node: up to ``stream-node-max-entries`` entries packed without per-entry objects.
+
+A node mirrors one of Redis's stream listpacks. It is keyed by its *master id* (the id of
+the first entry ever added to it) and carries the *master fields* (that entry's field
+names), shared by every later entry of the node that has exactly the same field names.
+Entries are never moved or removed inside a node: deleting one sets its tombstone flag,
+as Redis marks listpack entries deleted; a node disappears only as a whole.
+
+Layout, per node (no Python object per entry, so nothing for the cyclic collector to walk):
+
+* ``ms`` / ``seq``: ``array('Q')`` of the entries' id halves, in id order;
+* ``flags``: one byte per entry: :data:`DELETED`, :data:`SAME_FIELDS`;
+* ``offs``: ``array('I')``, where each entry starts in ``data``;
+* ``data``: the entries' strings, each preceded by its length as a base-128 varint. An entry
+  with the master fields stores only its values; any other entry stores the number of
+  fields, then field, value, field, value ... The tail node's ``data`` is a growing
+  ``bytearray``; a node is *sealed* (exact-size ``bytes`` and arrays) once a newer node is
+  started.
+
+``count`` (live entries), ``deleted`` (tombstones) and ``lp_bytes`` (the byte size Redis's
+listpack for the same node would have) are kept exact, because they decide when Redis opens
+a new node and therefore what approximate trimming removes.
+
+Invariants: ``len(ms) == len(seq) == len(flags) == len(offs) == count + deleted``; ids are
+strictly increasing; ``count + deleted >= 1``.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from typing import Final
+
+from resplite.store.listpack_size import LISTPACK_EMPTY, as_int64, int_size, str_size
+
+DELETED: Final = 1
+SAME_FIELDS: Final = 2
+_U64: Final = (1 << 64) - 1
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _read_len(data: bytes | bytearray, p: int) -> tuple[int, int]:
+    """A varint length at ``p``: (value, position after it)."""
+    n = data[p]
+    if n < 0x80:
+        return n, p + 1
+    value = n & 0x7F
+    shift = 7
+    p += 1
+    while True:
+        b = data[p]
+        p += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, p
+        shift += 7
+
+
+class StreamNode:
+    __slots__ = (
+        "count",
+        "data",
+        "deleted",
+        "fields",
+        "flags",
+        "lp_bytes",
+        "master",
+        "master_ms",
+        "master_seq",
+        "ms",
+        "offs",
+        "seq",
+    )
+
+    def __init__(self, master: int, fields: tuple[bytes, ...]) -> None:
+        self.master = master
+        self.master_ms = master >> 64
+        self.master_seq = master & _U64
+        self.fields = fields
+        self.ms = array("Q")
+        self.seq = array("Q")
+        self.flags = bytearray()
+        self.offs = array("I")
+        self.data: bytes | bytearray = bytearray()
+        self.count = 0
+        self.deleted = 0
+        # Redis's master entry: count, deleted, number of fields, the fields, a terminator.
+        self.lp_bytes = (
+            LISTPACK_EMPTY + int_size(0) + int_size(0) + int_size(len(fields))
+            + sum(str_size(f) for f in fields) + int_size(0)
+        )
+
+    def __len__(self) -> int:
+        return len(self.flags)
+
+    # -- building ---------------------------------------------------------------------------
+
+    def append(self, sid: int, argv: list[bytes], start: int, same: bool) -> None:
+        """Add an entry whose field/value pairs are ``argv[start:]``."""
+        ms = sid >> 64
+        seq = sid & _U64
+        data = self.data
+        if not isinstance(data, bytearray):
+            data = self.data = bytearray(data)
+        nvalues = (len(argv) - start) >> 1
+        old_count = self.count
+        lp = self.lp_bytes + int_size(old_count + 1) - int_size(old_count)
+        # flags, ms delta, seq delta and the trailing element count of the entry
+        dms = ms - self.master_ms
+        dseq = seq - self.master_seq
+        lp += 2
+        lp += 2 if 0 <= dms <= 127 else int_size(as_int64(dms))
+        lp += 2 if 0 <= dseq <= 127 else int_size(as_int64(dseq))
+        self.offs.append(len(data))
+        if same:
+            lp += 2 if nvalues + 3 <= 127 else int_size(nvalues + 3)
+            for i in range(start + 1, len(argv), 2):
+                v = argv[i]
+                n = len(v)
+                if n < 0x80:
+                    data.append(n)
+                else:
+                    data += _varint(n)
+                data += v
+                lp += str_size(v)
+            self.flags.append(SAME_FIELDS)
+        else:
+            lp += int_size(nvalues) + int_size(2 * nvalues + 4)
+            data += _varint(nvalues)
+            for i in range(start, len(argv)):
+                v = argv[i]
+                n = len(v)
+                if n < 0x80:
+                    data.append(n)
+                else:
+                    data += _varint(n)
+                data += v
+                lp += str_size(v)
+            self.flags.append(0)
+        self.ms.append(ms)
+        self.seq.append(seq)
+        self.count = old_count + 1
+        self.lp_bytes = lp
+
+    def seal(self) -> None:
+        """Shrink to exact-size storage: no more appends are expected."""
+        if self.data.__class__ is bytearray:
+            self.data = bytes(self.data)
+        self.ms = array("Q", self.ms)
+        self.seq = array("Q", self.seq)
+        self.offs = array("I", self.offs)
+        self.flags = bytearray(self.flags)
+
+    def same_fields(self, argv: list[bytes], start: int) -> bool:
+        fields = self.fields
+        if (len(argv) - start) >> 1 != len(fields):
+            return False
+        j = start
+        for f in fields:
+            if argv[j] != f:
+                return False
+            j += 2
+        return True
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def id_at(self, i: int) -> int:
+        return (self.ms[i] << 64) | self.seq[i]
+
+    def last_id(self) -> int:
+        """The id of the node's last entry, tombstone or not."""
+        return (self.ms[-1] << 64) | self.seq[-1]
+
+    def lower_bound(self, sid: int) -> int:
+        """Position of the first entry with an id >= ``sid``."""
+        ms = sid >> 64
+        lo = bisect_left(self.ms, ms)
+        hi = bisect_right(self.ms, ms, lo)
+        if lo == hi:
+            return lo
+        return bisect_left(self.seq, sid & _U64, lo, hi)
+
+    def upper_bound(self, sid: int) -> int:
+        """Position of the first entry with an id > ``sid``."""
+        ms = sid >> 64
+        lo = bisect_left(self.ms, ms)
+        hi = bisect_right(self.ms, ms, lo)
+        if lo == hi:
+            return lo
+        return bisect_right(self.seq, sid & _U64, lo, hi)
+
+    def find(self, sid: int) -> int:
+        """Position of the live entry ``sid``, or -1."""
+        i = self.lower_bound(sid)
+        if i < len(self.flags) and not self.flags[i] & DELETED and self.id_at(i) == sid:
+            return i
+        return -1
+
+    def fields_at(self, i: int) -> list[bytes]:
+        """The entry's field/value pairs, flattened."""
+        data = self.data
+        p = self.offs[i]
+        out: list[bytes] = []
+        append = out.append
+        if data.__class__ is bytearray:
+            data = bytes(data[p : self.offs[i + 1] if i + 1 < len(self.offs) else len(data)])
+            p = 0
+        if self.flags[i] & SAME_FIELDS:
+            for f in self.fields:
+                n = data[p]
+                if n < 0x80:
+                    p += 1
+                else:
+                    n, p = _read_len(data, p)
+                append(f)
+                append(data[p : p + n])  # type: ignore[arg-type]
+                p += n
+        else:
+            nvalues, p = _read_len(data, p)
+            for _ in range(2 * nvalues):
+                n = data[p]
+                if n < 0x80:
+                    p += 1
+                else:
+                    n, p = _read_len(data, p)
+                append(data[p : p + n])  # type: ignore[arg-type]
+                p += n
+        return out
+
+    def field_count(self, i: int) -> int:
+        if self.flags[i] & SAME_FIELDS:
+            return len(self.fields)
+        return _read_len(self.data, self.offs[i])[0]
+
+    # -- tombstones ---------------------------------------------------------------------------
+
+    def mark_deleted(self, i: int) -> None:
+        """Turn entry ``i`` into a tombstone (the caller adjusts the stream's length)."""
+        self.flags[i] |= DELETED
+        self.set_counters(self.count - 1, self.deleted + 1)
+
+    def set_counters(self, count: int, deleted: int) -> None:
+        self.lp_bytes += (
+            int_size(count) - int_size(self.count) + int_size(deleted) - int_size(self.deleted)
+        )
+        self.count = count
+        self.deleted = deleted
+
+    def copy(self) -> StreamNode:
+        node = StreamNode.__new__(StreamNode)
+        node.master = self.master
+        node.master_ms = self.master_ms
+        node.master_seq = self.master_seq
+        node.fields = self.fields
+        node.ms = array("Q", self.ms)
+        node.seq = array("Q", self.seq)
+        node.flags = bytearray(self.flags)
+        node.offs = array("I", self.offs)
+        node.data = bytes(self.data) if self.data.__class__ is bytearray else self.data
+        node.count = self.count
+        node.deleted = self.deleted
+        node.lp_bytes = self.lp_bytes
+        return node
+
+    def memory(self) -> int:
+        """Approximate bytes held by this node's buffers."""
+        return (
+            len(self.data) + 8 * (len(self.ms) + len(self.seq)) + 4 * len(self.offs)
+            + len(self.flags) + 400 + sum(len(f) + 40 for f in self.fields)
+        )
