@@ -93,3 +93,113 @@ CLOCK_BACKWARDS = (
     "ERR ADVANCE only moves the clock forwards; use RESPLITE.CLOCK SET to set an earlier time"
 )
 CLOCK_OUT_OF_RANGE = "ERR clock time out of range: it must stay between 0 and 253402300799999 ms"
+
+
+# Streams (XADD, XREAD, XGROUP, XCLAIM ...), worded exactly as Redis words them.
+INVALID_STREAM_ID = "ERR Invalid stream ID specified as stream command argument"
+XADD_ID_TOO_SMALL = (
+    "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+)
+XADD_ID_ZERO = "ERR The ID specified in XADD must be greater than 0-0"
+STREAM_EXHAUSTED = "ERR The stream has exhausted the last possible ID, unable to add more items"
+MAXLEN_NEGATIVE = "ERR The MAXLEN argument must be >= 0."
+LIMIT_NEGATIVE = "ERR The LIMIT argument must be >= 0."
+MAXLEN_AND_MINID = (
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+)
+LIMIT_WITHOUT_STRATEGY = (
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+)
+LIMIT_WITHOUT_APPROX = "ERR syntax error, LIMIT cannot be used without the special ~ option"
+XTRIM_WITHOUT_STRATEGY = "ERR syntax error, XTRIM must be called with a trimming strategy"
+INTERVAL_START = "ERR invalid start ID for the interval"
+INTERVAL_END = "ERR invalid end ID for the interval"
+NUMIDS_NOT_POSITIVE = "ERR Number of IDs must be a positive integer"
+NUMIDS_MISMATCH = "ERR The `numids` parameter must match the number of arguments"
+IDS_REQUIRED = "ERR IDS option is required"
+XREAD_GT_WITHOUT_GROUP = (
+    "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+    "<consumer> option."
+)
+XREADGROUP_DOLLAR = (
+    "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
+    "of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ "
+    "ID would just return an empty result set."
+)
+XREADGROUP_PLUS = (
+    "ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history "
+    "of this consumer by specifying a proper ID, or use the > ID to get new messages. The + "
+    "ID would just return an empty result set."
+)
+XREADGROUP_NO_GROUP = "ERR Missing GROUP option for XREADGROUP"
+CLAIM_NOT_INTEGER = "ERR min-idle-time is not an integer or out of range"
+CLAIM_NEGATIVE = "ERR min-idle-time must be a positive integer"
+BUSYGROUP = "BUSYGROUP Consumer Group name already exists"
+XGROUP_NO_KEY = (
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want "
+    "to use the MKSTREAM option to create an empty stream automatically."
+)
+ENTRIESREAD_INVALID = "ERR value for ENTRIESREAD must be positive or -1"
+ENTRIES_ADDED_NEGATIVE = "ERR entries_added must be positive"
+XSETID_BELOW_MAX_DELETED_ARG = (
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+)
+XSETID_BELOW_MAX_DELETED = (
+    "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id"
+)
+XSETID_BELOW_TOP = "ERR The ID specified in XSETID is smaller than the target stream top item"
+XSETID_ENTRIES_ADDED_SMALL = (
+    "ERR The entries_added specified in XSETID is smaller than the target stream length"
+)
+XCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XCLAIM"
+XCLAIM_IDLE = "ERR Invalid IDLE option argument for XCLAIM"
+XCLAIM_TIME = "ERR Invalid TIME option argument for XCLAIM"
+XCLAIM_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
+XAUTOCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
+XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
+TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
+
+
+def _c_text(arg: bytes) -> str:
+    """User input echoed through C's ``%s``: whole, but cut at the first NUL byte."""
+    return user_text(arg.split(b"\x00", 1)[0], len(arg))
+
+
+def xclaim_unknown_option(option: bytes) -> str:
+    return f"ERR Unrecognized XCLAIM option '{_c_text(option)}'"
+
+
+def xreadgroup_only(option: str) -> str:
+    """An XREADGROUP option given to XREAD."""
+    return f"ERR The {option} option is only supported by XREADGROUP. You called XREAD instead."
+
+
+def unbalanced_streams(fullname: str) -> str:
+    """XREAD/XREADGROUP whose STREAMS list has an odd length (Redis 7.4+ wording)."""
+    symbol = "ID or '>'" if fullname == "xreadgroup" else "ID, '+', or '$'"
+    return (
+        f"ERR Unbalanced '{fullname}' list of streams: for each stream key an {symbol} "
+        "must be specified."
+    )
+
+
+def nogroup_key_or_group(key: bytes, group: bytes, suffix: str = "") -> str:
+    """NOGROUP for XREADGROUP / XPENDING / XCLAIM / XAUTOCLAIM."""
+    return (
+        f"NOGROUP No such key '{_c_text(key)}' or consumer group '{_c_text(group)}'{suffix}"
+    )
+
+
+def nogroup_for_key(group: bytes, key: bytes) -> str:
+    """NOGROUP for XGROUP SETID / CREATECONSUMER / DELCONSUMER and XINFO CONSUMERS."""
+    return (
+        f"NOGROUP No such consumer group '{_c_text(group)}' for key name '{_c_text(key)}'"
+    )
+
+
+def subcommand_syntax(argv: list[bytes]) -> str:
+    """Redis's answer to a known subcommand given the wrong number or kind of arguments."""
+    return (
+        f"ERR unknown subcommand or wrong number of arguments for '{user_text(argv[1])}'. "
+        f"Try {user_text(argv[0], 1 << 20).upper()} HELP."
+    )

@@ -30,11 +30,17 @@ OWN_WORDS = "TODO(own words)"
 # Modules whose import registers handlers. Kept explicit so the table is reproducible.
 HANDLER_MODULES = (
     "resplite.commands.connection",
+    "resplite.commands.client",
     "resplite.commands.server",
+    "resplite.commands.config",
+    "resplite.commands.admin",
     "resplite.commands.generic",
     "resplite.commands.strings",
     "resplite.commands.transactions",
     "resplite.commands.streams",
+    "resplite.commands.streams_read",
+    "resplite.commands.streams_groups",
+    "resplite.commands.streams_info",
     "resplite.commands.introspection",
     "resplite.commands.clock",
 )

@@ -9,8 +9,17 @@ the order they blocked (as Redis 7.2+ re-executes blocked commands). A retry tha
 another BlockRequest keeps the client parked with its original deadline and place; anything
 else is the client's reply.
 
+Two refinements serve the stream commands. A request may carry ``wakes_on``, a test of the
+modified key: a blocked XREAD is re-run only when its key holds a stream again (it stays
+blocked across DEL or a change of type, as in Redis), while a blocked XREADGROUP, which has
+none, is re-run on any change and answers NOGROUP or WRONGTYPE when its stream or group is
+gone. A request may also carry ``recheck_ms``, a clock time at which the command is re-run
+even if no key changed (XREADGROUP CLAIM waits for a pending entry to become idle enough);
+a re-run that blocks again may set a new one.
+
 Deadlines are in clock milliseconds, so freezing or advancing the clock governs timeouts. A
-real event-loop timer is armed for the earliest deadline; a clock jump re-checks at once.
+real event-loop timer is armed for the earliest deadline or recheck; a clock jump re-checks
+at once.
 """
 
 from __future__ import annotations
@@ -37,6 +46,10 @@ class BlockRequest:
     timeout_ms: int  # relative; 0 waits for ever
     retry: Callable[[], Any]
     timeout_reply: Any = NULL_ARRAY
+    # Re-run only when this returns true for the modified key (None: on any change).
+    wakes_on: Callable[[bytes], bool] | None = None
+    # Absolute clock ms at which to re-run even without a key change (None: never).
+    recheck_ms: int | None = None
 
 
 @dataclass(slots=True)
@@ -55,6 +68,7 @@ class BlockingManager:
         self.waiting: dict[tuple[int, bytes], dict[Client, None]] = {}
         self.ready: dict[tuple[int, bytes], None] = {}
         self._deadlines: list[tuple[int, int, Client]] = []
+        self._rechecks: list[tuple[int, int, Client]] = []
         self._seq = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self.count = 0
@@ -76,6 +90,9 @@ class BlockingManager:
         self.count += 1
         if deadline is not None:
             heapq.heappush(self._deadlines, (deadline, seq, client))
+        if request.recheck_ms is not None:
+            heapq.heappush(self._rechecks, (request.recheck_ms, seq, client))
+        if deadline is not None or request.recheck_ms is not None:
             self._arm()
 
     def unblock(self, client: Client) -> None:
@@ -116,8 +133,14 @@ class BlockingManager:
                 state = client.blocked
                 if state is None or client not in waiters:
                     continue
+                wakes_on = state.request.wakes_on
+                if wakes_on is not None and not wakes_on(slot[1]):
+                    continue
                 result = self._retry(client, state)
                 if isinstance(result, BlockRequest):
+                    if result.recheck_ms is not None:
+                        heapq.heappush(self._rechecks, (result.recheck_ms, state.seq, client))
+                        self._arm()
                     continue
                 self.unblock(client)
                 if client.conn is not None:
@@ -146,6 +169,19 @@ class BlockingManager:
 
     def check_timeouts(self) -> None:
         now = self.clock.time_ms()
+        rechecks = self._rechecks
+        due = False
+        while rechecks and rechecks[0][0] <= now:
+            _, seq, client = heapq.heappop(rechecks)
+            state = client.blocked
+            if state is None or state.seq != seq:
+                continue
+            # As Redis signals the stream key: every client waiting on it is re-run.
+            for slot in state.keys:
+                self.ready[slot] = None
+            due = True
+        if due:
+            self.serve_ready()
         heap = self._deadlines
         while heap and heap[0][0] <= now:
             _, seq, client = heapq.heappop(heap)
@@ -158,24 +194,27 @@ class BlockingManager:
         self._arm()
 
     def next_deadline_ms(self) -> int | None:
-        """The earliest deadline of a client still blocked, in clock ms (None if none)."""
-        heap = self._deadlines
-        while heap and (heap[0][2].blocked is None or heap[0][2].blocked.seq != heap[0][1]):
-            heapq.heappop(heap)
-        return heap[0][0] if heap else None
+        """The earliest deadline or recheck of a client still blocked, in clock ms (or None)."""
+        times = [heap[0][0] for heap in (self._deadlines, self._rechecks) if _prune(heap)]
+        return min(times) if times else None
 
     def _arm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        heap = self._deadlines
-        while heap and (heap[0][2].blocked is None or heap[0][2].blocked.seq != heap[0][1]):
-            heapq.heappop(heap)
-        if not heap or self.clock.frozen:
+        when = self.next_deadline_ms()
+        if when is None or self.clock.frozen:
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        delay = max(heap[0][0] - self.clock.time_ms(), 0) / 1000
+        delay = max(when - self.clock.time_ms(), 0) / 1000
         self._timer = loop.call_later(delay, self.check_timeouts)
+
+
+def _prune(heap: list[tuple[int, int, Client]]) -> bool:
+    """Drop entries of clients served or re-blocked since; whether any entry is left."""
+    while heap and (heap[0][2].blocked is None or heap[0][2].blocked.seq != heap[0][1]):
+        heapq.heappop(heap)
+    return bool(heap)

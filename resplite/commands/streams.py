@@ -1,0 +1,352 @@
+"""Stream entry commands: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XDELEX, XTRIM, XSETID.
+
+Arguments are checked in the order Redis checks them, so a command with several problems
+reports the same first one. XADD and XTRIM share one option parser (MAXLEN / MINID with
+``=`` or ``~``, LIMIT, and Redis 8.2's KEEPREF / DELREF / ACKED); XDELEX and XACKDEL share
+the ``[policy] IDS n id...`` parser. Every change to a stream signals the key, which
+wakes WATCHes and blocked readers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.cursor import parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.commands.streams_common import (
+    entries_reply,
+    get_stream,
+    int_arg,
+    interval_id,
+    parse_ref_policy,
+    require_id,
+)
+from resplite.protocol.replies import NULL_ARRAY, OK
+from resplite.store.stream import RefPolicy, Stream, TrimStrategy
+from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_id, parse_xadd_id
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+_LISTPACK_MAX = 1 << 30
+_DEFAULT_APPROX_LIMIT_CAP = 1_000_000
+
+
+@dataclass(slots=True)
+class TrimArgs:
+    """Parsed XADD / XTRIM options."""
+
+    strategy: TrimStrategy | None = None
+    threshold: int = 0
+    approx: bool = False
+    limit: int = 0
+    policy: RefPolicy = RefPolicy.KEEPREF
+    nomkstream: bool = False
+    id_pos: int = 0
+    sid: int = 0
+    id_given: bool = False
+    seq_given: bool = True
+
+
+def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
+    """Parse XADD's options up to its id, or all of XTRIM's options."""
+    args = TrimArgs()
+    policy: RefPolicy | None = None
+    limit_given = False
+    n = len(argv)
+    i = 2
+    while i < n:
+        more = n - 1 - i
+        opt = argv[i]
+        if xadd and opt == b"*":
+            break
+        upper = opt.upper()
+        if upper in (b"MAXLEN", b"MINID") and more:
+            if args.strategy is not None:
+                raise CommandError(errors.MAXLEN_AND_MINID)
+            args.approx = False
+            nxt = argv[i + 1]
+            if more >= 2 and nxt == b"~":
+                args.approx = True
+                i += 1
+            elif more >= 2 and nxt == b"=":
+                i += 1
+            if upper == b"MAXLEN":
+                maxlen = int_arg(argv[i + 1])
+                if maxlen < 0:
+                    raise CommandError(errors.MAXLEN_NEGATIVE)
+                args.strategy = TrimStrategy.MAXLEN
+                args.threshold = maxlen
+            else:
+                args.threshold = require_id(argv[i + 1], 0, strict=True)
+                args.strategy = TrimStrategy.MINID
+            i += 1
+        elif upper == b"LIMIT" and more:
+            args.limit = int_arg(argv[i + 1])
+            if args.limit < 0:
+                raise CommandError(errors.LIMIT_NEGATIVE)
+            limit_given = True
+            i += 1
+        elif policy is None and (found := parse_ref_policy(upper)) is not None:
+            policy = found
+        elif xadd and upper == b"NOMKSTREAM":
+            args.nomkstream = True
+        elif xadd:
+            parsed = parse_xadd_id(opt)
+            if parsed is None:
+                raise CommandError(errors.INVALID_STREAM_ID)
+            args.sid, args.seq_given = parsed
+            args.id_given = True
+            break
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+    args.id_pos = i
+    if args.limit and args.strategy is None:
+        raise CommandError(errors.LIMIT_WITHOUT_STRATEGY)
+    if not xadd and args.strategy is None:
+        raise CommandError(errors.XTRIM_WITHOUT_STRATEGY)
+    if limit_given:
+        if not args.approx:
+            raise CommandError(errors.LIMIT_WITHOUT_APPROX)
+    elif args.approx:
+        # Without LIMIT, an approximate trim does at most 100 nodes' worth of work.
+        limit = 100 * client.server.config["stream-node-max-entries"]
+        if limit <= 0:
+            limit = 10000
+        args.limit = min(limit, _DEFAULT_APPROX_LIMIT_CAP)
+    else:
+        args.limit = 0
+    if policy is not None:
+        args.policy = policy
+    return args
+
+
+def _trim(stream: Stream, args: TrimArgs) -> int:
+    assert args.strategy is not None
+    return stream.trim(args.strategy, args.threshold, args.approx, args.limit, args.policy)
+
+
+@command("xadd")
+def xadd(client: Client, argv: list[bytes]) -> Any:
+    n = len(argv)
+    if argv[2] == b"*":
+        args = None
+        field_pos = 3
+    else:
+        args = parse_add_trim(client, argv, xadd=True)
+        field_pos = args.id_pos + 1
+    pairs = n - field_pos
+    if pairs < 2 or pairs & 1:
+        raise CommandError(errors.wrong_arity("xadd"))
+    if args is not None and args.id_given and args.seq_given and args.sid == MIN_ID:
+        raise CommandError(errors.XADD_ID_ZERO)
+    key = argv[1]
+    db = client.db
+    stream = db.get(key)
+    if stream is None:
+        if args is not None and args.nomkstream:
+            return None
+        stream = Stream()
+        db.add(key, stream)
+    elif stream.__class__ is not Stream:
+        raise CommandError(errors.WRONGTYPE)
+    if stream.last_id == MAX_ID:
+        raise CommandError(errors.STREAM_EXHAUSTED)
+    if args is None or not args.id_given:
+        sid = stream.next_auto_id(client.server.clock.time_ms())
+    elif args.seq_given:
+        sid = args.sid
+    else:
+        sid = stream.next_seq_id(args.sid >> 64)
+    if sid is None or sid <= stream.last_id:
+        raise CommandError(errors.XADD_ID_TOO_SMALL)
+    config = client.server.config
+    total = 0
+    for j in range(field_pos, n):
+        total += len(argv[j])
+    if total > _LISTPACK_MAX:
+        raise CommandError("ERR Elements are too large to be stored")
+    stream.append(
+        sid, argv, field_pos, config["stream-node-max-entries"], config["stream-node-max-bytes"]
+    )
+    if args is not None and args.strategy is not None:
+        _trim(stream, args)
+    db.signal_modified(key)
+    return format_id(sid)
+
+
+def _range(client: Client, argv: list[bytes], rev: bool) -> Any:
+    start_arg, end_arg = (argv[3], argv[2]) if rev else (argv[2], argv[3])
+    start, start_ex = interval_id(start_arg, 0)
+    if start_ex:
+        if start == MAX_ID:
+            raise CommandError(errors.INTERVAL_START)
+        start += 1
+    end, end_ex = interval_id(end_arg, (1 << 64) - 1)
+    if end_ex:
+        if end == MIN_ID:
+            raise CommandError(errors.INTERVAL_END)
+        end -= 1
+    count = -1
+    j = 4
+    n = len(argv)
+    while j < n:
+        if argv[j].upper() == b"COUNT" and j + 1 < n:
+            count = max(int_arg(argv[j + 1]), 0)
+            j += 2
+        else:
+            raise CommandError(errors.SYNTAX)
+    stream = get_stream(client, argv[1])
+    if stream is None:
+        return []
+    if count == 0:
+        return NULL_ARRAY
+    return entries_reply(stream.range(start, end, max(count, 0), rev))
+
+
+@command("xrange")
+def xrange(client: Client, argv: list[bytes]) -> Any:
+    return _range(client, argv, rev=False)
+
+
+@command("xrevrange")
+def xrevrange(client: Client, argv: list[bytes]) -> Any:
+    return _range(client, argv, rev=True)
+
+
+@command("xlen")
+def xlen(client: Client, argv: list[bytes]) -> Any:
+    stream = get_stream(client, argv[1])
+    return 0 if stream is None else stream.length
+
+
+@command("xdel")
+def xdel(client: Client, argv: list[bytes]) -> Any:
+    stream = get_stream(client, argv[1])
+    if stream is None:
+        return 0
+    ids = [require_id(arg, 0, strict=True) for arg in argv[2:]]
+    deleted = 0
+    for sid in ids:
+        if stream.delete(sid):
+            deleted += 1
+    if deleted:
+        client.db.signal_modified(argv[1])
+    return deleted
+
+
+def parse_ids_clause(argv: list[bytes], start: int) -> tuple[RefPolicy, int, int]:
+    """``[KEEPREF|DELREF|ACKED] IDS numids id...`` of XDELEX / XACKDEL.
+
+    Returns the policy, the position of the first id and the number of ids.
+    """
+    policy: RefPolicy | None = None
+    first = -1
+    numids = 0
+    n = len(argv)
+    j = start
+    while j < n:
+        upper = argv[j].upper()
+        if policy is None and upper in (b"KEEPREF", b"DELREF", b"ACKED"):
+            policy = parse_ref_policy(upper)
+            j += 1
+        elif upper == b"IDS" and j + 1 < n:
+            numids_arg = parse_int(argv[j + 1])
+            if numids_arg is None or numids_arg < 1:
+                raise CommandError(errors.NUMIDS_NOT_POSITIVE)
+            if numids_arg > n - j - 2:
+                raise CommandError(errors.NUMIDS_MISMATCH)
+            numids = numids_arg
+            first = j + 2
+            j = first + numids
+        else:
+            raise CommandError(errors.SYNTAX)
+    if first < 0:
+        raise CommandError(errors.IDS_REQUIRED)
+    return policy or RefPolicy.KEEPREF, first, numids
+
+
+@command("xdelex")
+def xdelex(client: Client, argv: list[bytes]) -> Any:
+    stream = get_stream(client, argv[1])
+    policy, first, numids = parse_ids_clause(argv, 2)
+    if stream is None:
+        return [-1] * numids
+    ids = [require_id(arg, 0, strict=True) for arg in argv[first : first + numids]]
+    replies: list[int] = []
+    deleted = 0
+    for sid in ids:
+        if policy is RefPolicy.ACKED and stream.is_referenced(sid):
+            replies.append(2)
+            continue
+        if policy is RefPolicy.DELREF:
+            stream.drop_references(sid)
+        if stream.delete(sid):
+            deleted += 1
+            replies.append(1)
+        else:
+            replies.append(-1)
+    if deleted:
+        client.db.signal_modified(argv[1])
+    return replies
+
+
+@command("xtrim")
+def xtrim(client: Client, argv: list[bytes]) -> Any:
+    args = parse_add_trim(client, argv, xadd=False)
+    stream = get_stream(client, argv[1])
+    if stream is None:
+        return 0
+    removed = _trim(stream, args)
+    if removed:
+        client.db.signal_modified(argv[1])
+    return removed
+
+
+@command("xsetid")
+def xsetid(client: Client, argv: list[bytes]) -> Any:
+    sid = require_id(argv[2], 0, strict=True)
+    entries_added = -1
+    max_deleted = 0
+    n = len(argv)
+    i = 3
+    while i < n:
+        more = n - 1 - i
+        upper = argv[i].upper()
+        if upper == b"ENTRIESADDED" and more:
+            entries_added = int_arg(argv[i + 1])
+            if entries_added < 0:
+                raise CommandError(errors.ENTRIES_ADDED_NEGATIVE)
+            i += 2
+        elif upper == b"MAXDELETEDID" and more:
+            max_deleted = require_id(argv[i + 1], 0, strict=True)
+            if sid < max_deleted:
+                raise CommandError(errors.XSETID_BELOW_MAX_DELETED_ARG)
+            i += 2
+        else:
+            raise CommandError(errors.SYNTAX)
+    stream = get_stream(client, argv[1])
+    if stream is None:
+        raise CommandError(errors.NO_SUCH_KEY)
+    if sid < stream.max_deleted_id:
+        raise CommandError(errors.XSETID_BELOW_MAX_DELETED)
+    if stream.length:
+        if sid < stream.last_live_id():
+            raise CommandError(errors.XSETID_BELOW_TOP)
+        if entries_added != -1 and stream.length > entries_added:
+            raise CommandError(errors.XSETID_ENTRIES_ADDED_SMALL)
+    stream.last_id = sid
+    if entries_added != -1:
+        stream.entries_added = entries_added
+    if max_deleted:
+        stream.max_deleted_id = max_deleted
+    client.db.signal_modified(argv[1])
+    return OK
+
+
+# Re-exported for the group commands, which share the ids clause and id parsing.
+__all__ = ["parse_add_trim", "parse_id", "parse_ids_clause"]

@@ -1,0 +1,83 @@
+"""What the stream command modules share: key lookup, id arguments, entry replies.
+
+The stream commands are split by theme: :mod:`resplite.commands.streams` (entries: XADD,
+XRANGE, XREVRANGE, XLEN, XDEL, XDELEX, XTRIM, XSETID), :mod:`.streams_read` (XREAD,
+XREADGROUP, blocking), :mod:`.streams_groups` (XGROUP, XACK, XACKDEL, XPENDING, XCLAIM,
+XAUTOCLAIM) and :mod:`.streams_info` (XINFO). The store (:mod:`resplite.store.stream`)
+does the work; these modules parse arguments in Redis's order, so the first error Redis
+would report is the one reported, and shape replies as Redis does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.cursor import parse_int
+from resplite.commands.errors import CommandError
+from resplite.store.stream import Entry, RefPolicy, Stream
+from resplite.store.stream_ids import format_id, parse_id, parse_interval_id
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+__all__ = [
+    "entries_reply",
+    "entry_reply",
+    "get_stream",
+    "int_arg",
+    "parse_ref_policy",
+    "require_id",
+    "stream_or_empty",
+]
+
+_POLICIES = {b"KEEPREF": RefPolicy.KEEPREF, b"DELREF": RefPolicy.DELREF, b"ACKED": RefPolicy.ACKED}
+
+
+def get_stream(client: Client, key: bytes) -> Stream | None:
+    """The stream at ``key``, None if absent; WRONGTYPE if it holds something else."""
+    value = client.db.get(key)
+    if value is None or value.__class__ is Stream:
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+def stream_or_empty(client: Client, key: bytes) -> Stream | None:
+    return get_stream(client, key)
+
+
+def require_id(arg: bytes, missing_seq: int = 0, strict: bool = False) -> int:
+    sid = parse_id(arg, missing_seq, strict)
+    if sid is None:
+        raise CommandError(errors.INVALID_STREAM_ID)
+    return sid
+
+
+def interval_id(arg: bytes, missing_seq: int) -> tuple[int, bool]:
+    parsed = parse_interval_id(arg, missing_seq)
+    if parsed is None:
+        raise CommandError(errors.INVALID_STREAM_ID)
+    return parsed
+
+
+def int_arg(arg: bytes, error: str = errors.NOT_INTEGER) -> int:
+    value = parse_int(arg)
+    if value is None:
+        raise CommandError(error)
+    return value
+
+
+def parse_ref_policy(arg: bytes) -> RefPolicy | None:
+    return _POLICIES.get(arg.upper())
+
+
+def entry_reply(sid: int, fields: list[bytes]) -> list[Any]:
+    return [format_id(sid), fields]
+
+
+def entries_reply(entries: list[Entry]) -> list[Any]:
+    return [[format_id(sid), fields] for sid, fields in entries]
+
+
+def now_ms(client: Client) -> int:
+    return client.server.clock.time_ms()

@@ -1,0 +1,427 @@
+"""Consumer group commands: XGROUP, XACK, XACKDEL, XPENDING, XCLAIM, XAUTOCLAIM.
+
+Each follows Redis's order of checks (option syntax, then the key and its type, then the
+group), and, as in Redis 7.2+, XCLAIM and XAUTOCLAIM create their consumer even when they
+claim nothing and record the attempt as the consumer's ``seen-time``; a successful claim
+also sets its ``active-time``. Entries that no longer exist in the stream are dropped from
+the PEL when a claim meets them (and XAUTOCLAIM reports them). PEL walks start at the
+requested id (O(log p)) and stop after the work Redis would do: XAUTOCLAIM looks at no more
+than COUNT x 10 pending entries.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.cursor import parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.commands.streams import parse_ids_clause
+from resplite.commands.streams_common import get_stream, int_arg, interval_id, require_id
+from resplite.protocol.replies import NULL_ARRAY, OK, Status
+from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup, PendingEntry
+from resplite.store.stream import RefPolicy, Stream
+from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_id
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+_XGROUP_HELP = [
+    Status(line)
+    for line in (
+        "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CREATE <key> <groupname> <id|$> [option]",
+        "    Create a new consumer group. Options are:",
+        "    * MKSTREAM",
+        "      Create the empty stream if it does not exist.",
+        "    * ENTRIESREAD entries_read",
+        "      Set the group's entries_read counter (internal use).",
+        "CREATECONSUMER <key> <groupname> <consumer>",
+        "    Create a new consumer in the specified group.",
+        "DELCONSUMER <key> <groupname> <consumer>",
+        "    Remove the specified consumer.",
+        "DESTROY <key> <groupname>",
+        "    Remove the specified group.",
+        "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+        "    Set the current group ID and entries_read counter.",
+        "HELP",
+        "    Prints this help.",
+    )
+]
+# XAUTOCLAIM's COUNT upper bound: Redis keeps COUNT * 16 bytes within a signed long.
+_XAUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
+
+
+def _now(client: Client) -> int:
+    return client.server.clock.time_ms()
+
+
+def _group_or_nogroup(client: Client, key: bytes, name: bytes) -> tuple[Stream, ConsumerGroup]:
+    stream = get_stream(client, key)
+    group = stream.groups.get(name) if stream is not None else None
+    if stream is None or group is None:
+        raise CommandError(errors.nogroup_key_or_group(key, name))
+    return stream, group
+
+
+# -- XGROUP ----------------------------------------------------------------------------------
+
+
+def _xgroup_prologue(
+    client: Client, argv: list[bytes], needs_group: bool
+) -> tuple[Stream | None, ConsumerGroup | None, bool, int]:
+    """Options, key and group checks shared by every XGROUP subcommand but HELP."""
+    sub = argv[1].upper()
+    mkstream = False
+    entries_read = INVALID_ENTRIES_READ
+    i = 5
+    n = len(argv)
+    while i < n:
+        opt = argv[i].upper()
+        if sub == b"CREATE" and opt == b"MKSTREAM":
+            mkstream = True
+            i += 1
+        elif sub in (b"CREATE", b"SETID") and opt == b"ENTRIESREAD" and i + 1 < n:
+            entries_read = int_arg(argv[i + 1])
+            if entries_read < 0 and entries_read != INVALID_ENTRIES_READ:
+                raise CommandError(errors.ENTRIESREAD_INVALID)
+            i += 2
+        else:
+            raise CommandError(errors.subcommand_syntax(argv))
+    stream = get_stream(client, argv[2])
+    group = None
+    if not mkstream:
+        if stream is None:
+            raise CommandError(errors.XGROUP_NO_KEY)
+        group = stream.groups.get(argv[3])
+        if group is None and needs_group:
+            raise CommandError(errors.nogroup_for_key(argv[3], argv[2]))
+    elif stream is not None:
+        group = stream.groups.get(argv[3])
+    return stream, group, mkstream, entries_read
+
+
+@command("xgroup|create")
+def xgroup_create(client: Client, argv: list[bytes]) -> Any:
+    stream, _, _, entries_read = _xgroup_prologue(client, argv, needs_group=False)
+    if len(argv) > 8:
+        raise CommandError(errors.subcommand_syntax(argv))
+    if argv[4] == b"$":
+        last_id = stream.last_id if stream is not None else 0
+    else:
+        last_id = require_id(argv[4], 0, strict=True)
+    key = argv[2]
+    if stream is None:
+        stream = Stream()
+        client.db.add(key, stream)
+        client.db.signal_modified(key)
+    if entries_read != INVALID_ENTRIES_READ and entries_read > stream.entries_added:
+        entries_read = stream.entries_added
+    if stream.create_group(argv[3], last_id, entries_read) is None:
+        raise CommandError(errors.BUSYGROUP)
+    return OK
+
+
+@command("xgroup|setid")
+def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
+    stream, group, _, entries_read = _xgroup_prologue(client, argv, needs_group=True)
+    if len(argv) not in (5, 7):
+        raise CommandError(errors.subcommand_syntax(argv))
+    assert stream is not None and group is not None
+    last_id = stream.last_id if argv[4] == b"$" else require_id(argv[4], 0)
+    if entries_read != INVALID_ENTRIES_READ and entries_read > stream.entries_added:
+        entries_read = stream.entries_added
+    group.last_id = last_id
+    group.entries_read = entries_read
+    return OK
+
+
+@command("xgroup|destroy")
+def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
+    stream, group, _, _ = _xgroup_prologue(client, argv, needs_group=False)
+    if stream is None or group is None:
+        return 0
+    del stream.groups[group.name]
+    # Readers blocked on this group must be re-run, and then answer NOGROUP.
+    client.server.blocking.signal(client.db_index, argv[2])
+    return 1
+
+
+@command("xgroup|createconsumer")
+def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
+    _, group, _, _ = _xgroup_prologue(client, argv, needs_group=True)
+    assert group is not None
+    return 1 if group.create_consumer(argv[4], _now(client)) is not None else 0
+
+
+@command("xgroup|delconsumer")
+def xgroup_delconsumer(client: Client, argv: list[bytes]) -> Any:
+    _, group, _, _ = _xgroup_prologue(client, argv, needs_group=True)
+    assert group is not None
+    consumer = group.consumer(argv[4])
+    if consumer is None:
+        return 0
+    return group.delete_consumer(consumer)
+
+
+@command("xgroup|help")
+def xgroup_help(client: Client, argv: list[bytes]) -> Any:
+    return _XGROUP_HELP
+
+
+# -- XACK / XACKDEL ----------------------------------------------------------------------------
+
+
+@command("xack")
+def xack(client: Client, argv: list[bytes]) -> Any:
+    stream = get_stream(client, argv[1])
+    group = stream.groups.get(argv[2]) if stream is not None else None
+    if group is None:
+        return 0
+    ids = [require_id(arg, 0, strict=True) for arg in argv[3:]]
+    acked = 0
+    for sid in ids:
+        if group.ack(sid):
+            acked += 1
+    return acked
+
+
+@command("xackdel")
+def xackdel(client: Client, argv: list[bytes]) -> Any:
+    stream = get_stream(client, argv[1])
+    policy, first, numids = parse_ids_clause(argv, 3)
+    group = stream.groups.get(argv[2]) if stream is not None else None
+    if stream is None or group is None:
+        return [-1] * numids
+    ids = [require_id(arg, 0, strict=True) for arg in argv[first : first + numids]]
+    replies: list[int] = []
+    deleted = 0
+    for sid in ids:
+        if not group.ack(sid):
+            replies.append(-1)
+            continue
+        if policy is RefPolicy.ACKED and stream.is_referenced(sid):
+            replies.append(2)
+            continue
+        if policy is RefPolicy.DELREF:
+            stream.drop_references(sid)
+        if stream.delete(sid):
+            deleted += 1
+        replies.append(1)
+    if deleted:
+        client.db.signal_modified(argv[1])
+    return replies
+
+
+# -- XPENDING ----------------------------------------------------------------------------------
+
+
+@command("xpending")
+def xpending(client: Client, argv: list[bytes]) -> Any:
+    n = len(argv)
+    if n != 3 and not 6 <= n <= 9:
+        raise CommandError(errors.SYNTAX)
+    min_idle = 0
+    count = 0
+    start = end = 0
+    consumer_name: bytes | None = None
+    if n >= 6:
+        at = 3
+        if argv[3].upper() == b"IDLE":
+            min_idle = int_arg(argv[4])
+            if n < 8:
+                raise CommandError(errors.SYNTAX)
+            at += 2
+        count = max(int_arg(argv[at + 2]), 0)
+        start, start_ex = interval_id(argv[at], 0)
+        if start_ex:
+            if start == MAX_ID:
+                raise CommandError(errors.INTERVAL_START)
+            start += 1
+        end, end_ex = interval_id(argv[at + 1], (1 << 64) - 1)
+        if end_ex:
+            if end == MIN_ID:
+                raise CommandError(errors.INTERVAL_END)
+            end -= 1
+        if at + 3 < n:
+            consumer_name = argv[at + 3]
+    _, group = _group_or_nogroup(client, argv[1], argv[2])
+    pel = group.pel
+    if n == 3:
+        if not pel:
+            return [0, None, None, NULL_ARRAY]
+        owners = [
+            [c.name, b"%d" % len(c.pel)] for c in group.sorted_consumers() if c.pel
+        ]
+        return [len(pel), format_id(pel.peekitem(0)[0]), format_id(pel.peekitem(-1)[0]), owners]
+    ids: Any
+    if consumer_name is not None:
+        consumer = group.consumer(consumer_name)
+        if consumer is None:
+            return []
+        ids = consumer.pel.irange(start, end)
+    else:
+        ids = pel.irange(start, end)
+    now = _now(client)
+    out: list[Any] = []
+    for sid in ids:
+        if not count:
+            break
+        nack = pel[sid]
+        idle = now - nack.delivery_time
+        if min_idle and idle < min_idle:
+            continue
+        out.append([format_id(sid), nack.consumer.name, max(idle, 0), nack.delivery_count])
+        count -= 1
+    return out
+
+
+# -- XCLAIM / XAUTOCLAIM -------------------------------------------------------------------------
+
+
+def _take(group: ConsumerGroup, sid: int, nack: PendingEntry, consumer: Any) -> None:
+    if nack.consumer is None:
+        group.adopt(sid, nack, consumer)
+    else:
+        group.transfer(sid, nack, consumer)
+
+
+@command("xclaim")
+def xclaim(client: Client, argv: list[bytes]) -> Any:
+    stream, group = _group_or_nogroup(client, argv[1], argv[2])
+    min_idle = max(int_arg(argv[4], errors.XCLAIM_MIN_IDLE), 0)
+    n = len(argv)
+    ids: list[int] = []
+    j = 5
+    while j < n:
+        sid = parse_id(argv[j], 0, strict=True)
+        if sid is None:
+            break
+        ids.append(sid)
+        j += 1
+    now = _now(client)
+    force = justid = False
+    retrycount = -1
+    when = -1
+    last_id = 0
+    while j < n:
+        more = n - 1 - j
+        opt = argv[j].upper()
+        if opt == b"FORCE":
+            force = True
+        elif opt == b"JUSTID":
+            justid = True
+        elif opt == b"IDLE" and more:
+            j += 1
+            when = now - int_arg(argv[j], errors.XCLAIM_IDLE)
+        elif opt == b"TIME" and more:
+            j += 1
+            when = int_arg(argv[j], errors.XCLAIM_TIME)
+        elif opt == b"RETRYCOUNT" and more:
+            j += 1
+            retrycount = int_arg(argv[j], errors.XCLAIM_RETRYCOUNT)
+        elif opt == b"LASTID" and more:
+            j += 1
+            last_id = require_id(argv[j], 0, strict=True)
+        else:
+            raise CommandError(errors.xclaim_unknown_option(argv[j]))
+        j += 1
+    if last_id > group.last_id:
+        group.last_id = last_id
+    if when < 0 or when > now:
+        when = now  # bogus times (clock skew on the client) count as "now", as in Redis
+    consumer = group.get_or_create_consumer(argv[3], now)
+    consumer.seen_time = now
+    pel = group.pel
+    out: list[Any] = []
+    for sid in ids:
+        nack = pel.get(sid)
+        fields = stream.get(sid)
+        if fields is None:
+            if nack is not None:
+                group.ack(sid)  # the entry is gone: so is its pending record
+            continue
+        if force and nack is None:
+            nack = group.force_pending(sid, now)
+        if nack is None:
+            continue
+        if nack.consumer is not None and min_idle and now - nack.delivery_time < min_idle:
+            continue
+        _take(group, sid, nack, consumer)
+        group.retime(sid, nack, when)
+        if retrycount >= 0:
+            nack.delivery_count = retrycount
+        elif not justid:
+            nack.delivery_count += 1
+        out.append(format_id(sid) if justid else [format_id(sid), fields])
+        consumer.active_time = now
+    return out
+
+
+@command("xautoclaim")
+def xautoclaim(client: Client, argv: list[bytes]) -> Any:
+    min_idle = max(int_arg(argv[4], errors.XAUTOCLAIM_MIN_IDLE), 0)
+    start, start_ex = interval_id(argv[5], 0)
+    if start_ex:
+        if start == MAX_ID:
+            raise CommandError(errors.INTERVAL_START)
+        start += 1
+    count = 100
+    justid = False
+    n = len(argv)
+    j = 6
+    while j < n:
+        opt = argv[j].upper()
+        if opt == b"COUNT" and j + 1 < n:
+            value = parse_int(argv[j + 1])
+            if value is None or not 1 <= value <= _XAUTOCLAIM_MAX_COUNT:
+                raise CommandError(errors.XAUTOCLAIM_COUNT)
+            count = value
+            j += 1
+        elif opt == b"JUSTID":
+            justid = True
+        else:
+            raise CommandError(errors.SYNTAX)
+        j += 1
+    stream, group = _group_or_nogroup(client, argv[1], argv[2])
+    now = _now(client)
+    consumer = group.get_or_create_consumer(argv[3], now)
+    consumer.seen_time = now
+    pel = group.pel
+    attempts = count * 10
+    claimed: list[Any] = []
+    deleted: list[int] = []
+    it = iter(pel.irange(minimum=start))
+    exhausted = False
+    while attempts:
+        attempts -= 1
+        if not count:
+            break
+        sid = next(it, None)
+        if sid is None:
+            exhausted = True
+            break
+        nack = pel[sid]
+        fields = None if justid else stream.get(sid)
+        if not (stream.exists(sid) if justid else fields is not None):
+            deleted.append(sid)  # dropped after the walk, so the iterator stays valid
+            count -= 1
+            continue
+        if min_idle and now - nack.delivery_time < min_idle:
+            continue
+        _take(group, sid, nack, consumer)
+        group.retime(sid, nack, now)
+        if not justid:
+            nack.delivery_count += 1
+        claimed.append(format_id(sid) if justid else [format_id(sid), fields])
+        count -= 1
+        consumer.active_time = now
+    cursor = 0
+    if not exhausted:
+        nxt = next(it, None)
+        if nxt is not None:
+            cursor = nxt
+    for sid in deleted:
+        group.ack(sid)
+    return [format_id(cursor), claimed, [format_id(sid) for sid in deleted]]

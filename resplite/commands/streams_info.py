@@ -1,0 +1,163 @@
+"""XINFO STREAM / GROUPS / CONSUMERS / HELP.
+
+Replies are maps (flat arrays under RESP2) with Redis's field names and order. Consumers
+report Redis 7.2's times: ``seen-time`` / ``idle`` for the last attempted read or claim,
+``active-time`` / ``inactive`` for the last successful one (-1 when never). The radix tree
+figures are the ones Redis's node index would show for the same entries (see
+:mod:`resplite.store.radix_shape`). Groups and consumers are listed in name order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.commands.streams_common import get_stream, int_arg
+from resplite.protocol.replies import Status
+from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup
+from resplite.store.stream import Stream
+from resplite.store.stream_ids import MAX_ID, format_id
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+_XINFO_HELP = [
+    Status(line)
+    for line in (
+        "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CONSUMERS <key> <groupname>",
+        "    Show consumers of <groupname>.",
+        "GROUPS <key>",
+        "    Show the stream consumer groups.",
+        "STREAM <key> [FULL [COUNT <count>]",
+        "    Show information about the stream.",
+        "HELP",
+        "    Prints this help.",
+    )
+]
+
+
+def _existing_stream(client: Client, key: bytes) -> Stream:
+    stream = get_stream(client, key)
+    if stream is None:
+        raise CommandError(errors.NO_SUCH_KEY)
+    return stream
+
+
+def _entry(entry: tuple[int, list[bytes]] | None) -> Any:
+    return None if entry is None else [format_id(entry[0]), entry[1]]
+
+
+def _entries_read(group: ConsumerGroup) -> int | None:
+    return None if group.entries_read == INVALID_ENTRIES_READ else group.entries_read
+
+
+def _header(stream: Stream) -> dict[bytes, Any]:
+    return {
+        b"length": stream.length,
+        b"radix-tree-keys": stream.node_count,
+        b"radix-tree-nodes": stream.radix_tree_nodes(),
+        b"last-generated-id": format_id(stream.last_id),
+        b"max-deleted-entry-id": format_id(stream.max_deleted_id),
+        b"entries-added": stream.entries_added,
+        b"recorded-first-entry-id": format_id(stream.first_id),
+    }
+
+
+def _full_group(stream: Stream, group: ConsumerGroup, count: int) -> dict[bytes, Any]:
+    pel = group.pel
+    pending = []
+    for sid in pel.islice(0, count or None):
+        nack = pel[sid]
+        pending.append([format_id(sid), nack.consumer.name, nack.delivery_time,
+                        nack.delivery_count])
+    consumers = []
+    for consumer in group.sorted_consumers():
+        own = []
+        for sid in consumer.pel.islice(0, count or None):
+            nack = pel[sid]
+            own.append([format_id(sid), nack.delivery_time, nack.delivery_count])
+        consumers.append({
+            b"name": consumer.name,
+            b"seen-time": consumer.seen_time,
+            b"active-time": consumer.active_time,
+            b"pel-count": len(consumer.pel),
+            b"pending": own,
+        })
+    return {
+        b"name": group.name,
+        b"last-delivered-id": format_id(group.last_id),
+        b"entries-read": _entries_read(group),
+        b"lag": stream.group_lag(group),
+        b"pel-count": len(pel),
+        b"pending": pending,
+        b"consumers": consumers,
+    }
+
+
+@command("xinfo|stream")
+def xinfo_stream(client: Client, argv: list[bytes]) -> Any:
+    stream = _existing_stream(client, argv[2])
+    options = argv[3:]
+    if not options:
+        reply = _header(stream)
+        reply[b"groups"] = len(stream.groups)
+        reply[b"first-entry"] = _entry(stream.first_entry())
+        reply[b"last-entry"] = _entry(stream.last_entry())
+        return reply
+    if len(options) not in (1, 3) or options[0].upper() != b"FULL":
+        raise CommandError(errors.subcommand_syntax(argv))
+    count = 10
+    if len(options) == 3:
+        if options[1].upper() != b"COUNT":
+            raise CommandError(errors.subcommand_syntax(argv))
+        count = int_arg(options[2])
+        if count < 0:
+            count = 10
+    reply = _header(stream)
+    reply[b"entries"] = [
+        [format_id(sid), fields] for sid, fields in stream.range(0, MAX_ID, count)
+    ]
+    reply[b"groups"] = [_full_group(stream, g, count) for g in stream.sorted_groups()]
+    return reply
+
+
+@command("xinfo|groups")
+def xinfo_groups(client: Client, argv: list[bytes]) -> Any:
+    stream = _existing_stream(client, argv[2])
+    return [
+        {
+            b"name": group.name,
+            b"consumers": len(group.consumers),
+            b"pending": len(group.pel),
+            b"last-delivered-id": format_id(group.last_id),
+            b"entries-read": _entries_read(group),
+            b"lag": stream.group_lag(group),
+        }
+        for group in stream.sorted_groups()
+    ]
+
+
+@command("xinfo|consumers")
+def xinfo_consumers(client: Client, argv: list[bytes]) -> Any:
+    stream = _existing_stream(client, argv[2])
+    group = stream.groups.get(argv[3])
+    if group is None:
+        raise CommandError(errors.nogroup_for_key(argv[3], argv[2]))
+    now = client.server.clock.time_ms()
+    return [
+        {
+            b"name": consumer.name,
+            b"pending": len(consumer.pel),
+            b"idle": max(now - consumer.seen_time, 0),
+            b"inactive": now - consumer.active_time if consumer.active_time != -1 else -1,
+        }
+        for consumer in group.sorted_consumers()
+    ]
+
+
+@command("xinfo|help")
+def xinfo_help(client: Client, argv: list[bytes]) -> Any:
+    return _XINFO_HELP

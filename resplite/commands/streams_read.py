@@ -1,0 +1,344 @@
+"""XREAD and XREADGROUP, including BLOCK and Redis 8.4's CLAIM.
+
+One code path serves both commands, as in Redis. Per stream it decides whether there is
+something to serve now: for XREAD, an entry above the given id; for XREADGROUP ``>``, an
+entry above the group's last delivered id (or, with CLAIM, a pending entry idle long
+enough); a history id always serves the consumer's own pending entries, even if none.
+Whatever can be served is; if nothing can and BLOCK was given, the handler returns a
+:class:`~resplite.server.blocking.BlockRequest`.
+
+Blocking follows Redis 7.2+: the blocked command is re-run whole when a key it waits on
+changes, and stays blocked if it still has nothing to serve. ``$`` is resolved to the
+stream's last id when the client blocks, so the re-run waits for what arrives after that
+moment. A blocked XREAD is only re-run once its key holds a stream (it survives DEL and
+type changes); a blocked XREADGROUP is re-run on any change and so answers NOGROUP or
+WRONGTYPE once its stream or group is gone. A blocked XREADGROUP with CLAIM is also re-run
+when the oldest pending entry becomes idle long enough to be claimed. Inside MULTI the
+dispatcher turns the request into its timeout reply (a null array), as Redis does.
+
+Replies: RESP3 maps stream names to their entries, RESP2 lists ``[name, entries]`` pairs;
+nothing served is a null array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.cursor import INT64_MAX, parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.commands.streams_common import int_arg, require_id
+from resplite.protocol.encoder import encode
+from resplite.protocol.replies import NULL_ARRAY, Raw
+from resplite.server.blocking import BlockRequest
+from resplite.store.consumer_group import Consumer, ConsumerGroup
+from resplite.store.stream import Stream
+from resplite.store.stream_ids import MAX_ID, U64, format_id
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+_NEW_ONLY = MAX_ID  # ">": what the group has not delivered yet
+
+
+@dataclass(slots=True)
+class ReadArgs:
+    count: int = 0
+    timeout: int = -1  # ms; -1 without BLOCK, 0 for ever
+    min_idle: int = -1  # CLAIM; -1 without it
+    noack: bool = False
+    group: bytes | None = None
+    consumer: bytes | None = None
+    streams_at: int = 0
+    nstreams: int = 0
+
+
+def _parse(argv: list[bytes], grouped: bool, now: int) -> ReadArgs:
+    name = "xreadgroup" if grouped else "xread"
+    args = ReadArgs()
+    n = len(argv)
+    i = 1
+    while i < n:
+        more = n - i - 1
+        opt = argv[i].upper()
+        if opt == b"CLAIM" and more:
+            if not grouped:
+                raise CommandError(errors.xreadgroup_only("CLAIM"))
+            i += 1
+            value = parse_int(argv[i])
+            if value is None:
+                raise CommandError(errors.CLAIM_NOT_INTEGER)
+            if value < 0:
+                raise CommandError(errors.CLAIM_NEGATIVE)
+            args.min_idle = value
+        elif opt == b"BLOCK" and more:
+            i += 1
+            timeout = parse_int(argv[i])
+            if timeout is None:
+                raise CommandError(errors.TIMEOUT_NOT_INTEGER)
+            if timeout < 0:
+                raise CommandError(errors.TIMEOUT_NEGATIVE)
+            if timeout > 0 and timeout > INT64_MAX - now:
+                raise CommandError(errors.TIMEOUT_OUT_OF_RANGE)
+            args.timeout = timeout
+        elif opt == b"COUNT" and more:
+            i += 1
+            args.count = max(int_arg(argv[i]), 0)
+        elif opt == b"STREAMS" and more:
+            args.streams_at = i + 1
+            rest = n - args.streams_at
+            if rest & 1:
+                raise CommandError(errors.unbalanced_streams(name))
+            args.nstreams = rest >> 1
+            break
+        elif opt == b"GROUP" and more >= 2:
+            if not grouped:
+                raise CommandError(errors.xreadgroup_only("GROUP"))
+            args.group = argv[i + 1]
+            args.consumer = argv[i + 2]
+            i += 2
+        elif opt == b"NOACK":
+            if not grouped:
+                raise CommandError(errors.xreadgroup_only("NOACK"))
+            args.noack = True
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+    if not args.streams_at:
+        raise CommandError(errors.SYNTAX)
+    if grouped and args.group is None:
+        raise CommandError(errors.XREADGROUP_NO_GROUP)
+    return args
+
+
+def _map_reply(client: Client, served: list[tuple[bytes, list[Any]]]) -> Any:
+    if client.resp != 3:
+        return [[key, entries] for key, entries in served]
+    keys = {key for key, _ in served}
+    if len(keys) == len(served):
+        return dict(served)
+    # The same stream named twice: a RESP3 map with a repeated key, as Redis sends it.
+    body = [b"%%%d\r\n" % len(served)]
+    for key, entries in served:
+        body.append(encode(key, 3))
+        body.append(encode(entries, 3))
+    return Raw(b"".join(body))
+
+
+def _claim(
+    stream: Stream, group: ConsumerGroup, consumer: Consumer, min_idle: int, count: int, now: int
+) -> list[Any]:
+    """CLAIM: hand the most idle pending entries (idle >= ``min_idle``) to ``consumer``."""
+    eligible: list[int] = []
+    for key in group.by_time():
+        idle = (now - (key >> 128)) & U64
+        if idle < min_idle:
+            break
+        eligible.append(key)
+        if count and len(eligible) >= count:
+            break
+    out: list[Any] = []
+    for key in eligible:
+        sid = key & MAX_ID
+        fields = stream.get(sid)
+        if fields is None:
+            continue  # deleted from the stream: left pending, not served
+        nack = group.pel[sid]
+        out.append([format_id(sid), fields, now - nack.delivery_time, nack.delivery_count])
+        group.transfer(sid, nack, consumer)
+        group.retime(sid, nack, now)
+        nack.delivery_count += 1
+        consumer.active_time = now
+    return out
+
+
+def _history(
+    stream: Stream, group: ConsumerGroup, consumer: Consumer, start: int, count: int, now: int
+) -> list[Any]:
+    """The consumer's own pending entries from ``start``; deleted ones as ``[id, nil]``."""
+    out: list[Any] = []
+    for sid in consumer.pel.irange(minimum=start):
+        if count and len(out) >= count:
+            break
+        fields = stream.get(sid)
+        if fields is None:
+            out.append([format_id(sid), NULL_ARRAY])
+            continue
+        out.append([format_id(sid), fields])
+        nack = group.pel[sid]
+        group.retime(sid, nack, now)
+        nack.delivery_count += 1
+    return out
+
+
+def _new_entries(
+    stream: Stream,
+    start: int,
+    count: int,
+    group: ConsumerGroup | None,
+    consumer: Consumer | None,
+    noack: bool,
+    claim_shape: bool,
+    now: int,
+    out: list[Any],
+) -> None:
+    for node, i, sid in stream.iter_forward(start):
+        if group is not None:
+            if sid > group.last_id:
+                stream.advance_group(group, sid)
+            if not noack:
+                assert consumer is not None
+                group.deliver(sid, consumer, now)
+                consumer.active_time = now
+        if claim_shape:
+            out.append([format_id(sid), node.fields_at(i), 0, 0])
+        else:
+            out.append([format_id(sid), node.fields_at(i)])
+        if count and len(out) == count:
+            break
+
+
+def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
+    clock = client.server.clock
+    now = clock.time_ms()
+    args = _parse(argv, grouped, now)
+    db = client.db
+    first = args.streams_at
+    nstreams = args.nstreams
+    group_name = args.group
+    ids: list[int] = []
+    groups: list[ConsumerGroup | None] = []
+    for idx in range(nstreams):
+        key = argv[first + idx]
+        arg = argv[first + nstreams + idx]
+        stream = db.get(key)
+        if stream is not None and stream.__class__ is not Stream:
+            raise CommandError(errors.WRONGTYPE)
+        group = None
+        if group_name is not None:
+            group = stream.groups.get(group_name) if stream is not None else None
+            if group is None:
+                raise CommandError(
+                    errors.nogroup_key_or_group(key, group_name, " in XREADGROUP with GROUP option")
+                )
+        groups.append(group)
+        if arg == b"$":
+            if grouped:
+                raise CommandError(errors.XREADGROUP_DOLLAR)
+            ids.append(stream.last_id if stream is not None else 0)
+        elif arg == b"+":
+            if grouped:
+                raise CommandError(errors.XREADGROUP_PLUS)
+            if stream is not None and stream.length:
+                ids.append(stream.last_live_id() - 1)
+            else:
+                ids.append(0)
+        elif arg == b">":
+            if not grouped:
+                raise CommandError(errors.XREAD_GT_WITHOUT_GROUP)
+            ids.append(_NEW_ONLY)
+        else:
+            ids.append(require_id(arg, 0, strict=True))
+
+    served: list[tuple[bytes, list[Any]]] = []
+    min_idle = args.min_idle
+    count = args.count
+    min_pel_time: int | None = None
+    for idx in range(nstreams):
+        key = argv[first + idx]
+        stream = db.get(key)
+        if stream is None:
+            continue
+        gt = ids[idx]
+        group = groups[idx]
+        consumer = None
+        serve = history = claimable = False
+        if group is not None:
+            assert args.consumer is not None
+            if min_idle != -1:
+                for tkey in group.by_time():
+                    if not stream.exists(tkey & MAX_ID):
+                        continue
+                    when = tkey >> 128
+                    if min_pel_time is None or when < min_pel_time:
+                        min_pel_time = when
+                    claimable = ((now - when) & U64) >= min_idle
+                    break
+            if gt != _NEW_ONLY:
+                serve = history = True
+            elif stream.length and stream.last_live_id() > group.last_id:
+                serve = True
+                gt = group.last_id
+            consumer = group.get_or_create_consumer(args.consumer, now)
+            consumer.seen_time = now
+        elif stream.length and stream.last_live_id() > gt:
+            serve = True
+        claimed_only = False
+        if history:
+            min_idle = -1  # CLAIM is ignored from here on, as in Redis
+        elif not serve and claimable:
+            serve = claimed_only = True
+        if not serve:
+            continue
+        start = gt + 1 if gt != MAX_ID else 0
+        if group is None:
+            entries = [
+                [format_id(sid), fields] for sid, fields in stream.range(start, MAX_ID, count)
+            ]
+        else:
+            assert consumer is not None
+            if history:
+                entries = _history(stream, group, consumer, start, count, now)
+            else:
+                entries = []
+                if min_idle != -1:
+                    entries = _claim(stream, group, consumer, min_idle, count, now)
+                if not claimed_only and not (count and len(entries) == count):
+                    _new_entries(
+                        stream, start, count, group, consumer, args.noack, min_idle != -1,
+                        now, entries,
+                    )
+        served.append((key, entries))
+
+    if served:
+        return _map_reply(client, served)
+    if args.timeout == -1:
+        return NULL_ARRAY
+    keys = argv[first : first + nstreams]
+    retry_argv = argv
+    if not grouped and b"$" in argv[first + nstreams :]:
+        # "$" means "after what the stream holds now": fix it for the re-runs.
+        retry_argv = list(argv)
+        for idx in range(nstreams):
+            if retry_argv[first + nstreams + idx] == b"$":
+                retry_argv[first + nstreams + idx] = format_id(ids[idx])
+    recheck = None
+    if min_idle != -1:
+        expire = min_idle + (min_pel_time if min_pel_time is not None else now)
+        recheck = expire + 1  # Redis wakes once the expiry time has passed
+    wakes_on = None
+    if not grouped:
+
+        def wakes_on(key: bytes) -> bool:
+            return client.db.get(key).__class__ is Stream
+
+    return BlockRequest(
+        keys=keys,
+        timeout_ms=args.timeout,
+        retry=lambda: _read(client, retry_argv, grouped),
+        timeout_reply=NULL_ARRAY,
+        wakes_on=wakes_on,
+        recheck_ms=recheck,
+    )
+
+
+@command("xread")
+def xread(client: Client, argv: list[bytes]) -> Any:
+    return _read(client, argv, grouped=False)
+
+
+@command("xreadgroup")
+def xreadgroup(client: Client, argv: list[bytes]) -> Any:
+    return _read(client, argv, grouped=True)
