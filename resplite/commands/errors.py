@@ -203,3 +203,40 @@ def subcommand_syntax(argv: list[bytes]) -> str:
         f"ERR unknown subcommand or wrong number of arguments for '{user_text(argv[1])}'. "
         f"Try {user_text(argv[0], 1 << 20).upper()} HELP."
     )
+
+
+# Keyspace and string commands.
+DECREMENT_OVERFLOW = "ERR decrement would overflow"
+INCR_NAN_OR_INF = "ERR increment would produce NaN or Infinity"
+STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
+LCS_NOT_STRINGS = "ERR The specified keys must contain string values"
+LCS_LEN_AND_IDX = "ERR If you want both the length and indexes, please just use IDX."
+LCS_TOO_LONG = "ERR String too long for LCS"
+LCS_TABLE_TOO_BIG = (
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+)
+SAME_OBJECT = "ERR source and destination objects are the same"
+INVALID_CURSOR = "ERR invalid cursor"
+EXPIRE_NX_AND_OTHERS = "ERR NX and XX, GT or LT options at the same time are not compatible"
+EXPIRE_GT_AND_LT = "ERR GT and LT options at the same time are not compatible"
+_POLICY_SWITCH_NOTE = (
+    "Please note that when switching between policies at runtime LRU and LFU data will take "
+    "some time to adjust."
+)
+IDLETIME_UNDER_LFU = (
+    "ERR An LFU maxmemory policy is selected, idle time not tracked. " + _POLICY_SWITCH_NOTE
+)
+FREQ_WITHOUT_LFU = (
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+    + _POLICY_SWITCH_NOTE
+)
+
+
+def invalid_expire(fullname: str) -> str:
+    return INVALID_EXPIRE.format(fullname)
+
+
+def unsupported_expire_option(option: bytes) -> str:
+    return f"ERR Unsupported option {_c_text(option)}"
+INT32_OUT_OF_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"

@@ -169,6 +169,7 @@ class Server:
 
     def cron_tick(self) -> None:
         state = self.state
+        state.keyspace.cron()
         if self.config["active-expire-enabled"]:
             for db in state.keyspace.dbs:
                 if db.expires:

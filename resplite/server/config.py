@@ -136,6 +136,8 @@ DIRECTIVES: dict[str, Directive] = {
                 "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
             ),
         ),
+        Directive("lfu-log-factor", 10, int_parser(0, _INT_MAX)),
+        Directive("lfu-decay-time", 1, int_parser(0, _INT_MAX)),
         Directive("databases", 16, int_parser(1, _INT_MAX), mutable=False),
         Directive("proto-max-bulk-len", 512 * 1024 * 1024, parse_memory, format_memory),
         Directive("client-query-buffer-limit", 1024 * 1024 * 1024, parse_memory, format_memory),

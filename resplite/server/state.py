@@ -48,6 +48,9 @@ class ServerState:
         self.config = config
         self.clock = clock or Clock()
         self.keyspace = Keyspace(config["databases"], self.clock, self._on_modified)
+        self._configure_access()
+        for name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
+            config.on_change(name, self._configure_access)
         self.blocking = BlockingManager(self.clock)
         self.table: dict[bytes, CommandSpec] = build_table()
         self.clients: dict[int, Client] = {}
@@ -77,6 +80,13 @@ class ServerState:
         self.maxmemory = config["maxmemory"]
         self.used_memory = 0  # refreshed by the server cron; see over_maxmemory()
         config.on_change("maxmemory", self._set_maxmemory)
+
+    def _configure_access(self, name: str = "", value: object = None) -> None:
+        # OBJECT IDLETIME / FREQ: what each key's access field records follows the policy.
+        config = self.config
+        self.keyspace.configure_access(
+            config["maxmemory-policy"], config["lfu-log-factor"], config["lfu-decay-time"]
+        )
 
     def _set_maxmemory(self, name: str, value: int) -> None:
         self.maxmemory = value

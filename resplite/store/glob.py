@@ -12,10 +12,20 @@ pattern as its set.
 The pattern is compiled once into tokens (cached), then matched with the usual single
 backtracking point for the last ``*``, which gives the same answers as Redis's recursive
 matcher in linear-times-pattern time.
+
+:func:`compile_matcher` turns the same tokens into a regular expression for callers that
+test many strings against one pattern (KEYS, SCAN MATCH): each token becomes a one-byte
+class, the text before the first ``*`` is anchored at the start, the text after the last one
+at the end, and every piece in between is searched leftmost inside an atomic group. Taking
+the leftmost place of each piece never loses a match (each piece has a fixed length), and the
+atomic groups stop the engine from retrying other places, so the cost stays bounded by
+string length times pattern length, as Redis's matcher is.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from functools import lru_cache
 
 _STAR = 0
@@ -31,6 +41,10 @@ _Token = tuple[int, int, bool, tuple[_SetItem, ...]]
 
 def _lower(c: int) -> int:
     return c + 32 if 65 <= c <= 90 else c
+
+
+def _signed(c: int) -> int:
+    return c - 256 if c > 127 else c
 
 
 @lru_cache(maxsize=256)
@@ -63,7 +77,9 @@ def _compile(pattern: bytes) -> tuple[_Token, ...]:
                 elif ch == 93:  # ']'
                     break
                 elif n - i >= 3 and pattern[i + 1] == 45:  # 'a-z'
-                    lo, hi = ch, pattern[i + 2]
+                    # Redis compares range ends as C chars, which are signed: bytes from
+                    # 0x80 sort below 0x00 ([a-\xff] means \xff..a).
+                    lo, hi = _signed(ch), _signed(pattern[i + 2])
                     if lo > hi:
                         lo, hi = hi, lo
                     items.append((2, lo, hi))
@@ -93,10 +109,11 @@ def _one(token: _Token, c: int, nocase: bool) -> bool:
             if a == c:
                 matched = True
         elif item_kind == 2:
+            sc = _signed(c)
             if nocase:
-                if _lower(a) <= _lower(c) <= _lower(b):
+                if _lower(a) <= _lower(sc) <= _lower(b):
                     matched = True
-            elif a <= c <= b:
+            elif a <= sc <= b:
                 matched = True
         elif a == c or (nocase and _lower(a) == _lower(c)):
             matched = True
@@ -131,3 +148,57 @@ def glob_match(pattern: bytes, string: bytes, nocase: bool = False) -> bool:
     while ti < nt and tokens[ti][0] == _STAR:
         ti += 1
     return ti == nt
+
+
+def _byte_class(token: _Token, nocase: bool) -> bytes:
+    """The regex for one non-star token: a class of the bytes it accepts."""
+    if token[0] == _ANY:
+        return rb"[\x00-\xff]"
+    if token[0] == _LIT:
+        lit = token[1]
+        if nocase and _lower(lit) != lit:
+            return b"[" + re.escape(bytes((lit, _lower(lit)))) + b"]"
+        if nocase and 97 <= lit <= 122:
+            return b"[" + re.escape(bytes((lit, lit - 32))) + b"]"
+        return re.escape(bytes((lit,)))
+    accepted = [c for c in range(256) if _one(token, c, nocase)]
+    if len(accepted) == 256:
+        return rb"[\x00-\xff]"
+    if not accepted:
+        return rb"(?!)"
+    if len(accepted) == 1:
+        return re.escape(bytes(accepted))
+    parts: list[bytes] = []
+    start = prev = accepted[0]
+    for c in [*accepted[1:], -2]:
+        if c != prev + 1:
+            parts.append(rb"\x%02x" % start if start == prev else rb"\x%02x-\x%02x" % (start, prev))
+            start = c
+        prev = c
+    return b"[" + b"".join(parts) + b"]"
+
+
+@lru_cache(maxsize=256)
+def compile_matcher(pattern: bytes, nocase: bool = False) -> Callable[[bytes], bool]:
+    """A fast predicate equal to ``lambda s: glob_match(pattern, s, nocase)``."""
+    tokens = _compile(pattern)
+    pieces: list[list[bytes]] = [[]]
+    for token in tokens:
+        if token[0] == _STAR:
+            pieces.append([])
+        else:
+            pieces[-1].append(_byte_class(token, nocase))
+    if len(pieces) == 1:
+        regex = b"".join(pieces[0])
+    else:
+        middle = b"".join(rb"(?>.*?" + b"".join(p) + b")" for p in pieces[1:-1])
+        regex = b"".join(pieces[0]) + middle + rb".*" + b"".join(pieces[-1])
+    fullmatch = re.compile(regex, re.DOTALL).fullmatch
+    empty_matches = not pattern
+
+    def match(string: bytes) -> bool:
+        if not string:
+            return empty_matches
+        return fullmatch(string) is not None
+
+    return match

@@ -1,18 +1,30 @@
 """The keyspace: numbered databases of keys with optional expiry, free of I/O and of RESP.
 
-Values are plain objects: ``bytes`` for strings, :class:`~resplite.store.stream.Stream` for
+Values are plain objects: ``bytes`` (or a marker subclass from
+:mod:`resplite.store.string_value`) for strings, :class:`~resplite.store.stream.Stream` for
 streams. Expiry times are absolute Unix milliseconds taken from an injected clock, so tests
 and the time-control command can move time without sleeping.
 
 Invariants:
 
-* a key in ``expires`` is always in ``data``;
+* a key in ``expires`` is always in ``data``; a key in ``access`` is always in ``data`` and
+  every key of ``data`` is in ``access``;
 * a key whose expiry time has passed is never returned by a lookup: lookups delete it first
   (lazy expiry, as Redis's ``expireIfNeeded``), and :meth:`Database.active_expire` frees the
   ones nobody reads;
+* keys are created only through :meth:`Database.set`, :meth:`Database.add` and
+  :meth:`Database.put`, never by writing ``data`` directly: that is how SCAN's index
+  (:mod:`resplite.store.scanindex`) and the access times learn about new keys;
 * every change that a WATCH or a blocked client must notice goes through
   :meth:`Database.signal_modified`, which calls the hook the server installs. Commands call it
   themselves, after the change, as Redis's ``signalModifiedKey`` is called.
+
+Access tracking (OBJECT IDLETIME / FREQ) follows Redis's 24-bit per-object field: under an
+LRU or non-LFU policy it holds the LRU clock (Unix seconds, 24 bits) of the last access; under
+an LFU policy it holds the minute of the last decrement (16 bits) and a logarithmic access
+counter (8 bits). Switching policy reinterprets the field, as Redis does. The clock the hot
+path stores is a cached attribute refreshed by :meth:`Keyspace.tick` (the server cron and
+every clock jump), so a lookup costs one dict store and no clock read.
 """
 
 from __future__ import annotations
@@ -20,7 +32,10 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Any, Protocol
+
+from resplite.store.scanindex import ScanIndex
 
 
 class Clock(Protocol):
@@ -30,24 +45,54 @@ class Clock(Protocol):
 # Called with (db index, key) after a key changed, was deleted or expired.
 ModifiedHook = Callable[[int, bytes], None]
 
+LRU_CLOCK_MAX = (1 << 24) - 1
+LFU_INIT_VAL = 5
+# An index nobody scanned for this long is dropped (a later SCAN rebuilds it).
+SCAN_INDEX_IDLE_MS = 60_000
+
 
 def _no_hook(db: int, key: bytes) -> None:
     return None
 
 
 class Database:
-    """One numbered database: a dict of keys and a dict of their expiry times."""
+    """One numbered database: a dict of keys, their expiry times and their access fields."""
 
-    __slots__ = ("_expiry_heap", "clock", "data", "expired_keys", "expires", "index", "on_modified")
+    __slots__ = (
+        "_expiry_heap",
+        "_slow_writes",
+        "access",
+        "clock",
+        "data",
+        "expired_keys",
+        "expires",
+        "index",
+        "lfu",
+        "lfu_decay_time",
+        "lfu_log_factor",
+        "lru_clock",
+        "on_modified",
+        "scan_index",
+        "unix_s",
+    )
 
     def __init__(self, index: int, clock: Clock, on_modified: ModifiedHook = _no_hook) -> None:
         self.index = index
         self.clock = clock
         self.data: dict[bytes, Any] = {}
         self.expires: dict[bytes, int] = {}
+        self.access: dict[bytes, int] = {}
         self.on_modified = on_modified
         self.expired_keys = 0
         self._expiry_heap: list[tuple[int, bytes]] = []
+        self.scan_index: ScanIndex | None = None
+        self.lfu = False
+        self.lfu_log_factor = 10
+        self.lfu_decay_time = 1
+        self._slow_writes = False
+        self.unix_s = 0
+        self.lru_clock = 0
+        self.tick()
 
     def __len__(self) -> int:
         return len(self.data)
@@ -64,11 +109,24 @@ class Database:
     def _delete_expired(self, key: bytes) -> None:
         del self.data[key]
         del self.expires[key]
+        self.access.pop(key, None)
         self.expired_keys += 1
         self.on_modified(self.index, key)
 
     def get(self, key: bytes) -> Any:
-        """The live value of ``key``, or None."""
+        """The live value of ``key``, or None; counts as an access (LRU/LFU)."""
+        if self.expires and self._expire_if_needed(key):
+            return None
+        value = self.data.get(key)
+        if value is not None:
+            if self.lfu:
+                self._lfu_touch(key)
+            else:
+                self.access[key] = self.lru_clock
+        return value
+
+    def peek(self, key: bytes) -> Any:
+        """The live value of ``key``, or None, without counting as an access."""
         if self.expires and self._expire_if_needed(key):
             return None
         return self.data.get(key)
@@ -91,15 +149,46 @@ class Database:
 
     # -- changes ------------------------------------------------------------------------
 
-    def set(self, key: bytes, value: Any, *, keep_ttl: bool = False) -> None:
-        """Store ``value`` under ``key``; the old expiry is cleared unless ``keep_ttl``."""
+    def set(
+        self, key: bytes, value: Any, *, keep_ttl: bool = False, looked_up: bool = False
+    ) -> None:
+        """Store ``value`` under ``key``; the old expiry is cleared unless ``keep_ttl``.
+
+        ``looked_up`` says the caller already read the key with :meth:`get` for this
+        command, so the write does not count as a second access (it matters under LFU).
+        """
+        if self._slow_writes:
+            self._note_write(key, looked_up)
+        else:
+            self.access[key] = self.lru_clock
         self.data[key] = value
         if not keep_ttl and self.expires:
             self.expires.pop(key, None)
 
     def add(self, key: bytes, value: Any) -> None:
         """Store a new key that the caller knows is absent (no expiry to clear)."""
+        if self._slow_writes:
+            self._note_write(key, False)
+        else:
+            self.access[key] = self.lru_clock
         self.data[key] = value
+
+    def _note_write(self, key: bytes, looked_up: bool) -> None:
+        """Bookkeeping of a write while a scan index exists or under an LFU policy."""
+        if key in self.data:
+            if not self.lfu:
+                self.access[key] = self.lru_clock
+            elif not looked_up:
+                # The write's own lookup counts as an access; the counter survives the
+                # overwrite, as Redis keeps the old object's LFU field.
+                self._lfu_touch(key)
+            return
+        self.access[key] = self._fresh_access()
+        index = self.scan_index
+        if index is not None:
+            index.pending.append(key)
+            if len(index.pending) > len(self.data) + 1024:
+                self.drop_scan_index()
 
     def delete(self, key: bytes) -> bool:
         """Delete a live key; returns whether it existed. Does not signal."""
@@ -107,10 +196,29 @@ class Database:
             return False
         if key in self.data:
             del self.data[key]
+            self.access.pop(key, None)
             if self.expires:
                 self.expires.pop(key, None)
             return True
         return False
+
+    def take(self, key: bytes) -> tuple[Any, int | None, int | None] | None:
+        """Remove a live key for RENAME / MOVE: (value, expiry, access field), or None."""
+        if self.expires and self._expire_if_needed(key):
+            return None
+        value = self.data.pop(key, None)
+        if value is None:
+            return None
+        when = self.expires.pop(key, None) if self.expires else None
+        return value, when, self.access.pop(key, None)
+
+    def put(self, key: bytes, value: Any, when_ms: int | None, access: int | None) -> None:
+        """Store an absent key with its expiry and, when moved, its access field."""
+        self.add(key, value)
+        if access is not None:
+            self.access[key] = access
+        if when_ms is not None:
+            self.set_expire(key, when_ms)
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         self.expires[key] = when_ms
@@ -127,8 +235,65 @@ class Database:
         keys = list(self.data)
         self.data.clear()
         self.expires.clear()
+        self.access.clear()
         self._expiry_heap.clear()
+        self.drop_scan_index()
         return keys
+
+    # -- access tracking (OBJECT IDLETIME / FREQ) ---------------------------------------
+
+    def tick(self) -> None:
+        """Refresh the cached clocks that lookups stamp on keys."""
+        self.unix_s = self.clock.time_ms() // 1000
+        self.lru_clock = self.unix_s & LRU_CLOCK_MAX
+
+    def _fresh_access(self) -> int:
+        if self.lfu:
+            return (((self.unix_s // 60) & 0xFFFF) << 8) | LFU_INIT_VAL
+        return self.lru_clock
+
+    def touch(self, key: bytes) -> None:
+        """Count an access to an existing key (TOUCH, and lookups of writes)."""
+        if key in self.data:
+            if self.lfu:
+                self._lfu_touch(key)
+            else:
+                self.access[key] = self.lru_clock
+
+    def idle_ms(self, key: bytes) -> int:
+        """Milliseconds since the last access, at the LRU clock's one-second resolution."""
+        lru = self.access.get(key, self.lru_clock)
+        clock = self.lru_clock
+        if clock >= lru:
+            return (clock - lru) * 1000
+        return (clock + (LRU_CLOCK_MAX - lru)) * 1000
+
+    def frequency(self, key: bytes) -> int:
+        """The LFU counter of ``key`` after the decay due since its last decrement."""
+        return self._lfu_decayed(self.access.get(key, LFU_INIT_VAL))
+
+    def _lfu_decayed(self, field: int) -> int:
+        ldt = field >> 8
+        counter = field & 255
+        now = (self.unix_s // 60) & 0xFFFF
+        elapsed = now - ldt if now >= ldt else 65535 - ldt + now
+        periods = elapsed // self.lfu_decay_time if self.lfu_decay_time else 0
+        if periods:
+            counter = 0 if periods > counter else counter - periods
+        return counter
+
+    def _lfu_touch(self, key: bytes) -> None:
+        counter = self._lfu_decayed(self.access.get(key, LFU_INIT_VAL))
+        if counter < 255:
+            base = counter - LFU_INIT_VAL
+            if base < 0:
+                base = 0
+            if random.random() < 1.0 / (base * self.lfu_log_factor + 1):
+                counter += 1
+        self.access[key] = (((self.unix_s // 60) & 0xFFFF) << 8) | counter
+
+    def _update_slow_writes(self) -> None:
+        self._slow_writes = self.lfu or self.scan_index is not None
 
     # -- iteration and expiry -------------------------------------------------------------
 
@@ -144,22 +309,42 @@ class Database:
             if when is None or when > now:
                 yield key
 
+    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
+        """One SCAN step over the hash-ordered index (see :mod:`resplite.store.scanindex`).
+
+        Returned keys were present at the call; expired ones are still included, for the
+        caller to filter as Redis does.
+        """
+        index = self.scan_index
+        now = self.clock.time_ms()
+        if index is None:
+            index = self.scan_index = ScanIndex(self.data, now)
+            self._update_slow_writes()
+        index.last_used_ms = now
+        return index.scan(self.data, cursor, count)
+
+    def drop_scan_index(self) -> None:
+        self.scan_index = None
+        self._update_slow_writes()
+
     def random_key(self) -> bytes | None:
-        # Sampling a few times mirrors Redis, which retries when it draws an expired key.
-        for _ in range(100):
-            if not self.data:
-                return None
-            key = random.choice(list(self.data)) if len(self.data) < 64 else self._sample()
-            if not self._expire_if_needed(key):
+        """A uniformly chosen live key, or None; expired keys drawn on the way are deleted."""
+        data = self.data
+        while data:
+            index = self.scan_index
+            if index is not None:
+                index.merge(data)
+            if index is not None and len(index):
+                key = index.sample(random.randrange(len(index)))
+                if key not in data:
+                    index.entries.discard(key)
+                    continue
+            else:
+                # Skipping entries of a dict runs in C; cheap next to building an index.
+                key = next(islice(data, random.randrange(len(data)), None))
+            if not (self.expires and self._expire_if_needed(key)):
                 return key
         return None
-
-    def _sample(self) -> bytes:
-        it = iter(self.data)
-        skip = random.randrange(min(len(self.data), 64))
-        for _ in range(skip):
-            next(it)
-        return next(it)
 
     def active_expire(self, budget: int = 200) -> int:
         """Delete up to ``budget`` keys whose time has passed; returns how many were deleted.
@@ -188,10 +373,14 @@ class Database:
 class Keyspace:
     """All databases of one server."""
 
-    __slots__ = ("dbs",)
+    __slots__ = ("clock", "dbs")
 
     def __init__(self, count: int, clock: Clock, on_modified: ModifiedHook = _no_hook) -> None:
+        self.clock = clock
         self.dbs = [Database(i, clock, on_modified) for i in range(count)]
+        add_listener = getattr(clock, "add_listener", None)
+        if add_listener is not None:
+            add_listener(self.tick)
 
     def __getitem__(self, index: int) -> Database:
         return self.dbs[index]
@@ -199,9 +388,36 @@ class Keyspace:
     def __len__(self) -> int:
         return len(self.dbs)
 
+    def tick(self) -> None:
+        """Refresh every database's cached access clock (server cron and clock jumps)."""
+        for db in self.dbs:
+            db.tick()
+
+    def cron(self) -> None:
+        """Periodic housekeeping: access clocks, and scan indexes nobody uses any more."""
+        now = self.clock.time_ms()
+        for db in self.dbs:
+            db.tick()
+            index = db.scan_index
+            if index is not None and now - index.last_used_ms > SCAN_INDEX_IDLE_MS:
+                db.drop_scan_index()
+
+    def configure_access(self, policy: str, log_factor: int = 10, decay_time: int = 1) -> None:
+        """Follow ``maxmemory-policy``: LFU counters under an ``*-lfu`` policy, else LRU."""
+        lfu = policy.endswith("-lfu")
+        for db in self.dbs:
+            db.lfu = lfu
+            db.lfu_log_factor = log_factor
+            db.lfu_decay_time = decay_time
+            db._update_slow_writes()
+
     def swap(self, a: int, b: int) -> None:
         """Swap the contents of two databases (SWAPDB); clients keep their db index."""
         da, db = self.dbs[a], self.dbs[b]
         da.data, db.data = db.data, da.data
         da.expires, db.expires = db.expires, da.expires
+        da.access, db.access = db.access, da.access
         da._expiry_heap, db._expiry_heap = db._expiry_heap, da._expiry_heap
+        da.scan_index, db.scan_index = db.scan_index, da.scan_index
+        da._update_slow_writes()
+        db._update_slow_writes()

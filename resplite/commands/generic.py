@@ -1,0 +1,478 @@
+"""Keyspace commands: DEL, UNLINK, EXISTS, TYPE, KEYS, SCAN, RANDOMKEY, RENAME, RENAMENX, COPY,
+MOVE, the EXPIRE family, TTL family, PERSIST, TOUCH and OBJECT.
+
+Lookups follow Redis's two kinds: those that count as an access of the key (most commands)
+and those that do not (EXISTS, TYPE, the TTL family, OBJECT, SCAN's TYPE filter), which use
+:meth:`~resplite.store.keyspace.Database.peek`. A client in CLIENT NO-TOUCH mode never counts
+as an access, except through TOUCH itself (Redis 7.2 behaviour).
+
+SCAN walks the database's hash-ordered index (:mod:`resplite.store.scanindex`): a cursor is
+the next hash position to visit, so each call costs about O(COUNT log n) and every key present
+for the whole iteration is returned at least once, whatever is written in between. KEYS and
+SCAN MATCH use Redis's glob rules (:mod:`resplite.store.glob`), including its quirks: ``*``
+alone matches every key, but a pattern never matches the empty key unless it is empty too.
+
+Expiry: a time in the past deletes the key at once (and answers 1), as Redis does on a
+master; NX / XX / GT / LT compare with the current expiry, a key without one counting as
+infinite. Every change is followed by ``signal_modified`` so WATCH and blocked clients see it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.cursor import INT64_MAX, INT64_MIN, parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.protocol.replies import OK, Status
+from resplite.store import string_value
+from resplite.store.glob import compile_matcher
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+    from resplite.store.keyspace import Database
+
+_INT32_MIN = -(1 << 31)
+_INT32_MAX = (1 << 31) - 1
+_ULONG_MAX = (1 << 64) - 1
+# C's LLONG_MAX / 1000 and LLONG_MIN / 1000 truncate towards zero.
+_MAX_SECONDS = INT64_MAX // 1000
+_MIN_SECONDS = -(-INT64_MIN // 1000)
+
+_TYPE_REPLIES: dict[str, Status] = {}
+_NONE = Status("none")
+
+
+def type_name(value: Any) -> str:
+    """What TYPE answers for a stored value."""
+    if isinstance(value, bytes):
+        return "string"
+    return value.type_name  # type: ignore[no-any-return]
+
+
+def _type_reply(value: Any) -> Status:
+    name = type_name(value)
+    reply = _TYPE_REPLIES.get(name)
+    if reply is None:
+        reply = _TYPE_REPLIES[name] = Status(name)
+    return reply
+
+
+def lookup(client: Client, key: bytes) -> Any:
+    """The live value of ``key`` for a command that reads or writes it (counts as access)."""
+    if client.no_touch:
+        return client.db.peek(key)
+    return client.db.get(key)
+
+
+def _db_index(client: Client, arg: bytes) -> int:
+    """A database number as COPY DB and MOVE parse it (a C int, then the range check)."""
+    index = parse_int(arg)
+    if index is None:
+        raise CommandError(errors.NOT_INTEGER)
+    if not _INT32_MIN <= index <= _INT32_MAX:
+        raise CommandError(errors.INT32_OUT_OF_RANGE)
+    if not 0 <= index < len(client.server.keyspace):
+        raise CommandError(errors.DB_INDEX_OUT_OF_RANGE)
+    return index
+
+
+# -- deleting and testing keys ------------------------------------------------------------
+
+
+def _delete_keys(client: Client, argv: list[bytes]) -> int:
+    db = client.db
+    deleted = 0
+    for key in argv[1:]:
+        if db.delete(key):
+            db.signal_modified(key)
+            deleted += 1
+    return deleted
+
+
+@command("del")
+def del_(client: Client, argv: list[bytes]) -> int:
+    return _delete_keys(client, argv)
+
+
+@command("unlink")
+def unlink(client: Client, argv: list[bytes]) -> int:
+    return _delete_keys(client, argv)
+
+
+@command("exists")
+def exists(client: Client, argv: list[bytes]) -> int:
+    contains = client.db.contains
+    return sum(1 for key in argv[1:] if contains(key))
+
+
+@command("type")
+def type_(client: Client, argv: list[bytes]) -> Status:
+    value = client.db.peek(argv[1])
+    return _NONE if value is None else _type_reply(value)
+
+
+@command("touch")
+def touch(client: Client, argv: list[bytes]) -> int:
+    db = client.db
+    # TOUCH counts as an access even for a CLIENT NO-TOUCH client.
+    return sum(1 for key in argv[1:] if db.get(key) is not None)
+
+
+# -- listing keys ---------------------------------------------------------------------------
+
+
+@command("keys")
+def keys(client: Client, argv: list[bytes]) -> list[bytes]:
+    pattern = argv[1]
+    live = client.db.live_keys()
+    if pattern == b"*":
+        return list(live)
+    match = compile_matcher(pattern)
+    return [key for key in live if match(key)]
+
+
+_CURSOR = re.compile(rb"(?:[+-]?\d+)?")  # strtoul: empty reads as 0
+
+
+def parse_scan_cursor(arg: bytes) -> int:
+    """A cursor as Redis reads it with ``strtoul``: sign allowed, wraps negatives, no spaces."""
+    text = arg.split(b"\x00", 1)[0]  # C sees the string up to its first NUL
+    if not _CURSOR.fullmatch(text):
+        raise CommandError(errors.INVALID_CURSOR)
+    digits = text[1:] if text[:1] in (b"+", b"-") else text
+    digits = digits.lstrip(b"0")
+    value = int(digits) if digits and len(digits) <= 20 else (0 if not digits else _ULONG_MAX + 1)
+    if value > _ULONG_MAX:
+        raise CommandError(errors.INVALID_CURSOR)
+    return (-value) & _ULONG_MAX if text[:1] == b"-" else value
+
+
+@command("scan")
+def scan(client: Client, argv: list[bytes]) -> list[Any]:
+    cursor = parse_scan_cursor(argv[1])
+    count = 10
+    pattern: bytes | None = None
+    wanted_type: str | None = None
+    i, n = 2, len(argv)
+    while i < n:
+        option = argv[i].lower()
+        if n - i < 2:
+            raise CommandError(errors.SYNTAX)
+        if option == b"count":
+            count_value = parse_int(argv[i + 1])
+            if count_value is None:
+                raise CommandError(errors.NOT_INTEGER)
+            if count_value < 1:
+                raise CommandError(errors.SYNTAX)
+            count = count_value
+        elif option == b"match":
+            pattern = None if argv[i + 1] == b"*" else argv[i + 1]
+        elif option == b"type":
+            wanted_type = argv[i + 1].split(b"\x00", 1)[0].decode("latin-1").lower()
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 2
+    db = client.db
+    next_cursor, found = db.scan(cursor, count)
+    if pattern is not None:
+        match = compile_matcher(pattern)
+        found = [key for key in found if match(key)]
+    if db.expires:
+        contains = db.contains  # deletes the keys whose time has passed, as Redis does
+        found = [key for key in found if contains(key)]
+    if wanted_type is not None:
+        peek = db.peek
+        found = [key for key in found if type_name(peek(key)) == wanted_type]
+    return [b"%d" % next_cursor, found]
+
+
+@command("randomkey")
+def randomkey(client: Client, argv: list[bytes]) -> bytes | None:
+    return client.db.random_key()
+
+
+# -- renaming, copying, moving --------------------------------------------------------------
+
+
+def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
+    src, dst = argv[1], argv[2]
+    db = client.db
+    if lookup(client, src) is None:
+        raise CommandError(errors.NO_SUCH_KEY)
+    if src == dst:
+        return 0 if nx else OK
+    if db.contains(dst):
+        if nx:
+            return 0
+        db.delete(dst)
+    moved = db.take(src)
+    assert moved is not None
+    value, when, access = moved
+    db.put(dst, value, when, access)
+    db.signal_modified(src)
+    db.signal_modified(dst)
+    return 1 if nx else OK
+
+
+@command("rename")
+def rename(client: Client, argv: list[bytes]) -> Any:
+    return _rename(client, argv, nx=False)
+
+
+@command("renamenx")
+def renamenx(client: Client, argv: list[bytes]) -> Any:
+    return _rename(client, argv, nx=True)
+
+
+def _duplicate(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return string_value.copied(value)
+    return value.copy()
+
+
+@command("copy")
+def copy(client: Client, argv: list[bytes]) -> int:
+    replace = False
+    target: Database = client.db
+    i, n = 3, len(argv)
+    while i < n:
+        option = argv[i].lower()
+        if option == b"replace":
+            replace = True
+        elif option == b"db" and i + 1 < n:
+            target = client.server.keyspace[_db_index(client, argv[i + 1])]
+            i += 1
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+    src, dst = argv[1], argv[2]
+    db = client.db
+    if target is db and src == dst:
+        raise CommandError(errors.SAME_OBJECT)
+    value = lookup(client, src)
+    if value is None:
+        return 0
+    when = db.expires.get(src)
+    if target.contains(dst):
+        if not replace:
+            return 0
+        target.delete(dst)
+    target.put(dst, _duplicate(value), when, None)
+    target.signal_modified(dst)
+    return 1
+
+
+@command("move")
+def move(client: Client, argv: list[bytes]) -> int:
+    key = argv[1]
+    target = client.server.keyspace[_db_index(client, argv[2])]
+    db = client.db
+    if target is db:
+        raise CommandError(errors.SAME_OBJECT)
+    if lookup(client, key) is None or target.contains(key):
+        return 0
+    moved = db.take(key)
+    assert moved is not None
+    value, when, access = moved
+    target.put(key, value, when, access)
+    db.signal_modified(key)
+    target.signal_modified(key)
+    return 1
+
+
+# -- expiry -----------------------------------------------------------------------------------
+
+_NX, _XX, _GT, _LT = 1, 2, 4, 8
+_EXPIRE_FLAGS = {b"nx": _NX, b"xx": _XX, b"gt": _GT, b"lt": _LT}
+
+
+def _expire(client: Client, argv: list[bytes], seconds: bool, relative: bool) -> int:
+    flags = 0
+    for option in argv[3:]:
+        flag = _EXPIRE_FLAGS.get(option.lower())
+        if flag is None:
+            raise CommandError(errors.unsupported_expire_option(option))
+        flags |= flag
+    if flags & _NX and flags & (_XX | _GT | _LT):
+        raise CommandError(errors.EXPIRE_NX_AND_OTHERS)
+    if flags & _GT and flags & _LT:
+        raise CommandError(errors.EXPIRE_GT_AND_LT)
+    when = parse_int(argv[2])
+    if when is None:
+        raise CommandError(errors.NOT_INTEGER)
+    fullname = argv[0].decode("latin-1").lower()
+    if seconds:
+        if when > _MAX_SECONDS or when < _MIN_SECONDS:
+            raise CommandError(errors.invalid_expire(fullname))
+        when *= 1000
+    now = client.server.clock.time_ms()
+    base = now if relative else 0
+    if when > INT64_MAX - base:
+        raise CommandError(errors.invalid_expire(fullname))
+    when += base
+    key = argv[1]
+    if lookup(client, key) is None:
+        return 0
+    db = client.db
+    if flags:
+        current = db.expires.get(key)
+        if flags & _NX and current is not None:
+            return 0
+        if flags & _XX and current is None:
+            return 0
+        # A key without an expiry counts as one that never expires.
+        if flags & _GT and (current is None or when <= current):
+            return 0
+        if flags & _LT and current is not None and when >= current:
+            return 0
+    if when <= now:
+        db.delete(key)
+    else:
+        db.set_expire(key, when)
+    db.signal_modified(key)
+    return 1
+
+
+@command("expire")
+def expire(client: Client, argv: list[bytes]) -> int:
+    return _expire(client, argv, seconds=True, relative=True)
+
+
+@command("pexpire")
+def pexpire(client: Client, argv: list[bytes]) -> int:
+    return _expire(client, argv, seconds=False, relative=True)
+
+
+@command("expireat")
+def expireat(client: Client, argv: list[bytes]) -> int:
+    return _expire(client, argv, seconds=True, relative=False)
+
+
+@command("pexpireat")
+def pexpireat(client: Client, argv: list[bytes]) -> int:
+    return _expire(client, argv, seconds=False, relative=False)
+
+
+def _ttl(client: Client, key: bytes, ms: bool, absolute: bool) -> int:
+    db = client.db
+    if not db.contains(key):
+        return -2
+    when = db.expires.get(key)
+    if when is None:
+        return -1
+    ttl = when if absolute else when - client.server.clock.time_ms()
+    if ttl < 0:
+        ttl = 0
+    return ttl if ms else (ttl + 500) // 1000
+
+
+@command("ttl")
+def ttl(client: Client, argv: list[bytes]) -> int:
+    return _ttl(client, argv[1], ms=False, absolute=False)
+
+
+@command("pttl")
+def pttl(client: Client, argv: list[bytes]) -> int:
+    return _ttl(client, argv[1], ms=True, absolute=False)
+
+
+@command("expiretime")
+def expiretime(client: Client, argv: list[bytes]) -> int:
+    return _ttl(client, argv[1], ms=False, absolute=True)
+
+
+@command("pexpiretime")
+def pexpiretime(client: Client, argv: list[bytes]) -> int:
+    return _ttl(client, argv[1], ms=True, absolute=True)
+
+
+@command("persist")
+def persist(client: Client, argv: list[bytes]) -> int:
+    key = argv[1]
+    if lookup(client, key) is None:
+        return 0
+    db = client.db
+    if db.persist(key):
+        db.signal_modified(key)
+        return 1
+    return 0
+
+
+# -- OBJECT -----------------------------------------------------------------------------------
+
+_OBJECT_HELP = [
+    Status(line)
+    for line in (
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help.",
+    )
+]
+
+
+def _policy(client: Client) -> str:
+    return client.server.config["maxmemory-policy"]  # type: ignore[no-any-return]
+
+
+@command("object|encoding")
+def object_encoding(client: Client, argv: list[bytes]) -> bytes | None:
+    value = client.db.peek(argv[2])
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return string_value.encoding(value).encode()
+    return value.encoding.encode()  # type: ignore[no-any-return]
+
+
+@command("object|refcount")
+def object_refcount(client: Client, argv: list[bytes]) -> int | None:
+    value = client.db.peek(argv[2])
+    if value is None:
+        return None
+    if not isinstance(value, bytes):
+        return 1
+    config = client.server.config
+    # Under a memory limit with an LRU or LFU policy Redis stops sharing small integers:
+    # each key then needs its own access field.
+    shared = not (config["maxmemory"] and _policy(client).endswith(("-lru", "-lfu")))
+    return string_value.refcount(value, shared)
+
+
+@command("object|idletime")
+def object_idletime(client: Client, argv: list[bytes]) -> int | None:
+    db = client.db
+    if db.peek(argv[2]) is None:
+        return None
+    if _policy(client).endswith("-lfu"):
+        raise CommandError(errors.IDLETIME_UNDER_LFU)
+    return db.idle_ms(argv[2]) // 1000
+
+
+@command("object|freq")
+def object_freq(client: Client, argv: list[bytes]) -> int | None:
+    db = client.db
+    if db.peek(argv[2]) is None:
+        return None
+    if not _policy(client).endswith("-lfu"):
+        raise CommandError(errors.FREQ_WITHOUT_LFU)
+    return db.frequency(argv[2])
+
+
+@command("object|help")
+def object_help(client: Client, argv: list[bytes]) -> list[Status]:
+    return _OBJECT_HELP

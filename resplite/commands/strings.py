@@ -1,0 +1,457 @@
+"""String commands: GET, SET and its variants, the INCR family, APPEND, ranges, MGET/MSET, LCS.
+
+GET and plain ``SET key value`` are the hot path redis-benchmark measures: they do one
+keyspace call, one signal and return a constant or the stored bytes, with no cursor object.
+
+Values are stored as the client sent them (``bytes``), except where Redis's encoding would
+not follow from the bytes (APPEND and SETRANGE leave ``raw``, INCRBYFLOAT never leaves
+``int``): those store a marker subclass from :mod:`resplite.store.string_value`, so OBJECT
+ENCODING answers as Redis does. Integer commands parse with Redis's ``string2ll`` rules and
+refuse to overflow a signed 64-bit value; INCRBYFLOAT computes in 80-bit extended precision
+(:mod:`resplite.commands.longdouble`). String growth is bounded by ``proto-max-bulk-len``.
+
+Checks come in Redis's order, which decides which error wins: option syntax, then argument
+values that need no key, then the key lookup (WRONGTYPE), then the values that do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors, longdouble
+from resplite.commands.cursor import INT64_MAX, INT64_MIN, parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.generic import lookup
+from resplite.commands.lcs import lcs_length, lcs_walk
+from resplite.commands.registry import command
+from resplite.protocol.replies import OK
+from resplite.store.string_value import RawString, TextString
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+
+def _string(value: Any) -> bytes | None:
+    """A looked-up value as a string, None when absent; WRONGTYPE for another type."""
+    if value is None or isinstance(value, bytes):
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+def _max_len(client: Client) -> int:
+    return client.server.config["proto-max-bulk-len"]  # type: ignore[no-any-return]
+
+
+# -- GET / SET ----------------------------------------------------------------------------------
+
+
+@command("get")
+def get(client: Client, argv: list[bytes]) -> Any:
+    db = client.db
+    value = db.peek(argv[1]) if client.no_touch else db.get(argv[1])
+    if value is None or value.__class__ is bytes or isinstance(value, bytes):
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+# SET / GETEX option flags, as Redis names them.
+_NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST = (1 << i for i in range(9))
+_EXPIRY = _EX | _PX | _EXAT | _PXAT
+# For each option: the flag it sets, the flags it cannot follow, whether it takes a value,
+# and whether SET (True) or GETEX (False) accepts it.
+_SET_OPTIONS: dict[bytes, tuple[int, int, bool]] = {
+    b"NX": (_NX, _XX, False),
+    b"XX": (_XX, _NX, False),
+    b"GET": (_GET, 0, False),
+    b"KEEPTTL": (_KEEPTTL, _EXPIRY | _PERSIST, False),
+    b"EX": (_EX, _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT, True),
+    b"PX": (_PX, _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT, True),
+    b"EXAT": (_EXAT, _KEEPTTL | _PERSIST | _EX | _PX | _PXAT, True),
+    b"PXAT": (_PXAT, _KEEPTTL | _PERSIST | _EX | _EXAT | _PX, True),
+}
+_GETEX_OPTIONS: dict[bytes, tuple[int, int, bool]] = {
+    b"PERSIST": (_PERSIST, _EXPIRY | _KEEPTTL, False),
+    **{name: _SET_OPTIONS[name] for name in (b"EX", b"PX", b"EXAT", b"PXAT")},
+}
+
+
+def _parse_options(
+    argv: list[bytes], table: dict[bytes, tuple[int, int, bool]]
+) -> tuple[int, bytes | None]:
+    flags = 0
+    expire: bytes | None = None
+    i, n = 3 if table is _SET_OPTIONS else 2, len(argv)
+    while i < n:
+        option = table.get(argv[i].upper())
+        if option is None:
+            raise CommandError(errors.SYNTAX)
+        flag, conflicts, takes_value = option
+        if flags & conflicts or (takes_value and i + 1 >= n):
+            raise CommandError(errors.SYNTAX)
+        flags |= flag
+        if takes_value:
+            i += 1
+            expire = argv[i]
+        i += 1
+    return flags, expire
+
+
+def _expire_at(client: Client, flags: int, arg: bytes | None, fullname: str) -> int | None:
+    """The absolute expiry in ms an EX/PX/EXAT/PXAT argument asks for (None without one)."""
+    if arg is None:
+        return None
+    ms = parse_int(arg)
+    if ms is None:
+        raise CommandError(errors.NOT_INTEGER)
+    seconds = flags & (_EX | _EXAT)
+    if ms <= 0 or (seconds and ms > INT64_MAX // 1000):
+        raise CommandError(errors.invalid_expire(fullname))
+    if seconds:
+        ms *= 1000
+    if flags & (_EX | _PX):
+        ms += client.server.clock.time_ms()
+        if ms > INT64_MAX:
+            raise CommandError(errors.invalid_expire(fullname))
+    return ms
+
+
+@command("set")
+def set_(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) == 3:
+        db = client.db
+        key = argv[1]
+        db.set(key, argv[2])
+        db.signal_modified(key)
+        return OK
+    flags, expire_arg = _parse_options(argv, _SET_OPTIONS)
+    when = _expire_at(client, flags, expire_arg, "set")
+    key = argv[1]
+    old = _string(lookup(client, key)) if flags & _GET else None
+    found = lookup(client, key) is not None
+    if (flags & _NX and found) or (flags & _XX and not found):
+        return old
+    db = client.db
+    db.set(key, argv[2], keep_ttl=bool(flags & _KEEPTTL), looked_up=True)
+    if when is not None:
+        db.set_expire(key, when)
+    db.signal_modified(key)
+    return old if flags & _GET else OK
+
+
+@command("setnx")
+def setnx(client: Client, argv: list[bytes]) -> int:
+    key = argv[1]
+    if lookup(client, key) is not None:
+        return 0
+    db = client.db
+    db.set(key, argv[2], looked_up=True)
+    db.signal_modified(key)
+    return 1
+
+
+def _set_expiring(client: Client, argv: list[bytes], flag: int) -> Any:
+    fullname = argv[0].decode("latin-1").lower()
+    when = _expire_at(client, flag, argv[2], fullname)
+    assert when is not None
+    key = argv[1]
+    db = client.db
+    db.set(key, argv[3])
+    db.set_expire(key, when)
+    db.signal_modified(key)
+    return OK
+
+
+@command("setex")
+def setex(client: Client, argv: list[bytes]) -> Any:
+    return _set_expiring(client, argv, _EX)
+
+
+@command("psetex")
+def psetex(client: Client, argv: list[bytes]) -> Any:
+    return _set_expiring(client, argv, _PX)
+
+
+@command("getset")
+def getset(client: Client, argv: list[bytes]) -> bytes | None:
+    key = argv[1]
+    old = _string(lookup(client, key))
+    db = client.db
+    db.set(key, argv[2], looked_up=True)
+    db.signal_modified(key)
+    return old
+
+
+@command("getdel")
+def getdel(client: Client, argv: list[bytes]) -> bytes | None:
+    key = argv[1]
+    value = _string(lookup(client, key))
+    if value is not None:
+        db = client.db
+        db.delete(key)
+        db.signal_modified(key)
+    return value
+
+
+@command("getex")
+def getex(client: Client, argv: list[bytes]) -> bytes | None:
+    flags, expire_arg = _parse_options(argv, _GETEX_OPTIONS)
+    key = argv[1]
+    value = _string(lookup(client, key))
+    if value is None:
+        return None
+    when = _expire_at(client, flags, expire_arg, "getex")
+    db = client.db
+    if flags & (_EXAT | _PXAT) and when is not None and when <= client.server.clock.time_ms():
+        db.delete(key)
+        db.signal_modified(key)
+    elif when is not None:
+        db.set_expire(key, when)
+        db.signal_modified(key)
+    elif flags & _PERSIST and db.persist(key):
+        db.signal_modified(key)
+    return value
+
+
+@command("mget")
+def mget(client: Client, argv: list[bytes]) -> list[bytes | None]:
+    db = client.db
+    read = db.peek if client.no_touch else db.get
+    out: list[bytes | None] = []
+    for key in argv[1:]:
+        value = read(key)
+        out.append(value if isinstance(value, bytes) else None)
+    return out
+
+
+@command("mset")
+def mset(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) % 2 == 0:
+        raise CommandError(errors.wrong_arity("mset"))
+    db = client.db
+    for i in range(1, len(argv), 2):
+        db.set(argv[i], argv[i + 1])
+        db.signal_modified(argv[i])
+    return OK
+
+
+@command("msetnx")
+def msetnx(client: Client, argv: list[bytes]) -> int:
+    if len(argv) % 2 == 0:
+        raise CommandError(errors.wrong_arity("msetnx"))
+    for i in range(1, len(argv), 2):
+        if lookup(client, argv[i]) is not None:
+            return 0
+    db = client.db
+    for i in range(1, len(argv), 2):
+        db.set(argv[i], argv[i + 1], looked_up=True)
+        db.signal_modified(argv[i])
+    return 1
+
+
+# -- counters -----------------------------------------------------------------------------------
+
+
+def _incr_by(client: Client, key: bytes, delta: int) -> int:
+    current = _string(lookup(client, key))
+    if current is None:
+        value = 0
+    else:
+        parsed = parse_int(current)
+        if parsed is None:
+            raise CommandError(errors.NOT_INTEGER)
+        value = parsed
+    result = value + delta
+    if result > INT64_MAX or result < INT64_MIN:
+        raise CommandError(errors.OVERFLOW)
+    db = client.db
+    db.set(key, b"%d" % result, keep_ttl=True, looked_up=True)
+    db.signal_modified(key)
+    return result
+
+
+def _increment(arg: bytes) -> int:
+    value = parse_int(arg)
+    if value is None:
+        raise CommandError(errors.NOT_INTEGER)
+    return value
+
+
+@command("incr")
+def incr(client: Client, argv: list[bytes]) -> int:
+    return _incr_by(client, argv[1], 1)
+
+
+@command("decr")
+def decr(client: Client, argv: list[bytes]) -> int:
+    return _incr_by(client, argv[1], -1)
+
+
+@command("incrby")
+def incrby(client: Client, argv: list[bytes]) -> int:
+    return _incr_by(client, argv[1], _increment(argv[2]))
+
+
+@command("decrby")
+def decrby(client: Client, argv: list[bytes]) -> int:
+    delta = _increment(argv[2])
+    if delta == INT64_MIN:
+        raise CommandError(errors.DECREMENT_OVERFLOW)
+    return _incr_by(client, argv[1], -delta)
+
+
+@command("incrbyfloat")
+def incrbyfloat(client: Client, argv: list[bytes]) -> bytes:
+    key = argv[1]
+    current = _string(lookup(client, key))
+    value = longdouble.parse(current) if current is not None else longdouble.ZERO
+    increment = longdouble.parse(argv[2])
+    if value is None or increment is None:
+        raise CommandError(errors.NOT_FLOAT)
+    try:
+        result = longdouble.add(value, increment)
+    except longdouble.Overflow:
+        raise CommandError(errors.INCR_NAN_OR_INF) from None
+    text = TextString(longdouble.format_human(result))
+    db = client.db
+    db.set(key, text, keep_ttl=True, looked_up=True)
+    db.signal_modified(key)
+    return bytes(text)
+
+
+# -- growing and slicing ------------------------------------------------------------------------
+
+
+@command("append")
+def append(client: Client, argv: list[bytes]) -> int:
+    key, tail = argv[1], argv[2]
+    current = _string(lookup(client, key))
+    db = client.db
+    if current is None:
+        db.set(key, tail, looked_up=True)
+        length = len(tail)
+    else:
+        length = len(current) + len(tail)
+        if length > _max_len(client):
+            raise CommandError(errors.STRING_TOO_LONG)
+        db.set(key, RawString(current + tail), keep_ttl=True, looked_up=True)
+    db.signal_modified(key)
+    return length
+
+
+@command("strlen")
+def strlen(client: Client, argv: list[bytes]) -> int:
+    value = _string(lookup(client, argv[1]))
+    return 0 if value is None else len(value)
+
+
+def _range(client: Client, argv: list[bytes]) -> bytes:
+    start = _increment(argv[2])
+    end = _increment(argv[3])
+    value = _string(lookup(client, argv[1]))
+    if value is None:
+        return b""
+    n = len(value)
+    if start < 0 and end < 0 and start > end:
+        return b""
+    if start < 0:
+        start = max(n + start, 0)
+    if end < 0:
+        end = max(n + end, 0)
+    if end >= n:
+        end = n - 1
+    if start > end or n == 0:
+        return b""
+    return value[start : end + 1]
+
+
+@command("getrange")
+def getrange(client: Client, argv: list[bytes]) -> bytes:
+    return _range(client, argv)
+
+
+@command("substr")
+def substr(client: Client, argv: list[bytes]) -> bytes:
+    return _range(client, argv)
+
+
+@command("setrange")
+def setrange(client: Client, argv: list[bytes]) -> int:
+    key, piece = argv[1], argv[3]
+    offset = _increment(argv[2])
+    if offset < 0:
+        raise CommandError(errors.OFFSET_OUT_OF_RANGE)
+    current = _string(lookup(client, key))
+    db = client.db
+    if current is None:
+        if not piece:
+            return 0
+        if offset + len(piece) > _max_len(client):
+            raise CommandError(errors.STRING_TOO_LONG)
+        value = RawString(bytes(offset) + piece)
+        db.set(key, value, looked_up=True)
+    else:
+        if not piece:
+            return len(current)
+        if offset + len(piece) > _max_len(client):
+            raise CommandError(errors.STRING_TOO_LONG)
+        head = current[:offset]
+        if len(head) < offset:
+            head += bytes(offset - len(head))
+        value = RawString(head + piece + current[offset + len(piece) :])
+        db.set(key, value, keep_ttl=True, looked_up=True)
+    db.signal_modified(key)
+    return len(value)
+
+
+# -- LCS ------------------------------------------------------------------------------------------
+
+
+@command("lcs")
+def lcs(client: Client, argv: list[bytes]) -> Any:
+    a = lookup(client, argv[1])
+    b = lookup(client, argv[2])
+    if (a is not None and not isinstance(a, bytes)) or (
+        b is not None and not isinstance(b, bytes)
+    ):
+        raise CommandError(errors.LCS_NOT_STRINGS)
+    a = a or b""
+    b = b or b""
+    want_len = want_idx = with_len = False
+    min_len = 0
+    i, n = 3, len(argv)
+    while i < n:
+        option = argv[i].upper()
+        if option == b"IDX":
+            want_idx = True
+        elif option == b"LEN":
+            want_len = True
+        elif option == b"WITHMATCHLEN":
+            with_len = True
+        elif option == b"MINMATCHLEN" and i + 1 < n:
+            min_len = max(_increment(argv[i + 1]), 0)
+            i += 1
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+    if want_idx and want_len:
+        raise CommandError(errors.LCS_LEN_AND_IDX)
+    if len(a) >= 0xFFFFFFFE or len(b) >= 0xFFFFFFFE:
+        raise CommandError(errors.LCS_TOO_LONG)
+    # Redis refuses when its table of 32-bit cells would outgrow proto-max-bulk-len.
+    if (len(a) + 1) * (len(b) + 1) * 4 > _max_len(client):
+        raise CommandError(errors.LCS_TABLE_TOO_BIG)
+    if want_len:
+        return lcs_length(a, b)
+    result = lcs_walk(a, b)
+    if not want_idx:
+        return result.text
+    matches: list[list[Any]] = []
+    for a_start, a_end, b_start, b_end in result.ranges:
+        size = a_end - a_start + 1
+        if min_len and size < min_len:
+            continue
+        item: list[Any] = [[a_start, a_end], [b_start, b_end]]
+        if with_len:
+            item.append(size)
+        matches.append(item)
+    return {b"matches": matches, b"len": result.length}

@@ -1,0 +1,90 @@
+"""String values and the encodings Redis would report for them (OBJECT ENCODING / REFCOUNT).
+
+A string is stored as ``bytes``. Redis picks an encoding when a value is stored: ``int`` for
+a canonical decimal that fits a signed 64-bit integer (at most 20 bytes), ``embstr`` up to 44
+bytes, ``raw`` beyond; and small integers (0..9999) share one object, whose reference count
+reads as 2147483647. Most values are stored by commands that apply exactly that rule, so
+their encoding is derived from the bytes alone and costs nothing to track.
+
+Three commands leave a value whose encoding the bytes do not tell; they store it as one of
+the marker subclasses below (empty ``__slots__``: no memory beyond a plain ``bytes``):
+
+* :class:`RawString`: grown in place by APPEND or SETRANGE, which always leaves ``raw``;
+* :class:`TextString`: written by INCRBYFLOAT, which never produces ``int`` (``embstr`` or
+  ``raw`` by length);
+* :class:`PrivateInt`: a small integer copied by COPY into an object of its own, so it is
+  ``int`` with a reference count of 1.
+
+Every string is an instance of ``bytes``: test strings with ``isinstance(value, bytes)``.
+"""
+
+from __future__ import annotations
+
+SHARED_REFCOUNT = 2147483647  # how Redis reports the refcount of its shared objects
+SHARED_INTEGERS = 10000
+EMBSTR_SIZE_LIMIT = 44
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+
+
+class RawString(bytes):
+    """A string Redis holds in its ``raw`` encoding whatever its content."""
+
+    __slots__ = ()
+
+
+class TextString(bytes):
+    """A string never held as an integer: ``embstr`` or ``raw`` by length."""
+
+    __slots__ = ()
+
+
+class PrivateInt(bytes):
+    """An integer-encoded string in an object of its own (reference count 1)."""
+
+    __slots__ = ()
+
+
+def as_long(value: bytes) -> int | None:
+    """The integer ``value`` spells canonically (as Redis's ``string2l``), or None."""
+    n = len(value)
+    if n == 0 or n > 20:
+        return None
+    if n == 1:
+        c = value[0]
+        return c - 48 if 48 <= c <= 57 else None
+    body = value[1:] if value[0] == 45 else value  # '-'
+    if not body.isdigit() or body[0] == 48:  # no sign other than '-', no leading zero
+        return None
+    number = int(value)
+    return number if _INT64_MIN <= number <= _INT64_MAX else None
+
+
+def encoding(value: bytes) -> str:
+    """The name OBJECT ENCODING gives to a stored string."""
+    cls = value.__class__
+    if cls is RawString:
+        return "raw"
+    if cls is not TextString and as_long(value) is not None:
+        return "int"
+    return "embstr" if len(value) <= EMBSTR_SIZE_LIMIT else "raw"
+
+
+def refcount(value: bytes, shared_integers: bool = True) -> int:
+    """What OBJECT REFCOUNT answers for a stored string.
+
+    ``shared_integers`` is false when Redis would not share small integers (a ``maxmemory``
+    limit under an LRU or LFU policy, where every key needs its own access field).
+    """
+    if shared_integers and value.__class__ is bytes:
+        number = as_long(value)
+        if number is not None and 0 <= number < SHARED_INTEGERS:
+            return SHARED_REFCOUNT
+    return 1
+
+
+def copied(value: bytes) -> bytes:
+    """The value COPY stores: same bytes, and the encoding Redis's duplicate would have."""
+    if value.__class__ is bytes and encoding(value) == "int":
+        return PrivateInt(value)
+    return value

@@ -1,0 +1,84 @@
+"""Small helpers shared by the keyspace and string compatibility tests."""
+
+from __future__ import annotations
+
+import re
+
+Command = tuple[bytes | str | int, ...]
+
+_INT = re.compile(rb"^:(-?\d+)\r\n$")
+
+
+def decode(data: bytes) -> object:
+    """A raw reply as Python values, keeping bulk strings as bytes (keys may be binary)."""
+    value, end = _decode(data, 0)
+    assert end == len(data), data
+    return value
+
+
+def _decode(buf: bytes, i: int) -> tuple[object, int]:
+    kind = buf[i : i + 1]
+    nl = buf.index(b"\r\n", i)
+    head = buf[i + 1 : nl]
+    i = nl + 2
+    if kind in (b"$", b"="):
+        n = int(head)
+        if n < 0:
+            return None, i
+        return buf[i : i + n], i + n + 2
+    if kind in (b"*", b"~", b">", b"%"):
+        n = int(head)
+        if n < 0:
+            return None, i
+        items = []
+        for _ in range(n * 2 if kind == b"%" else n):
+            item, i = _decode(buf, i)
+            items.append(item)
+        if kind == b"%":
+            return dict(zip(items[::2], items[1::2], strict=True)), i
+        return items, i
+    if kind == b":":
+        return int(head), i
+    if kind == b"_":
+        return None, i
+    return head, i  # simple strings, errors, doubles, booleans
+
+
+def run(pair, *commands: Command) -> None:  # type: ignore[no-untyped-def]
+    """Send each command to both servers and demand byte-equal replies."""
+    for command in commands:
+        pair.check(*command)
+
+
+def integer(reply: bytes) -> int:
+    m = _INT.match(reply)
+    assert m is not None, f"not an integer reply: {reply!r}"
+    return int(m.group(1))
+
+
+def check_close(pair, *command: bytes | str | int, tolerance: int = 200) -> None:  # type: ignore[no-untyped-def]
+    """Both replies are integers within ``tolerance`` of each other (time-dependent values)."""
+    expected, got = pair.both(*command)
+    a, b = integer(expected), integer(got)
+    assert abs(a - b) <= tolerance, f"{command}: redis {a}, resplite {b}"
+    # -2 and -1 are exact answers (no key, no expiry), never approximations.
+    assert (a < 0 or b < 0) <= (a == b), f"{command}: redis {a}, resplite {b}"
+
+
+def values(pair, *command: bytes | str | int) -> tuple[object, object]:  # type: ignore[no-untyped-def]
+    """Both replies decoded into Python values (for order-insensitive comparisons)."""
+    expected, got = pair.both(*command)
+    return decode(expected), decode(got)
+
+
+def scan_all(client, *options: bytes | str | int) -> list[bytes]:  # type: ignore[no-untyped-def]
+    """Every key a full SCAN iteration returns on one server (with repetitions)."""
+    cursor = b"0"
+    keys: list[bytes] = []
+    while True:
+        reply = decode(client.call("SCAN", cursor, *options))
+        assert isinstance(reply, list)
+        cursor, batch = reply[0], reply[1]
+        keys.extend(batch)
+        if cursor == b"0":
+            return keys
