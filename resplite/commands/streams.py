@@ -342,6 +342,10 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
     stream.last_id = sid
     if entries_added != -1:
         stream.entries_added = entries_added
+        # Keep every group's read counter within what was ever added (a later Redis fix).
+        for group in stream.groups.values():
+            if group.entries_read > entries_added:
+                group.entries_read = entries_added
     if max_deleted:
         stream.max_deleted_id = max_deleted
     client.db.signal_modified(argv[1])
