@@ -348,7 +348,7 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
                 group.entries_read = entries_added
     if max_deleted:
         stream.max_deleted_id = max_deleted
-    client.db.signal_modified(argv[1])
+    # Like Redis, XSETID neither invalidates WATCH nor wakes blocked readers.
     return OK
 
 
