@@ -2,11 +2,15 @@
 
 1. existence: unknown command, then unknown subcommand of a container;
 2. arity, with the full name (``'xgroup|create'``);
-3. authentication (``noauth`` commands pass before AUTH);
-4. ``denyoom`` under ``maxmemory`` (inside MULTI every queued command counts as one);
-5. MULTI: ``no-multi`` commands are refused, others are queued;
-6. the handler runs; a :class:`CommandError` becomes one error reply, and any other exception
-   is logged with its traceback and answered with one error reply, never more.
+3. protected commands (DEBUG) refused unless ``enable-debug-command`` allows them, before
+   authentication as in Redis;
+4. authentication (``noauth`` commands pass before AUTH);
+5. ``denyoom`` under ``maxmemory`` (inside MULTI every queued command counts as one);
+6. CLIENT PAUSE: a command the pause covers is held back (before MULTI queueing, as Redis);
+7. MULTI: ``no-multi`` commands are refused, others are queued;
+8. the handler runs; a :class:`CommandError` becomes one error reply, and any other exception
+   is logged with its traceback and answered with one error reply, never more. Commands at
+   least ``slowlog-log-slower-than`` long enter the slow log.
 
 A refusal inside MULTI marks the transaction so that EXEC answers EXECABORT, as Redis does.
 Per-command statistics (INFO commandstats / errorstats) are kept here.
@@ -19,6 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands import errors
+from resplite.commands.clock import is_local
 from resplite.commands.errors import CommandError
 from resplite.protocol.replies import QUEUED, ErrorReply
 from resplite.server.blocking import BlockRequest
@@ -33,6 +38,13 @@ _now_ns = time.perf_counter_ns
 
 _NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
 _EXEMPT_FROM_OOM_IN_MULTI = frozenset({"exec", "discard", "quit", "reset"})
+# Commands Redis marks "protected", with the directive that allows them.
+_PROTECTED = {"debug": "enable-debug-command"}
+_PROTECTED_REFUSED = (
+    'ERR {name} command not allowed. If the {option} option is set to "local", you can run it '
+    "from a local connection, otherwise you need to set this option in the configuration "
+    "file, and then restart the server."
+)
 
 
 class Dispatcher:
@@ -69,16 +81,23 @@ class Dispatcher:
     def execute(self, client: Client, argv: list[bytes]) -> Any:
         # The common case (a known plain command, right arity, no gates engaged) takes the
         # fewest steps; lookup() handles case, containers and unknown names.
-        spec = self.fast.get(argv[0])
+        spec: CommandSpec = self.fast.get(argv[0])  # type: ignore[assignment]
         if spec is None or spec.subcommands:
             found = self.lookup(argv)
             if found.__class__ is str:
+                client.last_command = "NULL"
                 return self._reject(client, None, found)  # type: ignore[arg-type]
             spec = found  # type: ignore[assignment]
+        # As Redis's lastcmd: set once the command is known, before any check or queueing.
+        client.last_command = spec.fullname
         arity = spec.arity
         n = len(argv)
         if (arity > 0 and n != arity) or n < -arity:
             return self._reject(client, spec, errors.wrong_arity(spec.fullname))
+        if spec.fullname in _PROTECTED and not self._protected_allowed(client, spec):
+            option = _PROTECTED[spec.fullname]
+            return self._reject(client, spec, _PROTECTED_REFUSED.format(
+                name=spec.fullname.upper(), option=option))
         if not client.authenticated and not spec.is_noauth:
             return self._reject(client, spec, errors.NOAUTH)
         server = self.server
@@ -86,6 +105,9 @@ class Dispatcher:
             client.multi is not None and spec.fullname not in _EXEMPT_FROM_OOM_IN_MULTI
         )) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
+        pause = server.pause
+        if pause.active and pause.covers(client, spec):
+            return pause.hold(client, argv)
         if client.multi is not None and not spec.is_transaction_control:
             if spec.is_no_multi:
                 return self._reject(client, spec, _NOT_IN_MULTI)
@@ -116,14 +138,29 @@ class Dispatcher:
             elif spec.is_write:
                 server.dirty += 1
         stats = server.command_stats.get(spec.fullname) or server.stats_for(spec.fullname)
+        elapsed = (_now_ns() - start) // 1000
         stats.calls += 1
-        stats.usec += (_now_ns() - start) // 1000
+        stats.usec += elapsed
         server.total_commands += 1
-        client.last_command = spec.fullname
+        slowlog = server.slowlog
+        if elapsed >= slowlog.threshold_us >= 0 and "skip_slowlog" not in spec.flags:
+            slowlog.record(client, argv, elapsed)
         return reply
 
+    def _protected_allowed(self, client: Client, spec: CommandSpec) -> bool:
+        setting = self.server.config[_PROTECTED[spec.fullname]]
+        return setting == "yes" or (setting == "local" and is_local(client))
+
     def _reject(self, client: Client, spec: CommandSpec | None, message: str) -> ErrorReply:
-        if client.multi is not None:
+        if spec is not None and spec.fullname == "exec":
+            # A refused EXEC discards the transaction and says why, as Redis's
+            # execCommandAbort does, whether or not a MULTI was open.
+            client.multi = None
+            client.multi_dirty = False
+            self.server.unwatch_all(client)
+            reason = message[4:] if message.startswith("ERR ") else message
+            message = "EXECABORT Transaction discarded because of: " + reason
+        elif client.multi is not None:
             client.multi_dirty = True
         if spec is not None:
             self.server.stats_for(spec.fullname).rejected_calls += 1

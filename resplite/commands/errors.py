@@ -48,6 +48,21 @@ TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"
 TIMEOUT_OUT_OF_RANGE = "ERR timeout is out of range"
 UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 LOADING = "LOADING Redis is loading the dataset in memory"
+TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
+BAD_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
+INVALID_CLIENT_ID = "ERR Invalid client ID"
+CLIENT_ID_NOT_POSITIVE = "ERR client-id should be greater than 0"
+MAXAGE_NOT_INTEGER = "ERR maxage is not an integer or out of range"
+MAXAGE_NOT_POSITIVE = "ERR maxage should be greater than 0"
+NO_SUCH_CLIENT = "ERR No such client"
+PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+UNBLOCK_REASON = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+NO_CLUSTER = "ERR This instance has cluster support disabled"
+NO_SHUTDOWN_IN_PROGRESS = "ERR No shutdown in progress."
+NO_CONFIG_FILE = "ERR The server is running without a config file"
+INVALID_FIRST_DB = "ERR invalid first DB index"
+INVALID_SECOND_DB = "ERR invalid second DB index"
+SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"
 
 
 def wrong_arity(fullname: str) -> str:
@@ -63,10 +78,22 @@ def user_text(arg: bytes, limit: int = 128) -> str:
     return arg[:limit].decode("utf-8", "surrogateescape")
 
 
+def _c_string(arg: bytes) -> bytes:
+    # Redis prints arguments with %s: a NUL byte ends them.
+    return arg.split(b"\0", 1)[0]
+
+
 def unknown_command(name: bytes, args: list[bytes]) -> str:
-    shown = " ".join(f"'{user_text(a)}'" for a in args[:128])
-    return f"ERR unknown command '{user_text(name)}', with args beginning with: " + (
-        shown + " " if shown else ""
+    """Redis's text: the arguments are quoted one by one until 128 bytes have been shown,
+    the last one cut to what is left of the 128."""
+    shown = b""
+    for arg in args:
+        if len(shown) >= 128:
+            break
+        shown += b"'" + _c_string(arg)[: 128 - len(shown)] + b"' "
+    return (
+        f"ERR unknown command '{user_text(_c_string(name))}', with args beginning with: "
+        + shown.decode("utf-8", "surrogateescape")
     )
 
 
@@ -75,6 +102,47 @@ def unknown_subcommand(sub: bytes, container: str) -> str:
         f"ERR unknown subcommand '{user_text(sub)}'. "
         f"Try {container.upper()} HELP."
     )
+
+
+def subcommand_syntax(argv: list[bytes]) -> str:
+    """Redis's answer to a known subcommand given the wrong number or kind of arguments."""
+    return (
+        f"ERR unknown subcommand or wrong number of arguments for '{user_text(argv[1])}'. "
+        f"Try {user_text(argv[0], 1 << 20).upper()} HELP."
+    )
+
+
+def unknown_client_type(name: bytes) -> str:
+    return f"ERR Unknown client type '{user_text(name, 1 << 20)}'"
+
+
+def no_such_user(name: bytes) -> str:
+    return f"ERR No such user '{user_text(name, 1 << 20)}'"
+
+
+def unrecognized_option(name: bytes) -> str:
+    return f"ERR Unrecognized option '{user_text(name, 1 << 20)}'"
+
+
+def bad_client_attr(attr: bytes) -> str:
+    return (
+        f"ERR {user_text(attr, 1 << 20)} cannot contain spaces, newlines or special characters."
+    )
+
+
+def unknown_acl_category(name: bytes) -> str:
+    return f"ERR Unknown category '{user_text(name, 1 << 20)}'"
+
+
+def config_unknown_option(name: bytes) -> str:
+    return (
+        "ERR Unknown option or number of arguments for CONFIG SET - "
+        f"'{user_text(name, 1 << 20)}'"
+    )
+
+
+def config_set_failed(name: str, reason: str) -> str:
+    return f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
 
 
 def command_in_subscribe_context(name: str) -> str:
@@ -157,7 +225,6 @@ XCLAIM_TIME = "ERR Invalid TIME option argument for XCLAIM"
 XCLAIM_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
 XAUTOCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
 XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
-TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
 
 
 def _c_text(arg: bytes) -> str:
@@ -194,14 +261,6 @@ def nogroup_for_key(group: bytes, key: bytes) -> str:
     """NOGROUP for XGROUP SETID / CREATECONSUMER / DELCONSUMER and XINFO CONSUMERS."""
     return (
         f"NOGROUP No such consumer group '{_c_text(group)}' for key name '{_c_text(key)}'"
-    )
-
-
-def subcommand_syntax(argv: list[bytes]) -> str:
-    """Redis's answer to a known subcommand given the wrong number or kind of arguments."""
-    return (
-        f"ERR unknown subcommand or wrong number of arguments for '{user_text(argv[1])}'. "
-        f"Try {user_text(argv[0], 1 << 20).upper()} HELP."
     )
 
 

@@ -16,6 +16,14 @@ if TYPE_CHECKING:
     from resplite.store.keyspace import Database
 
 
+# CLIENT REPLY modes. SKIP_NEXT is set by CLIENT REPLY SKIP and becomes SKIP once that
+# command is answered (silently); SKIP silences the next command's reply, then replies resume.
+REPLY_ON = 0
+REPLY_OFF = 1
+REPLY_SKIP = 2
+REPLY_SKIP_NEXT = 3
+
+
 class ClientConnection(Protocol):
     """What a client needs from its transport."""
 
@@ -47,6 +55,7 @@ class Client:
         "name",
         "no_evict",
         "no_touch",
+        "reply_mode",
         "resp",
         "server",
         "user",
@@ -92,6 +101,16 @@ class Client:
         self.last_command = "NULL"
         self.no_evict = False
         self.no_touch = False
+        self.reply_mode = REPLY_ON
+
+    def reply_wanted(self) -> bool:
+        """Whether the reply now due is sent, stepping the CLIENT REPLY mode (not ON)."""
+        mode = self.reply_mode
+        if mode == REPLY_SKIP:
+            self.reply_mode = REPLY_ON
+        elif mode == REPLY_SKIP_NEXT:
+            self.reply_mode = REPLY_SKIP
+        return mode == REPLY_ON
 
     def select(self, index: int) -> None:
         self.db_index = index

@@ -68,15 +68,44 @@ def format_memory(value: int) -> str:
     return str(value)
 
 
+def _strict_int(text: str) -> int | None:
+    """Redis's string2ll: plain decimal, optional '-', no '+', spaces or leading zeros."""
+    body = text[1:] if text.startswith("-") else text
+    if not body or not body.isascii() or not body.isdigit() or (body[0] == "0" and text != "0"):
+        return None
+    return int(text)
+
+
 def int_parser(low: int, high: int) -> Parser:
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError as exc:
-            raise ConfigError("argument couldn't be parsed into an integer") from exc
+        value = _strict_int(text)
+        if value is None:
+            raise ConfigError("argument couldn't be parsed into an integer")
         if not low <= value <= high:
             raise ConfigError(f"argument must be between {low} and {high} inclusive")
         return value
+
+    return parse
+
+
+def memory_parser(low: int, high: int) -> Parser:
+    """A memory value (with units) that must also lie within bounds."""
+
+    def parse(text: str) -> int:
+        value = parse_memory(text)
+        if not low <= value <= high:
+            raise ConfigError(f"argument must be between {low} and {high} inclusive")
+        return value
+
+    return parse
+
+
+def clamped_int_parser(low: int, high: int, floor: int, ceiling: int) -> Parser:
+    """An integer accepted within [low, high] and stored within [floor, ceiling] (Redis's hz)."""
+    accept = int_parser(low, high)
+
+    def parse(text: str) -> int:
+        return min(max(accept(text), floor), ceiling)
 
     return parse
 
@@ -113,6 +142,7 @@ class Directive:
 
 
 _INT_MAX = (1 << 31) - 1
+_UINT_MAX = (1 << 32) - 1
 _LONG_MAX = (1 << 63) - 1
 
 DIRECTIVES: dict[str, Directive] = {
@@ -123,7 +153,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("unixsocket", "", parse_string, mutable=False),
         Directive("unixsocketperm", 0, lambda t: int(t, 8), lambda v: f"{v:o}", mutable=False),
         Directive("requirepass", "", parse_string, sensitive=True),
-        Directive("maxclients", 10000, int_parser(1, _INT_MAX)),
+        Directive("maxclients", 10000, int_parser(1, _UINT_MAX)),
         Directive("timeout", 0, int_parser(0, _INT_MAX)),
         Directive("tcp-keepalive", 300, int_parser(0, _INT_MAX)),
         Directive("tcp-backlog", 511, int_parser(0, _INT_MAX), mutable=False),
@@ -139,13 +169,15 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("lfu-log-factor", 10, int_parser(0, _INT_MAX)),
         Directive("lfu-decay-time", 1, int_parser(0, _INT_MAX)),
         Directive("databases", 16, int_parser(1, _INT_MAX), mutable=False),
-        Directive("proto-max-bulk-len", 512 * 1024 * 1024, parse_memory, format_memory),
-        Directive("client-query-buffer-limit", 1024 * 1024 * 1024, parse_memory, format_memory),
+        Directive("proto-max-bulk-len", 512 * 1024 * 1024, memory_parser(1 << 20, _LONG_MAX),
+                  format_memory),
+        Directive("client-query-buffer-limit", 1024 * 1024 * 1024,
+                  memory_parser(1 << 20, _LONG_MAX), format_memory),
         Directive("enable-debug-command", "no", enum_parser("no", "yes", "local"), mutable=False),
         Directive("enable-clock-command", "no", enum_parser("no", "yes", "local"), mutable=False),
         Directive("stream-node-max-entries", 100, int_parser(0, _LONG_MAX)),
         Directive("stream-node-max-bytes", 4096, parse_memory, format_memory),
-        Directive("hz", 10, int_parser(0, _INT_MAX)),
+        Directive("hz", 10, clamped_int_parser(0, _INT_MAX, 1, 500)),
         Directive(
             "loglevel", "notice", enum_parser("debug", "verbose", "notice", "warning", "nothing")
         ),

@@ -28,7 +28,7 @@ from resplite.protocol.encoder import encode_into
 from resplite.protocol.errors import ProtocolError
 from resplite.protocol.reader import NEED_DATA, RequestReader
 from resplite.server.blocking import BlockRequest
-from resplite.server.client import Client
+from resplite.server.client import REPLY_OFF, Client
 
 if TYPE_CHECKING:
     from resplite.commands.dispatch import Dispatcher
@@ -155,7 +155,8 @@ class Connection(asyncio.Protocol):
                 if blocking.ready:
                     blocking.serve_ready()
                 break
-            encode_into(out, reply, client.resp)
+            if not client.reply_mode or client.reply_wanted():
+                encode_into(out, reply, client.resp)
             if blocking.ready:
                 self._flush(out)
                 blocking.serve_ready()
@@ -186,7 +187,8 @@ class Connection(asyncio.Protocol):
         if client is None or self.closing:
             return
         out: list[bytes] = []
-        encode_into(out, reply, client.resp)
+        if client.reply_mode != REPLY_OFF:
+            encode_into(out, reply, client.resp)
         self._flush(out)
         self.backlog = 0
         asyncio.get_running_loop().call_soon(self.resume)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from resplite.server.blocking import BlockingManager
 from resplite.server.clock import Clock
 from resplite.server.config import Config
+from resplite.server.pause import ClientPause
+from resplite.server.slowlog import SlowLog
 from resplite.store.keyspace import Keyspace
 
 if TYPE_CHECKING:
@@ -52,6 +54,8 @@ class ServerState:
         for name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
             config.on_change(name, self._configure_access)
         self.blocking = BlockingManager(self.clock)
+        self.pause = ClientPause(self)
+        self.slowlog = SlowLog(config, self.clock)
         self.table: dict[bytes, CommandSpec] = build_table()
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
@@ -80,6 +84,7 @@ class ServerState:
         self.maxmemory = config["maxmemory"]
         self.used_memory = 0  # refreshed by the server cron; see over_maxmemory()
         config.on_change("maxmemory", self._set_maxmemory)
+        config.on_change("proto-max-bulk-len", self._set_max_bulk_len)
 
     def _configure_access(self, name: str = "", value: object = None) -> None:
         # OBJECT IDLETIME / FREQ: what each key's access field records follows the policy.
@@ -87,6 +92,13 @@ class ServerState:
         self.keyspace.configure_access(
             config["maxmemory-policy"], config["lfu-log-factor"], config["lfu-decay-time"]
         )
+
+    def _set_max_bulk_len(self, name: str, value: int) -> None:
+        # New connections read the directive; open ones get it on their request reader.
+        for client in self.clients.values():
+            reader = getattr(client.conn, "reader", None)
+            if reader is not None:
+                reader.max_bulk_len = value
 
     def _set_maxmemory(self, name: str, value: int) -> None:
         self.maxmemory = value
@@ -103,22 +115,42 @@ class ServerState:
     # -- hooks ----------------------------------------------------------------------------
 
     def _on_modified(self, db: int, key: bytes) -> None:
-        watchers = self.watched_keys.get((db, key))
+        slot = (db, key)
+        watchers = self.watched_keys.get(slot)
         if watchers:
+            gone = key not in self.keyspace.dbs[db].data
             for client in watchers:
+                if gone and client.watched.get(slot):
+                    # Already expired when WATCHed: its deletion changes nothing (Redis 7).
+                    client.watched[slot] = False
+                    continue
                 client.watch_dirty = True
         if (db, key) in self.blocking.waiting:
             self.blocking.ready[(db, key)] = None
 
-    def signal_flush(self, db: int | None) -> None:
-        """A whole database (or all, when ``db`` is None) was emptied or swapped."""
-        dbs = range(len(self.keyspace)) if db is None else (db,)
+    def signal_flush(self, db: int | None, swapped_with: int | None = None) -> None:
+        """Call just before a database (all of them when ``db`` is None) is emptied, or is
+        swapped with ``swapped_with``.
+
+        As Redis's touchAllWatchedKeysInDb, a WATCH fails only if its key exists in the
+        emptied database (or in the one swapped in); every waited-on key of the databases
+        is made ready so blocked commands re-check what they wait for.
+        """
+        dbs = list(range(len(self.keyspace))) if db is None else [db]
+        if swapped_with is not None:
+            dbs.append(swapped_with)
         targets = set(dbs)
-        for (wdb, _), watchers in self.watched_keys.items():
-            if wdb in targets:
+        for (wdb, key), watchers in self.watched_keys.items():
+            if wdb not in targets:
+                continue
+            present = key in self.keyspace[wdb].data
+            if not present and swapped_with is not None:
+                other = swapped_with if wdb == db else db
+                present = other is not None and key in self.keyspace[other].data
+            if present:
                 for client in watchers:
                     client.watch_dirty = True
-        for index in dbs:
+        for index in targets:
             self.blocking.signal_db(index)
 
     # -- clients --------------------------------------------------------------------------

@@ -1,0 +1,139 @@
+"""CLIENT PAUSE: holding clients' commands back until a moment on the server's clock.
+
+While a pause is on, a command that the pause covers is not run: the client is parked with
+an empty-keyed :class:`~resplite.server.blocking.BlockRequest` (so its later input stays
+buffered, unparsed, as for any blocked client) and the command is run through the
+dispatcher again when the pause ends, by timeout or CLIENT UNPAUSE. As in Redis:
+
+* ``ALL`` covers every command, the pausing client's own included (so a CLIENT UNPAUSE sent
+  during an ``ALL`` pause waits for the pause to end); ``WRITE`` covers write commands and an
+  EXEC whose transaction holds one; MULTI queueing is held too, because the check comes
+  before queueing;
+* a second pause keeps the later end and the stricter mode;
+* held clients are not "blocked" for INFO's ``blocked_clients``, and CLIENT UNBLOCK does not
+  release them.
+
+Invariants: ``active`` is true exactly while ``end_ms`` lies in the future of the clock (it is
+re-checked whenever asked, on a timer, and after every clock jump); ``held`` keeps the
+clients in the order they were held, each with the request that parks it, so a client that
+has since disconnected or been released otherwise is recognised and skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from resplite.server.blocking import BlockRequest
+
+if TYPE_CHECKING:
+    from resplite.commands.table import CommandSpec
+    from resplite.server.client import Client
+    from resplite.server.state import ServerState
+
+
+class ClientPause:
+    __slots__ = ("_timer", "active", "all", "end_ms", "held", "state")
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.active = False
+        self.all = False
+        self.end_ms = 0
+        self.held: dict[Client, BlockRequest] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        state.clock.add_listener(self.check)
+
+    # -- starting and ending ----------------------------------------------------------------
+
+    def pause(self, end_ms: int, pause_all: bool) -> None:
+        """Pause until ``end_ms`` (clock ms); an ongoing pause keeps a later end / ALL mode."""
+        if self.active:
+            self.end_ms = max(self.end_ms, end_ms)
+            self.all = self.all or pause_all
+        else:
+            self.end_ms = end_ms
+            self.all = pause_all
+        self.active = self.end_ms > self.state.clock.time_ms()
+        self._arm()
+
+    def unpause(self) -> None:
+        self.active = False
+        self.all = False
+        self.end_ms = 0
+        self._arm()
+        self._release()
+
+    def check(self) -> None:
+        """End the pause if its time has come (timer, clock jump, or any query)."""
+        if self.active and self.state.clock.time_ms() >= self.end_ms:
+            self.unpause()
+        elif self.active:
+            self._arm()
+
+    # -- holding commands -------------------------------------------------------------------
+
+    def covers(self, client: Client, spec: CommandSpec) -> bool:
+        """Whether ``spec`` run by ``client`` must wait for the pause to end."""
+        if self.state.clock.time_ms() >= self.end_ms:
+            self.unpause()
+            return False
+        if self.all:
+            return True
+        if spec.is_write:
+            return True
+        if spec.fullname == "exec" and client.multi:
+            return any(queued.is_write for queued, _ in client.multi)
+        return False
+
+    def hold(self, client: Client, argv: list[bytes]) -> BlockRequest:
+        """Park ``client``; its command runs again through the dispatcher when released."""
+        dispatcher: Any = self.state.dispatcher  # type: ignore[attr-defined]
+
+        def rerun() -> Any:
+            return dispatcher.execute(client, argv)
+
+        request = BlockRequest(keys=[], timeout_ms=0, retry=rerun, timeout_reply=None)
+        self.held[client] = request
+        return request
+
+    def is_holding(self, client: Client) -> bool:
+        request = self.held.get(client)
+        return (
+            request is not None
+            and client.blocked is not None
+            and client.blocked.request is request
+        )
+
+    @property
+    def held_count(self) -> int:
+        return sum(1 for client in self.held if self.is_holding(client))
+
+    def _release(self) -> None:
+        held, self.held = self.held, {}
+        blocking = self.state.blocking
+        for client, request in held.items():
+            state = client.blocked
+            if state is None or state.request is not request:
+                continue  # gone, or released some other way
+            blocking.unblock(client)
+            reply = request.retry()
+            if isinstance(reply, BlockRequest):
+                blocking.block(client, reply)  # a blocking command, or held again
+            elif client.conn is not None:
+                client.conn.deliver(reply)
+        if blocking.ready:
+            blocking.serve_ready()
+
+    def _arm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self.active or self.state.clock.frozen:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        delay = max(self.end_ms - self.state.clock.time_ms(), 0) / 1000
+        self._timer = loop.call_later(delay, self.check)

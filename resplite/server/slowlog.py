@@ -1,0 +1,93 @@
+"""The slow log: the most recent commands whose execution took at least a threshold.
+
+The dispatcher times every command; when the time reaches ``slowlog-log-slower-than``
+microseconds (a negative threshold turns logging off, zero logs everything) it calls
+:meth:`SlowLog.record`. At most ``slowlog-max-len`` entries are kept, newest first, as Redis
+keeps them. An entry stores what SLOWLOG GET shows: a growing id, the Unix time in seconds
+(from the server's clock), the duration in microseconds, the arguments (at most 32, each cut
+to 128 bytes, with Redis's notes on what was left out), the client's address and name.
+
+The threshold lives in :attr:`SlowLog.threshold_us`, kept in step with CONFIG SET by a hook,
+so the dispatcher's check costs one comparison.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+    from resplite.server.clock import Clock
+    from resplite.server.config import Config
+
+_MAX_ARGS = 32
+_MAX_ARG_LEN = 128
+
+
+class SlowLogEntry(NamedTuple):
+    id: int
+    time_s: int
+    duration_us: int
+    argv: list[bytes]
+    addr: bytes
+    name: bytes
+
+
+def _shown_args(argv: list[bytes]) -> list[bytes]:
+    """The arguments as the slow log keeps them: a bounded number, each bounded in length."""
+    count = min(len(argv), _MAX_ARGS)
+    shown: list[bytes] = []
+    for i in range(count):
+        if count != len(argv) and i == count - 1:
+            shown.append(b"... (%d more arguments)" % (len(argv) - count + 1))
+            break
+        arg = argv[i]
+        if len(arg) > _MAX_ARG_LEN:
+            arg = arg[:_MAX_ARG_LEN] + b"... (%d more bytes)" % (len(arg) - _MAX_ARG_LEN)
+        shown.append(bytes(arg))
+    return shown
+
+
+class SlowLog:
+    __slots__ = ("clock", "entries", "max_len", "next_id", "threshold_us")
+
+    def __init__(self, config: Config, clock: Clock) -> None:
+        self.clock = clock
+        self.entries: deque[SlowLogEntry] = deque()
+        self.next_id = 0
+        self.threshold_us: int = config["slowlog-log-slower-than"]
+        self.max_len: int = config["slowlog-max-len"]
+        config.on_change("slowlog-log-slower-than", self._set_threshold)
+        config.on_change("slowlog-max-len", self._set_max_len)
+
+    def _set_threshold(self, name: str, value: Any) -> None:
+        self.threshold_us = int(value)
+
+    def _set_max_len(self, name: str, value: Any) -> None:
+        self.max_len = int(value)
+        while len(self.entries) > self.max_len:
+            self.entries.pop()
+
+    def record(self, client: Client, argv: list[bytes], duration_us: int) -> None:
+        entry = SlowLogEntry(
+            self.next_id,
+            self.clock.time_ms() // 1000,
+            duration_us,
+            _shown_args(argv),
+            client.addr.encode(),
+            client.name,
+        )
+        self.next_id += 1
+        self.entries.appendleft(entry)
+        while len(self.entries) > self.max_len:
+            self.entries.pop()
+
+    def latest(self, count: int) -> list[SlowLogEntry]:
+        """Up to ``count`` newest entries (all of them when ``count`` is negative)."""
+        if count < 0 or count >= len(self.entries):
+            return list(self.entries)
+        return [self.entries[i] for i in range(count)]
+
+    def reset(self) -> None:
+        self.entries.clear()
