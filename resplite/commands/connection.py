@@ -17,6 +17,7 @@ from resplite.commands.cursor import parse_int
 from resplite.commands.errors import CommandError
 from resplite.commands.registry import command
 from resplite.protocol.replies import OK, PONG, Status
+from resplite.server.client import REPLY_ON
 
 if TYPE_CHECKING:
     from resplite.server.client import Client
@@ -36,6 +37,9 @@ _BAD_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special 
 
 @command("ping")
 def ping(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 2:
+        # The spec's arity is -1; Redis itself refuses more than one message.
+        raise CommandError(errors.wrong_arity("ping"))
     return argv[1] if len(argv) == 2 else PONG
 
 
@@ -157,6 +161,7 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     client.name = b""
     client.no_evict = False
     client.no_touch = False
+    client.reply_mode = REPLY_ON
     if server.config["requirepass"]:
         client.authenticated = False
         conn: Any = client.conn

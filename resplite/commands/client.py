@@ -1,0 +1,448 @@
+"""CLIENT and its subcommands: the connection's identity, introspection and control.
+
+What every client library sends when it connects lands here (CLIENT SETNAME, CLIENT SETINFO
+LIB-NAME / LIB-VER, and, from newer libraries, subcommands resplite does not have, which the
+dispatcher answers with Redis's unknown-subcommand error while the connection stays open).
+
+CLIENT LIST / INFO print Redis 7.4's fields in Redis's order (7.0's set plus ``watch``,
+``lib-name`` and ``lib-ver``). Fields about Redis's buffers are reported from what a Python
+connection has: ``argv-mem`` is the size of the arguments of the command in flight,
+``multi-mem`` of the queued ones, ``omem`` the bytes waiting in the transport's write
+buffer; the query-buffer fields (``qbuf``, ``qbuf-free``, ``rbs``, ``rbp``) are 0 because
+unparsed input is not kept per client in a buffer of Redis's kind. Ages come from the
+server's clock. Every connection is of type ``normal``.
+
+Subcommands whose exact argument count Redis checks itself (PAUSE and UNBLOCK take one
+optional word) answer Redis's generic "unknown subcommand or wrong number of arguments"
+error beyond it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.connection import valid_client_name
+from resplite.commands.cursor import parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.protocol.replies import OK, ErrorReply, Status, Verbatim
+from resplite.server.client import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+    from resplite.server.state import ServerState
+
+_CLIENT_TYPES = {
+    b"normal": "normal",
+    b"slave": "replica",
+    b"replica": "replica",
+    b"master": "master",
+    b"pubsub": "pubsub",
+}
+
+_HELP = (
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Reply with the name of this connection, or a null when it has none.",
+    "GETREDIR",
+    "    Reply with the id tracking invalidations are redirected to (-1: none).",
+    "ID",
+    "    Reply with the unique id of this connection.",
+    "INFO",
+    "    Describe this connection, in the format of CLIENT LIST.",
+    "KILL <ip:port>",
+    "    Close the connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Close every connection that matches all the given filters:",
+    "    * ID <client-id>",
+    "      the connection with this id.",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      connections made from this address.",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      connections made to this local address.",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      connections of this type.",
+    "    * USER <username>",
+    "      connections authenticated as <username>.",
+    "    * SKIPME (YES|NO)",
+    "      whether to spare this connection (default: yes).",
+    "    * MAXAGE <maxage>",
+    "      connections open for at least <maxage> seconds.",
+    "LIST [options ...]",
+    "    Describe every connection, one per line. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      only connections of this type.",
+    "    * ID <client-id> [<client-id> ...]",
+    "      only the connections with these ids.",
+    "UNPAUSE",
+    "    End a pause set by CLIENT PAUSE.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Hold back the commands of every client, or only writes, for <timeout> ms.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Switch the replies to this connection on or off, or skip the next one.",
+    "SETNAME <name>",
+    "    Name this connection.",
+    "SETINFO <option> <value>",
+    "    Record an attribute of this connection. Options are:",
+    "    * LIB-NAME: the name of the client library.",
+    "    * LIB-VER: the version of the client library.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Wake a blocked client, as if its command timed out or with an error.",
+    "TRACKINGINFO",
+    "    Describe client-side caching for this connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Exempt this connection from client eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Leave keys' access time and frequency alone when this connection reads them.",
+    "HELP",
+    "    Print this help.",
+)
+
+
+def _client_type(name: bytes) -> str | None:
+    return _CLIENT_TYPES.get(name.lower())
+
+
+def _type_of(client: Client) -> str:
+    return "normal"
+
+
+def _flags(client: Client) -> str:
+    """Redis's one-letter flags, in Redis's order (``N`` when none applies)."""
+    flags = ""
+    if client.multi is not None:
+        flags += "x"
+    if client.blocked is not None:
+        flags += "b"
+    if client.watch_dirty:
+        flags += "d"
+    if client.close_after_reply:
+        flags += "c"
+    server = client.server
+    if server.unix_socket and client.laddr.startswith(server.unix_socket):
+        flags += "U"
+    if client.no_evict:
+        flags += "e"
+    if client.no_touch:
+        flags += "T"
+    return flags or "N"
+
+
+def _argv_size(argv: list[bytes]) -> int:
+    return sum(len(arg) for arg in argv)
+
+
+def client_info_line(client: Client, current_argv: list[bytes] | None = None) -> bytes:
+    """One CLIENT LIST line (without its newline) describing ``client``."""
+    now = client.server.clock.monotonic_ms()
+    conn: Any = client.conn
+    transport = getattr(conn, "transport", None)
+    omem = 0
+    if transport is not None:
+        try:
+            omem = transport.get_write_buffer_size()
+        except Exception:  # a closing transport may refuse
+            omem = 0
+    argv_mem = _argv_size(current_argv) if current_argv is not None else 0
+    multi = client.multi
+    multi_mem = sum(_argv_size(args) for _, args in multi) if multi else 0
+    tot_mem = 1024 + argv_mem + multi_mem + omem
+    line = (
+        f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} "
+        f"name={client.name.decode('utf-8', 'surrogateescape')} "
+        f"age={max(now - client.created_ms, 0) // 1000} "
+        f"idle={max(now - client.last_interaction_ms, 0) // 1000} "
+        f"flags={_flags(client)} db={client.db_index} sub=0 psub=0 ssub=0 "
+        f"multi={len(multi) if multi is not None else -1} watch={len(client.watched)} "
+        f"qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 "
+        f"obl=0 oll=0 omem={omem} tot-mem={tot_mem} events={'rw' if omem else 'r'} "
+        f"cmd={client.last_command} user={client.user} redir=-1 resp={client.resp} "
+        f"lib-name={client.lib_name.decode('utf-8', 'surrogateescape')} "
+        f"lib-ver={client.lib_ver.decode('utf-8', 'surrogateescape')}"
+    )
+    return line.encode("utf-8", "surrogateescape")
+
+
+def _describe(clients: list[Client], caller: Client, argv: list[bytes]) -> bytes:
+    return b"".join(
+        client_info_line(c, argv if c is caller else None) + b"\n" for c in clients
+    )
+
+
+@command("client|id")
+def client_id(client: Client, argv: list[bytes]) -> Any:
+    return client.id
+
+
+@command("client|info")
+def client_info(client: Client, argv: list[bytes]) -> Any:
+    return Verbatim(client_info_line(client, argv) + b"\n")
+
+
+@command("client|list")
+def client_list(client: Client, argv: list[bytes]) -> Any:
+    server = client.server
+    chosen: list[Client]
+    if len(argv) == 4 and argv[2].lower() == b"type":
+        wanted = _client_type(argv[3])
+        if wanted is None:
+            raise CommandError(errors.unknown_client_type(argv[3]))
+        chosen = [c for c in server.clients.values() if _type_of(c) == wanted]
+    elif len(argv) > 3 and argv[2].lower() == b"id":
+        chosen = []
+        for arg in argv[3:]:
+            cid = parse_int(arg)
+            if cid is None:
+                raise CommandError(errors.INVALID_CLIENT_ID)
+            found = server.clients.get(cid)
+            if found is not None:
+                chosen.append(found)
+    elif len(argv) != 2:
+        raise CommandError(errors.SYNTAX)
+    else:
+        chosen = list(server.clients.values())
+    return Verbatim(_describe(chosen, client, argv))
+
+
+@command("client|setname")
+def client_setname(client: Client, argv: list[bytes]) -> Any:
+    name = argv[2]
+    if name and not valid_client_name(name):
+        raise CommandError(errors.BAD_CLIENT_NAME)
+    client.name = name
+    return OK
+
+
+@command("client|getname")
+def client_getname(client: Client, argv: list[bytes]) -> Any:
+    return client.name or None
+
+
+@command("client|setinfo")
+def client_setinfo(client: Client, argv: list[bytes]) -> Any:
+    attr, value = argv[2], argv[3]
+    lowered = attr.lower()
+    if lowered not in (b"lib-name", b"lib-ver"):
+        raise CommandError(errors.unrecognized_option(attr))
+    if not valid_client_name(value):
+        raise CommandError(errors.bad_client_attr(attr))
+    if lowered == b"lib-name":
+        client.lib_name = value
+    else:
+        client.lib_ver = value
+    return OK
+
+
+def _on_off(argv: list[bytes]) -> bool:
+    mode = argv[2].lower()
+    if mode == b"on":
+        return True
+    if mode == b"off":
+        return False
+    raise CommandError(errors.SYNTAX)
+
+
+@command("client|no-evict")
+def client_no_evict(client: Client, argv: list[bytes]) -> Any:
+    client.no_evict = _on_off(argv)
+    return OK
+
+
+@command("client|no-touch")
+def client_no_touch(client: Client, argv: list[bytes]) -> Any:
+    client.no_touch = _on_off(argv)
+    return OK
+
+
+@command("client|reply")
+def client_reply(client: Client, argv: list[bytes]) -> Any:
+    mode = argv[2].lower()
+    if mode == b"on":
+        client.reply_mode = REPLY_ON
+    elif mode == b"off":
+        client.reply_mode = REPLY_OFF
+    elif mode == b"skip":
+        # Redis skips the reply of the next command; this one has none either.
+        if client.reply_mode != REPLY_OFF:
+            client.reply_mode = REPLY_SKIP_NEXT
+    else:
+        raise CommandError(errors.SYNTAX)
+    return OK
+
+
+@command("client|trackinginfo")
+def client_trackinginfo(client: Client, argv: list[bytes]) -> Any:
+    return {b"flags": {b"off"}, b"redirect": -1, b"prefixes": []}
+
+
+@command("client|getredir")
+def client_getredir(client: Client, argv: list[bytes]) -> Any:
+    return -1
+
+
+def _timeout_end_ms(client: Client, arg: bytes) -> int:
+    """A millisecond timeout as Redis's getTimeoutFromObjectOrReply reads it: absolute end."""
+    value = parse_int(arg)
+    if value is None:
+        raise CommandError(errors.TIMEOUT_NOT_INTEGER)
+    if value < 0:
+        raise CommandError(errors.TIMEOUT_NEGATIVE)
+    if value == 0:
+        return 0
+    now = client.server.clock.time_ms()
+    if value > (1 << 63) - 1 - now:
+        raise CommandError(errors.TIMEOUT_OUT_OF_RANGE)
+    return now + value
+
+
+@command("client|pause")
+def client_pause(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 4:
+        raise CommandError(errors.subcommand_syntax(argv))
+    pause_all = True
+    if len(argv) == 4:
+        mode = argv[3].lower()
+        if mode == b"write":
+            pause_all = False
+        elif mode != b"all":
+            raise CommandError(errors.PAUSE_MODE)
+    end_ms = _timeout_end_ms(client, argv[2])
+    client.server.pause.pause(end_ms, pause_all)
+    return OK
+
+
+@command("client|unpause")
+def client_unpause(client: Client, argv: list[bytes]) -> Any:
+    client.server.pause.unpause()
+    return OK
+
+
+@command("client|unblock")
+def client_unblock(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 4:
+        raise CommandError(errors.subcommand_syntax(argv))
+    target_id = parse_int(argv[2])
+    if target_id is None:
+        raise CommandError(errors.NOT_INTEGER)
+    as_error = False
+    if len(argv) == 4:
+        reason = argv[3].lower()
+        if reason == b"error":
+            as_error = True
+        elif reason != b"timeout":
+            raise CommandError(errors.UNBLOCK_REASON)
+    server = client.server
+    target = server.clients.get(target_id)
+    if target is None or target.blocked is None or server.pause.is_holding(target):
+        return 0
+    reply: Any
+    if as_error:
+        server.count_error(errors.UNBLOCKED)
+        reply = ErrorReply(errors.UNBLOCKED)
+    else:
+        reply = target.blocked.request.timeout_reply
+    server.blocking.wake(target, reply)
+    return 1
+
+
+def _parse_kill_filters(client: Client, argv: list[bytes]) -> dict[str, Any]:
+    filters: dict[str, Any] = {"skipme": True}
+    i = 2
+    while i < len(argv):
+        opt = argv[i].lower()
+        if i + 1 >= len(argv):
+            raise CommandError(errors.SYNTAX)
+        value = argv[i + 1]
+        if opt == b"id":
+            cid = parse_int(value)
+            if cid is None or cid <= 0:
+                raise CommandError(errors.CLIENT_ID_NOT_POSITIVE)
+            filters["id"] = cid
+        elif opt == b"maxage":
+            age = parse_int(value)
+            if age is None:
+                raise CommandError(errors.MAXAGE_NOT_INTEGER)
+            if age <= 0:
+                raise CommandError(errors.MAXAGE_NOT_POSITIVE)
+            filters["maxage"] = age
+        elif opt == b"type":
+            kind = _client_type(value)
+            if kind is None:
+                raise CommandError(errors.unknown_client_type(value))
+            filters["type"] = kind
+        elif opt == b"addr":
+            filters["addr"] = value.decode("utf-8", "surrogateescape")
+        elif opt == b"laddr":
+            filters["laddr"] = value.decode("utf-8", "surrogateescape")
+        elif opt == b"user":
+            if value != client.user.encode():
+                raise CommandError(errors.no_such_user(value))
+            filters["user"] = value.decode()
+        elif opt == b"skipme":
+            flag = value.lower()
+            if flag == b"yes":
+                filters["skipme"] = True
+            elif flag == b"no":
+                filters["skipme"] = False
+            else:
+                raise CommandError(errors.SYNTAX)
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 2
+    return filters
+
+
+def _matches(candidate: Client, caller: Client, filters: dict[str, Any]) -> bool:
+    if "addr" in filters and candidate.addr != filters["addr"]:
+        return False
+    if "laddr" in filters and candidate.laddr != filters["laddr"]:
+        return False
+    if "type" in filters and _type_of(candidate) != filters["type"]:
+        return False
+    if "id" in filters and candidate.id != filters["id"]:
+        return False
+    if "user" in filters and candidate.user != filters["user"]:
+        return False
+    if candidate is caller and filters["skipme"]:
+        return False
+    if "maxage" in filters:
+        now = caller.server.clock.monotonic_ms()
+        if (now - candidate.created_ms) // 1000 < filters["maxage"]:
+            return False
+    return True
+
+
+def kill_client(server: ServerState, victim: Client, caller: Client | None) -> None:
+    """Close ``victim``'s connection; the caller itself closes after its reply is written."""
+    if victim is caller:
+        victim.close_after_reply = True
+        return
+    conn: Any = victim.conn
+    server.forget_client(victim)
+    if conn is not None:
+        conn.close()
+
+
+@command("client|kill")
+def client_kill(client: Client, argv: list[bytes]) -> Any:
+    server = client.server
+    if len(argv) == 3:
+        # The old form: one address, and a client may kill itself with it.
+        addr = argv[2].decode("utf-8", "surrogateescape")
+        victims = [c for c in server.clients.values() if c.addr == addr]
+        if not victims:
+            raise CommandError(errors.NO_SUCH_CLIENT)
+        for victim in victims:
+            kill_client(server, victim, client)
+        return OK
+    filters = _parse_kill_filters(client, argv)
+    victims = [c for c in list(server.clients.values()) if _matches(c, client, filters)]
+    for victim in victims:
+        kill_client(server, victim, client)
+    return len(victims)
+
+
+@command("client|help")
+def client_help(client: Client, argv: list[bytes]) -> Any:
+    return [Status(line) for line in _HELP]

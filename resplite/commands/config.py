@@ -1,0 +1,218 @@
+"""CONFIG GET / SET / RESETSTAT / REWRITE / HELP over the directives of
+:mod:`resplite.server.config`.
+
+CONFIG GET takes one or more names or glob patterns (case-insensitive) and answers a map of
+every match once: an exact name (or an old alias) comes back spelled as it was asked, a
+pattern's matches under their own names.
+
+CONFIG SET takes several ``name value`` pairs and is atomic, in Redis 7's order of checks:
+an unknown name wins over every other error (``Unknown option or number of arguments for
+CONFIG SET - 'x'``); then immutable directives and names given twice (reported as typed);
+then every value is parsed (reported under the directive's own name); only when all parse
+are they stored, and their hooks run, which is how a SET takes effect at once
+(proto-max-bulk-len on every connection's reader, maxmemory, slowlog limits...). A hook that
+fails puts every value back.
+
+CONFIG REWRITE writes the current values into the configuration file the server was started
+with, keeping comments and unrelated lines, replacing each directive's first line, dropping
+its repeats and appending directives that changed from their defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.protocol.replies import OK, Status
+from resplite.server.config import ALIASES, DIRECTIVES, Config, ConfigError
+from resplite.store.glob import glob_match
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+    from resplite.server.state import ServerState
+
+_GLOB_CHARS = frozenset(b"[*?")
+
+_HELP = (
+    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GET <pattern>",
+    "    Reply with every configuration directive matching the glob-style <pattern>,",
+    "    with its value.",
+    "SET <directive> <value> [<directive> <value> ...]",
+    "    Change directives, all or none of them.",
+    "RESETSTAT",
+    "    Zero the statistics INFO reports.",
+    "REWRITE",
+    "    Write the current configuration into the configuration file.",
+    "HELP",
+    "    Print this help.",
+)
+
+
+def _canonical(name: bytes) -> str | None:
+    """The directive a name (any case, old aliases included) refers to, if resplite has it."""
+    lowered = name.decode("utf-8", "replace").lower()
+    lowered = ALIASES.get(lowered, lowered)
+    return lowered if lowered in DIRECTIVES else None
+
+
+@command("config|get")
+def config_get(client: Client, argv: list[bytes]) -> Any:
+    config = client.server.config
+    # Keys are compared case-insensitively, as Redis's dictionary of matches does.
+    matches: dict[bytes, str] = {}
+    seen: set[bytes] = set()
+    for pattern in argv[2:]:
+        if not _GLOB_CHARS.intersection(pattern):
+            name = _canonical(pattern)
+            if name is not None and pattern.lower() not in seen:
+                matches[pattern] = name
+                seen.add(pattern.lower())
+            continue
+        for name in DIRECTIVES:
+            key = name.encode()
+            if key not in seen and glob_match(pattern, key, nocase=True):
+                matches[key] = name
+                seen.add(key)
+    return {key: config.get_text(name).encode() for key, name in matches.items()}
+
+
+def set_directives(server: ServerState, pairs: list[tuple[bytes, bytes]]) -> None:
+    """Validate, parse and apply ``pairs`` all together, or raise with Redis's text."""
+    config = server.config
+    unknown: bytes | None = None
+    refusal: tuple[bytes, str] | None = None
+    names: list[str] = []
+    for raw_name, _ in pairs:
+        name = _canonical(raw_name)
+        if name is None:
+            if unknown is None:
+                unknown = raw_name
+            continue
+        if unknown is not None or refusal is not None:
+            continue
+        if not DIRECTIVES[name].mutable:
+            refusal = (raw_name, "can't set immutable config")
+        elif name in names:
+            refusal = (raw_name, "duplicate parameter")
+        names.append(name)
+    if unknown is not None:
+        raise CommandError(errors.config_unknown_option(unknown))
+    if refusal is not None:
+        raise CommandError(errors.config_set_failed(errors.user_text(refusal[0], 1 << 20),
+                                                    refusal[1]))
+    parsed: list[tuple[str, Any]] = []
+    for name, (_, raw_value) in zip(names, pairs, strict=True):
+        try:
+            parsed.append((name, DIRECTIVES[name].parse(raw_value.decode("utf-8",
+                                                                         "surrogateescape"))))
+        except ConfigError as exc:
+            raise CommandError(errors.config_set_failed(name, str(exc))) from None
+    _apply(config, parsed)
+
+
+def _apply(config: Config, parsed: list[tuple[str, Any]]) -> None:
+    previous = [(name, config.values[name]) for name, _ in parsed]
+    for name, value in parsed:
+        config.values[name] = value
+    done: list[str] = []
+    try:
+        for name, value in parsed:
+            for hook in config.hooks.get(name, ()):
+                hook(name, value)
+            done.append(name)
+    except (ConfigError, ValueError) as exc:
+        failed = parsed[len(done)][0]
+        for name, value in previous:
+            config.values[name] = value
+        for name, value in previous:
+            for hook in config.hooks.get(name, ()):
+                hook(name, value)
+        raise CommandError(errors.config_set_failed(failed, str(exc))) from None
+
+
+@command("config|set")
+def config_set(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) % 2:
+        raise CommandError(errors.SYNTAX)
+    pairs = [(argv[i], argv[i + 1]) for i in range(2, len(argv), 2)]
+    set_directives(client.server, pairs)
+    return OK
+
+
+def reset_statistics(server: ServerState) -> None:
+    """What CONFIG RESETSTAT zeroes: counters, command and error statistics, peaks."""
+    server.reset_stats()
+    for db in server.keyspace.dbs:
+        db.expired_keys = 0
+    for attr in ("keyspace_hits", "keyspace_misses"):
+        if hasattr(server, attr):
+            setattr(server, attr, 0)
+    istate = getattr(server, "_info_state", None)
+    if istate is not None:
+        istate.peak_memory = server.refresh_memory()
+
+
+@command("config|resetstat")
+def config_resetstat(client: Client, argv: list[bytes]) -> Any:
+    reset_statistics(client.server)
+    return OK
+
+
+def rewrite_file(config: Config, path: Path) -> None:
+    """Rewrite ``path`` so that it states the current configuration (see module docstring)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    written: set[str] = set()
+    out: list[str] = []
+    for line in lines:
+        words = line.strip().split(None, 1)
+        if not words or words[0].startswith("#"):
+            out.append(line)
+            continue
+        name = ALIASES.get(words[0].lower(), words[0].lower())
+        if name not in DIRECTIVES:
+            out.append(line)
+            continue
+        if name in written:
+            continue  # a repeat: the first line now carries the value
+        written.add(name)
+        out.append(_directive_line(config, name))
+    missing = [
+        name for name, directive in DIRECTIVES.items()
+        if name not in written and config.values[name] != directive.default
+    ]
+    if missing:
+        out.append("# Generated by CONFIG REWRITE")
+        out.extend(_directive_line(config, name) for name in missing)
+    tmp = path.with_name(f".{path.name}.rewrite-{os.getpid()}")
+    tmp.write_text("\n".join(out) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _directive_line(config: Config, name: str) -> str:
+    text = config.get_text(name)
+    if text == "" or any(c in text for c in ' "\'\\'):
+        quoted = text.replace("\\", "\\\\").replace('"', '\\"')
+        return f'{name} "{quoted}"'
+    return f"{name} {text}"
+
+
+@command("config|rewrite")
+def config_rewrite(client: Client, argv: list[bytes]) -> Any:
+    config = client.server.config
+    if not config.config_file:
+        raise CommandError(errors.NO_CONFIG_FILE)
+    try:
+        rewrite_file(config, Path(config.config_file))
+    except OSError as exc:
+        raise CommandError(f"ERR Rewriting config file: {exc.strerror}") from None
+    return OK
+
+
+@command("config|help")
+def config_help(client: Client, argv: list[bytes]) -> Any:
+    return [Status(line) for line in _HELP]

@@ -1,0 +1,301 @@
+"""Server commands: INFO, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, SHUTDOWN, DEBUG, LASTSAVE,
+SAVE, BGSAVE, BGREWRITEAOF, ROLE, WAIT, LOLWUT, READONLY, READWRITE.
+
+CONFIG lives in :mod:`resplite.commands.config`; ACL, MEMORY and SLOWLOG in
+:mod:`resplite.commands.admin`.
+
+resplite keeps its data in memory only. SAVE and BGSAVE succeed at once without writing a
+file: they record a save point (LASTSAVE moves, ``rdb_changes_since_last_save`` returns to 0,
+``rdb_saves`` grows), so that tools which save before an operation, or wait for a background
+save to finish, keep working; nothing survives a restart. BGREWRITEAOF likewise.
+
+SHUTDOWN stops the server gracefully (every connection is closed, the caller gets no reply,
+as with Redis); its NOSAVE / SAVE / NOW / FORCE / ABORT words are parsed as Redis parses
+them, and SAVE has nothing to write. WAIT has no replicas to wait for: it answers 0 at once
+when asked for none, and otherwise blocks until its timeout (for ever with 0) as Redis does
+without replicas. DEBUG is limited to SLEEP, SET-ACTIVE-EXPIRE, OBJECT and HELP, and is
+refused by the dispatcher unless ``enable-debug-command`` allows it. DEBUG SLEEP stops the
+whole server for its duration, exactly as in Redis.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from resplite import REDIS_VERSION
+from resplite.commands import errors
+from resplite.commands.cursor import parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.registry import command
+from resplite.protocol.replies import OK, Raw, Status, Verbatim
+from resplite.server import info
+from resplite.server.blocking import BlockRequest
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+    from resplite.server.state import ServerState
+
+_INT_MAX = (1 << 31) - 1
+_LLONG_MAX = (1 << 63) - 1
+# The leading part of a number as C's strtod / atoi read it (the rest is ignored).
+_STRTOD = re.compile(rb"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf|nan)", re.I)
+_ATOI = re.compile(rb"\s*[-+]?\d+")
+
+_DEBUG_HELP = (
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "OBJECT <key>",
+    "    Describe how the value at <key> is stored.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    Switch the background deletion of expired keys off (0) or on (1).",
+    "SLEEP <seconds>",
+    "    Stop the whole server for <seconds> (a decimal number is allowed).",
+    "HELP",
+    "    Print this help.",
+)
+
+
+# -- INFO ---------------------------------------------------------------------------------
+
+
+@command("info")
+def info_(client: Client, argv: list[bytes]) -> Any:
+    names = [arg.decode("utf-8", "replace") for arg in argv[1:]]
+    return Verbatim(info.render(client.server, names))
+
+
+# -- databases ----------------------------------------------------------------------------
+
+
+@command("dbsize")
+def dbsize(client: Client, argv: list[bytes]) -> Any:
+    return len(client.db)
+
+
+def _check_flush_args(argv: list[bytes]) -> None:
+    # SYNC and ASYNC both empty the database at once: there is no background freeing.
+    if len(argv) == 2 and argv[1].lower() in (b"sync", b"async"):
+        return
+    if len(argv) != 1:
+        raise CommandError(errors.SYNTAX)
+
+
+def flush_database(server: ServerState, index: int | None) -> None:
+    """Empty one database, or all of them; WATCHes and blocked clients are told first."""
+    server.signal_flush(index)
+    dbs = server.keyspace.dbs if index is None else [server.keyspace[index]]
+    for db in dbs:
+        db.flush()
+
+
+@command("flushdb")
+def flushdb(client: Client, argv: list[bytes]) -> Any:
+    _check_flush_args(argv)
+    flush_database(client.server, client.db_index)
+    return OK
+
+
+@command("flushall")
+def flushall(client: Client, argv: list[bytes]) -> Any:
+    _check_flush_args(argv)
+    flush_database(client.server, None)
+    return OK
+
+
+def _db_index(arg: bytes, error: str) -> int:
+    value = parse_int(arg)
+    if value is None or not -_INT_MAX - 1 <= value <= _INT_MAX:
+        raise CommandError(error)
+    return value
+
+
+@command("swapdb")
+def swapdb(client: Client, argv: list[bytes]) -> Any:
+    first = _db_index(argv[1], errors.INVALID_FIRST_DB)
+    second = _db_index(argv[2], errors.INVALID_SECOND_DB)
+    server = client.server
+    count = len(server.keyspace)
+    if not (0 <= first < count and 0 <= second < count):
+        raise CommandError(errors.DB_INDEX_OUT_OF_RANGE)
+    if first != second:
+        server.signal_flush(first, swapped_with=second)
+        server.keyspace.swap(first, second)
+    return OK
+
+
+# -- time and persistence -----------------------------------------------------------------
+
+
+@command("time")
+def time_(client: Client, argv: list[bytes]) -> Any:
+    micros = client.server.clock.time_us()
+    return [b"%d" % (micros // 1_000_000), b"%d" % (micros % 1_000_000)]
+
+
+@command("lastsave")
+def lastsave(client: Client, argv: list[bytes]) -> Any:
+    return client.server.last_save_time
+
+
+def record_save(server: ServerState) -> None:
+    """A save point without a file: see the module docstring."""
+    server.dirty = 0
+    server.last_save_time = server.clock.time_ms() // 1000
+    istate = info.info_state(server)
+    istate.rdb_saves += 1
+    istate.last_bgsave_ms = 0
+
+
+@command("save")
+def save(client: Client, argv: list[bytes]) -> Any:
+    record_save(client.server)
+    return OK
+
+
+@command("bgsave")
+def bgsave(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 1 and not (len(argv) == 2 and argv[1].lower() == b"schedule"):
+        raise CommandError(errors.SYNTAX)
+    record_save(client.server)
+    return Status("Background saving started")
+
+
+@command("bgrewriteaof")
+def bgrewriteaof(client: Client, argv: list[bytes]) -> Any:
+    return Status("Background append only file rewriting started")
+
+
+# -- shutdown -----------------------------------------------------------------------------
+
+
+@command("shutdown")
+def shutdown(client: Client, argv: list[bytes]) -> Any:
+    words = {b"nosave", b"save", b"now", b"force", b"abort"}
+    given: set[bytes] = set()
+    for arg in argv[1:]:
+        word = arg.lower()
+        if word not in words:
+            raise CommandError(errors.SYNTAX)
+        given.add(word)
+    if (b"abort" in given and len(given) > 1) or (b"nosave" in given and b"save" in given):
+        raise CommandError(errors.SYNTAX)
+    if b"abort" in given:
+        # A shutdown here is immediate, so there is never one in progress to abort.
+        raise CommandError(errors.NO_SHUTDOWN_IN_PROGRESS)
+    server = client.server
+    client.close_after_reply = True
+    if server.shutdown_requested is not None:
+        server.shutdown_requested()
+    return Raw(b"")
+
+
+# -- replication and cluster stand-ins ----------------------------------------------------
+
+
+@command("role")
+def role(client: Client, argv: list[bytes]) -> Any:
+    return [b"master", 0, []]
+
+
+def timeout_ms(client: Client, arg: bytes) -> int:
+    """A relative millisecond timeout checked as Redis checks one (0 means none)."""
+    value = parse_int(arg)
+    if value is None:
+        raise CommandError(errors.TIMEOUT_NOT_INTEGER)
+    if value < 0:
+        raise CommandError(errors.TIMEOUT_NEGATIVE)
+    if value > _LLONG_MAX - client.server.clock.time_ms():
+        raise CommandError(errors.TIMEOUT_OUT_OF_RANGE)
+    return value
+
+
+@command("wait")
+def wait(client: Client, argv: list[bytes]) -> Any:
+    replicas = parse_int(argv[1])
+    if replicas is None:
+        raise CommandError(errors.NOT_INTEGER)
+    timeout = timeout_ms(client, argv[2])
+    if replicas <= 0:
+        return 0
+    # No replica will ever acknowledge: wait out the timeout, then report none.
+    request = BlockRequest(keys=[], timeout_ms=timeout, retry=lambda: request, timeout_reply=0)
+    return request
+
+
+@command("readonly")
+def readonly(client: Client, argv: list[bytes]) -> Any:
+    raise CommandError(errors.NO_CLUSTER)
+
+
+@command("readwrite")
+def readwrite(client: Client, argv: list[bytes]) -> Any:
+    raise CommandError(errors.NO_CLUSTER)
+
+
+@command("lolwut")
+def lolwut(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) >= 3 and argv[1].lower() == b"version" and parse_int(argv[2]) is None:
+        raise CommandError(errors.NOT_INTEGER)
+    # Redis draws art for versions 5 and 6; resplite only states the version it follows.
+    return Verbatim(f"Redis ver. {REDIS_VERSION}\n".encode())
+
+
+# -- DEBUG --------------------------------------------------------------------------------
+
+
+def _strtod(arg: bytes) -> float:
+    match = _STRTOD.match(arg)
+    if match is None:
+        return 0.0
+    try:
+        return float(match.group(0))
+    except ValueError:
+        return 0.0
+
+
+def _atoi(arg: bytes) -> int:
+    match = _ATOI.match(arg)
+    return int(match.group(0)) if match else 0
+
+
+def _encoding(value: Any) -> str:
+    if isinstance(value, bytes):
+        if len(value) <= 20 and parse_int(value) is not None:
+            return "int"
+        return "embstr" if len(value) <= 44 else "raw"
+    encoding = getattr(value, "encoding", None)
+    return encoding if isinstance(encoding, str) else type(value).__name__.lower()
+
+
+def _debug_object(client: Client, key: bytes) -> Any:
+    value = client.db.get(key)
+    if value is None:
+        raise CommandError(errors.NO_SUCH_KEY)
+    encoding = _encoding(value)
+    shared = encoding == "int" and 0 <= int(value) < 10000
+    length = len(value) if isinstance(value, bytes) else 0
+    serialized = (len(str(int(value))) if encoding == "int" else length + 1) if length else 1
+    lru = (client.server.clock.time_ms() // 1000) & ((1 << 24) - 1)
+    return Status(
+        f"Value at:0x{id(value):x} refcount:{2147483647 if shared else 1} "
+        f"encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:0"
+    )
+
+
+@command("debug")
+def debug(client: Client, argv: list[bytes]) -> Any:
+    sub = argv[1].lower()
+    if sub == b"help" and len(argv) == 2:
+        return [Status(line) for line in _DEBUG_HELP]
+    if sub == b"sleep" and len(argv) == 3:
+        seconds = _strtod(argv[2])
+        if seconds > 0:
+            time.sleep(min(seconds, 1e7))
+        return OK
+    if sub == b"set-active-expire" and len(argv) == 3:
+        client.server.config.values["active-expire-enabled"] = _atoi(argv[2]) != 0
+        return OK
+    if sub == b"object" and len(argv) == 3:
+        return _debug_object(client, argv[2])
+    raise CommandError(errors.subcommand_syntax(argv))
