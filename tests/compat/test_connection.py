@@ -1,0 +1,247 @@
+"""Connection commands and the dispatcher's order of checks, byte for byte against Redis.
+
+PING, ECHO, HELLO (every option and error), AUTH (with and without ``requirepass``), SELECT,
+QUIT, RESET, the texts of unknown commands and subcommands and of wrong arity, and the order
+in which the dispatcher applies its checks (existence, arity, protected commands,
+authentication, MULTI). HELLO's ``version`` and ``id`` are blanked: resplite reports the
+Redis version whose behaviour it follows (7.4.0) where the reference is 7.0.15, and client
+ids depend on each server's history.
+"""
+
+from __future__ import annotations
+
+import pytest
+from support import normalize
+from support.raw import RawClient
+
+
+def test_ping_echo(pair):
+    pair.check("PING")
+    pair.check("ping", "hello")
+    pair.check("PING", "a", "b")
+    pair.check("ECHO", "x y")
+    pair.check("ECHO", b"\x00\xff\r\n")
+    pair.check("ECHO")
+    pair.check("ECHO", "a", "b")
+
+
+def test_hello_replies(pair):
+    pair.check("HELLO", normalize=normalize.hello)
+    pair.check("HELLO", "2", normalize=normalize.hello)
+    pair.check("HELLO", "3", normalize=normalize.hello)
+    pair.check("PING")
+    pair.check("HELLO", "3", "SETNAME", "conn-a", normalize=normalize.hello)
+    pair.check("CLIENT", "GETNAME")
+    pair.check("HELLO", "2", "AUTH", "default", "anything", normalize=normalize.hello)
+    pair.check("hello", "2", "setname", "n2", "auth", "default", "x", normalize=normalize.hello)
+    pair.check("CLIENT", "GETNAME")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("4",),
+        ("1",),
+        ("-1",),
+        ("abc",),
+        ("3.0",),
+        ("99999999999999999999",),
+        ("2", "foo"),
+        ("2", "AUTH"),
+        ("2", "AUTH", "default"),
+        ("2", "SETNAME"),
+        ("2", "SETNAME", "a b"),
+        ("2", "SETNAME", "x\ny"),
+        ("2", "AUTH", "nobody", "pw"),
+        ("2", "SETNAME", "ok", "bogus"),
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_hello_errors(pair, args):
+    pair.check("HELLO", *args)
+    pair.check("PING")  # the connection is unchanged and still usable
+
+
+def test_hello_bad_auth_keeps_protocol(pair):
+    # A refused HELLO 3 must not switch the protocol of a RESP2 connection.
+    pair.check("HELLO", "3", "AUTH", "nobody", "x")
+    pair.check("CONFIG", "GET", "maxclients")
+
+
+def test_auth_without_password(pair):
+    pair.check("AUTH", "x")
+    pair.check("AUTH", "default", "whatever")
+    pair.check("AUTH", "someone", "x")
+    pair.check("AUTH", "a", "b", "c")
+    pair.check("AUTH")
+
+
+def test_select(pair):
+    pair.check("SELECT", "1")
+    pair.check("DBSIZE")
+    pair.check("SELECT", "15")
+    pair.check("SELECT", "16")
+    pair.check("SELECT", "-1")
+    pair.check("SELECT", "abc")
+    pair.check("SELECT", "01")
+    pair.check("SELECT", "1", "2")
+    pair.check("SELECT", "0")
+
+
+def test_quit_closes_after_ok(pair):
+    pair.check("QUIT")
+    assert pair.ref.is_closed() and pair.ours.is_closed()
+
+
+def test_quit_with_arguments(pair):
+    # QUIT's arity is -1: extra words are accepted and ignored.
+    pair.check("QUIT", "now")
+    assert pair.ref.is_closed() and pair.ours.is_closed()
+
+
+def test_reset_restores_connection_state(pair):
+    pair.check("SELECT", "3")
+    pair.check("CLIENT", "SETNAME", "before-reset")
+    pair.check("CLIENT", "NO-EVICT", "on")
+    pair.check("MULTI")
+    pair.check("PING")
+    pair.check("RESET")
+    pair.check("CLIENT", "GETNAME")
+    pair.check("EXEC")  # the transaction is gone
+    pair.check("CONFIG", "GET", "maxclients")  # RESP2 again, even after HELLO 3
+    pair.check("RESET", "x")
+
+
+def test_unknown_command_texts(pair):
+    pair.check("NOSUCHCOMMAND")
+    pair.check("nosuch", "a", "b c", "")
+    pair.check("FOO", *[str(i) for i in range(200)])
+    pair.check("FOO", "x" * 300)
+    pair.check(b"\xff\xfe", b"\x01")
+    pair.check("PING")
+
+
+def test_unknown_subcommand_texts(pair):
+    pair.check("CONFIG", "NOSUCH")
+    pair.check("client", "bogus", "x")
+    pair.check("CLIENT", "MAINT_NOTIFICATIONS", "ON", "moving-endpoint-type", "internal-ip")
+    pair.check("OBJECT", "nosuch", "k")
+    pair.check("PING")
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("GET",),
+        ("GET", "a", "b"),
+        ("SET", "k"),
+        ("CONFIG",),
+        ("CONFIG", "GET"),
+        ("CONFIG", "SET", "maxclients"),
+        ("CLIENT",),
+        ("CLIENT", "ID", "x"),
+        ("CLIENT", "SETNAME"),
+        ("CLIENT", "KILL"),
+        ("DBSIZE", "x"),
+        ("SWAPDB", "0"),
+        ("MULTI", "x"),
+        ("EXEC", "x"),
+        ("WATCH",),
+        ("SELECT",),
+        ("ECHO",),
+        ("DEBUG",),
+        ("TIME", "x"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_arity_texts(pair, cmd):
+    pair.check(*cmd)
+
+
+def test_checks_order_unknown_before_arity(pair):
+    # An unknown subcommand is reported even when the argument count is also wrong.
+    pair.check("CONFIG", "NOSUCH", "a", "b", "c")
+    # A known subcommand with the wrong count fails arity.
+    pair.check("CONFIG", "RESETSTAT", "extra")
+
+
+def _hello_hint(reply: bytes) -> bytes:
+    # Redis 7.2 added "<proto>" to the hint in HELLO's NOAUTH text; resplite follows 7.4.
+    return reply.replace(b"the HELLO AUTH <user>", b"the HELLO <proto> AUTH <user>")
+
+
+def _raw(server):
+    return RawClient(server.host, server.port)
+
+
+def test_requirepass_noauth_and_wrongpass(server_pair_factory):
+    ref_srv, our_srv = server_pair_factory("--requirepass", "pw")
+    ref, ours = _raw(ref_srv), _raw(our_srv)
+
+    def check(*cmd, normalize=None):
+        a, b = ref.call(*cmd), ours.call(*cmd)
+        if normalize is not None:
+            a, b = normalize(a), normalize(b)
+        assert b == a, f"{cmd}\n redis:    {a!r}\n resplite: {b!r}"
+
+    try:
+        check("PING")
+        check("GET", "k")
+        check("NOSUCH")  # existence is checked before authentication
+        check("GET")  # and so is arity
+        check("CLIENT", "NOSUCH")
+        check("HELLO", "3", normalize=_hello_hint)
+        check("HELLO", "2", normalize=_hello_hint)
+        check("AUTH", "wrong")
+        check("AUTH", "default", "wrong")
+        check("AUTH", "nobody", "pw")
+        check("HELLO", "2", "AUTH", "default", "wrong")
+        check("PING")
+        check("MULTI")
+        check("AUTH", "pw")
+        check("PING")
+        check("RESET")  # back to unauthenticated
+        check("PING")
+        check("HELLO", "3", "AUTH", "default", "pw", "SETNAME", "named", normalize=normalize.hello)
+        check("CLIENT", "GETNAME")
+        check("PING")
+        check("QUIT")
+    finally:
+        ref.close()
+        ours.close()
+
+
+def test_requirepass_unauthenticated_limits(server_pair_factory):
+    # Before AUTH, Redis refuses big multibulk requests outright and closes the connection.
+    ref_srv, our_srv = server_pair_factory("--requirepass", "pw")
+    ref, ours = _raw(ref_srv), _raw(our_srv)
+    try:
+        ref.send(*["x"] * 20)
+        ours.send(*["x"] * 20)
+        assert ours.read_reply() == ref.read_reply()
+        assert ref.is_closed() and ours.is_closed()
+    finally:
+        ref.close()
+        ours.close()
+
+
+def test_debug_is_refused_before_authentication(server_pair_factory):
+    ref_srv, our_srv = server_pair_factory(
+        "--requirepass", "pw", "--enable-debug-command", "no"
+    )
+    ref, ours = _raw(ref_srv), _raw(our_srv)
+    try:
+        for cmd in (("DEBUG", "SLEEP", "0"), ("DEBUG", "HELP"), ("DEBUG",), ("AUTH", "pw"),
+                    ("DEBUG", "SLEEP", "0"), ("MULTI",), ("DEBUG", "SLEEP", "0"), ("EXEC",)):
+            assert ours.call(*cmd) == ref.call(*cmd), cmd
+    finally:
+        ref.close()
+        ours.close()
+
+
+def test_inline_commands(pair):
+    assert pair.raw_both(b"PING\r\n") == (b"+PONG\r\n", b"+PONG\r\n")
+    ref, ours = pair.raw_both(b'ECHO "a b"\r\n')
+    assert ours == ref
+    ref, ours = pair.raw_both(b"NOSUCH x\r\n")
+    assert ours == ref

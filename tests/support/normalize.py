@@ -1,0 +1,108 @@
+"""Normalisers for replies that necessarily differ between two servers.
+
+Client ids, addresses, ages, times and version strings depend on the process, not on the
+behaviour under test; these helpers blank exactly those parts (keeping the reply's framing,
+so the lengths of bulk strings are recomputed) or parse the line formats of CLIENT LIST and
+INFO so that tests can compare field names, order and value shapes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from support.resptree import Node, dump, parse
+
+VERSIONS = (b"7.0.15", b"7.4.0")
+
+# Shapes of INFO values, from most to least specific.
+_SHAPES = (
+    ("int", re.compile(r"-?\d+")),
+    ("float", re.compile(r"-?\d+\.\d+")),
+    ("percent", re.compile(r"-?\d+\.\d+%")),
+    ("human", re.compile(r"\d+(\.\d+)?[BKMGTP]")),
+    ("hex40", re.compile(r"[0-9a-f]{40}")),
+    ("pairs", re.compile(r"([a-z0-9_.\-]+=[^,]*,)*[a-z0-9_.\-]+=[^,]*")),
+)
+
+
+def hello(data: bytes) -> bytes:
+    """Blank the server version and client id of every HELLO map inside a reply."""
+    return dump(_blank_hello(parse(data)))
+
+
+def _blank_hello(node: Node) -> Node:
+    kind, payload = node
+    if payload is None or isinstance(payload, bytes):
+        return node
+    if kind == b"%":
+        pairs = payload
+    elif kind == b"*" and len(payload) == 14 and payload[0] == (b"$", b"server"):
+        pairs = list(zip(payload[::2], payload[1::2], strict=True))
+    else:
+        return (kind, [_blank_hello(item) for item in payload])
+    out: list[tuple[Node, Node]] = []
+    for key, value in pairs:
+        if key[1] == b"version":
+            value = (b"$", b"<version>")
+        elif key[1] == b"id":
+            value = (b":", b"0")
+        out.append((key, _blank_hello(value)))
+    if kind == b"%":
+        return (b"%", out)
+    return (b"*", [x for pair in out for x in pair])
+
+
+def verbatim_text(data: bytes) -> bytes:
+    """The text of a bulk (RESP2) or verbatim (RESP3) reply."""
+    kind, payload = parse(data)
+    assert kind in (b"$", b"="), data[:40]
+    return payload[4:] if kind == b"=" else payload
+
+
+def client_fields(line: bytes) -> list[tuple[str, str]]:
+    """``name=value`` fields of one CLIENT LIST line, in order."""
+    fields = []
+    for word in line.decode("utf-8", "replace").split(" "):
+        name, _, value = word.partition("=")
+        fields.append((name, value))
+    return fields
+
+
+def info_sections(text: bytes) -> dict[str, list[tuple[str, str]]]:
+    """INFO text as ``section title -> [(field, value), ...]`` in order."""
+    sections: dict[str, list[tuple[str, str]]] = {}
+    current: list[tuple[str, str]] | None = None
+    for line in text.decode("utf-8", "replace").split("\r\n"):
+        if line.startswith("# "):
+            current = sections.setdefault(line[2:], [])
+        elif line and current is not None:
+            field, _, value = line.partition(":")
+            current.append((field, value))
+    return sections
+
+
+def shape(value: str) -> str:
+    """The kind of an INFO value: int, float, percent, human size, 40-hex id, pairs, text."""
+    for name, pattern in _SHAPES:
+        if pattern.fullmatch(value):
+            return name
+    return "text"
+
+
+def version(data: bytes) -> bytes:
+    """Blank the server version inside a reply, fixing up bulk lengths."""
+    node = parse(data)
+    return dump(_replace_version(node))
+
+
+def _replace_version(node: Node) -> Node:
+    kind, payload = node
+    if payload is None:
+        return node
+    if isinstance(payload, bytes):
+        for v in VERSIONS:
+            payload = payload.replace(v, b"<version>")
+        return (kind, payload)
+    if kind in (b"%", b"|"):
+        return (kind, [(_replace_version(k), _replace_version(v)) for k, v in payload])
+    return (kind, [_replace_version(item) for item in payload])
