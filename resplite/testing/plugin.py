@@ -87,11 +87,11 @@ def _setting(config: pytest.Config, name: str) -> str:
     return str(value)
 
 
-def _session_directives(config: pytest.Config) -> dict[str, str]:
+def _session_directives(config: pytest.Config) -> dict[str, Any]:
     lines = list(config.getini("resplite_directives")) + list(
         config.getoption("--resplite-directive")
     )
-    directives: dict[str, str] = {}
+    directives: dict[str, Any] = {}
     for line in lines:
         name, sep, value = line.partition("=")
         if not sep or not name.strip():

@@ -1,0 +1,226 @@
+"""The pytest plugin, exercised the way users meet it: pytest runs on small test projects.
+
+Each test writes a project into a temporary folder and runs pytest on it in a subprocess;
+the plugin is active there through its ``pytest11`` entry point, as it is for anyone who
+installs resplite. The projects check the fixtures from the inside (a shared session server,
+a clean database and a running clock per test, protocol and directives from markers,
+options and ini settings, extra servers from the factory, the asyncio client), under both
+isolations, under pytest-xdist, and that a run which uses no fixture starts nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+FIXTURE_TESTS = '''
+import os
+import sys
+import time
+
+import pytest
+import redis
+
+SEEN = {}
+FACTORY_SERVERS = []
+
+
+def test_the_session_server_is_shared_1(resplite_server, redis_url):
+    SEEN["port"] = resplite_server.port
+    assert redis_url == resplite_server.url
+    assert resplite_server.isolation == os.environ["EXPECTED_ISOLATION"]
+    assert (resplite_server.pid == os.getpid()) == (resplite_server.isolation == "thread")
+
+
+def test_the_session_server_is_shared_2(resplite_server):
+    assert resplite_server.port == SEEN["port"]
+
+
+def test_a_test_that_leaves_data_and_travels_in_time(redis_client, resplite_clock):
+    redis_client.set("left", "behind")
+    redis_client.execute_command("SELECT", "3")
+    redis_client.set("left", "behind")
+    resplite_clock.freeze()
+    resplite_clock.advance(86_400_000)
+
+
+def test_the_next_test_starts_empty_with_a_running_clock(redis_client, resplite_clock):
+    assert redis_client.dbsize() == 0
+    assert redis_client.execute_command("SELECT", "3") in (b"OK", True)
+    assert redis_client.dbsize() == 0
+    assert abs(resplite_clock.get() - time.time() * 1000) < 1000
+
+
+def test_clients_speak_resp3_by_default(redis_client):
+    redis_client.xadd("s", {"f": "v"}, id="1-1")
+    assert redis_client.xread({"s": "0"}) == {b"s": [[(b"1-1", {b"f": b"v"})]]}
+
+
+@pytest.mark.resplite(protocol=2, decode_responses=True)
+def test_a_marker_selects_resp2_and_decoding(redis_client):
+    redis_client.xadd("s", {"f": "v"}, id="1-1")
+    assert redis_client.xread({"s": "0"}) == [["s", [("1-1", {"f": "v"})]]]
+
+
+@pytest.mark.resplite(requirepass="pw", maxmemory="1mb")
+def test_marker_directives_give_the_test_a_server_of_its_own(
+    redis_url, redis_client, resplite_server, resplite_instance
+):
+    assert redis_url != resplite_server.url
+    assert redis_url == resplite_instance.url
+    assert redis_url.startswith("redis://:pw@127.0.0.1:")
+    assert resplite_instance.execute("CONFIG", "GET", "maxmemory") == [b"maxmemory", b"1048576"]
+    assert redis_client.ping()
+
+
+def test_the_factory_starts_servers_with_their_own_directives(resplite_factory):
+    locked = resplite_factory(requirepass="x")
+    small = resplite_factory(databases=2)
+    assert locked.port != small.port
+    with pytest.raises(redis.AuthenticationError):
+        redis.Redis(port=locked.port).ping()
+    assert small.execute("CONFIG", "GET", "databases") == [b"databases", b"2"]
+    FACTORY_SERVERS.extend([locked, small])
+
+
+def test_factory_servers_are_gone_after_their_test():
+    assert len(FACTORY_SERVERS) == 2
+    for handle in FACTORY_SERVERS:
+        assert not handle.running
+
+
+@pytest.mark.asyncio
+async def test_the_asyncio_client(aredis_client, resplite_clock):
+    resplite_clock.freeze()
+    await aredis_client.set("k", "v", px=1000)
+    resplite_clock.advance(999)
+    assert await aredis_client.get("k") == b"v"
+    resplite_clock.advance(1)
+    assert await aredis_client.get("k") is None
+'''
+
+PROTOCOL_TESTS = '''
+import pytest
+
+
+def test_under_each_protocol(redis_client, resplite_protocol):
+    assert redis_client.connection_pool.connection_kwargs["protocol"] == resplite_protocol
+
+
+@pytest.mark.resplite(protocol=2)
+def test_a_marker_still_wins(redis_client):
+    assert redis_client.connection_pool.connection_kwargs["protocol"] == 2
+
+
+def test_no_client_no_parametrization():
+    pass
+'''
+
+XDIST_TESTS = '''
+import os
+
+import pytest
+
+
+@pytest.mark.parametrize("n", range(8))
+def test_each_worker_has_its_own_server(n, redis_client, resplite_server):
+    assert redis_client.incr("counter") == 1  # a clean database for every test
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(os.path.join(os.environ["OUT"], f"{worker}-{n}"), "w") as f:
+        f.write(f"{resplite_server.port} {os.getpid()}")
+'''
+
+LAZY_TESTS = '''
+import sys
+import threading
+
+
+def test_nothing_is_started_or_imported_without_a_fixture():
+    assert "resplite.testing.plugin" in sys.modules
+    loaded = sorted(m for m in sys.modules if m.startswith("resplite"))
+    assert loaded == ["resplite", "resplite.testing", "resplite.testing.plugin"], loaded
+    assert not [t for t in threading.enumerate() if t.name.startswith("resplite")]
+'''
+
+INI_TESTS = '''
+def config(client, name):
+    reply = client.execute_command("CONFIG", "GET", name)
+    return reply[1] if isinstance(reply, list) else reply[name.encode()]
+
+
+def test_ini_settings_and_options(redis_client):
+    assert redis_client.connection_pool.connection_kwargs["protocol"] == 2
+    assert config(redis_client, "maxmemory-policy") == b"allkeys-lru"
+    assert config(redis_client, "maxmemory") == b"2097152"
+    assert config(redis_client, "databases") == b"3"
+'''
+
+INI = """
+[pytest]
+resplite_protocol = 2
+resplite_directives =
+    maxmemory=2mb
+    maxmemory-policy = allkeys-lru
+"""
+
+
+def run_pytest(
+    tmp_path: Path, tests: str, *args: str, ini: str = "", env: dict[str, str] | None = None
+) -> str:
+    (tmp_path / "test_project.py").write_text(textwrap.dedent(tests), encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text(ini or "[pytest]\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W",
+         "error::pytest.PytestUnraisableExceptionWarning", *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_the_fixtures_from_the_inside(tmp_path: Path, isolation: str) -> None:
+    out = run_pytest(tmp_path, FIXTURE_TESTS, "-q", f"--resplite-isolation={isolation}",
+                     env={"EXPECTED_ISOLATION": isolation})
+    assert "10 passed" in out
+
+
+def test_protocol_both_runs_client_tests_under_resp2_and_resp3(tmp_path: Path) -> None:
+    out = run_pytest(tmp_path, PROTOCOL_TESTS, "-v", "--resplite-protocol", "both")
+    assert "test_under_each_protocol[resp2] PASSED" in out
+    assert "test_under_each_protocol[resp3] PASSED" in out
+    assert re.search(r"test_a_marker_still_wins PASSED", out)
+    assert "test_no_client_no_parametrization PASSED" in out
+    assert "4 passed" in out
+
+
+@pytest.mark.slow
+def test_each_xdist_worker_gets_its_own_server(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    out = run_pytest(tmp_path, XDIST_TESTS, "-q", "-n", "2", "-p", "xdist",
+                     env={"OUT": str(results)})
+    assert "8 passed" in out
+    by_worker: dict[str, set[str]] = {}
+    for path in results.iterdir():
+        by_worker.setdefault(path.name.split("-")[0], set()).add(path.read_text())
+    assert sorted(by_worker) == ["gw0", "gw1"]
+    assert all(len(seen) == 1 for seen in by_worker.values())  # one server per worker
+    assert by_worker["gw0"] != by_worker["gw1"]
+
+
+def test_a_run_that_uses_no_fixture_starts_nothing(tmp_path: Path) -> None:
+    out = run_pytest(tmp_path, LAZY_TESTS, "-q")
+    assert "1 passed" in out
+
+
+def test_ini_settings_and_command_line_directives(tmp_path: Path) -> None:
+    out = run_pytest(tmp_path, INI_TESTS, "-q", "--resplite-directive", "databases=3", ini=INI)
+    assert "1 passed" in out
