@@ -143,7 +143,7 @@ class Connection(asyncio.Protocol):
                 argv = reader.get()
             except ProtocolError as exc:
                 self.server.count_error("ERR " + exc.message)
-                out.append(b"-ERR " + exc.message.encode() + b"\r\n")
+                out.append(exc.reply)  # the exact bytes, raw byte included
                 self._flush(out)
                 self.close()
                 return
