@@ -14,9 +14,11 @@ and SIGINT stop it as they stop ``resplite-server``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import stat
 import sys
 
 
@@ -69,7 +71,11 @@ def main(argv: list[str]) -> int:
                 server.request_shutdown()
 
         def ready() -> None:
-            loop.add_reader(stdin, on_stdin)
+            # A pipe from the parent is watched; anything else (a terminal, /dev/null) is
+            # left alone, and signals stop the server as they stop resplite-server.
+            with contextlib.suppress(OSError):
+                if stat.S_ISFIFO(os.fstat(stdin).st_mode):
+                    loop.add_reader(stdin, on_stdin)
             _report({"port": server.port, "unix_socket": server.unix_socket or None,
                      "pid": os.getpid()})
 

@@ -251,3 +251,21 @@ def non_loopback_address() -> str | None:
         except OSError:
             return None
     return None if address.startswith("127.") else address
+
+
+@pytest.mark.redis_version("7.2")  # XINFO CONSUMERS' inactive field and seen-time meaning
+def test_consumer_idle_and_inactive_times_follow_the_clock(conn: RawClient) -> None:
+    def consumer_fields() -> dict[bytes, bytes]:
+        parts = conn.call("XINFO", "CONSUMERS", "s", "g").split(b"\r\n")
+        return {part: parts[i + 1] for i, part in enumerate(parts)
+                if part in (b"idle", b"inactive") and parts[i - 1].startswith(b"$")}
+
+    conn.call("XADD", "s", "1-1", "f", "v")
+    conn.call("XGROUP", "CREATE", "s", "g", "0")
+    conn.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    conn.call("RESPLITE.CLOCK", "ADVANCE", "5000")
+    assert consumer_fields() == {b"idle": b":5000", b"inactive": b":5000"}
+    # A read that delivers nothing counts as seen, not as active.
+    conn.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    conn.call("RESPLITE.CLOCK", "ADVANCE", "250")
+    assert consumer_fields() == {b"idle": b":250", b"inactive": b":5250"}
