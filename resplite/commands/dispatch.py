@@ -101,9 +101,7 @@ class Dispatcher:
         if not client.authenticated and not spec.is_noauth:
             return self._reject(client, spec, errors.NOAUTH)
         server = self.server
-        if server.maxmemory and (spec.is_denyoom or (
-            client.multi is not None and spec.fullname not in _EXEMPT_FROM_OOM_IN_MULTI
-        )) and server.over_maxmemory():
+        if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
         pause = server.pause
         if pause.active and pause.covers(client, spec):
@@ -146,6 +144,19 @@ class Dispatcher:
         if elapsed >= slowlog.threshold_us >= 0 and "skip_slowlog" not in spec.flags:
             slowlog.record(client, argv, elapsed)
         return reply
+
+    @staticmethod
+    def _refused_on_oom(client: Client, spec: CommandSpec) -> bool:
+        """Whether ``spec`` is refused while memory is over ``maxmemory`` (Redis's rules)."""
+        if spec.is_denyoom:
+            return True
+        queued = client.multi
+        if queued is None:
+            return False
+        if spec.fullname == "exec":
+            # EXEC counts as a write of the worst command it would run.
+            return any(q.is_denyoom for q, _ in queued)
+        return spec.fullname not in _EXEMPT_FROM_OOM_IN_MULTI
 
     def _protected_allowed(self, client: Client, spec: CommandSpec) -> bool:
         setting = self.server.config[_PROTECTED[spec.fullname]]

@@ -234,10 +234,23 @@ def test_config_set_proto_max_bulk_len_reaches_open_connections(pair):
 
 
 def test_config_set_maxmemory_refuses_writes(pair):
-    with _configured(pair, maxmemory="1"):
+    admin = pair.connect_extra()
+    try:
+        pair.check("MULTI")
+        pair.check("SET", "queued", "before")
+        admin.check("CONFIG", "SET", "maxmemory", "1")
+        pair.check("EXEC")  # holds a write queued before the limit
         pair.check("SET", "k", "v")
         pair.check("GET", "k")
         pair.check("DEL", "k")
+        pair.check("MULTI")
+        pair.check("GET", "k")  # inside MULTI even reads are refused
+        pair.check("DISCARD")
+        pair.check("MULTI")
+        pair.check("EXEC")
+    finally:
+        admin.check("CONFIG", "SET", "maxmemory", "0")
+        admin.close()
     pair.check("SET", "k", "v")
 
 

@@ -1,0 +1,124 @@
+"""CONFIG SET takes effect on a running resplite, with time moved by the server's own clock.
+
+The idle ``timeout`` is enforced by the server cron on the clock's monotonic reading, so the
+test advances the clock instead of sleeping, then waits (for an event, not a duration) until
+the next cron tick has closed the idle connection. The compat tests cover the directives
+whose effect Redis shows the same way (proto-max-bulk-len, maxclients, requirepass,
+maxmemory); this file covers the ones that need time.
+"""
+
+from __future__ import annotations
+
+import pytest
+from support.raw import RawClient
+
+import resplite
+
+
+@pytest.fixture
+def handle():
+    with resplite.serve() as h:
+        yield h
+
+
+def _conn(h) -> RawClient:
+    conn = RawClient(h.host, h.port)
+    assert conn.call("PING") == b"+PONG\r\n"
+    return conn
+
+
+def test_timeout_closes_idle_connections_once_set(handle):
+    idle = _conn(handle)
+    admin = _conn(handle)
+    try:
+        assert admin.call("CONFIG", "SET", "timeout", "1") == b"+OK\r\n"
+        handle.clock.advance(5_000)
+        assert idle.is_closed(timeout=3.0)
+    finally:
+        idle.close()
+        admin.close()
+
+
+def test_timeout_zero_keeps_idle_connections(handle):
+    admin = _conn(handle)
+    try:
+        assert admin.call("CONFIG", "SET", "timeout", "1") == b"+OK\r\n"
+        assert admin.call("CONFIG", "SET", "timeout", "0") == b"+OK\r\n"
+    finally:
+        admin.close()
+    idle = _conn(handle)
+    try:
+        handle.clock.advance(60_000)
+        assert not idle.is_closed(timeout=0.5)  # several cron ticks
+        assert idle.call("PING") == b"+PONG\r\n"
+    finally:
+        idle.close()
+
+
+def test_blocked_and_multi_clients_are_not_timed_out(handle):
+    admin = _conn(handle)
+    in_multi = _conn(handle)
+    try:
+        assert in_multi.call("MULTI") == b"+OK\r\n"
+        assert admin.call("CONFIG", "SET", "timeout", "1") == b"+OK\r\n"
+        handle.clock.advance(5_000)
+        assert not in_multi.is_closed(timeout=0.5)
+        assert in_multi.call("EXEC") == b"*0\r\n"
+    finally:
+        admin.close()
+        in_multi.close()
+
+
+def test_slowlog_threshold_and_length(handle):
+    conn = _conn(handle)
+    try:
+        assert conn.call("CONFIG", "SET", "slowlog-log-slower-than", "0",
+                         "slowlog-max-len", "2") == b"+OK\r\n"
+        for i in range(5):
+            conn.call("ECHO", str(i))
+        assert conn.call("SLOWLOG", "LEN") == b":2\r\n"
+        assert conn.call("CONFIG", "SET", "slowlog-log-slower-than", "-1") == b"+OK\r\n"
+        conn.call("SLOWLOG", "RESET")
+        conn.call("ECHO", "x")
+        assert conn.call("SLOWLOG", "LEN") == b":0\r\n"
+    finally:
+        conn.close()
+
+
+def test_client_pause_ends_when_the_clock_passes_it(handle):
+    admin = _conn(handle)
+    writer = _conn(handle)
+    try:
+        handle.clock.freeze()
+        assert admin.call("CLIENT", "PAUSE", "60000", "WRITE") == b"+OK\r\n"
+        writer.send("SET", "k", "v")
+        writer.sock.settimeout(0.3)
+        with pytest.raises(TimeoutError):
+            writer.read_reply()
+        writer.sock.settimeout(5)
+        handle.clock.advance(60_000)
+        assert writer.read_reply() == b"+OK\r\n"
+    finally:
+        handle.clock.resume()
+        admin.close()
+        writer.close()
+
+
+def test_info_uptime_and_time_follow_the_clock(handle):
+    conn = _conn(handle)
+    try:
+        handle.clock.freeze()
+        before = conn.call("TIME")
+        uptime = _uptime(conn)
+        handle.clock.advance(3_600_000)
+        after = conn.call("TIME")
+        assert int(after.split(b"\r\n")[2]) - int(before.split(b"\r\n")[2]) == 3600
+        assert _uptime(conn) - uptime == 3600
+    finally:
+        handle.clock.resume()
+        conn.close()
+
+
+def _uptime(conn: RawClient) -> int:
+    text = conn.call("INFO", "server").decode()
+    return int(text.split("uptime_in_seconds:")[1].split("\r\n")[0])
