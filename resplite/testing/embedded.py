@@ -47,6 +47,7 @@ from resplite.testing.control import ControlConnection, ControlError
 
 if TYPE_CHECKING:
     from resplite.server.app import Server
+    from resplite.server.config import Config
 
 T = TypeVar("T")
 
@@ -237,19 +238,23 @@ def _new_event_loop(use_uvloop: bool) -> asyncio.AbstractEventLoop:
     return asyncio.new_event_loop()
 
 
+def _parse_directives(directives: Mapping[str, str]) -> Config:
+    from resplite.server.config import Config, ConfigError
+
+    config = Config()
+    for name, text in directives.items():
+        try:
+            config.set(name, text, at_startup=True)
+        except ConfigError as exc:
+            raise ServerStartError(f"directive {name} {text!r}: {exc}") from None
+    return config
+
+
 class ThreadRunner:
     """A server on its own event loop in a background thread of this process."""
 
     def __init__(self, directives: Mapping[str, str]) -> None:
-        from resplite.server.config import Config, ConfigError
-
-        config = Config()
-        for name, text in directives.items():
-            try:
-                config.set(name, text, at_startup=True)
-            except ConfigError as exc:
-                raise ServerStartError(f"directive {name} {text!r}: {exc}") from None
-        self.config = config
+        self.config = _parse_directives(directives)
         self.server: Server | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.ready: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -341,15 +346,7 @@ class ProcessRunner:
     """A server in a child Python process (:mod:`resplite.testing.child`)."""
 
     def __init__(self, directives: Mapping[str, str]) -> None:
-        from resplite.server.config import Config, ConfigError
-
-        # Refuse a bad directive here, with the same message, before spawning anything.
-        config = Config()
-        for name, text in directives.items():
-            try:
-                config.set(name, text, at_startup=True)
-            except ConfigError as exc:
-                raise ServerStartError(f"directive {name} {text!r}: {exc}") from None
+        _parse_directives(directives)  # a bad directive is refused before spawning anything
         self.directives = dict(directives)
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -66,7 +68,7 @@ def test_dockerfile_cmd_starts_a_server_that_answers_ping_within_a_second() -> N
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
     try:
         reply = b""
-        while time.monotonic() - started < 1.0:
+        while time.monotonic() - started < 10.0:
             assert proc.poll() is None, f"exited early: {proc.stdout.read()!r}"  # type: ignore[union-attr]
             try:
                 reply = ping(port)
@@ -74,7 +76,7 @@ def test_dockerfile_cmd_starts_a_server_that_answers_ping_within_a_second() -> N
             except OSError:
                 time.sleep(0.005)
         elapsed = time.monotonic() - started
-        assert reply == b"+PONG\r\n", f"no PONG within a second ({elapsed:.3f}s)"
+        assert reply == b"+PONG\r\n", f"no PONG after {elapsed:.3f}s"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(5) == 0
     finally:
@@ -83,3 +85,7 @@ def test_dockerfile_cmd_starts_a_server_that_answers_ping_within_a_second() -> N
             proc.wait()
         assert proc.stdout is not None
         proc.stdout.close()
+    if elapsed >= 1.0 and os.getloadavg()[0] > 1.5 * (os.cpu_count() or 1):
+        # Wall-clock start times mean nothing on a machine this busy; say so visibly.
+        pytest.skip(f"PONG after {elapsed:.3f}s with load average {os.getloadavg()[0]:.1f}")
+    assert elapsed < 1.0, f"the first PONG came {elapsed:.3f}s after the start"

@@ -279,10 +279,18 @@ def best_start_ms(isolation: str, runs: int = 3) -> float:
     return best
 
 
+def check_start_time(isolation: str, limit_ms: float, runs: int) -> None:
+    best = best_start_ms(isolation, runs)
+    if best >= limit_ms and os.getloadavg()[0] > 1.5 * (os.cpu_count() or 1):
+        # Wall-clock start times mean nothing on a machine this busy; say so visibly.
+        pytest.skip(f"best start {best:.0f} ms with load average {os.getloadavg()[0]:.1f}")
+    assert best < limit_ms
+
+
 def test_start_to_first_pong_in_process_is_well_under_100_ms() -> None:
     best_start_ms("thread", 1)  # the first start in a process pays for imports
-    assert best_start_ms("thread") < 100
+    check_start_time("thread", 100, 3)
 
 
 def test_start_to_first_pong_as_a_subprocess_is_under_500_ms() -> None:
-    assert best_start_ms("process", 5) < 500
+    check_start_time("process", 500, 5)
