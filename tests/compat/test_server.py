@@ -467,3 +467,30 @@ def _map_kinds(node) -> dict[str, bytes]:
     kind, items = node
     pairs = items if kind == b"%" else list(zip(items[::2], items[1::2], strict=True))
     return {key[1].decode(): value[0] for key, value in pairs}
+
+
+def test_info_clients_counts_blocked_and_watching(pair):
+    blocked = pair.connect_extra()
+    watcher = pair.connect_extra()
+    try:
+        watcher.check("WATCH", "a", "b", "c")
+        ids = [c.call("CLIENT", "ID")[1:-2] for c in (blocked.ref, blocked.ours)]
+        blocked.ref.send("WAIT", "1", "0")
+        blocked.ours.send("WAIT", "1", "0")
+        for conn, cid in zip((pair.ref, pair.ours), ids, strict=True):
+            for _ in range(200):
+                if b"flags=b" in conn.call("CLIENT", "LIST", "ID", cid):
+                    break
+                time.sleep(0.005)
+        ref, ours = _info(pair, "clients")
+        ref_fields, our_fields = dict(ref["Clients"]), dict(ours["Clients"])
+        for field in ("blocked_clients", "clients_in_timeout_table"):
+            assert our_fields[field] == ref_fields[field], field
+        assert our_fields["blocked_clients"] == "1"
+        assert our_fields["watching_clients"] == "1" and our_fields["total_watched_keys"] == "3"
+        for conn, cid in zip((pair.ref, pair.ours), ids, strict=True):
+            assert conn.call("CLIENT", "UNBLOCK", cid) == b":1\r\n"
+        assert blocked.ours.read_reply() == blocked.ref.read_reply() == b":0\r\n"
+    finally:
+        blocked.close()
+        watcher.close()

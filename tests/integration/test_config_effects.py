@@ -9,6 +9,10 @@ maxmemory); this file covers the ones that need time.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 from support.raw import RawClient
 
@@ -122,3 +126,52 @@ def test_info_uptime_and_time_follow_the_clock(handle):
 def _uptime(conn: RawClient) -> int:
     text = conn.call("INFO", "server").decode()
     return int(text.split("uptime_in_seconds:")[1].split("\r\n")[0])
+
+
+def test_config_rewrite_keeps_comments_and_states_current_values(tmp_path):
+    from support.servers import free_port
+
+    conf = tmp_path / "resplite.conf"
+    conf.write_text(
+        "# a comment the rewrite must keep\n"
+        "maxmemory 10mb\n"
+        "timeout 0\n"
+        "maxmemory 20mb\n"
+        "\n"
+        "loglevel warning\n",
+        encoding="utf-8",
+    )
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "resplite", str(conf), "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        conn = _wait_conn(port, proc)
+        try:
+            assert conn.call("CONFIG", "SET", "timeout", "30", "maxclients", "77") == b"+OK\r\n"
+            assert conn.call("CONFIG", "REWRITE") == b"+OK\r\n"
+            info = conn.call("INFO", "server").decode()
+            assert f"config_file:{conf.resolve()}\r\n" in info
+        finally:
+            conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    lines = conf.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# a comment the rewrite must keep"
+    assert lines[1] == f"maxmemory {20 * 1024 * 1024}"
+    assert lines.count(f"maxmemory {20 * 1024 * 1024}") == 1 and "maxmemory 20mb" not in lines
+    assert "timeout 30" in lines and "maxclients 77" in lines
+    assert f"port {port}" in lines
+
+
+def _wait_conn(port: int, proc: subprocess.Popen) -> RawClient:
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            return RawClient("127.0.0.1", port)
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
