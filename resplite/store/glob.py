@@ -5,9 +5,10 @@
 set makes the next byte literal. Matching is byte-wise; ``nocase`` folds ASCII letters, except
 for bytes escaped inside a set, which Redis compares exactly.
 
-Two details follow Redis rather than textbook globbing: an empty string matches only an empty
-pattern (so ``*`` does not match ``""``), and an unterminated ``[`` takes the rest of the
-pattern as its set.
+Three details follow Redis rather than textbook globbing: an empty string matches only an
+empty pattern (so ``*`` does not match ``""``), an unterminated ``[`` takes the rest of the
+pattern as its set, and a pattern with more than 1000 ``*`` runs before its last token
+matches nothing (Redis 7.2.6 / 7.4.1 and later stop recursing there; 7.0 had no limit).
 
 The pattern is compiled once into tokens (cached), then matched with the usual single
 backtracking point for the last ``*``, which gives the same answers as Redis's recursive
@@ -120,11 +121,26 @@ def _one(token: _Token, c: int, nocase: bool) -> bool:
     return matched != negate
 
 
+# Redis gives up on a match that needs more nested '*' than this (CVE-2024-31228 fix).
+MAX_STAR_NESTING = 1000
+
+
+def _too_deep(tokens: tuple[_Token, ...]) -> bool:
+    """Whether matching would nest deeper than Redis allows: more star runs than the limit
+    that are followed by another token (a trailing star matches without nesting)."""
+    stars = sum(1 for t in tokens if t[0] == _STAR)
+    if stars and tokens[-1][0] == _STAR:
+        stars -= 1
+    return stars > MAX_STAR_NESTING
+
+
 def glob_match(pattern: bytes, string: bytes, nocase: bool = False) -> bool:
     """Whether ``string`` matches the glob ``pattern`` under Redis's rules."""
     if not string:
         return not pattern
     tokens = _compile(pattern)
+    if _too_deep(tokens):
+        return False
     nt, ns = len(tokens), len(string)
     ti = si = 0
     star_ti = -1
@@ -182,6 +198,8 @@ def _byte_class(token: _Token, nocase: bool) -> bytes:
 def compile_matcher(pattern: bytes, nocase: bool = False) -> Callable[[bytes], bool]:
     """A fast predicate equal to ``lambda s: glob_match(pattern, s, nocase)``."""
     tokens = _compile(pattern)
+    if _too_deep(tokens):
+        return lambda string: False
     pieces: list[list[bytes]] = [[]]
     for token in tokens:
         if token[0] == _STAR:
