@@ -371,24 +371,31 @@ class RequestReader:
         # *0 and lengths beyond the tables, goes through _get_general, which decides exactly.
         hr = self._hr
         if hr is not None:
-            r: object = _HI_FAILED
             try:
                 r = hr.gets()
-                if r.__class__ is list:
-                    buf = self._buf
+            except Exception:  # hiredis gave up on these bytes: the slow parser decides
+                return self._get_general(_HI_FAILED)
+            buf = self._buf
+            if r.__class__ is list:
+                try:
                     p = self._pos
-                    q = p + self._hdr[len(r)]  # type: ignore[arg-type,operator]
+                    q = p + self._hdr[len(r)]  # type: ignore[operator]
                     if buf[p] == 42:  # '*'
                         bulk = self._bulk
-                        for a in r:  # type: ignore[attr-defined]
+                        for a in r:
                             if buf[q] != 36:  # '$'
                                 break
                             q += bulk[len(a)]
                         else:
                             self._pos = q
-                            return r
-            except Exception:  # hiredis gave up, or a length beyond the tables
-                pass
+                            return r  # type: ignore[no-any-return]
+                except (IndexError, TypeError):  # beyond the tables, or not a bulk
+                    pass
+            elif r is _HI_NEED and self._pos == len(buf):
+                # hiredis consumed exactly the buffer, so it is at a request boundary
+                self._buf = b""
+                self._pos = self._hfed = self._clear_to = 0
+                return NEED_DATA
             return self._get_general(r)
         return self._get_general(_HI_FAILED)
 
