@@ -84,7 +84,8 @@ class Connection(asyncio.Protocol):
             server,
             server.new_client_id(),
             self,
-            addr=_format_addr(peer),
+            # A Unix-socket peer has no name: Redis shows the socket's path for both ends.
+            addr=_format_addr(peer or sock),
             laddr=_format_addr(sock),
             fd=fd_sock.fileno() if fd_sock is not None else -1,
         )

@@ -175,3 +175,22 @@ def _wait_conn(port: int, proc: subprocess.Popen) -> RawClient:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise
             time.sleep(0.02)
+
+
+def test_unix_socket_clients_are_listed_like_redis():
+    with resplite.serve(unixsocket=True) as h:
+        import socket as socketlib
+
+        sock = socketlib.socket(socketlib.AF_UNIX)
+        sock.connect(h.unix_socket)
+        try:
+            sock.sendall(b"CLIENT INFO\r\n")
+            data = b""
+            while not data.endswith(b"\n\r\n"):
+                data += sock.recv(4096)
+        finally:
+            sock.close()
+        line = data.split(b"\r\n", 1)[1].decode()
+        fields = dict(word.partition("=")[::2] for word in line.split())
+        assert fields["addr"] == fields["laddr"] == f"{h.unix_socket}:0"
+        assert "U" in fields["flags"]
