@@ -13,7 +13,7 @@ values that are true of resplite where a counterpart exists and Redis's idle val
 it does not (replication offsets, fork statistics, AOF, Lua). Memory figures are taken from
 the process: ``used_memory`` is the resident set size, which for a Python server is the
 honest measure of what the data costs (there is no allocator to ask for "bytes handed out");
-the ``*_startup`` figure is the resident size when the server first reported, and
+the ``*_startup`` figure is the resident size when the server state was created, and
 ``used_memory_dataset`` the growth since. ``Latencystats`` is not produced (no per-command
 latency histograms are kept).
 """
@@ -82,8 +82,8 @@ class InfoState:
     )
 
     def __init__(self, state: ServerState) -> None:
-        self.startup_memory = state.refresh_memory()
-        self.peak_memory = self.startup_memory
+        self.startup_memory = state.startup_memory
+        self.peak_memory = max(self.startup_memory, state.refresh_memory())
         self.master_replid = os.urandom(20).hex()
         # (monotonic ms, commands, input bytes, output bytes) at the previous INFO
         self.rate_sample = (state.clock.monotonic_ms(), 0, 0, 0)

@@ -83,6 +83,7 @@ class ServerState:
         self.unexpected_errors = 0
         self.maxmemory = config["maxmemory"]
         self.used_memory = 0  # refreshed by the server cron; see over_maxmemory()
+        self.startup_memory = resident_memory()  # INFO's used_memory_startup
         config.on_change("maxmemory", self._set_maxmemory)
         config.on_change("proto-max-bulk-len", self._set_max_bulk_len)
 
