@@ -12,9 +12,10 @@ Theory of operation:
   keys whose time has passed expire first, clients waiting on the keys those expirations
   touched are re-run (a blocked XREADGROUP whose stream expired answers NOGROUP, as in
   Redis 7), and only then do blocked clients whose deadline passed get their timeout reply.
-* :func:`advance` walks forward in steps, stopping at every blocked-client deadline in the
-  window, so that a key expiring at +2 s is gone before a client blocked until +3 s times
-  out, while a client blocked until +1 s times out before that key expires.
+* :func:`advance` walks forward in steps, stopping at every blocked-client deadline and at
+  the expiry of every key a blocked client waits on, so that a key expiring at +2 s wakes
+  its waiter at +2 s, before a client blocked until +3 s times out, while a client blocked
+  until +1 s times out before that key expires.
 * Time never moves backwards except through :func:`set_time`, which is explicit. Stream ids
   stay monotonic across a backward step because the stream code never issues an id below the
   stream's last one, as Redis does when the system clock steps back.
@@ -109,10 +110,28 @@ def advance(state: ServerState, ms: int) -> int:
         now = clock.time_ms()
         if now >= target:
             break
-        deadline = state.blocking.next_deadline_ms()
-        stop = deadline if deadline is not None and now < deadline < target else target
+        stop = min((t for t in _next_events(state) if now < t < target), default=target)
         clock.advance(stop - now)  # the listener fires what this step made due
     return clock.time_ms()
+
+
+def _next_events(state: ServerState) -> list[int]:
+    """Times at which something a blocked client can observe happens next.
+
+    That is its own deadline and the expiry of a key it waits on; other keys may expire
+    anywhere inside a step, since nobody can tell when they did.
+    """
+    blocking = state.blocking
+    events: list[int] = []
+    deadline = blocking.next_deadline_ms()
+    if deadline is not None:
+        events.append(deadline)
+    dbs = state.keyspace.dbs
+    for db_index, key in blocking.waiting:
+        when = dbs[db_index].expires.get(key)
+        if when is not None:
+            events.append(when)
+    return events
 
 
 def set_time(state: ServerState, unix_ms: int) -> int:
