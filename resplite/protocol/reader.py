@@ -27,9 +27,10 @@ that are cut at the limits, so the common case is a few table lookups per elemen
 *Slow mode* is a pure-Python port of Redis's framing rules (``processInlineBuffer`` and
 ``processMultibulkBuffer``): lines found the way C's ``strchr`` finds them (a NUL byte hides
 everything after it), a line end that is ``\\r`` plus any byte, bulk payloads followed by
-any two bytes, ``string2ll`` number syntax, the 64 KB line caps, the multibulk, bulk and
-unauthenticated limits checked as soon as a header arrives, and ``sdssplitargs`` quoting for
-inline commands. It keeps its state between calls, so a partial request is never rescanned.
+any two bytes, ``string2ll`` number syntax, the 64 KB line caps, the limits checked as soon
+as a header arrives (counts up to INT_MAX as in Redis 7.0, bulks up to ``max_bulk_len``, and
+10 arguments of at most 16384 bytes before AUTH), and ``sdssplitargs`` quoting for inline
+commands. It keeps its state between calls, so a partial request is never rescanned.
 
 Hand-over rules, which keep every byte examined a bounded number of times:
 
