@@ -67,7 +67,9 @@ class Pair:
             expected, got = normalize(expected), normalize(got)
         cmd = " ".join(a.decode(errors="replace") if isinstance(a, bytes) else str(a)
                        for a in args)
-        assert got == expected, f"RESP{self.resp} {cmd}\n redis:    {expected!r}\n resplite: {got!r}"
+        assert got == expected, (
+            f"RESP{self.resp} {cmd}\n redis:    {expected!r}\n resplite: {got!r}"
+        )
         return got
 
     def check_all(self, commands: list[tuple[bytes | str | int, ...]]) -> None:

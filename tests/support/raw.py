@@ -104,7 +104,7 @@ class RawClient:
                 if not chunk:
                     return True
                 self.buf += chunk
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return False
         except ConnectionResetError:
             return True
