@@ -15,7 +15,6 @@ follows are known to differ:
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
