@@ -126,7 +126,9 @@ def _plan_stream(
             for ms, reply in zip(ms_values, replies, strict=True)
         }
 
-    splits, estimate = plan_ranges(first, last, parts, probe, top_seq)
+    whole = opts.start_id == "-" and opts.end_id == "+"
+    total = int(server.call("XLEN", key)) if whole else None
+    splits, estimate = plan_ranges(first, last, parts, probe, top_seq, total)
     bounds = [opts.start_id, *(str(s) for s in splits)]
     ends = [f"({s}" for s in splits] + [opts.end_id]
     log.info(
