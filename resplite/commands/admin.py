@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 from resplite.commands import errors
 from resplite.commands.cursor import parse_int
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
-from resplite.protocol.replies import OK, Status, Verbatim
+from resplite.protocol.replies import OK, Verbatim
 from resplite.server import info
 
 if TYPE_CHECKING:
@@ -37,42 +38,31 @@ ACL_CATEGORIES = (
 # What one key costs the keyspace beyond its key and value objects (dict slot and entry).
 _ENTRY_OVERHEAD = 72
 
-_ACL_HELP = (
-    "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "CAT [<category>]",
-    "    List the command categories, or the commands in <category>.",
-    "USERS",
-    "    List the user names.",
-    "WHOAMI",
-    "    Reply with the user this connection is authenticated as.",
-    "HELP",
-    "    Print this help.",
-)
-_MEMORY_HELP = (
-    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "DOCTOR",
-    "    Report on the server's memory use.",
-    "STATS",
-    "    Reply with figures about the server's memory use.",
-    "USAGE <key> [SAMPLES <count>]",
-    "    Estimate the bytes that <key> and its value take (<count> is accepted for",
-    "    compatibility: the estimate always looks at the whole value).",
-    "HELP",
-    "    Print this help.",
-)
-_SLOWLOG_HELP = (
-    "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "GET [<count>]",
-    "    Reply with the <count> newest entries of the slow log (default 10, -1 for all).",
-    "    Each entry holds: id, Unix time, duration in microseconds, arguments, client",
-    "    address, client name.",
-    "LEN",
-    "    Reply with the number of entries in the slow log.",
-    "RESET",
-    "    Empty the slow log.",
-    "HELP",
-    "    Print this help.",
-)
+_ACL_HELP = help_reply("ACL", [
+    ("CAT [<category>]", [
+        "Without <category>, list the command categories; with it, the commands",
+        "(subcommands as container|sub) that belong to it.",
+    ]),
+    ("USERS", ["List the names of the users; resplite has one, 'default'."]),
+    ("WHOAMI", ["Reply with the user name this connection is logged in as."]),
+])
+_MEMORY_HELP = help_reply("MEMORY", [
+    ("DOCTOR", ["Report, in a few sentences, on how the server uses memory."]),
+    ("STATS", ["Reply with a map of figures about the server's memory use."]),
+    ("USAGE <key> [SAMPLES <count>]", [
+        "Estimate the bytes taken by <key>, its value and its keyspace entry. <count>",
+        "is checked and otherwise ignored: the whole value is always measured.",
+    ]),
+])
+_SLOWLOG_HELP = help_reply("SLOWLOG", [
+    ("GET [<count>]", [
+        "Reply with the newest <count> slow log entries, newest first (10 by default,",
+        "-1 for every entry). An entry is: id, Unix time in seconds, duration in",
+        "microseconds, the arguments, the client's address and the client's name.",
+    ]),
+    ("LEN", ["Reply with how many entries the slow log holds."]),
+    ("RESET", ["Remove every entry from the slow log."]),
+])
 
 
 # -- ACL ----------------------------------------------------------------------------------
@@ -115,7 +105,7 @@ def acl_cat(client: Client, argv: list[bytes]) -> Any:
 
 @command("acl|help")
 def acl_help(client: Client, argv: list[bytes]) -> Any:
-    return [Status(line) for line in _ACL_HELP]
+    return _ACL_HELP
 
 
 # -- MEMORY -------------------------------------------------------------------------------
@@ -208,7 +198,7 @@ def memory_doctor(client: Client, argv: list[bytes]) -> Any:
 
 @command("memory|help")
 def memory_help(client: Client, argv: list[bytes]) -> Any:
-    return [Status(line) for line in _MEMORY_HELP]
+    return _MEMORY_HELP
 
 
 # -- SLOWLOG ------------------------------------------------------------------------------
@@ -243,4 +233,4 @@ def slowlog_reset(client: Client, argv: list[bytes]) -> Any:
 
 @command("slowlog|help")
 def slowlog_help(client: Client, argv: list[bytes]) -> Any:
-    return [Status(line) for line in _SLOWLOG_HELP]
+    return _SLOWLOG_HELP

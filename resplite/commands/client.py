@@ -25,8 +25,9 @@ from resplite.commands import errors
 from resplite.commands.connection import valid_client_name
 from resplite.commands.cursor import parse_int
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
-from resplite.protocol.replies import OK, ErrorReply, Status, Verbatim
+from resplite.protocol.replies import OK, ErrorReply, Verbatim
 from resplite.server.client import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
 
 if TYPE_CHECKING:
@@ -41,63 +42,69 @@ _CLIENT_TYPES = {
     b"pubsub": "pubsub",
 }
 
-_HELP = (
-    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "GETNAME",
-    "    Reply with the name of this connection, or a null when it has none.",
-    "GETREDIR",
-    "    Reply with the id tracking invalidations are redirected to (-1: none).",
-    "ID",
-    "    Reply with the unique id of this connection.",
-    "INFO",
-    "    Describe this connection, in the format of CLIENT LIST.",
-    "KILL <ip:port>",
-    "    Close the connection made from <ip:port>.",
-    "KILL <option> <value> [<option> <value> [...]]",
-    "    Close every connection that matches all the given filters:",
-    "    * ID <client-id>",
-    "      the connection with this id.",
-    "    * ADDR (<ip:port>|<unixsocket>:0)",
-    "      connections made from this address.",
-    "    * LADDR (<ip:port>|<unixsocket>:0)",
-    "      connections made to this local address.",
-    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-    "      connections of this type.",
-    "    * USER <username>",
-    "      connections authenticated as <username>.",
-    "    * SKIPME (YES|NO)",
-    "      whether to spare this connection (default: yes).",
-    "    * MAXAGE <maxage>",
-    "      connections open for at least <maxage> seconds.",
-    "LIST [options ...]",
-    "    Describe every connection, one per line. Options:",
-    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-    "      only connections of this type.",
-    "    * ID <client-id> [<client-id> ...]",
-    "      only the connections with these ids.",
-    "UNPAUSE",
-    "    End a pause set by CLIENT PAUSE.",
-    "PAUSE <timeout> [WRITE|ALL]",
-    "    Hold back the commands of every client, or only writes, for <timeout> ms.",
-    "REPLY (ON|OFF|SKIP)",
-    "    Switch the replies to this connection on or off, or skip the next one.",
-    "SETNAME <name>",
-    "    Name this connection.",
-    "SETINFO <option> <value>",
-    "    Record an attribute of this connection. Options are:",
-    "    * LIB-NAME: the name of the client library.",
-    "    * LIB-VER: the version of the client library.",
-    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-    "    Wake a blocked client, as if its command timed out or with an error.",
-    "TRACKINGINFO",
-    "    Describe client-side caching for this connection.",
-    "NO-EVICT (ON|OFF)",
-    "    Exempt this connection from client eviction.",
-    "NO-TOUCH (ON|OFF)",
-    "    Leave keys' access time and frequency alone when this connection reads them.",
-    "HELP",
-    "    Print this help.",
-)
+_HELP = help_reply("CLIENT", [
+    ("GETREDIR", ["Reply with the id tracking invalidations go to; -1 when tracking is off."]),
+    ("GETNAME", ["Reply with this connection's name, or a null when it was never named."]),
+    ("ID", ["Reply with this connection's id, unique for the life of the server."]),
+    ("INFO", ["Describe this connection in one line, with the fields of CLIENT LIST."]),
+    ("KILL <ip:port>", ["Close the connection whose peer address is <ip:port>."]),
+    ("KILL <option> <value> [<option> <value> [...]]", [
+        "Close each connection that passes every filter given:",
+        "* ID <client-id>",
+        "  only the connection with that id;",
+        "* ADDR (<ip:port>|<unixsocket>:0)",
+        "  only connections coming from that peer address;",
+        "* LADDR (<ip:port>|<unixsocket>:0)",
+        "  only connections made to that local address;",
+        "* TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "  only connections of that kind;",
+        "* USER <username>",
+        "  only connections logged in as <username>;",
+        "* SKIPME (YES|NO)",
+        "  YES (the default) keeps the calling connection open;",
+        "* MAXAGE <maxage>",
+        "  only connections at least <maxage> seconds old.",
+        "Replies with the number of connections closed.",
+    ]),
+    ("LIST [options ...]", [
+        "Describe the open connections, one line each. Filters:",
+        "* TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "  only connections of that kind;",
+        "* ID <client-id> [<client-id> ...]",
+        "  only the connections with those ids.",
+    ]),
+    ("UNPAUSE", ["Lift a pause started by CLIENT PAUSE at once."]),
+    ("PAUSE <timeout> [WRITE|ALL]", [
+        "Hold the commands of all clients (ALL, the default) or only those that may",
+        "write (WRITE) for <timeout> milliseconds.",
+    ]),
+    ("REPLY (ON|OFF|SKIP)", [
+        "Turn replies to this connection off or back on, or drop only the reply to",
+        "the next command.",
+    ]),
+    ("SETNAME <name>", [
+        "Give this connection a name (printable characters, no spaces); an empty",
+        "name removes it.",
+    ]),
+    ("SETINFO <option> <value>", [
+        "Store a fact about the client library on this connection, shown by CLIENT",
+        "LIST:",
+        "* LIB-NAME <name>",
+        "  the library's name;",
+        "* LIB-VER <version>",
+        "  the library's version.",
+    ]),
+    ("UNBLOCK <clientid> [TIMEOUT|ERROR]", [
+        "End the blocking command of client <clientid>: as a timeout (the default),",
+        "or with an UNBLOCKED error.",
+    ]),
+    ("TRACKINGINFO", ["Describe the client-side caching state of this connection."]),
+    ("NO-EVICT (ON|OFF)", ["Spare this connection, or not, when clients are evicted."]),
+    ("NO-TOUCH (ON|OFF)", [
+        "When ON, reads from this connection leave the keys' access time and counter",
+        "untouched (TOUCH still updates them).",
+    ]),
+])
 
 
 def _client_type(name: bytes) -> str | None:
@@ -445,4 +452,4 @@ def client_kill(client: Client, argv: list[bytes]) -> Any:
 
 @command("client|help")
 def client_help(client: Client, argv: list[bytes]) -> Any:
-    return [Status(line) for line in _HELP]
+    return _HELP

@@ -21,30 +21,27 @@ from typing import TYPE_CHECKING, Any
 from resplite.commands import errors
 from resplite.commands.cursor import parse_int
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
-from resplite.protocol.replies import OK, Status
+from resplite.protocol.replies import OK
 from resplite.server import timeflow
 
 if TYPE_CHECKING:
     from resplite.server.client import Client
 
-_HELP = (
-    "RESPLITE.CLOCK <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "GET",
-    "    Return the server's current time as Unix milliseconds.",
-    "FREEZE",
-    "    Stop the clock at its current reading.",
-    "RESUME",
-    "    Let a frozen clock run again from its current reading.",
-    "ADVANCE <milliseconds>",
-    "    Move the clock forward; due key expirations fire first, then the timeouts of",
-    "    blocked clients. Answers the new reading.",
-    "SET <unix-time-milliseconds>",
-    "    Set the clock to a Unix time in milliseconds, earlier ones included. Answers the",
-    "    new reading.",
-    "HELP",
-    "    Print this help.",
-)
+_HELP = help_reply("RESPLITE.CLOCK", [
+    ("GET", ["Reply with the server's time now, in Unix milliseconds."]),
+    ("FREEZE", ["Hold the clock still at its present reading until RESUME."]),
+    ("RESUME", ["Let a frozen clock run on from the reading it was held at."]),
+    ("ADVANCE <milliseconds>", [
+        "Jump the clock forward. Keys that expire on the way go first, then the",
+        "blocked clients whose timeout is reached. Replies with the new reading.",
+    ]),
+    ("SET <unix-time-milliseconds>", [
+        "Put the clock at a given Unix time in milliseconds, which may be in the",
+        "past. Replies with the new reading.",
+    ]),
+])
 
 
 def is_local(client: Client) -> bool:
@@ -120,4 +117,4 @@ def clock_set(client: Client, argv: list[bytes]) -> Any:
 
 @command("resplite.clock|help")
 def clock_help(client: Client, argv: list[bytes]) -> Any:
-    return [Status(line) for line in _HELP]
+    return _HELP

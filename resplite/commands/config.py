@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands import errors
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
-from resplite.protocol.replies import OK, Status
+from resplite.protocol.replies import OK
 from resplite.server.config import ALIASES, DIRECTIVES, Config, ConfigError
 from resplite.store.glob import glob_match
 
@@ -37,20 +38,18 @@ if TYPE_CHECKING:
 
 _GLOB_CHARS = frozenset(b"[*?")
 
-_HELP = (
-    "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "GET <pattern>",
-    "    Reply with every configuration directive matching the glob-style <pattern>,",
-    "    with its value.",
-    "SET <directive> <value> [<directive> <value> ...]",
-    "    Change directives, all or none of them.",
-    "RESETSTAT",
-    "    Zero the statistics INFO reports.",
-    "REWRITE",
-    "    Write the current configuration into the configuration file.",
-    "HELP",
-    "    Print this help.",
-)
+_HELP = help_reply("CONFIG", [
+    ("GET <pattern>", [
+        "Reply with each directive whose name matches the glob <pattern>, and its",
+        "value. Several patterns may be given.",
+    ]),
+    ("SET <directive> <value>", [
+        "Change <directive> to <value>. Several directive-value pairs may be given:",
+        "they are applied together, or none is when one is refused.",
+    ]),
+    ("RESETSTAT", ["Zero the counters that INFO reports (commands, errors, hits, ...)."]),
+    ("REWRITE", ["Save the running configuration into the file the server started with."]),
+])
 
 
 def _canonical(name: bytes) -> str | None:
@@ -215,4 +214,4 @@ def config_rewrite(client: Client, argv: list[bytes]) -> Any:
 
 @command("config|help")
 def config_help(client: Client, argv: list[bytes]) -> Any:
-    return [Status(line) for line in _HELP]
+    return _HELP

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from resplite.commands import errors
 from resplite.commands.cursor import INT64_MAX, INT64_MIN, parse_int
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
 from resplite.protocol.replies import OK, Status
 from resplite.store import string_value
@@ -403,26 +404,21 @@ def persist(client: Client, argv: list[bytes]) -> int:
 
 # -- OBJECT -----------------------------------------------------------------------------------
 
-_OBJECT_HELP = [
-    Status(line)
-    for line in (
-        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "ENCODING <key>",
-        "    Return the kind of internal representation used in order to store the value",
-        "    associated with a <key>.",
-        "FREQ <key>",
-        "    Return the access frequency index of the <key>. The returned integer is",
-        "    proportional to the logarithm of the recent access frequency of the key.",
-        "IDLETIME <key>",
-        "    Return the idle time of the <key>, that is the approximated number of",
-        "    seconds elapsed since the last access to the key.",
-        "REFCOUNT <key>",
-        "    Return the number of references of the value associated with the specified",
-        "    <key>.",
-        "HELP",
-        "    Prints this help.",
-    )
-]
+_OBJECT_HELP = help_reply("OBJECT", [
+    ("ENCODING <key>", [
+        "Name the internal representation of the value at <key> (for example int,",
+        "embstr, raw or stream).",
+    ]),
+    ("FREQ <key>", [
+        "Reply with the logarithmic access counter of <key>; needs an LFU",
+        "maxmemory-policy.",
+    ]),
+    ("IDLETIME <key>", [
+        "Reply with the seconds since <key> was last read or written; refused under",
+        "an LFU maxmemory-policy.",
+    ]),
+    ("REFCOUNT <key>", ["Reply with how many references share the value at <key>."]),
+])
 
 
 def _policy(client: Client) -> str:

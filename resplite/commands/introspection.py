@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands import errors
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.keyspecs import command_keys, has_keys
 from resplite.commands.registry import command
 from resplite.protocol.replies import OrderedSet, Status
@@ -68,30 +69,26 @@ NO_KEY_ARGUMENTS = "ERR The command has no key arguments"
 INVALID_ARG_COUNT = "ERR Invalid number of arguments specified for command"
 INVALID_ARGUMENTS = "ERR Invalid arguments specified for command"
 
-_HELP = (
-    "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "(no subcommand)",
-    "    Return details about all Redis commands.",
-    "COUNT",
-    "    Return the total number of commands in this Redis server.",
-    "LIST",
-    "    Return a list of all commands in this Redis server.",
-    "INFO [<command-name> ...]",
-    "    Return details about multiple Redis commands.",
-    "    If no command names are given, documentation details for all",
-    "    commands are returned.",
-    "DOCS [<command-name> ...]",
-    "    Return documentation details about multiple Redis commands.",
-    "    If no command names are given, documentation details for all",
-    "    commands are returned.",
-    "GETKEYS <full-command>",
-    "    Return the keys from a full Redis command.",
-    "GETKEYSANDFLAGS <full-command>",
-    "    Return the keys and the access flags from a full Redis command.",
-    "HELP",
-    "    Prints this help.",
-)
-HELP_REPLY = [Status(line) for line in _HELP]
+HELP_REPLY = help_reply("COMMAND", [
+    ("(no subcommand)", ["Describe every command this server knows, as COMMAND INFO does."]),
+    ("COUNT", ["Reply with how many commands this server has."]),
+    ("LIST", [
+        "Reply with the names of all commands; FILTERBY (MODULE <name>|ACLCAT <category>|",
+        "PATTERN <glob>) narrows the list.",
+    ]),
+    ("INFO [<command-name> ...]", [
+        "Describe the named commands: arity, flags, key positions, ACL categories,",
+        "key specs and subcommands. Without names, every command is described.",
+    ]),
+    ("DOCS [<command-name> ...]", [
+        "Reply with the documentation of the named commands: summary, version,",
+        "group, complexity, history and arguments. Without names, that of every command.",
+    ]),
+    ("GETKEYS <full-command>", ["Reply with the key names a whole command line would touch."]),
+    ("GETKEYSANDFLAGS <full-command>", [
+        "Like GETKEYS, with the access flags (RW, OW, RM, access, update, ...) of each key.",
+    ]),
+])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from resplite import REDIS_VERSION
 from resplite.commands import errors
 from resplite.commands.cursor import parse_int
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
 from resplite.protocol.replies import OK, Raw, Status, Verbatim
 from resplite.server import info
@@ -43,17 +44,20 @@ _LLONG_MAX = (1 << 63) - 1
 _STRTOD = re.compile(rb"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|inf|nan)", re.I)
 _ATOI = re.compile(rb"\s*[-+]?\d+")
 
-_DEBUG_HELP = (
-    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "OBJECT <key>",
-    "    Describe how the value at <key> is stored.",
-    "SET-ACTIVE-EXPIRE <0|1>",
-    "    Switch the background deletion of expired keys off (0) or on (1).",
-    "SLEEP <seconds>",
-    "    Stop the whole server for <seconds> (a decimal number is allowed).",
-    "HELP",
-    "    Print this help.",
-)
+_DEBUG_HELP = help_reply("DEBUG", [
+    ("OBJECT <key>", [
+        "Reply with a line about the value at <key>: its address, reference count,",
+        "encoding, serialized length and access clock.",
+    ]),
+    ("SET-ACTIVE-EXPIRE <0|1>", [
+        "0 stops the periodic sweep that deletes expired keys; 1 starts it again.",
+        "Keys still expire when they are accessed.",
+    ]),
+    ("SLEEP <seconds>", [
+        "Freeze the whole server for <seconds>, which may have a fraction; 0 returns",
+        "at once.",
+    ]),
+])
 
 
 # -- INFO ---------------------------------------------------------------------------------
@@ -287,7 +291,7 @@ def _debug_object(client: Client, key: bytes) -> Any:
 def debug(client: Client, argv: list[bytes]) -> Any:
     sub = argv[1].lower()
     if sub == b"help" and len(argv) == 2:
-        return [Status(line) for line in _DEBUG_HELP]
+        return _DEBUG_HELP
     if sub == b"sleep" and len(argv) == 3:
         seconds = _strtod(argv[2])
         if seconds > 0:
