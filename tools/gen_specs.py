@@ -164,6 +164,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 HAND_MAINTAINED: dict[str, str] = {
     "client-setinfo": "added in Redis 7.2",
     "client-no-touch": "added in Redis 7.2",
+    "client-kill": "Redis 7.4 argument tree (MAXAGE filter; 7.2's argument names)",
     "xadd": "Redis 8.2 argument tree (KEEPREF | DELREF | ACKED)",
     "xtrim": "Redis 8.2 argument tree (KEEPREF | DELREF | ACKED)",
     "xreadgroup": "Redis 8.4 argument tree (CLAIM min-idle-time)",
@@ -176,9 +177,6 @@ HAND_MAINTAINED: dict[str, str] = {
 # display_text values that Redis 7.2+ reports differently from the argument name, keyed by
 # (full command name, argument name as the reference server names it).
 DISPLAY_TEXT: dict[tuple[str, str], str] = {
-    ("client|kill", "ip:port"): "ip:port",
-    ("client|kill", "addr"): "ip:port",
-    ("client|kill", "laddr"): "ip:port",
     ("client|list", "addr"): "ip:port",
     ("client|list", "laddr"): "ip:port",
     ("xgroup|create", "entries_read"): "entries-read",
