@@ -65,6 +65,7 @@ def claim_idle(
     cursor = "0-0"
     claimed = deleted = 0
     turn = 0
+    first_id = last_id = ""
     while limit is None or claimed < limit:
         count = CLAIM_PAGE if limit is None else min(CLAIM_PAGE, limit - claimed)
         consumer = consumers[turn % len(consumers)]
@@ -82,18 +83,21 @@ def claim_idle(
         if ids:
             per_consumer[consumer] += len(ids)
             claimed += len(ids)
-            log.info(
-                "claimed %d entries of stream %r (group %r) idle for at least %d ms into "
-                "consumer %r: %s .. %s",
-                len(ids), key, group, min_idle_ms, consumer, ids[0], ids[-1],
-            )  # fmt: skip
-        if gone:
-            log.info(
-                "dropped %d pending entries of stream %r (group %r) that no longer exist",
-                len(gone), key, group,
-            )  # fmt: skip
+            first_id = first_id or ids[0]
+            last_id = ids[-1]
         if cursor == "0-0":
             break
+    if claimed:
+        log.info(
+            "claimed %d entries of stream %r (group %r) idle for at least %d ms into %s (%s .. %s)",
+            claimed, key, group, min_idle_ms,
+            ", ".join(c for c, n in per_consumer.items() if n), first_id, last_id,
+        )  # fmt: skip
+    if deleted:
+        log.info(
+            "dropped %d pending entries of stream %r (group %r) that no longer exist",
+            deleted, key, group,
+        )  # fmt: skip
     return ClaimResult(per_consumer, deleted)
 
 
