@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from resplite.protocol.encoder import encode_into
 from resplite.protocol.errors import ProtocolError
@@ -68,7 +68,7 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol -----------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport = cast("asyncio.Transport", transport)
         server = self.server
         server.total_connections += 1
         if len(server.clients) >= server.config["maxclients"]:
