@@ -28,6 +28,7 @@ run: $(VENV)/.run-deps
 
 test: $(VENV)/.test-deps
 	$(BIN)/ruff check resplite tests bench
+	$(BIN)/mypy
 	$(BIN)/pytest -n 2 --dist loadgroup -q -rs
 
 lint: $(VENV)/.test-deps
