@@ -170,6 +170,7 @@ XADD_ID_TOO_SMALL = (
 )
 XADD_ID_ZERO = "ERR The ID specified in XADD must be greater than 0-0"
 STREAM_EXHAUSTED = "ERR The stream has exhausted the last possible ID, unable to add more items"
+ELEMENTS_TOO_LARGE = "ERR Elements are too large to be stored"
 MAXLEN_NEGATIVE = "ERR The MAXLEN argument must be >= 0."
 LIMIT_NEGATIVE = "ERR The LIMIT argument must be >= 0."
 MAXLEN_AND_MINID = (

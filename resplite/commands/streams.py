@@ -25,13 +25,12 @@ from resplite.commands.streams_common import (
     require_id,
 )
 from resplite.protocol.replies import NULL_ARRAY, OK
-from resplite.store.stream import RefPolicy, Stream, TrimStrategy
+from resplite.store.stream import ElementsTooLarge, RefPolicy, Stream, TrimStrategy
 from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_id, parse_xadd_id
 
 if TYPE_CHECKING:
     from resplite.server.client import Client
 
-_LISTPACK_MAX = 1 << 30
 _DEFAULT_APPROX_LIMIT_CAP = 1_000_000
 
 
@@ -133,6 +132,27 @@ def _trim(stream: Stream, args: TrimArgs) -> int:
 @command("xadd")
 def xadd(client: Client, argv: list[bytes]) -> Any:
     n = len(argv)
+    if argv[2] == b"*" and n & 1:
+        # The common form, XADD key * field value ...: no options to parse.
+        key = argv[1]
+        db = client.db
+        stream = db.get(key)
+        if stream is None:
+            stream = Stream()
+            db.add(key, stream)
+        elif stream.__class__ is not Stream:
+            raise CommandError(errors.WRONGTYPE)
+        sid = stream.next_auto_id(client.server.clock.time_ms())
+        if sid is None:
+            raise CommandError(errors.STREAM_EXHAUSTED)
+        limits = client.server.config.values
+        try:
+            stream.append(sid, argv, 3, limits["stream-node-max-entries"],
+                          limits["stream-node-max-bytes"])
+        except ElementsTooLarge:
+            raise CommandError(errors.ELEMENTS_TOO_LARGE) from None
+        db.signal_modified(key)
+        return b"%d-%d" % (sid >> 64, sid & 0xFFFFFFFFFFFFFFFF)
     if argv[2] == b"*":
         args = None
         field_pos = 3
@@ -164,15 +184,12 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         sid = stream.next_seq_id(args.sid >> 64)
     if sid is None or sid <= stream.last_id:
         raise CommandError(errors.XADD_ID_TOO_SMALL)
-    config = client.server.config
-    total = 0
-    for j in range(field_pos, n):
-        total += len(argv[j])
-    if total > _LISTPACK_MAX:
-        raise CommandError("ERR Elements are too large to be stored")
-    stream.append(
-        sid, argv, field_pos, config["stream-node-max-entries"], config["stream-node-max-bytes"]
-    )
+    limits = client.server.config.values
+    try:
+        stream.append(sid, argv, field_pos, limits["stream-node-max-entries"],
+                      limits["stream-node-max-bytes"])
+    except ElementsTooLarge:
+        raise CommandError(errors.ELEMENTS_TOO_LARGE) from None
     if args is not None and args.strategy is not None:
         _trim(stream, args)
     db.signal_modified(key)

@@ -45,6 +45,10 @@ LISTPACK_MAX_SIZE: Final = 1 << 30
 Entry = tuple[int, list[bytes]]
 
 
+class ElementsTooLarge(Exception):
+    """The entry's fields and values add up to more than a listpack may hold."""
+
+
 class RefPolicy(IntEnum):
     """What deleting or trimming does about consumer groups' references (Redis 8.2)."""
 
@@ -115,27 +119,44 @@ class Stream:
         """Add the entry ``sid`` with field/value pairs ``argv[start:]``.
 
         The caller has checked that ``sid > last_id`` and that there is at least one pair.
+        Raises :class:`ElementsTooLarge` (changing nothing) past a listpack's size limit.
         """
+        if len(argv) - start == 2:
+            raw = len(argv[start]) + len(argv[start + 1])
+        else:
+            raw = sum(map(len, argv[start:]))
+            if raw > LISTPACK_MAX_SIZE:
+                raise ElementsTooLarge
         nodes = self.nodes
-        node = nodes[-1] if nodes else None
-        if node is not None:
-            limit = max_bytes if 0 < max_bytes <= LISTPACK_MAX_SIZE else LISTPACK_MAX_SIZE
-            raw = 0
-            for i in range(start, len(argv)):
-                raw += len(argv[i])
-            if node.lp_bytes + raw >= limit or (
+        if nodes:
+            node = nodes[-1]
+            if not 0 < max_bytes <= LISTPACK_MAX_SIZE:
+                max_bytes = LISTPACK_MAX_SIZE
+            if node.lp_bytes + raw >= max_bytes or (
                 max_entries and node.count + node.deleted >= max_entries
             ):
                 node.seal()
-                node = None
-        if node is None:
-            fields = tuple(argv[start::2])
-            node = StreamNode(sid, fields)
-            nodes.append(node)
-            self.keys.append(sid)
-            node.append(sid, argv, start, True)
-        else:
-            node.append(sid, argv, start, node.same_fields(argv, start))
+            else:
+                fields = node.fields
+                # Same field names as the node's master entry: values only (checked inline
+                # for the common one- and two-field entries).
+                if len(argv) - start == 2 * len(fields) and (
+                    argv[start] == fields[0] if len(fields) == 1
+                    else node.same_fields(argv, start)
+                ):
+                    node.append(sid, argv, start, True)
+                else:
+                    node.append(sid, argv, start, False)
+                self.length += 1
+                self.entries_added += 1
+                self.last_id = sid
+                if self.length == 1:
+                    self.first_id = sid
+                return
+        node = StreamNode(sid, tuple(argv[start::2]))
+        nodes.append(node)
+        self.keys.append(sid)
+        node.append(sid, argv, start, True)
         self.length += 1
         self.entries_added += 1
         self.last_id = sid

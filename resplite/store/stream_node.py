@@ -36,6 +36,8 @@ from resplite.store.listpack_size import LISTPACK_EMPTY, as_int64, int_size, str
 DELETED: Final = 1
 SAME_FIELDS: Final = 2
 _U64: Final = (1 << 64) - 1
+# Counts after which a listpack integer needs one more byte (127 -> 128 and so on).
+_SIZE_STEPS: Final = frozenset({127, 4095, 32767, 8388607, 2147483647})
 
 
 def _varint(n: int) -> bytes:
@@ -104,47 +106,51 @@ class StreamNode:
     # -- building ---------------------------------------------------------------------------
 
     def append(self, sid: int, argv: list[bytes], start: int, same: bool) -> None:
-        """Add an entry whose field/value pairs are ``argv[start:]``."""
+        """Add an entry whose field/value pairs are ``argv[start:]``.
+
+        Written for speed (this is XADD's inner loop): sizes of the common small cases are
+        worked out inline, and only unusual ones go through :mod:`.listpack_size`.
+        """
         ms = sid >> 64
         seq = sid & _U64
         data = self.data
-        if not isinstance(data, bytearray):
+        if data.__class__ is not bytearray:
             data = self.data = bytearray(data)
-        nvalues = (len(argv) - start) >> 1
         old_count = self.count
-        lp = self.lp_bytes + int_size(old_count + 1) - int_size(old_count)
-        # flags, ms delta, seq delta and the trailing element count of the entry
+        # The master entry's count grows by one; its size changes only at a few boundaries.
+        lp = self.lp_bytes + 1 if old_count in _SIZE_STEPS else self.lp_bytes
+        # flags, ms delta, seq delta (each 2 bytes when small) and the entry's element count
         dms = ms - self.master_ms
         dseq = seq - self.master_seq
-        lp += 2
-        lp += 2 if 0 <= dms <= 127 else int_size(as_int64(dms))
-        lp += 2 if 0 <= dseq <= 127 else int_size(as_int64(dseq))
+        lp += 6 if 0 <= dms <= 127 else 4 + int_size(as_int64(dms))
+        if not 0 <= dseq <= 127:
+            # A sequence below the master's (a later millisecond) is a small negative delta.
+            lp += 1 if -4096 <= dseq <= 4095 else int_size(as_int64(dseq)) - 2
         self.offs.append(len(data))
         if same:
-            lp += 2 if nvalues + 3 <= 127 else int_size(nvalues + 3)
-            for i in range(start + 1, len(argv), 2):
-                v = argv[i]
-                n = len(v)
-                if n < 0x80:
-                    data.append(n)
-                else:
-                    data += _varint(n)
-                data += v
-                lp += str_size(v)
-            self.flags.append(SAME_FIELDS)
+            nvalues = (len(argv) - start) >> 1
+            lp += 2 if nvalues <= 124 else int_size(nvalues + 3)
+            strings = argv[start + 1 :: 2]
         else:
+            nvalues = (len(argv) - start) >> 1
             lp += int_size(nvalues) + int_size(2 * nvalues + 4)
             data += _varint(nvalues)
-            for i in range(start, len(argv)):
-                v = argv[i]
-                n = len(v)
+            strings = argv[start:]
+        for v in strings:
+            n = len(v)
+            if n < 64:
+                # Text starting with a non-digit stays a string: header, bytes, back-length.
+                c = v[0] if n else 0
+                lp += n + 2 if c > 57 or (c < 48 and c != 45) or not n else str_size(v)
+                data.append(n)
+            else:
+                lp += str_size(v)
                 if n < 0x80:
                     data.append(n)
                 else:
                     data += _varint(n)
-                data += v
-                lp += str_size(v)
-            self.flags.append(0)
+            data += v
+        self.flags.append(SAME_FIELDS if same else 0)
         self.ms.append(ms)
         self.seq.append(seq)
         self.count = old_count + 1
