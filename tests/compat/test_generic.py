@@ -364,7 +364,7 @@ def test_randomkey_skips_expired_keys(pair) -> None:  # type: ignore[no-untyped-
 
 
 def test_object_freq_and_idletime_under_lfu(server_pair_factory) -> None:  # type: ignore[no-untyped-def]
-    from conftest import open_pair
+    from support.pair import open_pair
 
     ref, ours = server_pair_factory("--maxmemory-policy", "allkeys-lfu")
     for resp in (2, 3):
@@ -382,7 +382,7 @@ def test_object_freq_and_idletime_under_lfu(server_pair_factory) -> None:  # typ
 
 
 def test_refcount_without_shared_integers(server_pair_factory) -> None:  # type: ignore[no-untyped-def]
-    from conftest import open_pair
+    from support.pair import open_pair
 
     ref, ours = server_pair_factory("--maxmemory", "1gb", "--maxmemory-policy", "allkeys-lru")
     pair = open_pair(ref, ours, 2)
