@@ -20,7 +20,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import redis
+from redis.backoff import ConstantBackoff
 from redis.exceptions import ResponseError
+from redis.retry import Retry
 
 from resplite.spark.errors import ServerError
 from resplite.spark.options import StreamsOptions
@@ -52,6 +54,9 @@ class StreamServer:
                 protocol=options.protocol,
                 socket_connect_timeout=options.connect_timeout,
                 socket_keepalive=True,
+                # One quick retry of the connection, and never a silent re-send of a command:
+                # a repeated XREADGROUP > would leave the lost reply's entries pending unseen.
+                retry=Retry(ConstantBackoff(0.2), 1),
             )
             self._conn: Any = self._client.connection_pool.get_connection()
         except redis.AuthenticationError as exc:

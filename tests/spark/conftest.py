@@ -27,7 +27,7 @@ from support.servers import ServerProcess, redis_server_path, start_redis, start
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BACKENDS = ("redis", "resplite")
 
-#: Commands the connector relies on, tried on a scratch key before a backend is used.
+#: Commands every connector path relies on, tried on a scratch key before a backend is used.
 _PROBE = (
     ("XADD", "{k}", "*", "f", "v"),
     ("XGROUP", "CREATE", "{k}", "g", "0"),
@@ -41,12 +41,19 @@ _PROBE = (
     ("XGROUP", "DELCONSUMER", "{k}", "g", "c"),
     ("XRANGE", "{k}", "(0-0", "+", "COUNT", "1"),
     ("XREVRANGE", "{k}", "+", "-", "COUNT", "1"),
+    ("DEL", "{k}"),
+)
+
+#: What the idempotent sink's markers need in addition (a transaction over a hash).
+_MARKER_PROBE = (
     ("WATCH", "{k}:m"),
+    ("HEXISTS", "{k}:m", "a"),
     ("MULTI",),
     ("HSET", "{k}:m", "a", "1"),
     ("EXEC",),
-    ("HSCAN", "{k}:m", "0"),
-    ("DEL", "{k}", "{k}:m"),
+    ("HSCAN", "{k}:m", "0", "MATCH", "a*"),
+    ("HDEL", "{k}:m", "a"),
+    ("DEL", "{k}:m"),
 )
 
 
@@ -57,6 +64,12 @@ class Backend:
     name: str
     url: str
     process: ServerProcess
+    lacking_for_markers: list[str]
+
+    def require_markers(self) -> None:
+        """Skip unless the server runs the idempotent sink's MULTI/EXEC-over-a-hash scheme."""
+        if self.lacking_for_markers:
+            pytest.skip(f"{self.name} lacks {self.lacking_for_markers[:3]} (idempotent sink)")
 
     def client(self, **kwargs: Any) -> Any:
         import redis
@@ -68,7 +81,7 @@ class Backend:
         return f"t{uuid.uuid4().hex[:10]}:{label}"
 
 
-def _missing_commands(url: str) -> list[str]:
+def _missing_commands(url: str, probe: tuple[tuple[str, ...], ...] = _PROBE) -> list[str]:
     import redis
 
     client = redis.Redis.from_url(url)
@@ -76,7 +89,7 @@ def _missing_commands(url: str) -> list[str]:
     key = f"probe:{uuid.uuid4().hex[:8]}"
     failed: list[str] = []
     try:
-        for command in _PROBE:
+        for command in probe:
             args = [a.replace("{k}", key) for a in command]
             conn.send_command(*args)  # raw: no reply callbacks, so any well-formed reply is fine
             try:
@@ -92,18 +105,18 @@ def _missing_commands(url: str) -> list[str]:
 def _start(name: str) -> ServerProcess:
     if name == "redis":
         if redis_server_path() is None:
-            pytest.skip("redis-server is not installed")
+            raise RuntimeError("redis-server is not installed")
         return start_redis()
     return start_resplite()
 
 
 @pytest.fixture(scope="session")
 def _servers() -> Iterator[dict[str, Any]]:
-    started: dict[str, Any] = {}
-    yield started
-    for server in started.values():
-        if isinstance(server, ServerProcess):
-            server.stop()
+    """Per backend name: a Backend, or the reason it is skipped. Processes stop at the end."""
+    state: dict[str, Any] = {"processes": []}
+    yield state
+    for process in state["processes"]:
+        process.stop()
 
 
 @pytest.fixture(params=BACKENDS)
@@ -111,21 +124,26 @@ def backend(request: pytest.FixtureRequest, _servers: dict[str, Any]) -> Backend
     """A running server of each kind; skips visibly if one cannot serve the connector."""
     name: str = request.param
     if name not in _servers:
-        try:
-            process = _start(name)
-        except pytest.skip.Exception:
-            raise
-        except Exception as exc:
-            _servers[name] = f"{name} did not start: {exc}"
-        else:
-            _servers[name] = process
-            missing = _missing_commands(process.url + "/0")
-            if missing:
-                _servers[name] = f"{name} lacks commands the connector needs: {missing[:3]}"
-    server = _servers[name]
-    if isinstance(server, str):
-        pytest.skip(server)
-    return Backend(name, server.url + "/0", server)
+        _servers[name] = _launch(name, _servers["processes"])
+    found = _servers[name]
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+def _launch(name: str, processes: list[ServerProcess]) -> Backend | str:
+    try:
+        process = _start(name)
+    except pytest.skip.Exception as exc:
+        return str(exc.msg)
+    except Exception as exc:
+        return f"{name} did not start: {exc}"
+    processes.append(process)
+    url = process.url + "/0"
+    missing = _missing_commands(url)
+    if missing:
+        return f"{name} lacks commands the connector needs: {missing[:3]}"
+    return Backend(name, url, process, _missing_commands(url, _MARKER_PROBE))
 
 
 @pytest.fixture
@@ -159,6 +177,7 @@ def spark_session() -> Iterator[Any]:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.adaptive.enabled", "false")
         .config("spark.sql.streaming.stopTimeout", "30s")
         .config("spark.driver.memory", "1g")
         .getOrCreate()

@@ -119,6 +119,8 @@ def test_batch_write_with_a_killed_task(
     written; without them the retry writes those rows again (which shows the test can fail)."""
     from pyspark.sql.functions import udf
 
+    if idempotent:
+        backend.require_markers()
     client = backend.client()
     key = backend.key("retry-sink")
     # One task: it dies at row 3000, once its writer has added at least 1000 entries.

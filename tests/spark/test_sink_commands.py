@@ -1,0 +1,84 @@
+"""The sink's command shapes, checked against a recording stand-in for the server.
+
+IDMP needs Redis 8.6, which the test machines do not run; these tests pin the commands the
+connector would send there, and how it chooses between IDMP and markers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from resplite.spark.errors import OptionError
+from resplite.spark.options import parse_options
+from resplite.spark.writer import _Sink
+
+
+class Recorder:
+    """Answers like a server that knows the given XADD argument tokens."""
+
+    def __init__(self, tokens: set[str] | None) -> None:
+        self.tokens = tokens
+        self.sent: list[list[Any]] = []
+
+    def command_arguments(self, name: str) -> set[str] | None:
+        return self.tokens
+
+    def pipeline(self, commands: Any) -> list[Any]:
+        batch = [list(c) for c in commands]
+        self.sent += batch
+        return [b"1-1"] * len(batch)
+
+
+def _sink(**options: str) -> _Sink:
+    return _Sink(parse_options({"stream": "out", **options}))
+
+
+@pytest.mark.parametrize(
+    ("wanted", "tokens", "mode"),
+    [
+        ("auto", {"MAXLEN", "IDMP", "IDMPAUTO"}, "idmp"),
+        ("auto", {"MAXLEN", "MINID"}, "markers"),
+        ("auto", None, "markers"),  # COMMAND DOCS unavailable
+        ("markers", {"IDMP"}, "markers"),
+        ("idmp", {"IDMP"}, "idmp"),
+    ],
+)
+def test_idempotence_mode_follows_the_servers_xadd(
+    wanted: str, tokens: set[str] | None, mode: str
+) -> None:
+    sink = _sink(idempotent="true", idempotence=wanted)
+    assert sink._mode(Recorder(tokens)) == mode  # type: ignore[arg-type]
+
+
+def test_asking_for_idmp_on_an_older_server_is_refused() -> None:
+    with pytest.raises(OptionError, match="server's XADD has no IDMP argument"):
+        _sink(idempotent="true", idempotence="idmp")._mode(Recorder({"MAXLEN"}))  # type: ignore[arg-type]
+
+
+def test_idmp_commands_carry_producer_and_row_before_trimming() -> None:
+    server = Recorder({"IDMP"})
+    sink = _sink(maxLen="1000")
+    sink._idmp(server, [["a", "1"], ["a", "2"]], "job:7:3:0")  # type: ignore[arg-type]
+    assert server.sent == [
+        ["XADD", "out", "IDMP", "job:7:3:0", "0", "MAXLEN", "~", 1000, "*", "a", "1"],
+        ["XADD", "out", "IDMP", "job:7:3:0", "1", "MAXLEN", "~", 1000, "*", "a", "2"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "trim"),
+    [
+        ({}, []),
+        ({"maxLen": "10"}, ["MAXLEN", "~", 10]),
+        ({"maxLen": "10", "approximateTrim": "false"}, ["MAXLEN", 10]),
+        ({"minId": "1700000000000-0"}, ["MINID", "~", "1700000000000-0"]),
+    ],
+)
+def test_plain_xadd_with_optional_trimming(options: dict[str, str], trim: list[Any]) -> None:
+    server = Recorder(set())
+    _sink(**options)._plain(server, [["f", "v"]])  # type: ignore[arg-type]
+    assert server.sent == [["XADD", "out", *trim, "*", "f", "v"]]
