@@ -185,10 +185,11 @@ class Stream:
             flags = node.flags
             ms = node.ms
             seq = node.seq
+            base = node.master_ms
             n = len(flags)
             while i < n:
                 if not flags[i] & DELETED:
-                    sid = (ms[i] << 64) | seq[i]
+                    sid = ((base + ms[i]) << 64) | seq[i]
                     if sid > end:
                         return
                     yield node, i, sid
@@ -208,9 +209,10 @@ class Stream:
             flags = node.flags
             ms = node.ms
             seq = node.seq
+            base = node.master_ms
             while i >= 0:
                 if not flags[i] & DELETED:
-                    sid = (ms[i] << 64) | seq[i]
+                    sid = ((base + ms[i]) << 64) | seq[i]
                     if sid < start:
                         return
                     yield node, i, sid

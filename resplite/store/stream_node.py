@@ -8,7 +8,9 @@ as Redis marks listpack entries deleted; a node disappears only as a whole.
 
 Layout, per node (no Python object per entry, so nothing for the cyclic collector to walk):
 
-* ``ms`` / ``seq``: ``array('Q')`` of the entries' id halves, in id order;
+* ``ms`` / ``seq``: the entries' id halves, in id order: milliseconds as offsets from the
+  master id's, sequences as they are, each in an ``array('I')`` (4 bytes an entry) that
+  widens to ``array('Q')`` the first time a value needs more than 32 bits;
 * ``flags``: one byte per entry: :data:`DELETED`, :data:`SAME_FIELDS`;
 * ``offs``: ``array('I')``, where each entry starts in ``data``;
 * ``data``: the entries' strings, each preceded by its length as a base-128 varint. An entry
@@ -87,8 +89,8 @@ class StreamNode:
         self.master_ms = master >> 64
         self.master_seq = master & _U64
         self.fields = fields
-        self.ms = array("Q")
-        self.seq = array("Q")
+        self.ms = array("I")  # millisecond offsets from master_ms
+        self.seq = array("I")
         self.flags = bytearray()
         self.offs = array("I")
         self.data: bytes | bytearray = bytearray()
@@ -151,8 +153,18 @@ class StreamNode:
                     data += _varint(n)
             data += v
         self.flags.append(SAME_FIELDS if same else 0)
-        self.ms.append(ms)
-        self.seq.append(seq)
+        if dms <= 0xFFFFFFFF:
+            self.ms.append(dms)
+        else:
+            if self.ms.typecode == "I":
+                self.ms = array("Q", self.ms)
+            self.ms.append(dms)
+        if seq <= 0xFFFFFFFF:
+            self.seq.append(seq)
+        else:
+            if self.seq.typecode == "I":
+                self.seq = array("Q", self.seq)
+            self.seq.append(seq)
         self.count = old_count + 1
         self.lp_bytes = lp
 
@@ -160,8 +172,8 @@ class StreamNode:
         """Shrink to exact-size storage: no more appends are expected."""
         if self.data.__class__ is bytearray:
             self.data = bytes(self.data)
-        self.ms = array("Q", self.ms)
-        self.seq = array("Q", self.seq)
+        self.ms = array(self.ms.typecode, self.ms)
+        self.seq = array(self.seq.typecode, self.seq)
         self.offs = array("I", self.offs)
         self.flags = bytearray(self.flags)
 
@@ -179,15 +191,17 @@ class StreamNode:
     # -- reading ----------------------------------------------------------------------------
 
     def id_at(self, i: int) -> int:
-        return (self.ms[i] << 64) | self.seq[i]
+        return ((self.master_ms + self.ms[i]) << 64) | self.seq[i]
 
     def last_id(self) -> int:
         """The id of the node's last entry, tombstone or not."""
-        return (self.ms[-1] << 64) | self.seq[-1]
+        return ((self.master_ms + self.ms[-1]) << 64) | self.seq[-1]
 
     def lower_bound(self, sid: int) -> int:
         """Position of the first entry with an id >= ``sid``."""
-        ms = sid >> 64
+        ms = (sid >> 64) - self.master_ms
+        if ms < 0:
+            return 0
         lo = bisect_left(self.ms, ms)
         hi = bisect_right(self.ms, ms, lo)
         if lo == hi:
@@ -196,7 +210,9 @@ class StreamNode:
 
     def upper_bound(self, sid: int) -> int:
         """Position of the first entry with an id > ``sid``."""
-        ms = sid >> 64
+        ms = (sid >> 64) - self.master_ms
+        if ms < 0:
+            return 0
         lo = bisect_left(self.ms, ms)
         hi = bisect_right(self.ms, ms, lo)
         if lo == hi:
@@ -266,8 +282,8 @@ class StreamNode:
         node.master_ms = self.master_ms
         node.master_seq = self.master_seq
         node.fields = self.fields
-        node.ms = array("Q", self.ms)
-        node.seq = array("Q", self.seq)
+        node.ms = array(self.ms.typecode, self.ms)
+        node.seq = array(self.seq.typecode, self.seq)
         node.flags = bytearray(self.flags)
         node.offs = array("I", self.offs)
         node.data = bytes(self.data) if self.data.__class__ is bytearray else self.data
@@ -279,6 +295,7 @@ class StreamNode:
     def memory(self) -> int:
         """Approximate bytes held by this node's buffers."""
         return (
-            len(self.data) + 8 * (len(self.ms) + len(self.seq)) + 4 * len(self.offs)
+            len(self.data) + self.ms.itemsize * len(self.ms) + self.seq.itemsize * len(self.seq)
+            + 4 * len(self.offs)
             + len(self.flags) + 400 + sum(len(f) + 40 for f in self.fields)
         )

@@ -303,3 +303,21 @@ def test_copy_is_deep(clock: Clock) -> None:
     assert list(twin_group.pel) == [make_id(1, 0)]
     assert twin_group.pel[make_id(1, 0)].consumer is twin_group.consumers[b"c"]
     assert Stream.type_name == "stream" and Stream.encoding == "stream"
+
+
+def test_ids_wider_than_32_bits_widen_the_node_arrays() -> None:
+    s = Stream()
+    ids = [make_id(5, 0), make_id(5, 1 << 40), make_id(5 + (1 << 33), 7),
+           make_id((1 << 64) - 1, (1 << 64) - 2)]
+    for sid in ids:
+        s.append(sid, [b"f", b"%d" % sid], 0, NODE_ENTRIES, NODE_BYTES)
+    assert s.node_count == 1
+    node = s.nodes[0]
+    assert (node.ms.typecode, node.seq.typecode) == ("Q", "Q")
+    assert [sid for sid, _ in s.range(0, MAX_ID)] == ids
+    assert [sid for sid, _ in s.range(0, MAX_ID, rev=True)] == ids[::-1]
+    assert s.range(make_id(5, 1), make_id(5 + (1 << 33), 7)) == [
+        (ids[1], [b"f", b"%d" % ids[1]]), (ids[2], [b"f", b"%d" % ids[2]])]
+    assert s.delete(ids[2]) and not s.exists(ids[2]) and s.exists(ids[3])
+    narrow = filled(3)
+    assert (narrow.nodes[0].ms.typecode, narrow.nodes[0].seq.typecode) == ("I", "I")
