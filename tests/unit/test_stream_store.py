@@ -119,7 +119,7 @@ def test_memory_per_entry_stays_compact() -> None:
     after = tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     per_entry = (after - before) / 20000
-    assert per_entry < 64, per_entry
+    assert per_entry < 48, per_entry
 
 
 # -- reading ------------------------------------------------------------------------------------
