@@ -1,0 +1,156 @@
+"""The hash value type: a map of field names to values, both byte strings.
+
+Fields live in a ``dict``, whose insertion order is the order Redis keeps in a listpack:
+a new field goes to the end, overwriting a field keeps its place, deleting and adding it
+again moves it to the end. HGETALL, HKEYS, HVALS, HSCAN and HRANDFIELD therefore answer
+small hashes in exactly Redis's order.
+
+Encoding (what OBJECT ENCODING reports) follows Redis's one-way rule: a hash starts as a
+``listpack`` and becomes a ``hashtable`` for good once it holds more fields than
+``hash-max-listpack-entries`` or is given a field or value longer than
+``hash-max-listpack-value`` bytes. The store does not read the configuration: commands pass
+the limits to :meth:`Hash.fit_lengths` and :meth:`Hash.fit_size` at the points where Redis
+checks them. Nothing ever converts a hash back, as in Redis (short of a reload).
+
+Scanning: a listpack is answered whole, with cursor 0, as Redis does. A hashtable is walked
+through a :class:`~resplite.store.scanindex.ScanIndex` over its fields, built by the first
+HSCAN that needs it and kept up to date by :meth:`Hash.set` (new fields are queued for the
+next merge); a cursor is a position in hash order, so it stays valid whatever is written
+between two calls, and every field present for the whole iteration is returned.
+
+Invariants: a hash stored in the keyspace is never empty (commands delete the key when its
+last field goes); keys and values are ``bytes``; ``scan_index`` is None while listpack.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from itertools import islice
+from typing import Final
+
+from resplite.store.scanindex import ScanIndex
+
+Pair = tuple[bytes, bytes]
+
+# Python object overhead of one field-value pair in the dict, on top of the two bytes objects.
+_SLOT_BYTES = 24
+
+
+class Hash:
+    """A Redis hash."""
+
+    __slots__ = ("fields", "listpack", "scan_index")
+
+    type_name: Final = "hash"  # TYPE
+
+    def __init__(self) -> None:
+        self.fields: dict[bytes, bytes] = {}
+        self.listpack = True
+        self.scan_index: ScanIndex | None = None
+
+    def __len__(self) -> int:
+        return len(self.fields)
+
+    def __repr__(self) -> str:
+        return f"<Hash {self.encoding} fields={len(self.fields)}>"
+
+    @property
+    def encoding(self) -> str:
+        """OBJECT ENCODING's answer."""
+        return "listpack" if self.listpack else "hashtable"
+
+    # -- encoding -------------------------------------------------------------------------
+
+    def convert(self) -> None:
+        """Become a hashtable for good."""
+        self.listpack = False
+
+    def fit_lengths(self, strings: list[bytes], max_value: int) -> None:
+        """Convert when any of ``strings`` (fields and values about to be stored) is longer
+        than ``max_value``, as Redis checks before a write."""
+        if self.listpack:
+            for s in strings:
+                if len(s) > max_value:
+                    self.listpack = False
+                    return
+
+    def fit_size(self, max_entries: int) -> None:
+        """Convert when the hash holds more than ``max_entries`` fields (after a write)."""
+        if self.listpack and len(self.fields) > max_entries:
+            self.listpack = False
+
+    # -- fields ---------------------------------------------------------------------------
+
+    def get(self, field: bytes) -> bytes | None:
+        return self.fields.get(field)
+
+    def set(self, field: bytes, value: bytes) -> bool:
+        """Store ``value`` under ``field``; returns whether the field is new."""
+        fields = self.fields
+        new = field not in fields
+        fields[field] = value
+        if new:
+            index = self.scan_index
+            if index is not None:
+                index.pending.append(field)
+                if len(index.pending) > len(fields) + 1024:
+                    self.scan_index = None  # cheaper to rebuild at the next HSCAN
+        return new
+
+    def delete(self, field: bytes) -> bool:
+        """Remove ``field``; returns whether it was there. The scan index drops it lazily."""
+        return self.fields.pop(field, None) is not None
+
+    # -- whole-value operations -----------------------------------------------------------
+
+    def copy(self) -> Hash:
+        """An independent copy (COPY), in the same encoding and field order."""
+        twin = Hash()
+        twin.fields = dict(self.fields)
+        twin.listpack = self.listpack
+        return twin
+
+    def memory_usage(self) -> int:
+        """An estimate of the bytes the hash occupies (MEMORY USAGE)."""
+        size = sys.getsizeof(self.fields) + _SLOT_BYTES * len(self.fields)
+        for field, value in self.fields.items():
+            size += sys.getsizeof(field) + sys.getsizeof(value)
+        return size
+
+    # -- iteration ------------------------------------------------------------------------
+
+    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
+        """One HSCAN step: the next cursor and the fields it covers (values not included).
+
+        A listpack answers every field and cursor 0 whatever the cursor and count, as Redis
+        does; a hashtable about ``count`` fields from ``cursor`` on in hash order.
+        """
+        if self.listpack:
+            return 0, list(self.fields)
+        index = self.scan_index
+        if index is None:
+            index = self.scan_index = ScanIndex(self.fields)
+        return index.scan(self.fields, cursor, count)
+
+    def random_field(self, rng: random.Random | None = None) -> bytes:
+        """One field drawn uniformly (the hash must not be empty)."""
+        pick = (rng or random).randrange(len(self.fields))
+        return next(islice(self.fields, pick, None))
+
+    def random_pairs(self, count: int, rng: random.Random | None = None) -> list[Pair]:
+        """``count`` pairs drawn with repetition, in draw order (a negative HRANDFIELD count)."""
+        items = list(self.fields.items())
+        return (rng or random).choices(items, k=count)
+
+    def distinct_pairs(self, count: int, rng: random.Random | None = None) -> list[Pair]:
+        """``count`` different pairs (``count`` below the size of the hash).
+
+        A listpack answers them in its own order, as Redis samples a listpack front to back;
+        a hashtable in no particular order.
+        """
+        items = list(self.fields.items())
+        picks = (rng or random).sample(range(len(items)), count)
+        if self.listpack:
+            picks.sort()
+        return [items[i] for i in picks]
