@@ -105,12 +105,14 @@ def set_directives(server: ServerState, pairs: list[tuple[bytes, bytes]]) -> Non
         raise CommandError(errors.config_set_failed(errors.user_text(refusal[0], 1 << 20),
                                                     refusal[1]))
     parsed: list[tuple[str, Any]] = []
-    for name, (_, raw_value) in zip(names, pairs, strict=True):
+    for name, (raw_name, raw_value) in zip(names, pairs, strict=True):
         try:
             parsed.append((name, DIRECTIVES[name].parse(raw_value.decode("utf-8",
                                                                          "surrogateescape"))))
         except ConfigError as exc:
-            raise CommandError(errors.config_set_failed(name, str(exc))) from None
+            # Redis names the directive as typed, lower-cased (an old alias stays the alias).
+            shown = raw_name.decode("utf-8", "surrogateescape").lower()
+            raise CommandError(errors.config_set_failed(shown, str(exc))) from None
     _apply(config, parsed)
 
 

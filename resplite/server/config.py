@@ -73,7 +73,8 @@ def _strict_int(text: str) -> int | None:
     body = text[1:] if text.startswith("-") else text
     if not body or not body.isascii() or not body.isdigit() or (body[0] == "0" and text != "0"):
         return None
-    return int(text)
+    value = int(text)
+    return value if -(1 << 63) <= value < (1 << 63) else None
 
 
 def int_parser(low: int, high: int) -> Parser:
@@ -177,6 +178,8 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("enable-clock-command", "no", enum_parser("no", "yes", "local"), mutable=False),
         Directive("stream-node-max-entries", 100, int_parser(0, _LONG_MAX)),
         Directive("stream-node-max-bytes", 4096, parse_memory, format_memory),
+        Directive("hash-max-listpack-entries", 512, int_parser(0, _LONG_MAX)),
+        Directive("hash-max-listpack-value", 64, parse_memory, format_memory),
         Directive("hz", 10, clamped_int_parser(0, _INT_MAX, 1, 500)),
         Directive(
             "loglevel", "notice", enum_parser("debug", "verbose", "notice", "warning", "nothing")
@@ -204,7 +207,11 @@ DIRECTIVES: dict[str, Directive] = {
     )
 }
 # Old names Redis still accepts.
-ALIASES = {"slaveof": "replicaof", "hash-max-ziplist-entries": "hash-max-listpack-entries"}
+ALIASES = {
+    "slaveof": "replicaof",
+    "hash-max-ziplist-entries": "hash-max-listpack-entries",
+    "hash-max-ziplist-value": "hash-max-listpack-value",
+}
 
 Hook = Callable[[str, Any], None]
 
