@@ -36,6 +36,7 @@ HANDLER_MODULES = (
     "resplite.commands.admin",
     "resplite.commands.generic",
     "resplite.commands.strings",
+    "resplite.commands.hashes",
     "resplite.commands.transactions",
     "resplite.commands.streams",
     "resplite.commands.streams_read",

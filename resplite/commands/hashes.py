@@ -1,0 +1,335 @@
+"""Hash commands: HSET, HSETNX, HMSET, HGET, HMGET, HGETALL, HDEL, HEXISTS, HLEN, HKEYS, HVALS,
+HSTRLEN, HINCRBY, HINCRBYFLOAT, HRANDFIELD and HSCAN.
+
+The value type is :class:`resplite.store.hash.Hash`; these handlers parse arguments in Redis's
+order (so the first error Redis would report is the one reported), look the key up (WRONGTYPE
+for any other type), and decide where Redis converts a listpack into a hashtable:
+
+* before a write, when a field or value is longer than ``hash-max-listpack-value``, and
+  (Redis 7.2 and later) when HSET / HMSET bring more pairs than ``hash-max-listpack-entries``,
+  duplicates included;
+* after a write, when the hash holds more than ``hash-max-listpack-entries`` fields.
+
+A key is created only when a field is about to be stored, and deleted when its last field is
+removed, so the keyspace never holds an empty hash. Every write calls ``signal_modified``,
+HSET even when it changed nothing, as Redis does.
+
+Replies: HGETALL is a map (a flat array in RESP2); HRANDFIELD WITHVALUES is a list of pairs
+in RESP3 and a flat array in RESP2. Option names are compared as C strings, case-insensitive
+and ending at the first NUL byte, as Redis's ``strcasecmp`` sees them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands import errors, longdouble
+from resplite.commands.cursor import INT64_MAX, INT64_MIN, parse_int
+from resplite.commands.errors import CommandError
+from resplite.commands.generic import lookup, parse_scan_cursor
+from resplite.commands.registry import command
+from resplite.protocol.replies import OK
+from resplite.store.glob import compile_matcher
+from resplite.store.hash import Hash
+
+if TYPE_CHECKING:
+    from resplite.server.client import Client
+
+HASH_NOT_INTEGER = "ERR hash value is not an integer"
+HASH_NOT_FLOAT = "ERR hash value is not a float"
+INCREMENT_NAN_OR_INF = "ERR value is NaN or Infinity"
+COUNT_OUT_OF_RANGE = (
+    f"ERR value is out of range, value must between {-INT64_MAX} and {INT64_MAX}"
+)
+WITHVALUES_COUNT_OUT_OF_RANGE = "ERR value is out of range"
+
+
+def _c_option(arg: bytes) -> bytes:
+    """An option name as ``strcasecmp`` compares it: up to the first NUL, lower case."""
+    return arg.split(b"\0", 1)[0].lower()
+
+
+def _hash(client: Client, key: bytes) -> Hash | None:
+    """The hash at ``key``, None when absent; WRONGTYPE for another type."""
+    value = lookup(client, key)
+    if value is None or value.__class__ is Hash:
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+def _create(client: Client, key: bytes) -> Hash:
+    h = Hash()
+    client.db.add(key, h)
+    return h
+
+
+def _limits(client: Client) -> tuple[int, int]:
+    config = client.server.config
+    return config["hash-max-listpack-entries"], config["hash-max-listpack-value"]
+
+
+def _integer(arg: bytes) -> int:
+    value = parse_int(arg)
+    if value is None:
+        raise CommandError(errors.NOT_INTEGER)
+    return value
+
+
+# -- writing fields -----------------------------------------------------------------------------
+
+
+def _set_pairs(client: Client, argv: list[bytes], fullname: str) -> int:
+    if len(argv) % 2:
+        raise CommandError(errors.wrong_arity(fullname))
+    key = argv[1]
+    h = _hash(client, key)
+    if h is None:
+        h = _create(client, key)
+    max_entries, max_value = _limits(client)
+    if h.listpack:
+        if (len(argv) - 2) // 2 > max_entries:
+            h.convert()  # Redis 7.2+: so many pairs will not fit, whatever their sizes
+        else:
+            h.fit_lengths(argv[2:], max_value)
+    created = 0
+    hset = h.set
+    for i in range(2, len(argv), 2):
+        if hset(argv[i], argv[i + 1]):
+            created += 1
+    h.fit_size(max_entries)
+    client.db.signal_modified(key)
+    return created
+
+
+@command("hset")
+def hset(client: Client, argv: list[bytes]) -> int:
+    return _set_pairs(client, argv, "hset")
+
+
+@command("hmset")
+def hmset(client: Client, argv: list[bytes]) -> Any:
+    _set_pairs(client, argv, "hmset")
+    return OK
+
+
+@command("hsetnx")
+def hsetnx(client: Client, argv: list[bytes]) -> int:
+    key, field, value = argv[1], argv[2], argv[3]
+    h = _hash(client, key)
+    if h is not None and field in h.fields:
+        return 0
+    if h is None:
+        h = _create(client, key)
+    max_entries, max_value = _limits(client)
+    h.fit_lengths([field, value], max_value)
+    h.set(field, value)
+    h.fit_size(max_entries)
+    client.db.signal_modified(key)
+    return 1
+
+
+def _store_number(client: Client, key: bytes, h: Hash | None, field: bytes, text: bytes) -> None:
+    """Store an HINCRBY / HINCRBYFLOAT result, with the length check Redis makes there."""
+    if h is None:
+        h = _create(client, key)
+    max_entries, max_value = _limits(client)
+    h.fit_lengths([field, text], max_value)
+    h.set(field, text)
+    h.fit_size(max_entries)
+    client.db.signal_modified(key)
+
+
+@command("hincrby")
+def hincrby(client: Client, argv: list[bytes]) -> int:
+    key, field = argv[1], argv[2]
+    increment = _integer(argv[3])
+    h = _hash(client, key)
+    current = h.fields.get(field) if h is not None else None
+    if current is None:
+        value = 0
+    else:
+        parsed = parse_int(current)
+        if parsed is None:
+            raise CommandError(HASH_NOT_INTEGER)
+        value = parsed
+    result = value + increment
+    if result > INT64_MAX or result < INT64_MIN:
+        raise CommandError(errors.OVERFLOW)
+    _store_number(client, key, h, field, b"%d" % result)
+    return result
+
+
+@command("hincrbyfloat")
+def hincrbyfloat(client: Client, argv: list[bytes]) -> bytes:
+    key, field = argv[1], argv[2]
+    increment = longdouble.parse(argv[3])
+    if increment is None:
+        raise CommandError(errors.NOT_FLOAT)
+    if abs(increment) >= longdouble.INF:
+        raise CommandError(INCREMENT_NAN_OR_INF)
+    h = _hash(client, key)
+    current = h.fields.get(field) if h is not None else None
+    if current is None:
+        value = longdouble.ZERO
+    else:
+        parsed = longdouble.parse(current)
+        if parsed is None:
+            raise CommandError(HASH_NOT_FLOAT)
+        value = parsed
+    try:
+        result = longdouble.add(value, increment)
+    except longdouble.Overflow:
+        raise CommandError(errors.INCR_NAN_OR_INF) from None
+    text = longdouble.format_human(result)
+    _store_number(client, key, h, field, text)
+    return text
+
+
+@command("hdel")
+def hdel(client: Client, argv: list[bytes]) -> int:
+    key = argv[1]
+    h = _hash(client, key)
+    if h is None:
+        return 0
+    deleted = 0
+    for field in argv[2:]:
+        if h.delete(field):
+            deleted += 1
+            if not h.fields:
+                break
+    if deleted:
+        db = client.db
+        if not h.fields:
+            db.delete(key)
+        db.signal_modified(key)
+    return deleted
+
+
+# -- reading fields -----------------------------------------------------------------------------
+
+
+@command("hget")
+def hget(client: Client, argv: list[bytes]) -> bytes | None:
+    h = _hash(client, argv[1])
+    return None if h is None else h.fields.get(argv[2])
+
+
+@command("hmget")
+def hmget(client: Client, argv: list[bytes]) -> list[bytes | None]:
+    h = _hash(client, argv[1])
+    if h is None:
+        return [None] * (len(argv) - 2)
+    get = h.fields.get
+    return [get(field) for field in argv[2:]]
+
+
+@command("hexists")
+def hexists(client: Client, argv: list[bytes]) -> int:
+    h = _hash(client, argv[1])
+    return 1 if h is not None and argv[2] in h.fields else 0
+
+
+@command("hlen")
+def hlen(client: Client, argv: list[bytes]) -> int:
+    h = _hash(client, argv[1])
+    return 0 if h is None else len(h.fields)
+
+
+@command("hstrlen")
+def hstrlen(client: Client, argv: list[bytes]) -> int:
+    h = _hash(client, argv[1])
+    value = None if h is None else h.fields.get(argv[2])
+    return 0 if value is None else len(value)
+
+
+@command("hgetall")
+def hgetall(client: Client, argv: list[bytes]) -> dict[bytes, bytes]:
+    h = _hash(client, argv[1])
+    # A copy: inside MULTI the reply is encoded after later commands of the transaction ran.
+    return {} if h is None else dict(h.fields)
+
+
+@command("hkeys")
+def hkeys(client: Client, argv: list[bytes]) -> list[bytes]:
+    h = _hash(client, argv[1])
+    return [] if h is None else list(h.fields)
+
+
+@command("hvals")
+def hvals(client: Client, argv: list[bytes]) -> list[bytes]:
+    h = _hash(client, argv[1])
+    return [] if h is None else list(h.fields.values())
+
+
+# -- HRANDFIELD ---------------------------------------------------------------------------------
+
+
+@command("hrandfield")
+def hrandfield(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) == 2:
+        h = _hash(client, argv[1])
+        return None if h is None else h.random_field()
+    wanted = _integer(argv[2])
+    if wanted < -INT64_MAX:
+        raise CommandError(COUNT_OUT_OF_RANGE)
+    if len(argv) > 4 or (len(argv) == 4 and _c_option(argv[3]) != b"withvalues"):
+        raise CommandError(errors.SYNTAX)
+    withvalues = len(argv) == 4
+    # Redis bounds the count so that twice it (fields and values) still fits a long.
+    if withvalues and not -(INT64_MAX // 2) <= wanted <= INT64_MAX // 2:
+        raise CommandError(WITHVALUES_COUNT_OUT_OF_RANGE)
+    h = _hash(client, argv[1])
+    if h is None or wanted == 0:
+        return []
+    count = abs(wanted)
+    if wanted < 0 or count == 1:
+        pairs = h.random_pairs(count)
+    elif count >= len(h.fields):
+        pairs = list(h.fields.items())
+    else:
+        pairs = h.distinct_pairs(count)
+    if not withvalues:
+        return [field for field, _ in pairs]
+    if client.resp >= 3:
+        return [[field, value] for field, value in pairs]
+    return [x for pair in pairs for x in pair]
+
+
+# -- HSCAN --------------------------------------------------------------------------------------
+
+
+@command("hscan")
+def hscan(client: Client, argv: list[bytes]) -> list[Any]:
+    cursor = parse_scan_cursor(argv[2])
+    h = _hash(client, argv[1])
+    if h is None:
+        return [b"0", []]  # Redis answers before it looks at the options
+    count = 10
+    pattern: bytes | None = None
+    novalues = False
+    i, n = 3, len(argv)
+    while i < n:
+        option = _c_option(argv[i])
+        if option == b"count" and n - i >= 2:
+            count = _integer(argv[i + 1])
+            if count < 1:
+                raise CommandError(errors.SYNTAX)
+            i += 2
+        elif option == b"match" and n - i >= 2:
+            pattern = None if argv[i + 1] == b"*" else argv[i + 1]
+            i += 2
+        elif option == b"novalues":  # Redis 7.4
+            novalues = True
+            i += 1
+        else:
+            raise CommandError(errors.SYNTAX)
+    next_cursor, fields = h.scan(cursor, count)
+    if pattern is not None:
+        match = compile_matcher(pattern)
+        fields = [field for field in fields if match(field)]
+    if novalues:
+        items = fields
+    else:
+        values = h.fields
+        items = [x for field in fields for x in (field, values[field])]
+    return [b"%d" % next_cursor, items]
