@@ -254,7 +254,8 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
         owners = [
             [c.name, b"%d" % len(c.pel)] for c in group.sorted_consumers() if c.pel
         ]
-        return [len(pel), format_id(pel.peekitem(0)[0]), format_id(pel.peekitem(-1)[0]), owners]
+        order = group.pel_ids
+        return [len(pel), format_id(order[0]), format_id(order[-1]), owners]
     ids: Any
     if consumer_name is not None:
         consumer = group.consumer(consumer_name)
@@ -262,7 +263,7 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
             return []
         ids = consumer.pel.irange(start, end)
     else:
-        ids = pel.irange(start, end)
+        ids = group.pel_ids.irange(start, end)
     now = _now(client)
     out: list[Any] = []
     for sid in ids:
@@ -392,7 +393,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     attempts = count * 10
     claimed: list[Any] = []
     deleted: list[int] = []
-    it = iter(pel.irange(minimum=start))
+    it = iter(group.pel_ids.irange(minimum=start))
     exhausted = False
     while attempts:
         attempts -= 1

@@ -69,7 +69,7 @@ def _header(stream: Stream) -> dict[bytes, Any]:
 def _full_group(stream: Stream, group: ConsumerGroup, count: int) -> dict[bytes, Any]:
     pel = group.pel
     pending = []
-    for sid in pel.islice(0, count or None):
+    for sid in group.pel_ids.islice(0, count or None):
         nack = pel[sid]
         pending.append([format_id(sid), nack.consumer.name, nack.delivery_time,
                         nack.delivery_count])

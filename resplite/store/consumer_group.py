@@ -3,9 +3,10 @@
 A :class:`ConsumerGroup` holds its last delivered id, its read counter (``entries_read``,
 -1 when unknown), its consumers and its PEL. The PEL maps each delivered but not yet
 acknowledged entry id to one :class:`PendingEntry` (delivery time, delivery count, owning
-consumer). The record exists once; the owning consumer's own PEL lists the same ids, so
-both views always agree. Both PELs are ordered by id, so a range query seeks to its start
-in O(log p) and walks only what it returns, as XPENDING, XAUTOCLAIM and history reads need.
+consumer): ``pel`` is that map, ``pel_ids`` the same ids in order. The record exists once;
+the owning consumer's own PEL lists the same ids, so both views always agree. Both PELs are
+ordered by id, so a range query seeks to its start in O(log p) and walks only what it
+returns, as XPENDING, XAUTOCLAIM and history reads need.
 
 A second index, by delivery time, serves XREADGROUP's CLAIM option (most idle first). It is
 built the first time CLAIM is used on a group and maintained from then on, so groups that
@@ -14,13 +15,14 @@ never use CLAIM do not pay for it on every delivery and acknowledgement.
 All PEL changes go through the methods here, which keep the three structures consistent.
 Times are Unix milliseconds passed in by the caller: the store never reads a clock.
 
-Invariants: ``id in group.pel`` iff ``id in group.pel[id].consumer.pel``; when the time
-index exists it holds exactly one key per PEL entry, ``delivery_time << 128 | id``.
+Invariants: ``pel_ids`` holds exactly the keys of ``pel``; ``id in group.pel`` iff
+``id in group.pel[id].consumer.pel``; when the time index exists it holds exactly one key
+per PEL entry, ``delivery_time << 128 | id``.
 """
 
 from __future__ import annotations
 
-from sortedcontainers import SortedDict, SortedList
+from sortedcontainers import SortedList
 
 INVALID_ENTRIES_READ = -1
 
@@ -47,13 +49,14 @@ class Consumer:
 
 
 class ConsumerGroup:
-    __slots__ = ("_by_time", "consumers", "entries_read", "last_id", "name", "pel")
+    __slots__ = ("_by_time", "consumers", "entries_read", "last_id", "name", "pel", "pel_ids")
 
     def __init__(self, name: bytes, last_id: int, entries_read: int) -> None:
         self.name = name
         self.last_id = last_id
         self.entries_read = entries_read
-        self.pel: SortedDict = SortedDict()
+        self.pel: dict[int, PendingEntry] = {}
+        self.pel_ids: SortedList = SortedList()
         self.consumers: dict[bytes, Consumer] = {}
         self._by_time: SortedList | None = None
 
@@ -79,9 +82,11 @@ class ConsumerGroup:
         """Remove the consumer and its pending entries; returns how many it had."""
         pending = len(consumer.pel)
         pel = self.pel
+        pel_ids = self.pel_ids
         by_time = self._by_time
         for sid in consumer.pel:
             nack = pel.pop(sid)
+            pel_ids.remove(sid)
             if by_time is not None:
                 by_time.remove((nack.delivery_time << 128) | sid)
         del self.consumers[consumer.name]
@@ -105,6 +110,7 @@ class ConsumerGroup:
         if nack is None:
             nack = PendingEntry(consumer, now)
             pel[sid] = nack
+            self.pel_ids.add(sid)
             consumer.pel.add(sid)
         else:
             if by_time is not None:
@@ -123,6 +129,7 @@ class ConsumerGroup:
         nack = self.pel.pop(sid, None)
         if nack is None:
             return False
+        self.pel_ids.remove(sid)
         nack.consumer.pel.remove(sid)
         if self._by_time is not None:
             self._by_time.remove((nack.delivery_time << 128) | sid)
@@ -146,6 +153,7 @@ class ConsumerGroup:
         """A new pending entry without an owner yet (XCLAIM FORCE); the caller transfers it."""
         nack = PendingEntry(None, now)  # type: ignore[arg-type]
         self.pel[sid] = nack
+        self.pel_ids.add(sid)
         if self._by_time is not None:
             self._by_time.add((now << 128) | sid)
         return nack
@@ -172,9 +180,11 @@ class ConsumerGroup:
             twin.active_time = consumer.active_time
             group.consumers[name] = twin
         pel = group.pel
-        for sid, nack in self.pel.items():
+        for sid in self.pel_ids:
+            nack = self.pel[sid]
             owner = group.consumers[nack.consumer.name]
             pel[sid] = PendingEntry(owner, nack.delivery_time, nack.delivery_count)
+        group.pel_ids = SortedList(self.pel_ids)
         for name, consumer in self.consumers.items():
             group.consumers[name].pel = SortedList(consumer.pel)
         return group

@@ -28,6 +28,7 @@ def check_invariants(group: ConsumerGroup) -> None:
             assert group.pel[sid].consumer is consumer
             owned[sid] = consumer
     assert set(owned) == set(group.pel)
+    assert list(group.pel_ids) == sorted(group.pel)
     by_time = group.by_time()
     assert sorted(by_time) == list(by_time)
     assert {key & MAX_ID for key in by_time} == set(group.pel)
