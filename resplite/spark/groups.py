@@ -66,8 +66,17 @@ def claim_idle(
     claimed = deleted = 0
     turn = 0
     first_id = last_id = ""
+    # Size each XAUTOCLAIM so that the claimable entries spread evenly over the consumers.
+    try:
+        idle = len(server.call("XPENDING", key, group, "IDLE", min_idle_ms, "-", "+", CLAIM_PAGE))
+    except ResponseError as exc:
+        raise server.explain(exc, key, group) from None
+    if idle == 0:
+        return ClaimResult(per_consumer, 0)
+    wanted = idle if limit is None else min(idle, limit)
+    share = max(1, -(-wanted // len(consumers)))
     while limit is None or claimed < limit:
-        count = CLAIM_PAGE if limit is None else min(CLAIM_PAGE, limit - claimed)
+        count = share if limit is None else max(1, min(share, limit - claimed))
         consumer = consumers[turn % len(consumers)]
         turn += 1
         try:

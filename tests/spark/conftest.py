@@ -131,6 +131,20 @@ def backend(request: pytest.FixtureRequest, _servers: dict[str, Any]) -> Backend
     return found
 
 
+@pytest.fixture
+def one_backend(_servers: dict[str, Any]) -> Backend:
+    """The first backend that works, resplite first: for checks that do not depend on the
+    server's stream semantics (error messages, option handling) and need not run twice."""
+    reasons = []
+    for name in ("resplite", "redis"):
+        if name not in _servers:
+            _servers[name] = _launch(name, _servers["processes"])
+        if isinstance(_servers[name], Backend):
+            return _servers[name]  # type: ignore[no-any-return]
+        reasons.append(_servers[name])
+    pytest.skip("; ".join(reasons))
+
+
 def _launch(name: str, processes: list[ServerProcess]) -> Backend | str:
     try:
         process = _start(name)

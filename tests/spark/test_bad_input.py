@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_helpers import FORMAT, produce
+from spark_helpers import FORMAT
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -41,22 +41,22 @@ def test_unreachable_server_is_named(spark: Any) -> None:
     assert "(option 'url')" in message and "hunter2" not in message
 
 
-def test_key_of_the_wrong_type(spark: Any, backend: Any, tmp_path: Path) -> None:
-    client = backend.client()
-    key = backend.key("string")
+def test_key_of_the_wrong_type(spark: Any, one_backend: Any, tmp_path: Path) -> None:
+    client = one_backend.client()
+    key = one_backend.key("string")
     client.set(key, "not a stream")
-    batch = spark.read.format(FORMAT).option("url", backend.url).option("stream", key)
+    batch = spark.read.format(FORMAT).option("url", one_backend.url).option("stream", key)
     assert f"redis-streams: key '{key}' holds a string, not a stream" in _failure(
         lambda: batch.load().count()
     )
     stream = (
         spark.readStream.format(FORMAT)
-        .option("url", backend.url)
+        .option("url", one_backend.url)
         .option("stream", key)
         .option("group", "g")
         .load()
         .writeStream.format("memory")
-        .queryName(f"wrongtype_{backend.name}")
+        .queryName(f"wrongtype_{one_backend.name}")
         .option("checkpointLocation", str(tmp_path / "cp"))
         .trigger(availableNow=True)
     )
@@ -64,51 +64,11 @@ def test_key_of_the_wrong_type(spark: Any, backend: Any, tmp_path: Path) -> None
     assert f"redis-streams: key '{key}' holds a string, not a stream" in message
 
 
-def test_missing_group_is_created_only_when_asked(spark: Any, backend: Any, tmp_path: Path) -> None:
-    client = backend.client()
-    key = backend.key("nogroup")
-    produce(client, key, 10)
-    assert client.xinfo_groups(key) == []
-
-    def run(name: str, stream_key: str, **options: str) -> Any:
-        reader = (
-            spark.readStream.format(FORMAT)
-            .option("url", backend.url)
-            .option("stream", stream_key)
-            .option("group", "g")
-        )
-        for option, value in options.items():
-            reader = reader.option(option, value)
-        query = (
-            reader.load()
-            .writeStream.format("memory")
-            .queryName(f"{name}_{backend.name}")
-            .option("checkpointLocation", str(tmp_path / name))
-            .trigger(availableNow=True)
-            .start()
-        )
-        query.awaitTermination()
-        return spark.sql(f"select count(*) as n from {name}_{backend.name}").collect()[0].n
-
-    message = _failure(lambda: run("missing", key))
-    assert f"redis-streams: consumer group 'g' on stream '{key}' does not exist" in message
-    assert "set option 'createGroup' to true" in message
-    assert client.xinfo_groups(key) == []
-
-    absent = backend.key("absent")
-    message = _failure(lambda: run("nostream", absent, createGroup="true"))
-    assert f"redis-streams: stream key '{absent}' does not exist" in message
-    assert client.exists(absent) == 0
-
-    assert run("mkstream", absent, createGroup="true", mkstream="true") == 0
-    assert client.xinfo_groups(absent)[0]["name"] == b"g"
-
-
 def test_malformed_field_fails_the_query_and_acknowledges_nothing(
-    spark: Any, backend: Any, tmp_path: Path
+    spark: Any, one_backend: Any, tmp_path: Path
 ) -> None:
-    client = backend.client()
-    key = backend.key("typed")
+    client = one_backend.client()
+    key = one_backend.key("typed")
     for n in range(20):
         client.xadd(key, {"amount": str(n)})
     bad_id = client.xadd(key, {"amount": "twelve"}).decode()
@@ -116,13 +76,13 @@ def test_malformed_field_fails_the_query_and_acknowledges_nothing(
     query = (
         spark.readStream.format(FORMAT)
         .schema("id string, amount long")
-        .option("url", backend.url)
+        .option("url", one_backend.url)
         .option("stream", key)
         .option("group", "g")
         .option("numPartitions", "1")
         .load()
         .writeStream.format("memory")
-        .queryName(f"typed_{backend.name}")
+        .queryName(f"typed_{one_backend.name}")
         .option("checkpointLocation", str(tmp_path / "cp"))
         .trigger(availableNow=True)
         .start()
@@ -133,17 +93,3 @@ def test_malformed_field_fails_the_query_and_acknowledges_nothing(
     group = client.xinfo_groups(key)[0]
     # Everything read was delivered and is still pending: nothing was acknowledged.
     assert group["pending"] == group["entries-read"] == 21
-
-
-def test_idempotent_streaming_sink_needs_a_producer_id(spark: Any, tmp_path: Path) -> None:
-    stream = (
-        spark.readStream.format("rate")
-        .load()
-        .writeStream.format(FORMAT)
-        .option("stream", "out")
-        .option("idempotent", "true")
-        .option("checkpointLocation", str(tmp_path / "cp"))
-    )
-    assert "redis-streams: option 'producerId' is required with idempotent=true" in _failure(
-        lambda: stream.start().awaitTermination(30)
-    )
