@@ -331,7 +331,11 @@ class RequestReader:
             hr = self._hr
             if hr is not None and self._hfed == 0:
                 size = len(data)
-                if size <= self._window and _HAZARD not in data.translate(_HAZARD_MAP):
+                # partition, not ``in``: CPython's bytes ``in`` first tries the needle as
+                # an integer and builds and drops a TypeError, several times the search.
+                if size <= self._window and not data.translate(_HAZARD_MAP).partition(
+                    _HAZARD
+                )[1]:
                     hr.feed(data)
                     self._hfed = size
                     self._clear_to = size - _HAZARD_SPAN if size > _HAZARD_SPAN else 0
