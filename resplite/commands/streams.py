@@ -26,7 +26,7 @@ from resplite.commands.streams_common import (
 )
 from resplite.protocol.replies import NULL_ARRAY, OK
 from resplite.store.stream import ElementsTooLarge, RefPolicy, Stream, TrimStrategy
-from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_id, parse_xadd_id
+from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_xadd_id
 
 if TYPE_CHECKING:
     from resplite.server.client import Client
@@ -367,7 +367,3 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
         stream.max_deleted_id = max_deleted
     # Like Redis, XSETID neither invalidates WATCH nor wakes blocked readers.
     return OK
-
-
-# Re-exported for the group commands, which share the ids clause and id parsing.
-__all__ = ["parse_add_trim", "parse_id", "parse_ids_clause"]

@@ -23,12 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "entries_reply",
-    "entry_reply",
     "get_stream",
     "int_arg",
+    "interval_id",
     "parse_ref_policy",
     "require_id",
-    "stream_or_empty",
 ]
 
 _POLICIES = {b"KEEPREF": RefPolicy.KEEPREF, b"DELREF": RefPolicy.DELREF, b"ACKED": RefPolicy.ACKED}
@@ -40,10 +39,6 @@ def get_stream(client: Client, key: bytes) -> Stream | None:
     if value is None or value.__class__ is Stream:
         return value
     raise CommandError(errors.WRONGTYPE)
-
-
-def stream_or_empty(client: Client, key: bytes) -> Stream | None:
-    return get_stream(client, key)
 
 
 def require_id(arg: bytes, missing_seq: int = 0, strict: bool = False) -> int:
@@ -71,13 +66,5 @@ def parse_ref_policy(arg: bytes) -> RefPolicy | None:
     return _POLICIES.get(arg.upper())
 
 
-def entry_reply(sid: int, fields: list[bytes]) -> list[Any]:
-    return [format_id(sid), fields]
-
-
 def entries_reply(entries: list[Entry]) -> list[Any]:
     return [[format_id(sid), fields] for sid, fields in entries]
-
-
-def now_ms(client: Client) -> int:
-    return client.server.clock.time_ms()
