@@ -23,6 +23,7 @@ import logging
 import os
 import signal
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -51,7 +52,7 @@ class Server:
         self._cron_task: asyncio.Task[None] | None = None
         self.port = 0
         self.unix_socket = ""
-        self._signal_count = 0
+        self._first_signal_at: float | None = None
         self._clock_listener = timeflow.install(self.state)
 
     def _protocol(self) -> Connection:
@@ -122,10 +123,15 @@ class Server:
                 loop.add_signal_handler(sig, self._on_signal, sig)
 
     def _on_signal(self, sig: int) -> None:
-        self._signal_count += 1
-        if self._signal_count > 1:
-            log.warning("second signal received: exiting now")
-            os._exit(1)
+        now = time.monotonic()
+        if self._first_signal_at is not None:
+            # A supervisor (make, a shell, timeout) often relays the same signal at once;
+            # only a second signal given on purpose, later, cuts the shutdown short.
+            if now - self._first_signal_at > 1.0:
+                log.warning("second signal received: exiting now")
+                os._exit(1)
+            return
+        self._first_signal_at = now
         log.info("Received %s, shutting down", signal.Signals(sig).name)
         self.request_shutdown()
 
