@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from resplite.commands import errors
 from resplite.commands.cursor import parse_int
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
 from resplite.commands.streams import parse_ids_clause
 from resplite.commands.streams_common import get_stream, int_arg, interval_id, require_id
-from resplite.protocol.replies import NULL_ARRAY, OK, Status
+from resplite.protocol.replies import NULL_ARRAY, OK
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup, PendingEntry
 from resplite.store.stream import RefPolicy, Stream
 from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_id
@@ -27,28 +28,26 @@ from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_id
 if TYPE_CHECKING:
     from resplite.server.client import Client
 
-_XGROUP_HELP = [
-    Status(line)
-    for line in (
-        "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "CREATE <key> <groupname> <id|$> [option]",
-        "    Create a new consumer group. Options are:",
-        "    * MKSTREAM",
-        "      Create the empty stream if it does not exist.",
-        "    * ENTRIESREAD entries_read",
-        "      Set the group's entries_read counter (internal use).",
-        "CREATECONSUMER <key> <groupname> <consumer>",
-        "    Create a new consumer in the specified group.",
-        "DELCONSUMER <key> <groupname> <consumer>",
-        "    Remove the specified consumer.",
-        "DESTROY <key> <groupname>",
-        "    Remove the specified group.",
-        "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
-        "    Set the current group ID and entries_read counter.",
-        "HELP",
-        "    Prints this help.",
-    )
-]
+_XGROUP_HELP = help_reply("XGROUP", [
+    ("CREATE <key> <groupname> <id|$> [option]", [
+        "Add the group <groupname> to the stream at <key>, with <id> ($ for the stream's",
+        "last entry) as the last entry it has seen. Options:",
+        "* MKSTREAM",
+        "  make an empty stream at <key> when there is none;",
+        "* ENTRIESREAD entries_read",
+        "  start the group's count of entries read at this value (used by replication).",
+    ]),
+    ("CREATECONSUMER <key> <groupname> <consumer>", [
+        "Add <consumer> to the group without reading anything.",
+    ]),
+    ("DELCONSUMER <key> <groupname> <consumer>", [
+        "Drop <consumer> and its pending entries from the group.",
+    ]),
+    ("DESTROY <key> <groupname>", ["Drop the whole group, its consumers and pending entries."]),
+    ("SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]", [
+        "Move the group's last seen entry to <id>, and optionally its count of entries read.",
+    ]),
+])
 # XAUTOCLAIM's COUNT upper bound: Redis keeps COUNT * 16 bytes within a signed long.
 _XAUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands import errors
 from resplite.commands.errors import CommandError
+from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
 from resplite.commands.streams_common import get_stream, int_arg
-from resplite.protocol.replies import Status
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup
 from resplite.store.stream import Stream
 from resplite.store.stream_ids import MAX_ID, format_id
@@ -23,20 +23,17 @@ from resplite.store.stream_ids import MAX_ID, format_id
 if TYPE_CHECKING:
     from resplite.server.client import Client
 
-_XINFO_HELP = [
-    Status(line)
-    for line in (
-        "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "CONSUMERS <key> <groupname>",
-        "    Show consumers of <groupname>.",
-        "GROUPS <key>",
-        "    Show the stream consumer groups.",
-        "STREAM <key> [FULL [COUNT <count>]",
-        "    Show information about the stream.",
-        "HELP",
-        "    Prints this help.",
-    )
-]
+_XINFO_HELP = help_reply("XINFO", [
+    ("CONSUMERS <key> <groupname>", [
+        "Describe each consumer of <groupname>: its pending count and idle times.",
+    ]),
+    ("GROUPS <key>", ["Describe each consumer group of the stream at <key>."]),
+    ("STREAM <key> [FULL [COUNT <count>]", [
+        "Describe the stream at <key>. FULL adds its entries and every group with its",
+        "consumers and pending entries; <count> caps the entries and pending entries",
+        "listed (10 by default, 0 for no cap).",
+    ]),
+])
 
 
 def _existing_stream(client: Client, key: bytes) -> Stream:

@@ -7,6 +7,7 @@ Ids are explicit wherever the reply would show them, so both servers produce the
 from __future__ import annotations
 
 import pytest
+from support.helpshape import assert_same_shape, implemented
 
 Cmd = tuple[str | bytes | int, ...]
 
@@ -378,13 +379,18 @@ def test_xinfo_stream_shapes(pair) -> None:  # type: ignore[no-untyped-def]
         ("XINFO", "STREAM", "nokey"),
         ("XINFO", "STREAM", "nokey", "foo"),
         ("XINFO", "foo", "s"),
-        ("XINFO", "HELP"),
         ("XINFO", "help", "x"),
         ("XINFO", "GROUPS", "s", "x"),
         ("XINFO", "GROUPS", "nokey"),
         ("XINFO",),
     ]:
         pair.check(*cmd)
+
+
+def test_xinfo_help_has_the_shape_of_redis(pair) -> None:  # type: ignore[no-untyped-def]
+    for spelling in ("HELP", "help"):
+        ref, ours = pair.both("XINFO", spelling)
+        assert_same_shape(ref, ours, ours_has=implemented("xinfo"))
 
 
 def test_radix_tree_figures_follow_deletes(pair) -> None:  # type: ignore[no-untyped-def]
