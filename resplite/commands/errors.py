@@ -278,6 +278,7 @@ LCS_TABLE_TOO_BIG = (
 )
 SAME_OBJECT = "ERR source and destination objects are the same"
 INVALID_CURSOR = "ERR invalid cursor"
+NOVALUES_HSCAN_ONLY = "ERR NOVALUES option can only be used in HSCAN"  # Redis 7.4
 EXPIRE_NX_AND_OTHERS = "ERR NX and XX, GT or LT options at the same time are not compatible"
 EXPIRE_GT_AND_LT = "ERR GT and LT options at the same time are not compatible"
 _POLICY_SWITCH_NOTE = (

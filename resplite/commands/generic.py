@@ -160,6 +160,8 @@ def scan(client: Client, argv: list[bytes]) -> list[Any]:
     i, n = 2, len(argv)
     while i < n:
         option = argv[i].lower()
+        if option == b"novalues":  # Redis 7.4 names the one command that takes it
+            raise CommandError(errors.NOVALUES_HSCAN_ONLY)
         if n - i < 2:
             raise CommandError(errors.SYNTAX)
         if option == b"count":

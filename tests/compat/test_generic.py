@@ -303,6 +303,21 @@ def test_scan_type_filter(pair) -> None:  # type: ignore[no-untyped-def]
         assert sorted(got) == sorted(expected), kind
 
 
+@pytest.mark.redis_version("7.4")
+def test_scan_refuses_novalues_by_name(pair) -> None:  # type: ignore[no-untyped-def]
+    """Redis 7.4 knows NOVALUES and says only HSCAN takes it; 7.0 calls it a syntax error."""
+    run(pair, ("SET", "k", "v"))
+    novalues_only = b"-ERR NOVALUES option can only be used in HSCAN\r\n"
+    for options in (("NOVALUES",), ("novalues",), ("COUNT", "5", "NOVALUES"),
+                    ("NOVALUES", "COUNT", "0"), ("MATCH", "*", "NoValues", "x")):
+        assert pair.ours.call("SCAN", "0", *options) == novalues_only, options
+        assert pair.ref.call("SCAN", "0", *options) == b"-ERR syntax error\r\n", options
+    # Options are read left to right: an error before NOVALUES is the one reported.
+    pair.check("SCAN", "0", "COUNT", "0", "NOVALUES")
+    pair.check("SCAN", "0", "BOGUS", "NOVALUES")
+    pair.check("SCAN", "x", "NOVALUES")
+
+
 def test_scan_large_database_in_steps(pair) -> None:  # type: ignore[no-untyped-def]
     pipeline = [("SET", f"key:{i}", "v") for i in range(2000)]
     for client in (pair.ref, pair.ours):
