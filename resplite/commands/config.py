@@ -3,7 +3,8 @@
 
 CONFIG GET takes one or more names or glob patterns (case-insensitive) and answers a map of
 every match once: an exact name (or an old alias) comes back spelled as it was asked, a
-pattern's matches under their own names.
+pattern's matches under their own names. As in Redis 7.0, a pattern also matches the old
+alias names (``hash-max-*`` lists both ``hash-max-listpack-*`` and ``hash-max-ziplist-*``).
 
 CONFIG SET takes several ``name value`` pairs and is atomic, in Redis 7's order of checks:
 an unknown name wins over every other error (``Unknown option or number of arguments for
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from resplite.server.state import ServerState
 
 _GLOB_CHARS = frozenset(b"[*?")
+# What a pattern is matched against: (name as listed, directive holding the value).
+_PATTERN_NAMES = [(name, name) for name in DIRECTIVES] + [
+    (alias, name) for alias, name in ALIASES.items() if name in DIRECTIVES
+]
 
 _HELP = help_reply("CONFIG", [
     ("GET <pattern>", [
@@ -72,8 +77,8 @@ def config_get(client: Client, argv: list[bytes]) -> Any:
                 matches[pattern] = name
                 seen.add(pattern.lower())
             continue
-        for name in DIRECTIVES:
-            key = name.encode()
+        for listed, name in _PATTERN_NAMES:
+            key = listed.encode()
             if key not in seen and glob_match(pattern, key, nocase=True):
                 matches[key] = name
                 seen.add(key)

@@ -133,6 +133,23 @@ def _as_map(reply: bytes) -> dict[str, str]:
     return value
 
 
+def test_config_get_patterns_list_the_old_alias_names(pair):
+    """Redis 7.0 matches a pattern against the ziplist-era names too, each listed once."""
+    pair.check("CONFIG", "SET", "hash-max-ziplist-value", "32")
+    try:
+        for args in (("hash-max-*",), ("HASH-MAX-*",), ("hash-max-ziplist-*",),
+                     ("h*ziplist-entries",), ("hash-max-?iplist-value",),
+                     ("hash-max-*", "hash-max-ziplist-entries")):
+            ref, ours = (_as_map(r) for r in pair.both("CONFIG", "GET", *args))
+            assert ours == ref, args
+        # Redis also lists the old names of list and zset directives, which resplite lacks.
+        ref, ours = (_as_map(r) for r in pair.both("CONFIG", "GET", "*ziplist*"))
+        assert ours == {k: v for k, v in ref.items() if k.startswith("hash-")}
+        assert ours == {"hash-max-ziplist-entries": "512", "hash-max-ziplist-value": "32"}
+    finally:
+        pair.check("CONFIG", "SET", "hash-max-listpack-value", "64")
+
+
 def test_config_get_patterns_are_a_subset(pair):
     for pattern in ("max*", "*", "MAX*ients", "slowlog-*", "?z", "[mt]*"):
         ref, ours = (to_python(parse(r)) for r in pair.both("CONFIG", "GET", pattern))
