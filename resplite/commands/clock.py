@@ -19,7 +19,7 @@ import socket
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands import errors
-from resplite.commands.cursor import parse_int
+from resplite.commands.cursor import int_arg
 from resplite.commands.errors import CommandError
 from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
@@ -66,13 +66,6 @@ def _check_enabled(client: Client) -> None:
     raise CommandError(errors.CLOCK_DISABLED)
 
 
-def _milliseconds(arg: bytes) -> int:
-    value = parse_int(arg)
-    if value is None:
-        raise CommandError(errors.NOT_INTEGER)
-    return value
-
-
 @command("resplite.clock|get")
 def clock_get(client: Client, argv: list[bytes]) -> Any:
     _check_enabled(client)
@@ -96,7 +89,7 @@ def clock_resume(client: Client, argv: list[bytes]) -> Any:
 @command("resplite.clock|advance")
 def clock_advance(client: Client, argv: list[bytes]) -> Any:
     _check_enabled(client)
-    ms = _milliseconds(argv[2])
+    ms = int_arg(argv[2])
     try:
         return timeflow.advance(client.server, ms)
     except timeflow.ClockDirectionError:
@@ -108,7 +101,7 @@ def clock_advance(client: Client, argv: list[bytes]) -> Any:
 @command("resplite.clock|set")
 def clock_set(client: Client, argv: list[bytes]) -> Any:
     _check_enabled(client)
-    unix_ms = _milliseconds(argv[2])
+    unix_ms = int_arg(argv[2])
     try:
         return timeflow.set_time(client.server, unix_ms)
     except timeflow.ClockRangeError:

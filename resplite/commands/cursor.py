@@ -34,6 +34,14 @@ def parse_int(arg: bytes) -> int | None:
     return value
 
 
+def int_arg(arg: bytes, error: str = errors.NOT_INTEGER) -> int:
+    """``arg`` parsed by :func:`parse_int`, or ``CommandError(error)`` when it is not one."""
+    value = parse_int(arg)
+    if value is None:
+        raise CommandError(error)
+    return value
+
+
 def parse_float(arg: bytes) -> float | None:
     """Parse a double as Redis's ``string2d``/``strtold`` paths accept it, or return None."""
     if not arg or arg[0] in b" \t\r\n\v\f" or arg[-1] in b" \t\r\n\v\f":

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands import errors, longdouble
-from resplite.commands.cursor import INT64_MAX, INT64_MIN, parse_int
+from resplite.commands.cursor import INT64_MAX, INT64_MIN, int_arg, parse_int
 from resplite.commands.errors import CommandError
 from resplite.commands.generic import lookup, parse_scan_cursor
 from resplite.commands.registry import command
@@ -66,13 +66,6 @@ def _create(client: Client, key: bytes) -> Hash:
 def _limits(client: Client) -> tuple[int, int]:
     config = client.server.config
     return config["hash-max-listpack-entries"], config["hash-max-listpack-value"]
-
-
-def _integer(arg: bytes) -> int:
-    value = parse_int(arg)
-    if value is None:
-        raise CommandError(errors.NOT_INTEGER)
-    return value
 
 
 # -- writing fields -----------------------------------------------------------------------------
@@ -142,7 +135,7 @@ def _store_number(client: Client, key: bytes, h: Hash | None, field: bytes, text
 @command("hincrby")
 def hincrby(client: Client, argv: list[bytes]) -> int:
     key, field = argv[1], argv[2]
-    increment = _integer(argv[3])
+    increment = int_arg(argv[3])
     h = _hash(client, key)
     current = h.fields.get(field) if h is not None else None
     if current is None:
@@ -269,7 +262,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 2:
         h = _hash(client, argv[1])
         return None if h is None else h.random_field()
-    wanted = _integer(argv[2])
+    wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
         raise CommandError(COUNT_OUT_OF_RANGE)
     if len(argv) > 4 or (len(argv) == 4 and _c_option(argv[3]) != b"withvalues"):
@@ -311,7 +304,7 @@ def hscan(client: Client, argv: list[bytes]) -> list[Any]:
     while i < n:
         option = _c_option(argv[i])
         if option == b"count" and n - i >= 2:
-            count = _integer(argv[i + 1])
+            count = int_arg(argv[i + 1])
             if count < 1:
                 raise CommandError(errors.SYNTAX)
             i += 2

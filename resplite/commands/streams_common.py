@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands import errors
-from resplite.commands.cursor import parse_int
+from resplite.commands.cursor import int_arg as int_arg  # re-exported for the stream commands
 from resplite.commands.errors import CommandError
 from resplite.store.stream import Entry, RefPolicy, Stream
 from resplite.store.stream_ids import format_id, parse_id, parse_interval_id
@@ -53,13 +53,6 @@ def interval_id(arg: bytes, missing_seq: int) -> tuple[int, bool]:
     if parsed is None:
         raise CommandError(errors.INVALID_STREAM_ID)
     return parsed
-
-
-def int_arg(arg: bytes, error: str = errors.NOT_INTEGER) -> int:
-    value = parse_int(arg)
-    if value is None:
-        raise CommandError(error)
-    return value
 
 
 def parse_ref_policy(arg: bytes) -> RefPolicy | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands import errors, longdouble
-from resplite.commands.cursor import INT64_MAX, INT64_MIN, parse_int
+from resplite.commands.cursor import INT64_MAX, INT64_MIN, int_arg, parse_int
 from resplite.commands.errors import CommandError
 from resplite.commands.generic import lookup
 from resplite.commands.lcs import lcs_length, lcs_walk
@@ -269,13 +269,6 @@ def _incr_by(client: Client, key: bytes, delta: int) -> int:
     return result
 
 
-def _increment(arg: bytes) -> int:
-    value = parse_int(arg)
-    if value is None:
-        raise CommandError(errors.NOT_INTEGER)
-    return value
-
-
 @command("incr")
 def incr(client: Client, argv: list[bytes]) -> int:
     return _incr_by(client, argv[1], 1)
@@ -288,12 +281,12 @@ def decr(client: Client, argv: list[bytes]) -> int:
 
 @command("incrby")
 def incrby(client: Client, argv: list[bytes]) -> int:
-    return _incr_by(client, argv[1], _increment(argv[2]))
+    return _incr_by(client, argv[1], int_arg(argv[2]))
 
 
 @command("decrby")
 def decrby(client: Client, argv: list[bytes]) -> int:
-    delta = _increment(argv[2])
+    delta = int_arg(argv[2])
     if delta == INT64_MIN:
         raise CommandError(errors.DECREMENT_OVERFLOW)
     return _incr_by(client, argv[1], -delta)
@@ -345,8 +338,8 @@ def strlen(client: Client, argv: list[bytes]) -> int:
 
 
 def _range(client: Client, argv: list[bytes]) -> bytes:
-    start = _increment(argv[2])
-    end = _increment(argv[3])
+    start = int_arg(argv[2])
+    end = int_arg(argv[3])
     value = _string(lookup(client, argv[1]))
     if value is None:
         return b""
@@ -377,7 +370,7 @@ def substr(client: Client, argv: list[bytes]) -> bytes:
 @command("setrange")
 def setrange(client: Client, argv: list[bytes]) -> int:
     key, piece = argv[1], argv[3]
-    offset = _increment(argv[2])
+    offset = int_arg(argv[2])
     if offset < 0:
         raise CommandError(errors.OFFSET_OUT_OF_RANGE)
     current = _string(lookup(client, key))
@@ -428,7 +421,7 @@ def lcs(client: Client, argv: list[bytes]) -> Any:
         elif option == b"WITHMATCHLEN":
             with_len = True
         elif option == b"MINMATCHLEN" and i + 1 < n:
-            min_len = max(_increment(argv[i + 1]), 0)
+            min_len = max(int_arg(argv[i + 1]), 0)
             i += 1
         else:
             raise CommandError(errors.SYNTAX)
