@@ -111,18 +111,13 @@ def hsetnx(client: Client, argv: list[bytes]) -> int:
     h = _hash(client, key)
     if h is not None and field in h.fields:
         return 0
-    if h is None:
-        h = _create(client, key)
-    max_entries, max_value = _limits(client)
-    h.fit_lengths([field, value], max_value)
-    h.set(field, value)
-    h.fit_size(max_entries)
-    client.db.signal_modified(key)
+    _store_field(client, key, h, field, value)
     return 1
 
 
-def _store_number(client: Client, key: bytes, h: Hash | None, field: bytes, text: bytes) -> None:
-    """Store an HINCRBY / HINCRBYFLOAT result, with the length check Redis makes there."""
+def _store_field(client: Client, key: bytes, h: Hash | None, field: bytes, text: bytes) -> None:
+    """Store one field (HSETNX, HINCRBY, HINCRBYFLOAT), creating the hash when ``h`` is None,
+    with the length and size checks Redis makes there."""
     if h is None:
         h = _create(client, key)
     max_entries, max_value = _limits(client)
@@ -148,7 +143,7 @@ def hincrby(client: Client, argv: list[bytes]) -> int:
     result = value + increment
     if result > INT64_MAX or result < INT64_MIN:
         raise CommandError(errors.OVERFLOW)
-    _store_number(client, key, h, field, b"%d" % result)
+    _store_field(client, key, h, field, b"%d" % result)
     return result
 
 
@@ -174,7 +169,7 @@ def hincrbyfloat(client: Client, argv: list[bytes]) -> bytes:
     except longdouble.Overflow:
         raise CommandError(errors.INCR_NAN_OR_INF) from None
     text = longdouble.format_human(result)
-    _store_number(client, key, h, field, text)
+    _store_field(client, key, h, field, text)
     return text
 
 
