@@ -27,6 +27,7 @@ from resplite.commands.cursor import parse_int
 from resplite.commands.errors import CommandError
 from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
+from resplite.commands.server import timeout_ms
 from resplite.protocol.replies import OK, ErrorReply, Verbatim
 from resplite.server.client import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
 
@@ -289,18 +290,9 @@ def client_getredir(client: Client, argv: list[bytes]) -> Any:
 
 
 def _timeout_end_ms(client: Client, arg: bytes) -> int:
-    """A millisecond timeout as Redis's getTimeoutFromObjectOrReply reads it: absolute end."""
-    value = parse_int(arg)
-    if value is None:
-        raise CommandError(errors.TIMEOUT_NOT_INTEGER)
-    if value < 0:
-        raise CommandError(errors.TIMEOUT_NEGATIVE)
-    if value == 0:
-        return 0
-    now = client.server.clock.time_ms()
-    if value > (1 << 63) - 1 - now:
-        raise CommandError(errors.TIMEOUT_OUT_OF_RANGE)
-    return now + value
+    """A millisecond timeout checked as WAIT's is, turned into its absolute end (0: none)."""
+    value = timeout_ms(client, arg)
+    return client.server.clock.time_ms() + value if value else 0
 
 
 @command("client|pause")

@@ -349,6 +349,17 @@ def test_client_pause_all_holds_everyone_including_the_caller(pair):
 
 
 @pytest.mark.redis_version("7.2")
+def test_client_pause_refuses_an_end_past_the_clock_range(pair):
+    # Redis 7.0 adds such a timeout to the clock and overflows (not sent to it here); newer
+    # Redis refuses it with the error WAIT and blocking reads give.
+    out_of_range = b"-ERR timeout is out of range\r\n"
+    for mode in ((), ("WRITE",), ("ALL",)):
+        assert pair.ours.call("CLIENT", "PAUSE", "9223372036854775807", *mode) == out_of_range
+    assert pair.ours.call("WAIT", "0", "9223372036854775807") == out_of_range
+    pair.check("SET", "k", "v")  # nothing was paused
+
+
+@pytest.mark.redis_version("7.2")
 def test_client_setinfo(pair):
     ours = pair.ours
     assert ours.call("CLIENT", "SETINFO", "LIB-NAME", "redis-py") == b"+OK\r\n"
