@@ -37,7 +37,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -491,20 +491,24 @@ class ServerHandle:
         else:
             self._clock = RemoteClock(self._control)
 
+    @contextlib.contextmanager
+    def _thread_start_errors(self) -> Iterator[None]:
+        """Report a server thread that did not come up as :class:`ServerStartError`."""
+        try:
+            yield
+        except TimeoutError:
+            raise ServerStartError(f"the server did not start in {self.startup_timeout}s") from None
+        except OSError as exc:
+            raise ServerStartError(f"could not start: {exc}") from exc
+
     def start(self) -> ServerHandle:
         """Start the server and wait until it accepts connections."""
         runner = self._make_runner()
         try:
             runner.launch()
             if isinstance(runner, ThreadRunner):
-                try:
+                with self._thread_start_errors():
                     runner.ready.result(self.startup_timeout)
-                except TimeoutError:
-                    raise ServerStartError(
-                        f"the server did not start in {self.startup_timeout}s"
-                    ) from None
-                except OSError as exc:
-                    raise ServerStartError(f"could not start: {exc}") from exc
             else:
                 runner.wait_ready(self.startup_timeout)
         except BaseException:
@@ -519,16 +523,10 @@ class ServerHandle:
         try:
             if isinstance(runner, ThreadRunner):
                 runner.launch()
-                try:
+                with self._thread_start_errors():
                     await asyncio.wait_for(
                         asyncio.wrap_future(runner.ready), self.startup_timeout
                     )
-                except TimeoutError:
-                    raise ServerStartError(
-                        f"the server did not start in {self.startup_timeout}s"
-                    ) from None
-                except OSError as exc:
-                    raise ServerStartError(f"could not start: {exc}") from exc
             else:
                 runner.launch()
                 await asyncio.get_running_loop().run_in_executor(

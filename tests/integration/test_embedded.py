@@ -148,6 +148,24 @@ def test_a_port_in_use_is_reported_and_leaves_nothing_behind(
             resplite.serve(isolation=isolation, port=port).start()
 
 
+async def test_astart_reports_a_port_in_use_as_start_does(
+    isolation: str, no_leftovers: None
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for begin in ("start", "astart"):
+            server = resplite.serve(isolation=isolation, port=port)
+            with pytest.raises(ServerStartError) as caught:
+                if begin == "start":
+                    server.start()
+                else:
+                    await server.astart()
+            if isolation == "thread":
+                assert str(caught.value).startswith("could not start: "), begin
+
+
 async def test_async_with_starts_and_stops_without_blocking_the_loop(
     isolation: str, no_leftovers: None
 ) -> None:
