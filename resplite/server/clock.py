@@ -82,24 +82,21 @@ class Clock:
         if ms < 0:
             raise ValueError("the clock only advances forwards")
         delta = ms * 1_000_000
-        if self._frozen_wall is not None and self._frozen_mono is not None:
-            self._frozen_wall += delta
-            self._frozen_mono += delta
-        else:
-            self._wall_offset += delta
-            self._mono_offset += delta
-        self._notify()
+        self._jump(delta, delta)
 
     def set(self, unix_ms: int) -> None:
         """Set the wall clock to ``unix_ms``; monotonic time moves by the same amount if forward."""
         delta = unix_ms * 1_000_000 - self.time_ns()
-        mono_delta = max(delta, 0)
+        self._jump(delta, max(delta, 0))
+
+    def _jump(self, wall_ns: int, mono_ns: int) -> None:
+        """Move the readings by these amounts, frozen or running, and tell the listeners."""
         if self._frozen_wall is not None and self._frozen_mono is not None:
-            self._frozen_wall += delta
-            self._frozen_mono += mono_delta
+            self._frozen_wall += wall_ns
+            self._frozen_mono += mono_ns
         else:
-            self._wall_offset += delta
-            self._mono_offset += mono_delta
+            self._wall_offset += wall_ns
+            self._mono_offset += mono_ns
         self._notify()
 
     def add_listener(self, listener: Listener) -> None:

@@ -36,6 +36,23 @@ def test_set_moves_wall_time_backwards_but_never_monotonic_time() -> None:
     assert clock.monotonic_ms() == mono
 
 
+def test_a_running_clock_jumps_as_a_frozen_one_does() -> None:
+    clock = Clock()  # running: readings also move by the real time the test takes (< 1 s)
+    wall, mono = clock.time_ms(), clock.monotonic_ms()
+    clock.advance(3_600_000)
+    assert wall + 3_600_000 <= clock.time_ms() < wall + 3_601_000
+    assert mono + 3_600_000 <= clock.monotonic_ms() < mono + 3_601_000
+    mono = clock.monotonic_ms()
+    target = clock.time_ms() + 86_400_000
+    clock.set(target)
+    assert target <= clock.time_ms() < target + 1000
+    assert mono + 86_399_000 < clock.monotonic_ms() < mono + 86_401_000
+    mono = clock.monotonic_ms()
+    clock.set(1_000_000)  # backwards: the monotonic reading stays
+    assert 1_000_000 <= clock.time_ms() < 1_001_000
+    assert mono <= clock.monotonic_ms() < mono + 1000
+
+
 def test_advance_refuses_negative_amounts() -> None:
     clock = Clock()
     with pytest.raises(ValueError):
