@@ -59,6 +59,11 @@ class Dispatcher:
         for name, spec in self.table.items():
             self.fast[name] = spec
             self.fast[name.upper()] = spec
+        # The specs execute() may take straight on: no container, not protected.
+        self.plain: dict[bytes, CommandSpec] = {
+            name: spec for name, spec in self.fast.items()
+            if not spec.subcommands and spec.fullname not in _PROTECTED
+        }
 
     def lookup(self, argv: list[bytes]) -> CommandSpec | str:
         """The spec ``argv`` names, or the error text Redis gives when it names none."""
@@ -79,16 +84,51 @@ class Dispatcher:
         return spec
 
     def execute(self, client: Client, argv: list[bytes]) -> Any:
-        # The common case (a known plain command, right arity, no gates engaged) takes the
-        # fewest steps; lookup() handles case, containers and unknown names.
-        spec: CommandSpec = self.fast.get(argv[0])  # type: ignore[assignment]
-        if spec is None or spec.subcommands:
-            found = self.lookup(argv)
-            if found.__class__ is str:
-                client.last_command = "NULL"
-                return self._reject(client, None, found)  # type: ignore[arg-type]
-            spec = found  # type: ignore[assignment]
+        # The common case (a plain command in a common spelling, right arity, no gate
+        # engaged) is spelled out, call() included: this runs once per request.
+        spec = self.plain.get(argv[0])
+        if spec is None:
+            return self._execute_general(client, argv)
+        fullname = spec.fullname
         # As Redis's lastcmd: set once the command is known, before any check or queueing.
+        client.last_command = fullname
+        arity = spec.arity
+        n = len(argv)
+        if (arity > 0 and n != arity) or n < -arity:
+            return self._reject(client, spec, errors.wrong_arity(fullname))
+        if not client.authenticated and not spec.is_noauth:
+            return self._reject(client, spec, errors.NOAUTH)
+        server = self.server
+        if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
+            return self._reject(client, spec, errors.OOM)
+        if server.pause.active or client.multi is not None:
+            return self._gate(client, spec, argv)
+        start = _now_ns()
+        try:
+            reply = spec.handler(client, argv)  # type: ignore[misc]
+        except Exception as exc:
+            reply = self._failed(spec, exc)
+        else:
+            if reply.__class__ is BlockRequest and not client.may_block:
+                reply = reply.timeout_reply
+            elif spec.is_write:
+                server.dirty += 1
+        elapsed = (_now_ns() - start) // 1000
+        stats = server.command_stats.get(fullname) or server.stats_for(fullname)
+        stats.calls += 1
+        stats.usec += elapsed
+        server.total_commands += 1
+        if elapsed >= server.slowlog.threshold_us >= 0 and "skip_slowlog" not in spec.flags:
+            server.slowlog.record(client, argv, elapsed)
+        return reply
+
+    def _execute_general(self, client: Client, argv: list[bytes]) -> Any:
+        """:meth:`execute` for containers, protected commands, other spellings, unknowns."""
+        found = self.lookup(argv)
+        if found.__class__ is str:
+            client.last_command = "NULL"
+            return self._reject(client, None, found)  # type: ignore[arg-type]
+        spec: CommandSpec = found  # type: ignore[assignment]
         client.last_command = spec.fullname
         arity = spec.arity
         n = len(argv)
@@ -103,7 +143,11 @@ class Dispatcher:
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
-        pause = server.pause
+        return self._gate(client, spec, argv)
+
+    def _gate(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
+        """The last gates (CLIENT PAUSE, MULTI queueing), then the call."""
+        pause = self.server.pause
         if pause.active and pause.covers(client, spec):
             return pause.hold(client, argv)
         if client.multi is not None and not spec.is_transaction_control:
@@ -119,24 +163,15 @@ class Dispatcher:
         start = _now_ns()
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]
-        except CommandError as exc:
-            server.stats_for(spec.fullname).failed_calls += 1
-            server.count_error(exc.message)
-            reply = ErrorReply(exc.message)
-        except Exception:
-            log.exception("unexpected error in %s", spec.fullname)
-            server.unexpected_errors += 1
-            server.stats_for(spec.fullname).failed_calls += 1
-            message = f"ERR internal error while running '{spec.fullname}'"
-            server.count_error(message)
-            reply = ErrorReply(message)
+        except Exception as exc:
+            reply = self._failed(spec, exc)
         else:
             if reply.__class__ is BlockRequest and not client.may_block:
                 reply = reply.timeout_reply
             elif spec.is_write:
                 server.dirty += 1
-        stats = server.command_stats.get(spec.fullname) or server.stats_for(spec.fullname)
         elapsed = (_now_ns() - start) // 1000
+        stats = server.command_stats.get(spec.fullname) or server.stats_for(spec.fullname)
         stats.calls += 1
         stats.usec += elapsed
         server.total_commands += 1
@@ -144,6 +179,19 @@ class Dispatcher:
         if elapsed >= slowlog.threshold_us >= 0 and "skip_slowlog" not in spec.flags:
             slowlog.record(client, argv, elapsed)
         return reply
+
+    def _failed(self, spec: CommandSpec, exc: Exception) -> ErrorReply:
+        """The one error reply for a command that raised, counted in the statistics."""
+        server = self.server
+        if isinstance(exc, CommandError):
+            message = exc.message
+        else:
+            log.error("unexpected error in %s", spec.fullname, exc_info=exc)
+            server.unexpected_errors += 1
+            message = f"ERR internal error while running '{spec.fullname}'"
+        server.stats_for(spec.fullname).failed_calls += 1
+        server.count_error(message)
+        return ErrorReply(message)
 
     @staticmethod
     def _refused_on_oom(client: Client, spec: CommandSpec) -> bool:
