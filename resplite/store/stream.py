@@ -38,9 +38,7 @@ from typing import Final
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup
 from resplite.store.radix_shape import radix_node_count
 from resplite.store.stream_ids import MAX_ID, U64
-from resplite.store.stream_node import DELETED, StreamNode
-
-LISTPACK_MAX_SIZE: Final = 1 << 30
+from resplite.store.stream_node import DELETED, LISTPACK_MAX_SIZE, StreamNode
 
 Entry = tuple[int, list[bytes]]
 
@@ -121,42 +119,16 @@ class Stream:
         The caller has checked that ``sid > last_id`` and that there is at least one pair.
         Raises :class:`ElementsTooLarge` (changing nothing) past a listpack's size limit.
         """
-        if len(argv) - start == 2:
-            raw = len(argv[start]) + len(argv[start + 1])
-        else:
-            raw = sum(map(len, argv[start:]))
-            if raw > LISTPACK_MAX_SIZE:
-                raise ElementsTooLarge
+        if len(argv) - start != 2 and sum(map(len, argv[start:])) > LISTPACK_MAX_SIZE:
+            raise ElementsTooLarge
         nodes = self.nodes
-        if nodes:
-            node = nodes[-1]
-            if not 0 < max_bytes <= LISTPACK_MAX_SIZE:
-                max_bytes = LISTPACK_MAX_SIZE
-            if node.lp_bytes + raw >= max_bytes or (
-                max_entries and node.count + node.deleted >= max_entries
-            ):
-                node.seal()
-            else:
-                fields = node.fields
-                # Same field names as the node's master entry: values only (checked inline
-                # for the common one- and two-field entries).
-                if len(argv) - start == 2 * len(fields) and (
-                    argv[start] == fields[0] if len(fields) == 1
-                    else node.same_fields(argv, start)
-                ):
-                    node.append(sid, argv, start, True)
-                else:
-                    node.append(sid, argv, start, False)
-                self.length += 1
-                self.entries_added += 1
-                self.last_id = sid
-                if self.length == 1:
-                    self.first_id = sid
-                return
-        node = StreamNode(sid, tuple(argv[start::2]))
-        nodes.append(node)
-        self.keys.append(sid)
-        node.append(sid, argv, start, True)
+        if not nodes or not nodes[-1].push(sid, argv, start, max_entries, max_bytes):
+            if nodes:
+                nodes[-1].seal()
+            node = StreamNode(sid, tuple(argv[start::2]))
+            nodes.append(node)
+            self.keys.append(sid)
+            node.append(sid, argv, start, True)
         self.length += 1
         self.entries_added += 1
         self.last_id = sid

@@ -35,6 +35,9 @@ from typing import Final
 
 from resplite.store.listpack_size import LISTPACK_EMPTY, as_int64, int_size, str_size
 
+# The largest listpack Redis builds: a node never grows past it, whatever the config says.
+LISTPACK_MAX_SIZE: Final = 1 << 30
+
 DELETED: Final = 1
 SAME_FIELDS: Final = 2
 _U64: Final = (1 << 64) - 1
@@ -106,6 +109,73 @@ class StreamNode:
         return len(self.flags)
 
     # -- building ---------------------------------------------------------------------------
+
+    def push(
+        self, sid: int, argv: list[bytes], start: int, max_entries: int, max_bytes: int
+    ) -> bool:
+        """Add an entry (pairs ``argv[start:]``) if Redis would put it in this node.
+
+        Returns False, changing nothing, when Redis would open a new node instead: the node
+        holds ``max_entries`` entries (tombstones included, 0 for no limit) or its listpack
+        size plus the entry's raw length reaches ``max_bytes``. XADD's inner loop: the common
+        entry, one field named as the master field, is added inline, without
+        :meth:`append`'s general bookkeeping (which it mirrors exactly).
+        """
+        nargs = len(argv) - start
+        flags = self.flags
+        if nargs == 2:
+            value = argv[start + 1]
+            n = len(value)
+            raw = len(argv[start]) + n
+        else:
+            raw = sum(map(len, argv[start:]))
+        if not 0 < max_bytes <= LISTPACK_MAX_SIZE:
+            max_bytes = LISTPACK_MAX_SIZE
+        lp = self.lp_bytes
+        if lp + raw >= max_bytes or (max_entries and len(flags) >= max_entries):
+            return False
+        fields = self.fields
+        if nargs != 2 or len(fields) != 1 or argv[start] != fields[0]:
+            self.append(sid, argv, start, self.same_fields(argv, start))
+            return True
+        data = self.data
+        if data.__class__ is not bytearray:
+            data = self.data = bytearray(data)
+        count = self.count
+        if count in _SIZE_STEPS:
+            lp += 1
+        dms = (sid >> 64) - self.master_ms
+        seq = sid & _U64
+        dseq = seq - self.master_seq
+        if 0 <= dms <= 127 and 0 <= dseq <= 127:
+            lp += 8  # flags, ms and seq deltas, element count: 2 bytes each
+        else:
+            lp += 8 if 0 <= dms <= 127 else 6 + int_size(as_int64(dms))
+            if not 0 <= dseq <= 127:
+                lp += 1 if -4096 <= dseq <= 4095 else int_size(as_int64(dseq)) - 2
+        self.offs.append(len(data))
+        if n < 64:
+            c = value[0] if n else 0
+            lp += n + 2 if c > 57 or (c < 48 and c != 45) or not n else str_size(value)
+            data.append(n)
+        else:
+            lp += str_size(value)
+            data += _varint(n)
+        data += value
+        flags.append(SAME_FIELDS)
+        try:
+            self.ms.append(dms)
+        except OverflowError:
+            self.ms = array("Q", self.ms)
+            self.ms.append(dms)
+        try:
+            self.seq.append(seq)
+        except OverflowError:
+            self.seq = array("Q", self.seq)
+            self.seq.append(seq)
+        self.count = count + 1
+        self.lp_bytes = lp
+        return True
 
     def append(self, sid: int, argv: list[bytes], start: int, same: bool) -> None:
         """Add an entry whose field/value pairs are ``argv[start:]``.
