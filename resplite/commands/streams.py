@@ -17,7 +17,7 @@ from resplite.commands.cursor import parse_int
 from resplite.commands.errors import CommandError
 from resplite.commands.registry import command
 from resplite.commands.streams_common import (
-    entries_reply,
+    entries_raw,
     get_stream,
     int_arg,
     interval_id,
@@ -229,7 +229,7 @@ def _range(client: Client, argv: list[bytes], rev: bool) -> Any:
         return []
     if count == 0:
         return NULL_ARRAY
-    return entries_reply(stream.range(start, end, max(count, 0), rev))
+    return entries_raw(stream, start, end, max(count, 0), rev)
 
 
 @command("xrange")

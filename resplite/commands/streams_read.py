@@ -29,7 +29,7 @@ from resplite.commands import errors
 from resplite.commands.cursor import INT64_MAX, parse_int
 from resplite.commands.errors import CommandError
 from resplite.commands.registry import command
-from resplite.commands.streams_common import int_arg, require_id
+from resplite.commands.streams_common import entries_raw, int_arg, require_id
 from resplite.protocol.encoder import encode
 from resplite.protocol.replies import NULL_ARRAY, Raw
 from resplite.server.blocking import BlockRequest
@@ -183,7 +183,27 @@ def _new_entries(
     claim_shape: bool,
     now: int,
     out: list[Any],
-) -> None:
+) -> Any:
+    """Serve entries after ``start``; returns the reply's entries (``out`` extended or, when
+    there is nothing before them, the wire bytes of all of them)."""
+    if claim_shape or out:
+        for node, i, sid in stream.iter_forward(start):
+            if group is not None:
+                if sid > group.last_id:
+                    stream.advance_group(group, sid)
+                if not noack:
+                    assert consumer is not None
+                    group.deliver(sid, consumer, now)
+                    consumer.active_time = now
+            if claim_shape:
+                out.append([format_id(sid), node.fields_at(i), 0, 0])
+            else:
+                out.append([format_id(sid), node.fields_at(i)])
+            if count and len(out) == count:
+                break
+        return out
+    parts = [b""]
+    n = 0
     for node, i, sid in stream.iter_forward(start):
         if group is not None:
             if sid > group.last_id:
@@ -192,12 +212,12 @@ def _new_entries(
                 assert consumer is not None
                 group.deliver(sid, consumer, now)
                 consumer.active_time = now
-        if claim_shape:
-            out.append([format_id(sid), node.fields_at(i), 0, 0])
-        else:
-            out.append([format_id(sid), node.fields_at(i)])
-        if count and len(out) == count:
+        node.entry_resp(i, sid, parts)
+        n += 1
+        if n == count:
             break
+    parts[0] = b"*%d\r\n" % n
+    return Raw(b"".join(parts))
 
 
 def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
@@ -284,9 +304,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
             continue
         start = gt + 1 if gt != MAX_ID else 0
         if group is None:
-            entries = [
-                [format_id(sid), fields] for sid, fields in stream.range(start, MAX_ID, count)
-            ]
+            entries = entries_raw(stream, start, MAX_ID, count)
         else:
             assert consumer is not None
             if history:
@@ -296,7 +314,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
                 if min_idle != -1:
                     entries = _claim(stream, group, consumer, min_idle, count, now)
                 if not claimed_only and not (count and len(entries) == count):
-                    _new_entries(
+                    entries = _new_entries(
                         stream, start, count, group, consumer, args.noack, min_idle != -1,
                         now, entries,
                     )

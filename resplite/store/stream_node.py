@@ -84,6 +84,7 @@ class StreamNode:
         "master_seq",
         "ms",
         "offs",
+        "resp_fields",
         "seq",
     )
 
@@ -92,6 +93,8 @@ class StreamNode:
         self.master_ms = master >> 64
         self.master_seq = master & _U64
         self.fields = fields
+        # The master fields as RESP bulk strings, built on the first read (see entry_resp).
+        self.resp_fields: list[bytes] | None = None
         self.ms = array("I")  # millisecond offsets from master_ms
         self.seq = array("I")
         self.flags = bytearray()
@@ -327,6 +330,41 @@ class StreamNode:
                 p += n
         return out
 
+    def entry_resp(self, i: int, sid: int, out: list[bytes]) -> None:
+        """Append the wire form of entry ``i`` (id ``sid``), ``[id, [field, value ...]]``.
+
+        The same bytes in RESP2 and RESP3. Read replies are built this way, straight from the
+        packed data, so no list or bytes object per field is made on the way to the socket.
+        """
+        data = self.data
+        p = self.offs[i]
+        idb = b"%d-%d" % (sid >> 64, sid & _U64)
+        if self.flags[i] & SAME_FIELDS:
+            heads = self.resp_fields
+            if heads is None:
+                heads = self.resp_fields = [b"$%d\r\n%b\r\n" % (len(f), f) for f in self.fields]
+            out.append(b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(idb), idb, 2 * len(heads)))
+            for head in heads:
+                n = data[p]
+                if n < 0x80:
+                    p += 1
+                else:
+                    n, p = _read_len(data, p)
+                out.append(head)
+                out.append(b"$%d\r\n%b\r\n" % (n, data[p : p + n]))
+                p += n
+        else:
+            nvalues, p = _read_len(data, p)
+            out.append(b"*2\r\n$%d\r\n%b\r\n*%d\r\n" % (len(idb), idb, 2 * nvalues))
+            for _ in range(2 * nvalues):
+                n = data[p]
+                if n < 0x80:
+                    p += 1
+                else:
+                    n, p = _read_len(data, p)
+                out.append(b"$%d\r\n%b\r\n" % (n, data[p : p + n]))
+                p += n
+
     def field_count(self, i: int) -> int:
         if self.flags[i] & SAME_FIELDS:
             return len(self.fields)
@@ -352,6 +390,7 @@ class StreamNode:
         node.master_ms = self.master_ms
         node.master_seq = self.master_seq
         node.fields = self.fields
+        node.resp_fields = None
         node.ms = array(self.ms.typecode, self.ms)
         node.seq = array(self.seq.typecode, self.seq)
         node.flags = bytearray(self.flags)
