@@ -12,7 +12,7 @@ and written with a single ``transport.write``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from resplite.protocol.replies import (
@@ -178,6 +178,12 @@ _EMITTERS: dict[type, _Emit] = {
     bytearray: _bulk,
     memoryview: lambda out, v, resp: _bulk(out, bytes(v), resp),
 }
+
+
+# Read-only to the outside (typed as a Mapping; a proxy would slow every lookup).
+EMITTERS: Mapping[type, _Emit] = _EMITTERS
+"""The emitter of each exact reply class, for callers that dispatch themselves (the
+connection, once per reply); :func:`encode_into` also handles subclasses."""
 
 
 def encode_into(out: list[bytes], value: Any, resp: int) -> None:

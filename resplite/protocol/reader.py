@@ -376,11 +376,14 @@ class RequestReader:
         # *0 and lengths beyond the tables, goes through _get_general, which decides exactly.
         hr = self._hr
         if hr is not None:
+            buf = self._buf
+            if not buf:
+                # Released below or on NEED_DATA: hiredis holds nothing unread either.
+                return NEED_DATA
             try:
                 r = hr.gets()
             except Exception:  # hiredis gave up on these bytes: the slow parser decides
                 return self._get_general(_HI_FAILED)
-            buf = self._buf
             if r.__class__ is list:
                 try:
                     p = self._pos
@@ -392,7 +395,14 @@ class RequestReader:
                                 break
                             q += bulk[len(a)]
                         else:
-                            self._pos = q
+                            if q == len(buf):
+                                # The request ends the buffer (every unpipelined read, the
+                                # last of a pipeline): hiredis has consumed it all, so release
+                                # it now and answer the next call without asking hiredis.
+                                self._buf = b""
+                                self._pos = self._hfed = self._clear_to = 0
+                            else:
+                                self._pos = q
                             return r  # type: ignore[no-any-return]
                 except (IndexError, TypeError):  # beyond the tables, or not a bulk
                     pass

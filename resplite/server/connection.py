@@ -24,7 +24,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any, cast
 
-from resplite.protocol.encoder import encode_into
+from resplite.protocol.encoder import EMITTERS, encode_into
 from resplite.protocol.errors import ProtocolError
 from resplite.protocol.reader import NEED_DATA, RequestReader
 from resplite.server.blocking import BlockRequest
@@ -132,18 +132,20 @@ class Connection(asyncio.Protocol):
     def process(self) -> None:
         """Run buffered requests until input runs out, the client blocks or stops reading."""
         client = self.client
-        assert client is not None and self.transport is not None
-        reader = self.reader
+        transport = self.transport
+        assert client is not None and transport is not None
+        get = self.reader.get
         execute = self.dispatcher.execute
-        blocking = self.server.blocking
+        server = self.server
+        blocking = server.blocking
+        emitters = EMITTERS
         out: list[bytes] = []
-        clock = self.server.clock
-        client.last_interaction_ms = clock.monotonic_ms()
+        client.last_interaction_ms = server.clock.monotonic_ms()
         while not self.closing:
             try:
-                argv = reader.get()
+                argv = get()
             except ProtocolError as exc:
-                self.server.count_error("ERR " + exc.message)
+                server.count_error("ERR " + exc.message)
                 out.append(exc.reply)  # the exact bytes, raw byte included
                 self._flush(out)
                 self.close()
@@ -151,13 +153,18 @@ class Connection(asyncio.Protocol):
             if argv is NEED_DATA:
                 break
             reply = execute(client, argv)  # type: ignore[arg-type]
-            if reply.__class__ is BlockRequest:
+            cls = reply.__class__
+            if cls is BlockRequest:
                 blocking.block(client, reply)
                 if blocking.ready:
                     blocking.serve_ready()
                 break
             if not client.reply_mode or client.reply_wanted():
-                encode_into(out, reply, client.resp)
+                emit = emitters.get(cls)
+                if emit is None:
+                    encode_into(out, reply, client.resp)
+                else:
+                    emit(out, reply, client.resp)
             if blocking.ready:
                 self._flush(out)
                 blocking.serve_ready()
@@ -167,11 +174,14 @@ class Connection(asyncio.Protocol):
                 return
             if self.writing_paused:
                 break
-        self._flush(out)
+        if out and not transport.is_closing():
+            data = b"".join(out)
+            server.net_output_bytes += len(data)
+            transport.write(data)
         if self.reading_paused and not self.writing_paused and client.blocked is None:
             self.reading_paused = False
             self.backlog = 0
-            self.transport.resume_reading()
+            transport.resume_reading()
 
     def _flush(self, out: list[bytes]) -> None:
         if out and self.transport is not None and not self.transport.is_closing():
