@@ -113,13 +113,13 @@ class Dispatcher:
                 reply = reply.timeout_reply
             elif spec.is_write:
                 server.dirty += 1
-        elapsed = (_now_ns() - start) // 1000
+        elapsed = _now_ns() - start
         stats = server.command_stats.get(fullname) or server.stats_for(fullname)
         stats.calls += 1
-        stats.usec += elapsed
+        stats.ns += elapsed
         server.total_commands += 1
-        if elapsed >= server.slowlog.threshold_us >= 0 and "skip_slowlog" not in spec.flags:
-            server.slowlog.record(client, argv, elapsed)
+        if elapsed >= server.slowlog.threshold_ns >= 0 and "skip_slowlog" not in spec.flags:
+            server.slowlog.record(client, argv, elapsed // 1000)
         return reply
 
     def _execute_general(self, client: Client, argv: list[bytes]) -> Any:
@@ -170,14 +170,14 @@ class Dispatcher:
                 reply = reply.timeout_reply
             elif spec.is_write:
                 server.dirty += 1
-        elapsed = (_now_ns() - start) // 1000
+        elapsed = _now_ns() - start
         stats = server.command_stats.get(spec.fullname) or server.stats_for(spec.fullname)
         stats.calls += 1
-        stats.usec += elapsed
+        stats.ns += elapsed
         server.total_commands += 1
         slowlog = server.slowlog
-        if elapsed >= slowlog.threshold_us >= 0 and "skip_slowlog" not in spec.flags:
-            slowlog.record(client, argv, elapsed)
+        if elapsed >= slowlog.threshold_ns >= 0 and "skip_slowlog" not in spec.flags:
+            slowlog.record(client, argv, elapsed // 1000)
         return reply
 
     def _failed(self, spec: CommandSpec, exc: Exception) -> ErrorReply:
