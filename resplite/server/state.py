@@ -122,17 +122,21 @@ class ServerState:
     # -- hooks ----------------------------------------------------------------------------
 
     def _on_modified(self, db: int, key: bytes) -> None:
-        slot = (db, key)
-        watchers = self.watched_keys.get(slot)
-        if watchers:
-            gone = key not in self.keyspace.dbs[db].data
-            for client in watchers:
-                if gone and client.watched.get(slot):
-                    # Already expired when WATCHed: its deletion changes nothing (Redis 7).
-                    client.watched[slot] = False
-                    continue
-                client.watch_dirty = True
-        if (db, key) in self.blocking.waiting:
+        # Runs after every write: with no WATCH and no blocked client anywhere (the usual
+        # case) it builds no (db, key) pair at all.
+        if self.watched_keys:
+            slot = (db, key)
+            watchers = self.watched_keys.get(slot)
+            if watchers:
+                gone = key not in self.keyspace.dbs[db].data
+                for client in watchers:
+                    if gone and client.watched.get(slot):
+                        # Already expired when WATCHed: its deletion changes nothing (Redis 7).
+                        client.watched[slot] = False
+                        continue
+                    client.watch_dirty = True
+        waiting = self.blocking.waiting
+        if waiting and (db, key) in waiting:
             self.blocking.ready[(db, key)] = None
 
     def signal_flush(self, db: int | None, swapped_with: int | None = None) -> None:
