@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from resplite.server.client import Client
 
 _DEFAULT_APPROX_LIMIT_CAP = 1_000_000
+# XADD's reply text, in pieces: the last millisecond formatted and its "<ms>-" text, and the
+# text of small sequence numbers.
+_LAST_MS: list[Any] = [-1, b""]
+_SMALL_SEQ = [b"%d" % i for i in range(1024)]
 
 
 @dataclass(slots=True)
@@ -159,7 +163,14 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         except ElementsTooLarge:
             raise CommandError(errors.ELEMENTS_TOO_LARGE) from None
         db.signal_modified(key)
-        return b"%d-%d" % (sid >> 64, sid & 0xFFFFFFFFFFFFFFFF)
+        # The reply: "<ms>-" changes once a millisecond, so its text is kept.
+        ms = sid >> 64
+        seq = sid & 0xFFFFFFFFFFFFFFFF
+        last_ms = _LAST_MS
+        if last_ms[0] != ms:
+            last_ms[0] = ms
+            last_ms[1] = b"%d-" % ms
+        return last_ms[1] + (_SMALL_SEQ[seq] if seq < 1024 else b"%d" % seq)
     if argv[2] == b"*":
         args = None
         field_pos = 3

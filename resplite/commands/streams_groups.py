@@ -20,10 +20,10 @@ from resplite.commands.helptext import help_reply
 from resplite.commands.registry import command
 from resplite.commands.streams import parse_ids_clause
 from resplite.commands.streams_common import get_stream, int_arg, interval_id, require_id
-from resplite.protocol.replies import NULL_ARRAY, OK
+from resplite.protocol.replies import NULL_ARRAY, OK, Raw
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup, PendingEntry
 from resplite.store.stream import RefPolicy, Stream
-from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_id
+from resplite.store.stream_ids import MAX_ID, MIN_ID, U64, format_id, parse_id
 
 if TYPE_CHECKING:
     from resplite.server.client import Client
@@ -178,10 +178,17 @@ def xack(client: Client, argv: list[bytes]) -> Any:
     group = stream.groups.get(argv[2]) if stream is not None else None
     if group is None:
         return 0
-    ids = [require_id(arg, 0, strict=True) for arg in argv[3:]]
+    # Every id is checked before any is acknowledged, as in Redis.
+    ids = []
+    for arg in argv[3:]:
+        sid = parse_id(arg, 0, True)
+        if sid is None:
+            raise CommandError(errors.INVALID_STREAM_ID)
+        ids.append(sid)
+    ack = group.ack
     acked = 0
     for sid in ids:
-        if group.ack(sid):
+        if ack(sid):
             acked += 1
     return acked
 
@@ -410,11 +417,16 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
             continue
         if min_idle and now - nack.delivery_time < min_idle:
             continue
-        _take(group, sid, nack, consumer)
+        if nack.consumer is not consumer:
+            _take(group, sid, nack, consumer)
         group.retime(sid, nack, now)
-        if not justid:
+        if justid:
+            # Wire form of the id (alike in RESP2 and RESP3), joined into one reply below.
+            idb = b"%d-%d" % (sid >> 64, sid & U64)
+            claimed.append(b"$%d\r\n%b\r\n" % (len(idb), idb))
+        else:
             nack.delivery_count += 1
-        claimed.append(format_id(sid) if justid else [format_id(sid), fields])
+            claimed.append([format_id(sid), fields])
         count -= 1
         consumer.active_time = now
     cursor = 0
@@ -424,4 +436,8 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
             cursor = nxt
     for sid in deleted:
         group.ack(sid)
-    return [format_id(cursor), claimed, [format_id(sid) for sid in deleted]]
+    if justid:
+        claimed_reply: Any = Raw(b"*%d\r\n%b" % (len(claimed), b"".join(claimed)))
+    else:
+        claimed_reply = claimed
+    return [format_id(cursor), claimed_reply, [format_id(sid) for sid in deleted]]
