@@ -26,6 +26,7 @@ import contextlib
 import logging
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -91,7 +92,7 @@ def _pipeline(url: str, workdir: Path, args: argparse.Namespace) -> int:
         batch_size = max(1, args.events // 4)
         crashed = _run_reader_a(spark, url, workdir, batch_size)
         held = int(client.xpending(STREAM, GROUP)["pending"])
-        log.info("reader A crashed (%s); %d entries pending on its consumers", crashed, held)
+        log.info("%s; %d entries pending on its consumers", crashed, held)
         # XAUTOCLAIM only takes entries idle for at least the threshold; let them age.
         time.sleep(args.claim_idle_ms / 1000 + 0.2)
         _run_reader_b(spark, url, workdir, args.claim_idle_ms)
@@ -181,8 +182,8 @@ def _run_reader_a(spark: Any, url: str, workdir: Path, batch_size: int) -> str:
     try:
         query.awaitTermination()
     except Exception as exc:  # the crash is the point of the exercise
-        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        return first_line[:160]
+        found = re.search(r"reader a crashed in micro-batch \d+ \(\d+ read\)", str(exc))
+        return found.group(0) if found else f"{type(exc).__name__}: {str(exc)[:120]}"
     return "it did not crash"
 
 
