@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from sortedcontainers import SortedList
 
+from resplite.store.sorted_ids import SortedIds
+
 INVALID_ENTRIES_READ = -1
 
 
@@ -45,7 +47,7 @@ class Consumer:
         self.name = name
         self.seen_time = now  # last attempted interaction (read or claim)
         self.active_time = -1  # last successful delivery or claim; -1 never
-        self.pel: SortedList = SortedList()
+        self.pel = SortedIds()
 
 
 class ConsumerGroup:
@@ -56,7 +58,7 @@ class ConsumerGroup:
         self.last_id = last_id
         self.entries_read = entries_read
         self.pel: dict[int, PendingEntry] = {}
-        self.pel_ids: SortedList = SortedList()
+        self.pel_ids = SortedIds()
         self.consumers: dict[bytes, Consumer] = {}
         self._by_time: SortedList | None = None
 
@@ -184,7 +186,7 @@ class ConsumerGroup:
             nack = self.pel[sid]
             owner = group.consumers[nack.consumer.name]
             pel[sid] = PendingEntry(owner, nack.delivery_time, nack.delivery_count)
-        group.pel_ids = SortedList(self.pel_ids)
+        group.pel_ids = SortedIds(self.pel_ids)
         for name, consumer in self.consumers.items():
-            group.consumers[name].pel = SortedList(consumer.pel)
+            group.consumers[name].pel = SortedIds(consumer.pel)
         return group
