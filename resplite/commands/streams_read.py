@@ -33,7 +33,7 @@ from resplite.commands.streams_common import entries_raw, int_arg, require_id
 from resplite.protocol.encoder import encode
 from resplite.protocol.replies import NULL_ARRAY, Raw
 from resplite.server.blocking import BlockRequest
-from resplite.store.consumer_group import Consumer, ConsumerGroup
+from resplite.store.consumer_group import INVALID_ENTRIES_READ, Consumer, ConsumerGroup
 from resplite.store.stream import Stream
 from resplite.store.stream_ids import MAX_ID, U64, format_id
 
@@ -204,10 +204,22 @@ def _new_entries(
         return out
     parts = [b""]
     n = 0
+    max_deleted = stream.max_deleted_id
     for node, i, sid in stream.iter_forward(start):
         if group is not None:
-            if sid > group.last_id:
-                stream.advance_group(group, sid)
+            last = group.last_id
+            if sid > last:
+                # Stream.advance_group's common case inline: a valid read counter with no
+                # tombstone after the group's last id just counts one more entry read.
+                if (
+                    group.entries_read != INVALID_ENTRIES_READ
+                    and last >= stream.first_id
+                    and not (max_deleted and last <= max_deleted)
+                ):
+                    group.entries_read += 1
+                    group.last_id = sid
+                else:
+                    stream.advance_group(group, sid)
             if not noack:
                 assert consumer is not None
                 group.deliver(sid, consumer, now)

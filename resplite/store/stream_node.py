@@ -294,8 +294,17 @@ class StreamNode:
 
     def find(self, sid: int) -> int:
         """Position of the live entry ``sid``, or -1."""
-        i = self.lower_bound(sid)
-        if i < len(self.flags) and not self.flags[i] & DELETED and self.id_at(i) == sid:
+        # lower_bound, inline: the entry can only be among those of sid's millisecond.
+        ms = (sid >> 64) - self.master_ms
+        if ms < 0:
+            return -1
+        lo = bisect_left(self.ms, ms)
+        hi = bisect_right(self.ms, ms, lo)
+        if lo == hi:
+            return -1
+        seq = sid & _U64
+        i = bisect_left(self.seq, seq, lo, hi)
+        if i < hi and self.seq[i] == seq and not self.flags[i] & DELETED:
             return i
         return -1
 
@@ -350,8 +359,7 @@ class StreamNode:
                     p += 1
                 else:
                     n, p = _read_len(data, p)
-                out.append(head)
-                out.append(b"$%d\r\n%b\r\n" % (n, data[p : p + n]))
+                out.append(b"%b$%d\r\n%b\r\n" % (head, n, data[p : p + n]))
                 p += n
         else:
             nvalues, p = _read_len(data, p)
