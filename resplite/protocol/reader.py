@@ -317,6 +317,22 @@ class RequestReader:
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Buffer bytes received from the client."""
+        hr = self._hr
+        if not self._buf and hr is not None and data.__class__ is bytes and data:
+            # Nothing buffered in fast mode, the usual case: an empty buffer always has its
+            # offsets at 0 (see where it is released). The data becomes the buffer uncopied
+            # and goes to hiredis whole when it is small and holds no hazard.
+            self._buf = data
+            size = len(data)
+            # partition, not ``in``: CPython's bytes ``in`` first tries the needle as an
+            # integer and builds and drops a TypeError, several times the search.
+            if size <= self._window and not data.translate(_HAZARD_MAP).partition(_HAZARD)[1]:
+                hr.feed(data)
+                self._hfed = size
+                self._clear_to = size - _HAZARD_SPAN if size > _HAZARD_SPAN else 0
+            else:
+                self._extend()
+            return
         buf = self._buf
         cut = self._pos
         if cut >= len(buf):
@@ -328,11 +344,8 @@ class RequestReader:
             self._buf = data
             if cut:
                 self._shift(cut)
-            hr = self._hr
             if hr is not None and self._hfed == 0:
                 size = len(data)
-                # partition, not ``in``: CPython's bytes ``in`` first tries the needle as
-                # an integer and builds and drops a TypeError, several times the search.
                 if size <= self._window and not data.translate(_HAZARD_MAP).partition(
                     _HAZARD
                 )[1]:

@@ -153,7 +153,7 @@ class Connection(asyncio.Protocol):
             if argv is NEED_DATA:
                 break
             reply = execute(client, argv)  # type: ignore[arg-type]
-            cls = reply.__class__
+            cls = type(reply)
             if cls is BlockRequest:
                 blocking.block(client, reply)
                 if blocking.ready:
