@@ -103,9 +103,8 @@ class Connection(asyncio.Protocol):
             return
         self.server.net_input_bytes += len(data)
         self.reader.feed(data)
-        client = self.client
-        if client is None:
-            return
+        # Not closing, so connection_made has accepted the client and set it.
+        client: Client = self.client  # type: ignore[assignment]
         if client.blocked is not None or self.writing_paused:
             self.backlog += len(data)
             if self.backlog > _MAX_BACKLOG and not self.reading_paused:
@@ -131,11 +130,11 @@ class Connection(asyncio.Protocol):
 
     def process(self) -> None:
         """Run buffered requests until input runs out, the client blocks or stops reading."""
-        client = self.client
-        transport = self.transport
-        assert client is not None and transport is not None
-        get = self.reader.get
-        execute = self.dispatcher.execute
+        # Only called for an accepted client (see data_received), so both are set.
+        client: Client = self.client  # type: ignore[assignment]
+        transport: asyncio.Transport = self.transport  # type: ignore[assignment]
+        reader = self.reader
+        dispatcher = self.dispatcher
         server = self.server
         blocking = server.blocking
         emitters = EMITTERS
@@ -143,7 +142,7 @@ class Connection(asyncio.Protocol):
         client.last_interaction_ms = server.clock.monotonic_ms()
         while not self.closing:
             try:
-                argv = get()
+                argv = reader.get()
             except ProtocolError as exc:
                 server.count_error("ERR " + exc.message)
                 out.append(exc.reply)  # the exact bytes, raw byte included
@@ -152,7 +151,7 @@ class Connection(asyncio.Protocol):
                 return
             if argv is NEED_DATA:
                 break
-            reply = execute(client, argv)  # type: ignore[arg-type]
+            reply = dispatcher.execute(client, argv)  # type: ignore[arg-type]
             cls = type(reply)
             if cls is BlockRequest:
                 blocking.block(client, reply)

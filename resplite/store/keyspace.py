@@ -228,7 +228,10 @@ class Database:
         return self.expires.pop(key, None) is not None
 
     def signal_modified(self, key: bytes) -> None:
-        self.on_modified(self.index, key)
+        # A stored callable is loaded, then called: ``self.on_modified(...)`` would take
+        # CPython's unspecialised method lookup on every write.
+        on_modified = self.on_modified
+        on_modified(self.index, key)
 
     def flush(self) -> list[bytes]:
         """Empty the database; returns the keys that were in it so they can be signalled."""
