@@ -113,7 +113,7 @@ def _parse(argv: list[bytes], grouped: bool, now: int) -> ReadArgs:
     return args
 
 
-def _map_reply(client: Client, served: list[tuple[bytes, list[Any]]]) -> Any:
+def _map_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
     if client.resp != 3:
         return [[key, entries] for key, entries in served]
     keys = {key for key, _ in served}
@@ -274,7 +274,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
         else:
             ids.append(require_id(arg, 0, strict=True))
 
-    served: list[tuple[bytes, list[Any]]] = []
+    served: list[tuple[bytes, Any]] = []
     min_idle = args.min_idle
     count = args.count
     min_pel_time: int | None = None
@@ -315,6 +315,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
         if not serve:
             continue
         start = gt + 1 if gt != MAX_ID else 0
+        entries: Any
         if group is None:
             entries = entries_raw(stream, start, MAX_ID, count)
         else:

@@ -359,7 +359,7 @@ class StreamNode:
                     p += 1
                 else:
                     n, p = _read_len(data, p)
-                out.append(b"%b$%d\r\n%b\r\n" % (head, n, data[p : p + n]))
+                out.append(b"%b$%d\r\n%b\r\n" % (head, n, data[p : p + n]))  # type: ignore[str-format]
                 p += n
         else:
             nvalues, p = _read_len(data, p)
@@ -370,7 +370,7 @@ class StreamNode:
                     p += 1
                 else:
                     n, p = _read_len(data, p)
-                out.append(b"$%d\r\n%b\r\n" % (n, data[p : p + n]))
+                out.append(b"$%d\r\n%b\r\n" % (n, data[p : p + n]))  # type: ignore[str-format]
                 p += n
 
     def field_count(self, i: int) -> int:
