@@ -151,21 +151,21 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         now = server.clock.time_ms()
         last = stream.last_id
         if now > last >> 64:
-            sid = now << 64
+            new_id = now << 64
         elif last != MAX_ID:
-            sid = last + 1
+            new_id = last + 1
         else:
             raise CommandError(errors.STREAM_EXHAUSTED)
         limits = server.config.values
         try:
-            stream.append(sid, argv, 3, limits["stream-node-max-entries"],
+            stream.append(new_id, argv, 3, limits["stream-node-max-entries"],
                           limits["stream-node-max-bytes"])
         except ElementsTooLarge:
             raise CommandError(errors.ELEMENTS_TOO_LARGE) from None
         db.signal_modified(key)
         # The reply: "<ms>-" changes once a millisecond, so its text is kept.
-        ms = sid >> 64
-        seq = sid & 0xFFFFFFFFFFFFFFFF
+        ms = new_id >> 64
+        seq = new_id & 0xFFFFFFFFFFFFFFFF
         last_ms = _LAST_MS
         if last_ms[0] != ms:
             last_ms[0] = ms
