@@ -20,8 +20,10 @@ newest Redis's rules, including when the lag cannot be known (``None``).
 
 Consumer groups (:mod:`resplite.store.consumer_group`) are kept by name in ``groups``.
 
-The store knows nothing of RESP, clients or clocks: times are passed in; errors are the
-small exceptions below, or ``None`` results, that the command layer words as Redis does.
+The store knows nothing of clients or clocks: times are passed in; errors are the small
+exceptions below, or ``None`` results, that the command layer words as Redis does. Its one
+contact with RESP is :meth:`StreamNode.entry_resp`, which writes an entry's reply bytes
+straight from the packed data, because building Python lists per entry is what reads cost.
 
 Invariants: ``length`` is the number of live entries in all nodes; ids in ``nodes`` are
 strictly increasing and all ``<= last_id``; ``first_id`` is the smallest live id (0 if
