@@ -52,6 +52,7 @@ class Dispatcher:
 
     def __init__(self, server: ServerState) -> None:
         self.server = server
+        self.slowlog = server.slowlog
         self.table = server.table
         # Clients send names in either case; matching the common spellings first saves a
         # lower() per request on the hot path.
@@ -117,12 +118,14 @@ class Dispatcher:
             elif spec.is_write:
                 server.dirty += 1
         elapsed = _now_ns() - start
-        stats = server.command_stats.get(fullname) or server.stats_for(fullname)
+        try:
+            stats = server.command_stats[fullname]
+        except KeyError:
+            stats = server.stats_for(fullname)
         stats.calls += 1
         stats.ns += elapsed
-        server.total_commands += 1
-        if elapsed >= server.slowlog.threshold_ns >= 0 and "skip_slowlog" not in spec.flags:
-            server.slowlog.record(client, argv, elapsed // 1000)
+        if elapsed >= self.slowlog.trigger_ns and "skip_slowlog" not in spec.flags:
+            self.slowlog.record(client, argv, elapsed // 1000)
         return reply
 
     def _execute_general(self, client: Client, argv: list[bytes]) -> Any:
@@ -174,13 +177,11 @@ class Dispatcher:
             elif spec.is_write:
                 server.dirty += 1
         elapsed = _now_ns() - start
-        stats = server.command_stats.get(spec.fullname) or server.stats_for(spec.fullname)
+        stats = server.stats_for(spec.fullname)
         stats.calls += 1
         stats.ns += elapsed
-        server.total_commands += 1
-        slowlog = server.slowlog
-        if elapsed >= slowlog.threshold_ns >= 0 and "skip_slowlog" not in spec.flags:
-            slowlog.record(client, argv, elapsed // 1000)
+        if elapsed >= self.slowlog.trigger_ns and "skip_slowlog" not in spec.flags:
+            self.slowlog.record(client, argv, elapsed // 1000)
         return reply
 
     def _failed(self, spec: CommandSpec, exc: Exception) -> ErrorReply:

@@ -114,8 +114,9 @@ _STATUS_CACHE: dict[str, bytes] = {}
 
 def _status(out: list[bytes], value: str, resp: int) -> None:
     # A handful of statuses (OK, QUEUED, PONG, type names) make up nearly all of them.
-    encoded = _STATUS_CACHE.get(value)
-    if encoded is None:
+    try:
+        encoded = _STATUS_CACHE[value]
+    except KeyError:
         encoded = b"+" + value.encode() + b"\r\n"
         if len(_STATUS_CACHE) < 256:
             _STATUS_CACHE[value] = encoded

@@ -159,20 +159,21 @@ class Connection(asyncio.Protocol):
                     blocking.serve_ready()
                 break
             if not client.reply_mode or client.reply_wanted():
-                emit = emitters.get(cls)
-                if emit is None:
-                    encode_into(out, reply, client.resp)
-                else:
-                    emit(out, reply, client.resp)
+                try:
+                    emit = emitters[cls]
+                except KeyError:
+                    emit = encode_into  # subclasses of the reply types
+                emit(out, reply, client.resp)
             if blocking.ready:
                 self._flush(out)
                 blocking.serve_ready()
+                # Only a write can pause writing, and this loop writes only here.
+                if self.writing_paused:
+                    break
             if client.close_after_reply:
                 self._flush(out)
                 self.close()
                 return
-            if self.writing_paused:
-                break
         if out and not transport.is_closing():
             data = b"".join(out)
             server.net_output_bytes += len(data)

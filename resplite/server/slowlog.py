@@ -7,9 +7,9 @@ keeps them. An entry stores what SLOWLOG GET shows: a growing id, the Unix time 
 (from the server's clock), the duration in microseconds, the arguments (at most 32, each cut
 to 128 bytes, with Redis's notes on what was left out), the client's address and name.
 
-The threshold lives in :attr:`SlowLog.threshold_us` (and in nanoseconds in ``threshold_ns``,
-which the dispatcher compares with), kept in step with CONFIG SET by a hook, so the
-dispatcher's check costs one comparison.
+The threshold lives in :attr:`SlowLog.threshold_us`, kept in step with CONFIG SET by a hook,
+and in ``trigger_ns``, the nanosecond duration from which a command is logged (beyond any
+duration while logging is off), so the dispatcher's check costs one comparison.
 """
 
 from __future__ import annotations
@@ -50,22 +50,27 @@ def _shown_args(argv: list[bytes]) -> list[bytes]:
     return shown
 
 
+def _trigger_ns(threshold_us: int) -> int:
+    # A negative threshold turns logging off: no duration reaches 2**63 ns (292 years).
+    return threshold_us * 1000 if threshold_us >= 0 else 1 << 63
+
+
 class SlowLog:
-    __slots__ = ("clock", "entries", "max_len", "next_id", "threshold_ns", "threshold_us")
+    __slots__ = ("clock", "entries", "max_len", "next_id", "threshold_us", "trigger_ns")
 
     def __init__(self, config: Config, clock: Clock) -> None:
         self.clock = clock
         self.entries: deque[SlowLogEntry] = deque()
         self.next_id = 0
         self.threshold_us: int = config["slowlog-log-slower-than"]
-        self.threshold_ns = self.threshold_us * 1000
+        self.trigger_ns = _trigger_ns(self.threshold_us)
         self.max_len: int = config["slowlog-max-len"]
         config.on_change("slowlog-log-slower-than", self._set_threshold)
         config.on_change("slowlog-max-len", self._set_max_len)
 
     def _set_threshold(self, name: str, value: Any) -> None:
         self.threshold_us = int(value)
-        self.threshold_ns = self.threshold_us * 1000
+        self.trigger_ns = _trigger_ns(self.threshold_us)
 
     def _set_max_len(self, name: str, value: Any) -> None:
         self.max_len = int(value)
