@@ -15,6 +15,7 @@ resplite / Redis:
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 
 from bench.common import cpu_seconds, print_table, redis_benchmark, start
@@ -26,6 +27,7 @@ TESTS = (("ping_mbulk", "PING_MBULK"), ("set", "SET"), ("get", "GET"))
 def run(requests: int, rounds: int, pipelines: tuple[int, ...]) -> None:
     rps: dict[tuple[str, str, int], list[float]] = {}
     cpu_us: dict[tuple[str, str, int], list[float]] = {}
+    load_before = os.getloadavg()[0]
     with start("redis") as redis, start("resplite") as ours:
         for pipeline in pipelines:
             n = requests * (4 if pipeline > 1 else 1)
@@ -41,6 +43,8 @@ def run(requests: int, rounds: int, pipelines: tuple[int, ...]) -> None:
                         key = (server.name, test, pipeline)
                         rps.setdefault(key, []).append(figures.get(test, 0.0))
                         cpu_us.setdefault(key, []).append(used * 1e6 / n)
+    # Other work on the machine lowers requests/s far more than CPU time per request.
+    print(f"load average: {load_before:.2f} before, {os.getloadavg()[0]:.2f} after")
     for pipeline in pipelines:
         print_table(f"redis-benchmark -c 50 -P {pipeline}: requests/s (best of {rounds})",
                     [(test, max(rps[("resplite", test, pipeline)]),
