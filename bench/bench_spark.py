@@ -41,6 +41,8 @@ from typing import Any
 
 import redis
 
+from bench.common import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 OPERATIONS = ("plain XADD", "spark write", "plain XRANGE->Arrow", "spark read", "spark stream")
 BASELINE = {"spark write": "plain XADD", "spark read": "plain XRANGE->Arrow",
@@ -224,7 +226,7 @@ def _spark() -> Any:
 
 @contextlib.contextmanager
 def _server(name: str) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     if name == "resplite":
         command = [sys.executable, "-m", "resplite", "--port", str(port), "--bind", "127.0.0.1"]
     elif name == "redis":
@@ -250,12 +252,6 @@ def _server(name: str) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _print_table(results: dict[str, dict[str, float]], servers: list[str], entries: int) -> None:
