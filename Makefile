@@ -29,11 +29,13 @@ run: $(VENV)/.run-deps
 test: $(VENV)/.test-deps
 	$(BIN)/ruff check resplite tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/pytest -n 2 --dist loadgroup -q -rs
 
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff check resplite tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 bench: $(VENV)/.test-deps
 	$(BIN)/python -m bench

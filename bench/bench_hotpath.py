@@ -15,10 +15,10 @@ import gc
 import time
 from typing import Any
 
-from resplite.commands.dispatch import Dispatcher
-from resplite.server.config import Config
+from resplite.commands import command_table
+from resplite.engine.config import Config
+from resplite.engine.state import ServerState
 from resplite.server.connection import Connection
-from resplite.server.state import ServerState
 
 REQUESTS = {
     "PING_MBULK": b"*1\r\n$4\r\nPING\r\n",
@@ -54,8 +54,8 @@ class FakeTransport:
 
 def measure(request: bytes, pipeline: int, count: int) -> float:
     """CPU microseconds per request for ``count`` requests in reads of ``pipeline``."""
-    state = ServerState(Config())
-    conn = Connection(state, Dispatcher(state))
+    state = ServerState(Config(), table=command_table())
+    conn = Connection(state, state.dispatcher)
     conn.connection_made(FakeTransport())  # type: ignore[arg-type]
     chunk = request * pipeline
     reads = count // pipeline

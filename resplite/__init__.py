@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
-REDIS_VERSION = "7.4.0"
+from resplite.version import REDIS_VERSION, __version__
 
 __all__ = ["REDIS_VERSION", "__version__", "serve"]
 

@@ -8,7 +8,7 @@ subcommands as ``container|sub`` like Redis.
 MEMORY USAGE is an estimate: the Python sizes of the key and of the value (a value may say
 what it costs through a ``memory_usage()`` method, as streams do), plus the cost of a
 keyspace entry. MEMORY STATS has Redis's fields, filled from the resident-set figures INFO
-uses (see :mod:`resplite.server.info`); allocator and fragmentation figures, which have no
+uses (see :mod:`resplite.engine.info`); allocator and fragmentation figures, which have no
 meaning without Redis's allocator, are reported as a perfect fit.
 """
 
@@ -17,17 +17,16 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.cursor import parse_int
-from resplite.commands.errors import CommandError
+from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
-from resplite.commands.registry import command
+from resplite.engine import errors, info
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Verbatim
-from resplite.server import info
 
 if TYPE_CHECKING:
-    from resplite.commands.table import CommandSpec
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
+    from resplite.engine.table import CommandSpec
 
 # Redis's categories, in the order ACL CAT lists them.
 ACL_CATEGORIES = (

@@ -21,19 +21,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
+from resplite.commands.args import parse_int
 from resplite.commands.connection import valid_client_name
-from resplite.commands.cursor import parse_int
-from resplite.commands.errors import CommandError
 from resplite.commands.helptext import help_reply
-from resplite.commands.registry import command
 from resplite.commands.server import timeout_ms
+from resplite.engine import errors
+from resplite.engine.client import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK, ErrorReply, Verbatim
-from resplite.server.client import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
-    from resplite.server.state import ServerState
+    from resplite.engine.client import Client
+    from resplite.engine.state import ServerState
 
 _CLIENT_TYPES = {
     b"normal": "normal",

@@ -4,7 +4,7 @@ resplite's own command, for tests written in any language: ``GET`` answers the c
 time in milliseconds, ``FREEZE`` stops time, ``RESUME`` lets it run again from where it
 stands, ``ADVANCE <ms>`` moves it forward and ``SET <unix-ms>`` puts it anywhere, backwards
 included. ADVANCE and SET answer the new reading. Moving time fires what became due in the
-order a real passage of time would (see :mod:`resplite.server.timeflow`).
+order a real passage of time would (see :mod:`resplite.engine.timeflow`).
 
 The command is gated by the ``enable-clock-command`` directive (``no`` by default, ``yes``,
 or ``local`` for loopback and Unix-socket connections only), as Redis gates DEBUG with
@@ -14,20 +14,17 @@ A refused or malformed call changes nothing.
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.cursor import int_arg
-from resplite.commands.errors import CommandError
+from resplite.commands.args import int_arg
 from resplite.commands.helptext import help_reply
-from resplite.commands.registry import command
+from resplite.engine import errors, timeflow
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK
-from resplite.server import timeflow
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 _HELP = help_reply("RESPLITE.CLOCK", [
     ("GET", ["Reply with the server's time now, in Unix milliseconds."]),
@@ -44,24 +41,9 @@ _HELP = help_reply("RESPLITE.CLOCK", [
 ])
 
 
-def is_local(client: Client) -> bool:
-    """Whether ``client`` is connected over a Unix socket or from a loopback address."""
-    transport = getattr(client.conn, "transport", None)
-    sock = transport.get_extra_info("socket") if transport is not None else None
-    if sock is not None and sock.family == socket.AF_UNIX:
-        return True
-    host = client.addr.rpartition(":")[0].strip("[]")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return address.is_loopback or (mapped is not None and mapped.is_loopback)
-
-
 def _check_enabled(client: Client) -> None:
     setting = client.server.config["enable-clock-command"]
-    if setting == "yes" or (setting == "local" and is_local(client)):
+    if setting == "yes" or (setting == "local" and client.local):
         return
     raise CommandError(errors.CLOCK_DISABLED)
 

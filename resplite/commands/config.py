@@ -1,5 +1,5 @@
 """CONFIG GET / SET / RESETSTAT / REWRITE / HELP over the directives of
-:mod:`resplite.server.config`.
+:mod:`resplite.engine.config`.
 
 CONFIG GET takes one or more names or glob patterns (case-insensitive) and answers a map of
 every match once: an exact name (or an old alias) comes back spelled as it was asked, a
@@ -25,17 +25,17 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.errors import CommandError
 from resplite.commands.helptext import help_reply
-from resplite.commands.registry import command
+from resplite.engine import errors
+from resplite.engine.config import ALIASES, DIRECTIVES, Config, ConfigError
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK
-from resplite.server.config import ALIASES, DIRECTIVES, Config, ConfigError
 from resplite.store.glob import glob_match
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
-    from resplite.server.state import ServerState
+    from resplite.engine.client import Client
+    from resplite.engine.state import ServerState
 
 _GLOB_CHARS = frozenset(b"[*?")
 # What a pattern is matched against: (name as listed, directive holding the value).

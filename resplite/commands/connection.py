@@ -11,16 +11,16 @@ from __future__ import annotations
 import hmac
 from typing import TYPE_CHECKING, Any
 
-from resplite import REDIS_VERSION
-from resplite.commands import errors
-from resplite.commands.cursor import parse_int
-from resplite.commands.errors import CommandError
-from resplite.commands.registry import command
+from resplite.commands.args import parse_int
+from resplite.engine import errors
+from resplite.engine.client import REPLY_ON
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK, PONG, Status
-from resplite.server.client import REPLY_ON
+from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 _NOPROTO = "NOPROTO unsupported protocol version"
 _HELLO_NOAUTH = (

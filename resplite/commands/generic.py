@@ -22,17 +22,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.cursor import INT64_MAX, INT64_MIN, parse_int
-from resplite.commands.errors import CommandError
+from resplite.commands.args import INT64_MAX, INT64_MIN, parse_int
 from resplite.commands.helptext import help_reply
-from resplite.commands.registry import command
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Status
 from resplite.store import string_value
 from resplite.store.glob import compile_matcher
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
     from resplite.store.keyspace import Database
 
 _INT32_MIN = -(1 << 31)

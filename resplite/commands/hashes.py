@@ -23,17 +23,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors, longdouble
-from resplite.commands.cursor import INT64_MAX, INT64_MIN, int_arg, parse_int
-from resplite.commands.errors import CommandError
+from resplite.algorithms import longdouble
+from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
 from resplite.commands.generic import lookup, parse_scan_cursor
-from resplite.commands.registry import command
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK
 from resplite.store.glob import compile_matcher
 from resplite.store.hash import Hash
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 HASH_NOT_INTEGER = "ERR hash value is not an integer"
 HASH_NOT_FLOAT = "ERR hash value is not a float"

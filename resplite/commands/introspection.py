@@ -1,6 +1,6 @@
 """COMMAND and its subcommands, answered from the loaded spec objects.
 
-Everything here is derived from the same :class:`~resplite.commands.table.CommandSpec` objects
+Everything here is derived from the same :class:`~resplite.engine.table.CommandSpec` objects
 the dispatcher uses, so what COMMAND reports is what the server does. The reply shapes are
 Redis's, in both protocol versions:
 
@@ -13,7 +13,7 @@ Redis's, in both protocol versions:
   deprecation, history (a set of ``[version, note]`` pairs), arguments (an array of maps,
   fields in the order of the spec file, ``display_text`` included as Redis 7.2 and later
   report it) and subcommands (a map). Unknown names are left out.
-* COMMAND GETKEYS / GETKEYSANDFLAGS read keys through :mod:`resplite.commands.keyspecs`, with
+* COMMAND GETKEYS / GETKEYSANDFLAGS read keys through :mod:`resplite.engine.keyspecs`, with
   Redis's checks and texts in Redis's order.
 
 Replies for single commands are built once per spec object and reused: the spec objects are
@@ -25,17 +25,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.errors import CommandError
 from resplite.commands.helptext import help_reply
-from resplite.commands.keyspecs import command_keys, has_keys
-from resplite.commands.registry import command
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.keyspecs import command_keys, has_keys
+from resplite.engine.registry import command
 from resplite.protocol.replies import OrderedSet, Status
 from resplite.store.glob import glob_match
 
 if TYPE_CHECKING:
-    from resplite.commands.table import CommandSpec, KeySpec
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
+    from resplite.engine.table import CommandSpec, KeySpec
 
 # COMMAND INFO lists command flags in this fixed order, whatever order they were declared in.
 _FLAG_ORDER = {

@@ -24,19 +24,18 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from resplite import REDIS_VERSION
-from resplite.commands import errors
-from resplite.commands.cursor import parse_int
-from resplite.commands.errors import CommandError
+from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
-from resplite.commands.registry import command
+from resplite.engine import errors, info
+from resplite.engine.blocking import BlockRequest
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Raw, Status, Verbatim
-from resplite.server import info
-from resplite.server.blocking import BlockRequest
+from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
-    from resplite.server.state import ServerState
+    from resplite.engine.client import Client
+    from resplite.engine.state import ServerState
 
 _INT_MAX = (1 << 31) - 1
 _LLONG_MAX = (1 << 63) - 1

@@ -12,10 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.cursor import parse_int
-from resplite.commands.errors import CommandError
-from resplite.commands.registry import command
+from resplite.commands.args import parse_int
 from resplite.commands.streams_common import (
     entries_raw,
     get_stream,
@@ -24,12 +21,15 @@ from resplite.commands.streams_common import (
     parse_ref_policy,
     require_id,
 )
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import NULL_ARRAY, OK
 from resplite.store.stream import ElementsTooLarge, RefPolicy, Stream, TrimStrategy
 from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_xadd_id
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 _DEFAULT_APPROX_LIMIT_CAP = 1_000_000
 # XADD's reply text, in pieces: the last millisecond formatted and its "<ms>-" text, and the

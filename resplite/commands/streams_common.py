@@ -12,15 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from resplite.commands import errors
-from resplite.commands.cursor import int_arg as int_arg  # re-exported for the stream commands
-from resplite.commands.errors import CommandError
+from resplite.commands.args import int_arg as int_arg  # re-exported for the stream commands
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
 from resplite.protocol.replies import Raw
 from resplite.store.stream import RefPolicy, Stream
 from resplite.store.stream_ids import parse_id, parse_interval_id
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 __all__ = [
     "entries_raw",

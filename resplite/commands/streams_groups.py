@@ -13,20 +13,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.cursor import parse_int
-from resplite.commands.errors import CommandError
+from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
-from resplite.commands.registry import command
 from resplite.commands.streams import parse_ids_clause
 from resplite.commands.streams_common import get_stream, int_arg, interval_id, require_id
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import NULL_ARRAY, OK, Raw
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup, PendingEntry
 from resplite.store.stream import RefPolicy, Stream
 from resplite.store.stream_ids import MAX_ID, MIN_ID, U64, format_id, parse_id
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 _XGROUP_HELP = help_reply("XGROUP", [
     ("CREATE <key> <groupname> <id|$> [option]", [

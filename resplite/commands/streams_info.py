@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.errors import CommandError
 from resplite.commands.helptext import help_reply
-from resplite.commands.registry import command
 from resplite.commands.streams_common import get_stream, int_arg
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup
 from resplite.store.stream import Stream
 from resplite.store.stream_ids import MAX_ID, format_id
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 _XINFO_HELP = help_reply("XINFO", [
     ("CONSUMERS <key> <groupname>", [

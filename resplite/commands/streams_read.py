@@ -5,7 +5,7 @@ something to serve now: for XREAD, an entry above the given id; for XREADGROUP `
 entry above the group's last delivered id (or, with CLAIM, a pending entry idle long
 enough); a history id always serves the consumer's own pending entries, even if none.
 Whatever can be served is; if nothing can and BLOCK was given, the handler returns a
-:class:`~resplite.server.blocking.BlockRequest`.
+:class:`~resplite.engine.blocking.BlockRequest`.
 
 Blocking follows Redis 7.2+: the blocked command is re-run whole when a key it waits on
 changes, and stays blocked if it still has nothing to serve. ``$`` is resolved to the
@@ -25,20 +25,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.cursor import INT64_MAX, parse_int
-from resplite.commands.errors import CommandError
-from resplite.commands.registry import command
+from resplite.commands.args import INT64_MAX, parse_int
 from resplite.commands.streams_common import entries_raw, int_arg, require_id
+from resplite.engine import errors
+from resplite.engine.blocking import BlockRequest
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.encoder import encode
 from resplite.protocol.replies import NULL_ARRAY, Raw
-from resplite.server.blocking import BlockRequest
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, Consumer, ConsumerGroup
 from resplite.store.stream import Stream
 from resplite.store.stream_ids import MAX_ID, U64, format_id
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 _NEW_ONLY = MAX_ID  # ">": what the group has not delivered yet
 

@@ -8,7 +8,7 @@ not follow from the bytes (APPEND and SETRANGE leave ``raw``, INCRBYFLOAT never 
 ``int``): those store a marker subclass from :mod:`resplite.store.string_value`, so OBJECT
 ENCODING answers as Redis does. Integer commands parse with Redis's ``string2ll`` rules and
 refuse to overflow a signed 64-bit value; INCRBYFLOAT computes in 80-bit extended precision
-(:mod:`resplite.commands.longdouble`). String growth is bounded by ``proto-max-bulk-len``.
+(:mod:`resplite.algorithms.longdouble`). String growth is bounded by ``proto-max-bulk-len``.
 
 Checks come in Redis's order, which decides which error wins: option syntax, then argument
 values that need no key, then the key lookup (WRONGTYPE), then the values that do.
@@ -18,17 +18,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors, longdouble
-from resplite.commands.cursor import INT64_MAX, INT64_MIN, int_arg, parse_int
-from resplite.commands.errors import CommandError
+from resplite.algorithms import longdouble
+from resplite.algorithms.lcs import lcs_length, lcs_walk
+from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
 from resplite.commands.generic import lookup
-from resplite.commands.lcs import lcs_length, lcs_walk
-from resplite.commands.registry import command
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import OK
 from resplite.store.string_value import RawString, TextString
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 
 def _string(value: Any) -> bytes | None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.errors import CommandError
-from resplite.commands.registry import command
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
 from resplite.protocol.replies import NULL_ARRAY, OK
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
 
 
 @command("multi")
@@ -57,7 +57,7 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
         return NULL_ARRAY
     client.multi = None
     server.unwatch_all(client)  # Redis unwatches before running so our own writes don't count
-    call = server.dispatcher.call  # type: ignore[attr-defined]
+    call = server.dispatcher.call
     replies: list[Any] = []
     client.executing_multi = True
     try:

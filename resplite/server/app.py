@@ -1,6 +1,6 @@
 """The server's lifecycle: listeners, the periodic cron, and graceful shutdown.
 
-:class:`Server` owns one :class:`~resplite.server.state.ServerState` and the asyncio servers
+:class:`Server` owns one :class:`~resplite.engine.state.ServerState` and the asyncio servers
 listening on TCP addresses and an optional Unix socket. The cron runs ``hz`` times a second:
 it expires keys nobody reads, closes clients idle past ``timeout``, fires blocked-client
 timeouts (a safety net behind their own timers) and refreshes the memory figure that
@@ -11,7 +11,7 @@ and stops; a second signal while shutting down exits at once.
 
 An ``embedded`` server (the test kit runs one in a background thread of the host process)
 leaves the host's garbage collector alone. Clock jumps fire due work through
-:mod:`resplite.server.timeflow` (expirations before blocked-client timeouts).
+:mod:`resplite.engine.timeflow` (expirations before blocked-client timeouts).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from resplite.commands.dispatch import Dispatcher
-from resplite.server import timeflow
-from resplite.server.clock import Clock
-from resplite.server.config import Config
+from resplite.commands import command_table
+from resplite.engine import timeflow
+from resplite.engine.clock import Clock
+from resplite.engine.config import Config
+from resplite.engine.state import ServerState
 from resplite.server.connection import Connection
-from resplite.server.state import ServerState
 
 log = logging.getLogger("resplite.server")
 
@@ -43,9 +43,8 @@ class Server:
     ) -> None:
         self.config = config
         self.embedded = embedded
-        self.state = ServerState(config, clock)
-        self.dispatcher = Dispatcher(self.state)
-        self.state.dispatcher = self.dispatcher  # type: ignore[attr-defined]
+        self.state = ServerState(config, clock, table=command_table())
+        self.dispatcher = self.state.dispatcher
         self.state.shutdown_requested = self.request_shutdown
         self._listeners: list[asyncio.base_events.Server] = []
         self._stopped: asyncio.Event | None = None

@@ -6,8 +6,8 @@ import asyncio
 import logging
 import sys
 
-from resplite import __version__
-from resplite.server.config import ConfigError, parse_args
+from resplite.engine.config import ConfigError, parse_args
+from resplite.version import REDIS_VERSION, __version__
 
 USAGE = """\
 Usage: resplite-server [/path/to/redis.conf] [options]
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(USAGE)
         return 0
     if args and args[0] in ("-v", "--version"):
-        sys.stdout.write(f"resplite server v={__version__} redis_version=7.4.0\n")
+        sys.stdout.write(f"resplite server v={__version__} redis_version={REDIS_VERSION}\n")
         return 0
     try:
         config = parse_args(args)

@@ -21,18 +21,20 @@ after the replies already due are written; other clients are unaffected.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+import socket
 from typing import TYPE_CHECKING, Any, cast
 
+from resplite.engine.blocking import BlockRequest
+from resplite.engine.client import REPLY_OFF, Client
 from resplite.protocol.encoder import EMITTERS, encode_into
 from resplite.protocol.errors import ProtocolError
 from resplite.protocol.reader import NEED_DATA, RequestReader
-from resplite.server.blocking import BlockRequest
-from resplite.server.client import REPLY_OFF, Client
 
 if TYPE_CHECKING:
-    from resplite.commands.dispatch import Dispatcher
-    from resplite.server.state import ServerState
+    from resplite.engine.dispatch import Dispatcher
+    from resplite.engine.state import ServerState
 
 log = logging.getLogger("resplite.connection")
 
@@ -88,6 +90,7 @@ class Connection(asyncio.Protocol):
             addr=_format_addr(peer or sock),
             laddr=_format_addr(sock),
             fd=fd_sock.fileno() if fd_sock is not None else -1,
+            local=_is_local(fd_sock, peer),
         )
         self.reader.authenticated = client.authenticated
         server.clients[client.id] = client
@@ -228,3 +231,17 @@ def _format_addr(addr: Any) -> str:
     if isinstance(addr, str):
         return f"{addr}:0"
     return ""
+
+
+def _is_local(sock: socket.socket | None, peer: Any) -> bool:
+    """Whether the peer is on a Unix socket or at a loopback address."""
+    if sock is not None and sock.family == socket.AF_UNIX:
+        return True
+    if not isinstance(peer, tuple) or not peer:
+        return False
+    try:
+        address = ipaddress.ip_address(str(peer[0]).strip("[]"))
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 from redis.exceptions import ResponseError
 
+from resplite.spark.connection import StreamServer, configure_logging, text
 from resplite.spark.ids import StreamId
 from resplite.spark.options import StreamsOptions
 from resplite.spark.planning import RUN_LENGTH, plan_ranges
 from resplite.spark.schema import ArrowBuilder
-from resplite.spark.server import StreamServer, configure_logging, text
 
 if TYPE_CHECKING:
     import pyarrow as pa

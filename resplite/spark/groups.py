@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from redis.exceptions import ResponseError
 
-from resplite.spark.server import StreamServer, as_map, text
+from resplite.spark.connection import StreamServer, as_map, text
 
 log = logging.getLogger("resplite.spark")
 

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource
 
+from resplite.spark.connection import configure_logging
 from resplite.spark.options import StreamsOptions, parse_options
 from resplite.spark.schema import DEFAULT_SCHEMA_DDL, validate_schema
-from resplite.spark.server import configure_logging
 
 if TYPE_CHECKING:
     from pyspark.sql.datasource import (

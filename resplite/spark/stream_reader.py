@@ -48,10 +48,10 @@ from pyspark.sql.streaming.datasource import (
 from redis.exceptions import ResponseError
 
 from resplite.spark import groups
+from resplite.spark.connection import StreamServer, configure_logging, text
 from resplite.spark.ids import StreamId
 from resplite.spark.options import StreamsOptions
 from resplite.spark.schema import ArrowBuilder
-from resplite.spark.server import StreamServer, configure_logging, text
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -38,9 +38,9 @@ from pyspark.sql.datasource import (
 )
 from redis.exceptions import ResponseError
 
+from resplite.spark.connection import StreamServer, configure_logging, text
 from resplite.spark.errors import EntryError, OptionError, ServerError
 from resplite.spark.options import StreamsOptions
-from resplite.spark.server import StreamServer, configure_logging, text
 
 if TYPE_CHECKING:
     import pyarrow as pa

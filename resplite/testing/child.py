@@ -28,7 +28,7 @@ def _report(payload: dict[str, object]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from resplite.server.config import Config, ConfigError
+    from resplite.engine.config import Config, ConfigError
 
     config = Config()
     try:

@@ -46,8 +46,8 @@ from urllib.parse import quote
 from resplite.testing.control import ControlConnection, ControlError
 
 if TYPE_CHECKING:
+    from resplite.engine.config import Config
     from resplite.server.app import Server
-    from resplite.server.config import Config
 
 T = TypeVar("T")
 
@@ -60,7 +60,7 @@ DEFAULT_DIRECTIVES: Mapping[str, str] = {
     "enable-clock-command": "yes",
 }
 
-# 9999-12-31T23:59:59.999Z, as in resplite.server.timeflow (not imported: keep this light).
+# 9999-12-31T23:59:59.999Z, as in resplite.engine.timeflow (not imported: keep this light).
 _MAX_TIME_MS = 253_402_300_799_999
 
 
@@ -159,31 +159,31 @@ class LocalClock(ClockControl):
         return self._runner.state.clock.time_ms()
 
     def freeze(self) -> None:
-        from resplite.server import timeflow
+        from resplite.engine import timeflow
 
         self._runner.call(timeflow.freeze, self._runner.state)
 
     def resume(self) -> None:
-        from resplite.server import timeflow
+        from resplite.engine import timeflow
 
         self._runner.call(timeflow.resume, self._runner.state)
 
     def advance(self, ms: int | datetime.timedelta) -> int:
-        from resplite.server import timeflow
+        from resplite.engine import timeflow
 
         amount = _to_ms(ms)
         _check_advance(amount)
         return self._runner.call(timeflow.advance, self._runner.state, amount)
 
     def set(self, unix_ms: int | datetime.datetime) -> int:
-        from resplite.server import timeflow
+        from resplite.engine import timeflow
 
         when = _to_unix_ms(unix_ms)
         _check_time(when)
         return self._runner.call(timeflow.set_time, self._runner.state, when)
 
     def reset(self) -> None:
-        from resplite.server import timeflow
+        from resplite.engine import timeflow
 
         self._runner.call(timeflow.reset, self._runner.state)
 
@@ -239,7 +239,7 @@ def _new_event_loop(use_uvloop: bool) -> asyncio.AbstractEventLoop:
 
 
 def _parse_directives(directives: Mapping[str, str]) -> Config:
-    from resplite.server.config import Config, ConfigError
+    from resplite.engine.config import Config, ConfigError
 
     config = Config()
     for name, text in directives.items():

@@ -23,7 +23,7 @@ from support.helpshape import assert_same_shape, implemented
 from support.raw import RawClient
 from support.resptree import Node, dump, parse, text, to_python
 
-from resplite.commands.table import SPEC_DIR
+from resplite.commands import SPEC_DIR
 
 _SPECS = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SPEC_DIR.glob("*.json"))]
 
@@ -403,7 +403,7 @@ def test_reference_and_resplite_agree_on_movable_keys(redis_ref) -> None:
     """
     from types import MappingProxyType
 
-    from resplite.commands.table import KeySpec, _derive_legacy_range
+    from resplite.engine.table import KeySpec, _derive_legacy_range
 
     client = RawClient(redis_ref.host, redis_ref.port)
     try:

@@ -16,10 +16,10 @@ pytest.importorskip("pyspark")
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from resplite.spark import groups
+from resplite.spark.connection import StreamServer
 from resplite.spark.errors import OptionError, ServerError
 from resplite.spark.options import parse_options
 from resplite.spark.schema import default_schema
-from resplite.spark.server import StreamServer
 from resplite.spark.source import RedisStreamsDataSource
 from resplite.spark.stream_reader import StreamsStreamReader
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from functools import cache
 
-from resplite.commands.table import build_table
+from resplite.commands import command_table
 from support.resptree import parse
 
 
@@ -44,7 +44,7 @@ def subcommand_of(syntax: str) -> str:
 @cache
 def implemented(container: str) -> frozenset[str]:
     """The subcommands resplite's command table has under ``container``, HELP included."""
-    spec = build_table()[container.lower().encode()]
+    spec = command_table()[container.lower().encode()]
     return frozenset(name.decode().upper() for name in spec.subcommands)
 
 

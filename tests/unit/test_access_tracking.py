@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from resplite.server.clock import Clock
+from resplite.engine.clock import Clock
 from resplite.store.keyspace import LFU_INIT_VAL, Keyspace
 
 

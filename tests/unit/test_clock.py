@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from resplite.server.clock import Clock
+from resplite.engine.clock import Clock
 
 
 def test_frozen_clock_stands_still_and_advances_exactly() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from resplite.server.config import ConfigError, parse_args, parse_memory
+from resplite.engine.config import ConfigError, parse_args, parse_memory
 
 
 def test_command_line_directives_override_the_file(tmp_path: Path) -> None:

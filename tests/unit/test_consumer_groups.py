@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from resplite.server.clock import Clock
+from resplite.engine.clock import Clock
 from resplite.store.consumer_group import ConsumerGroup
 from resplite.store.stream_ids import MAX_ID, make_id
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import pytest
 
-from resplite.commands.dispatch import Dispatcher
+from resplite.commands import command_table
+from resplite.engine.client import Client
+from resplite.engine.config import Config
+from resplite.engine.info import fields, render
+from resplite.engine.state import ServerState
 from resplite.protocol.replies import OK, ErrorReply
-from resplite.server.client import Client
-from resplite.server.config import Config
-from resplite.server.info import fields, render
-from resplite.server.state import ServerState
 
 
 @pytest.fixture
 def setup():
-    state = ServerState(Config())
-    dispatcher = Dispatcher(state)
+    state = ServerState(Config(), table=command_table())
+    dispatcher = state.dispatcher
     state.dispatcher = dispatcher  # type: ignore[attr-defined]
     return state, dispatcher, Client(state, 1, None)
 

@@ -6,8 +6,8 @@ from types import MappingProxyType
 
 import pytest
 
-from resplite.commands.keyspecs import KeyRef, command_keys, has_keys, keys_from_specs
-from resplite.commands.table import CommandSpec, KeySpec
+from resplite.engine.keyspecs import KeyRef, command_keys, has_keys, keys_from_specs
+from resplite.engine.table import CommandSpec, KeySpec
 
 
 def _ks(begin: dict, find: dict, *flags: str) -> KeySpec:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resplite.commands.lcs import lcs_length, lcs_rows, lcs_walk
+from resplite.algorithms.lcs import lcs_length, lcs_rows, lcs_walk
 
 SMALL = st.binary(max_size=30).map(lambda b: bytes(c % 4 + 97 for c in b))  # "abcd" strings
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from resplite.commands import longdouble as ld
+from resplite.algorithms import longdouble as ld
 
 
 @pytest.mark.parametrize(

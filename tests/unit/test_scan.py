@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resplite.server.clock import Clock
+from resplite.engine.clock import Clock
 from resplite.store.keyspace import SCAN_INDEX_IDLE_MS, Database, Keyspace
 from resplite.store.scanindex import ScanIndex, cursor_of
 

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from resplite.commands import command_table
 from resplite.commands.config import rewrite_file
-from resplite.server.clock import Clock
-from resplite.server.config import Config, ConfigError, parse_args
-from resplite.server.info import bytes_to_human, fields, render, select_sections
-from resplite.server.slowlog import SlowLog
-from resplite.server.state import ServerState
+from resplite.engine.clock import Clock
+from resplite.engine.config import Config, ConfigError, parse_args
+from resplite.engine.info import bytes_to_human, fields, render, select_sections
+from resplite.engine.slowlog import SlowLog
+from resplite.engine.state import ServerState
 
 
 @pytest.mark.parametrize(
@@ -36,7 +37,7 @@ def test_section_selection_rules():
 def test_render_layout_and_clock():
     clock = Clock()
     clock.freeze()
-    state = ServerState(Config(), clock)
+    state = ServerState(Config(), clock, table=command_table())
     text = render(state, ["server", "keyspace"])
     assert text.startswith(b"# Server\r\nredis_version:7.4.0\r\n")
     assert b"\r\n\r\n# Keyspace\r\n" in text and text.endswith(b"# Keyspace\r\n")

@@ -1,6 +1,6 @@
 """The stream store: node layout as Redis's listpacks, trimming, tombstones, lag, copies.
 
-Times come from a frozen :class:`~resplite.server.clock.Clock` that the tests advance.
+Times come from a frozen :class:`~resplite.engine.clock.Clock` that the tests advance.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from resplite.server.clock import Clock
+from resplite.engine.clock import Clock
 from resplite.store.consumer_group import INVALID_ENTRIES_READ
 from resplite.store.listpack_size import int_size, str_size
 from resplite.store.radix_shape import radix_node_count

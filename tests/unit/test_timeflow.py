@@ -1,6 +1,6 @@
 """Moving the clock fires what became due in real-time order: expirations, then timeouts.
 
-These tests drive :mod:`resplite.server.timeflow` over a real keyspace and blocking manager
+These tests drive :mod:`resplite.engine.timeflow` over a real keyspace and blocking manager
 with a frozen clock and stand-in clients that record what they are sent, so the order in
 which a jump fires things is observable without sockets.
 """
@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from resplite.server import timeflow
-from resplite.server.blocking import BlockingManager, BlockRequest
-from resplite.server.clock import Clock
+from resplite.engine import timeflow
+from resplite.engine.blocking import BlockingManager, BlockRequest
+from resplite.engine.clock import Clock
 from resplite.store.keyspace import Keyspace
 
 T0 = 1_700_000_000_000

@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 from resplite.protocol.replies import NULL_ARRAY
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
-    from resplite.server.clock import Clock
+    from resplite.engine.client import Client
+    from resplite.engine.clock import Clock
 
 
 @dataclass(slots=True)
@@ -147,7 +147,7 @@ class BlockingManager:
                     client.conn.deliver(result)
 
     def _retry(self, client: Client, state: BlockedState) -> Any:
-        from resplite.commands.errors import CommandError
+        from resplite.engine.errors import CommandError
         from resplite.protocol.replies import ErrorReply
 
         try:

@@ -12,16 +12,17 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from resplite.server.blocking import BlockingManager
-from resplite.server.clock import Clock
-from resplite.server.config import Config
-from resplite.server.pause import ClientPause
-from resplite.server.slowlog import SlowLog
+from resplite.engine.blocking import BlockingManager
+from resplite.engine.clock import Clock
+from resplite.engine.config import Config
+from resplite.engine.dispatch import Dispatcher
+from resplite.engine.pause import ClientPause
+from resplite.engine.slowlog import SlowLog
 from resplite.store.keyspace import Keyspace
 
 if TYPE_CHECKING:
-    from resplite.commands.table import CommandSpec
-    from resplite.server.client import Client
+    from resplite.engine.client import Client
+    from resplite.engine.table import CommandSpec
 
 
 def resident_memory() -> int:
@@ -50,9 +51,13 @@ class CommandStats:
 
 
 class ServerState:
-    def __init__(self, config: Config, clock: Clock | None = None) -> None:
-        from resplite.commands.table import build_table
-
+    def __init__(
+        self,
+        config: Config,
+        clock: Clock | None = None,
+        *,
+        table: dict[bytes, CommandSpec],
+    ) -> None:
         self.config = config
         self.clock = clock or Clock()
         self.keyspace = Keyspace(config["databases"], self.clock, self._on_modified)
@@ -62,7 +67,7 @@ class ServerState:
         self.blocking = BlockingManager(self.clock)
         self.pause = ClientPause(self)
         self.slowlog = SlowLog(config, self.clock)
-        self.table: dict[bytes, CommandSpec] = build_table()
+        self.table = table
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
         # (db, key) -> clients watching it
@@ -91,6 +96,8 @@ class ServerState:
         self.startup_memory = resident_memory()  # INFO's used_memory_startup
         config.on_change("maxmemory", self._set_maxmemory)
         config.on_change("proto-max-bulk-len", self._set_max_bulk_len)
+        # Last: the dispatcher reads the table, the slow log and the stats set above.
+        self.dispatcher = Dispatcher(self)
 
     def _configure_access(self, name: str = "", value: object = None) -> None:
         # OBJECT IDLETIME / FREQ: what each key's access field records follows the policy.

@@ -1,6 +1,6 @@
 """Moving the server's clock the way a real passage of time would.
 
-The :class:`~resplite.server.clock.Clock` only keeps readings; this module decides what the
+The :class:`~resplite.engine.clock.Clock` only keeps readings; this module decides what the
 server does when the reading jumps. It is the one place that freezes, resumes, advances and
 sets time for a running server: the RESPLITE.CLOCK command and the embedding API's
 ``handle.clock`` both come here, and must run on the server's event loop.
@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from resplite.server.state import ServerState
+    from resplite.engine.state import ServerState
 
 # 9999-12-31T23:59:59.999Z: the last millisecond date libraries agree on.
 MAX_TIME_MS = 253_402_300_799_999

@@ -29,10 +29,10 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from resplite import REDIS_VERSION, __version__
+from resplite.version import REDIS_VERSION, __version__
 
 if TYPE_CHECKING:
-    from resplite.server.state import ServerState
+    from resplite.engine.state import ServerState
 
 Lines = list[tuple[str, object]]
 

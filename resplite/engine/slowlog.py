@@ -18,9 +18,9 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
-    from resplite.server.client import Client
-    from resplite.server.clock import Clock
-    from resplite.server.config import Config
+    from resplite.engine.client import Client
+    from resplite.engine.clock import Clock
+    from resplite.engine.config import Config
 
 _MAX_ARGS = 32
 _MAX_ARG_LEN = 128

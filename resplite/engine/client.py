@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from resplite.commands.table import CommandSpec
-    from resplite.server.blocking import BlockedState
-    from resplite.server.state import ServerState
+    from resplite.engine.blocking import BlockedState
+    from resplite.engine.state import ServerState
+    from resplite.engine.table import CommandSpec
     from resplite.store.keyspace import Database
 
 
@@ -50,6 +50,7 @@ class Client:
         "last_interaction_ms",
         "lib_name",
         "lib_ver",
+        "local",
         "multi",
         "multi_dirty",
         "name",
@@ -71,6 +72,7 @@ class Client:
         addr: str = "",
         laddr: str = "",
         fd: int = -1,
+        local: bool = False,
     ) -> None:
         self.server = server
         self.id = client_id
@@ -78,6 +80,9 @@ class Client:
         self.addr = addr
         self.laddr = laddr
         self.fd = fd
+        # Connected over a Unix socket or from a loopback address: what "local" means for
+        # enable-debug-command and the other protected settings. The shell knows the socket.
+        self.local = local
         self.resp = 2
         self.db_index = 0
         self.db: Database = server.keyspace[0]

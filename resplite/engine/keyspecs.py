@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from resplite.commands.cursor import parse_int
+from resplite.algorithms.numbers import parse_int
 
 if TYPE_CHECKING:
-    from resplite.commands.table import CommandSpec, KeySpec
+    from resplite.engine.table import CommandSpec, KeySpec
 
 
 @dataclass(frozen=True, slots=True)

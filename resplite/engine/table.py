@@ -13,7 +13,6 @@ Dispatch, COMMAND INFO/DOCS/COUNT/LIST and GETKEYS all read these same objects.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,30 +20,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from resplite.commands.registry import HANDLERS, Handler
+from resplite.engine.registry import Handler
 
-SPEC_DIR = Path(__file__).with_name("specs")
 # Placeholder that tools/gen_specs.py leaves where prose must still be written: refused.
 OWN_WORDS = "TODO(own words)"
-
-# Modules whose import registers handlers. Kept explicit so the table is reproducible.
-HANDLER_MODULES = (
-    "resplite.commands.connection",
-    "resplite.commands.client",
-    "resplite.commands.server",
-    "resplite.commands.config",
-    "resplite.commands.admin",
-    "resplite.commands.generic",
-    "resplite.commands.strings",
-    "resplite.commands.hashes",
-    "resplite.commands.transactions",
-    "resplite.commands.streams",
-    "resplite.commands.streams_read",
-    "resplite.commands.streams_groups",
-    "resplite.commands.streams_info",
-    "resplite.commands.introspection",
-    "resplite.commands.clock",
-)
 
 
 class SpecError(Exception):
@@ -212,22 +191,20 @@ def _check_key_spec_indexes(data: dict[str, Any], path: Path) -> None:
                 raise SpecError(f"{path.name}: key spec without {part}")
 
 
-def load_spec_files(spec_dir: Path = SPEC_DIR) -> list[tuple[Path, dict[str, Any]]]:
+def load_spec_files(spec_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     files = sorted(spec_dir.glob("*.json"))
     return [(p, json.loads(p.read_text(encoding="utf-8"))) for p in files]
 
 
 def build_table(
-    spec_files: list[tuple[Path, dict[str, Any]]] | None = None,
-    handlers: Mapping[str, Handler] | None = None,
+    spec_files: list[tuple[Path, dict[str, Any]]],
+    handlers: Mapping[str, Handler],
 ) -> dict[bytes, CommandSpec]:
-    """Build the frozen table, keyed by lower-case command name as bytes."""
-    if handlers is None:
-        for module in HANDLER_MODULES:
-            importlib.import_module(module)
-        handlers = HANDLERS
-    if spec_files is None:
-        spec_files = load_spec_files()
+    """Build the frozen table, keyed by lower-case command name as bytes.
+
+    The engine never imports a command module: the caller passes the handlers that the
+    command modules registered (:func:`resplite.commands.command_table` does).
+    """
 
     tops: dict[str, dict[str, Any]] = {}
     subs: dict[str, dict[str, dict[str, Any]]] = {}

@@ -22,16 +22,15 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands import errors
-from resplite.commands.clock import is_local
-from resplite.commands.errors import CommandError
+from resplite.engine import errors
+from resplite.engine.blocking import BlockRequest
+from resplite.engine.errors import CommandError
 from resplite.protocol.replies import QUEUED, ErrorReply
-from resplite.server.blocking import BlockRequest
 
 if TYPE_CHECKING:
-    from resplite.commands.table import CommandSpec
-    from resplite.server.client import Client
-    from resplite.server.state import ServerState
+    from resplite.engine.client import Client
+    from resplite.engine.state import ServerState
+    from resplite.engine.table import CommandSpec
 
 log = logging.getLogger("resplite.dispatch")
 _now_ns = time.perf_counter_ns
@@ -212,7 +211,7 @@ class Dispatcher:
 
     def _protected_allowed(self, client: Client, spec: CommandSpec) -> bool:
         setting = self.server.config[_PROTECTED[spec.fullname]]
-        return setting == "yes" or (setting == "local" and is_local(client))
+        return setting == "yes" or (setting == "local" and client.local)
 
     def _reject(self, client: Client, spec: CommandSpec | None, message: str) -> ErrorReply:
         if spec is not None and spec.fullname == "exec":

@@ -1,7 +1,7 @@
 """CLIENT PAUSE: holding clients' commands back until a moment on the server's clock.
 
 While a pause is on, a command that the pause covers is not run: the client is parked with
-an empty-keyed :class:`~resplite.server.blocking.BlockRequest` (so its later input stays
+an empty-keyed :class:`~resplite.engine.blocking.BlockRequest` (so its later input stays
 buffered, unparsed, as for any blocked client) and the command is run through the
 dispatcher again when the pause ends, by timeout or CLIENT UNPAUSE. As in Redis:
 
@@ -24,12 +24,12 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from resplite.server.blocking import BlockRequest
+from resplite.engine.blocking import BlockRequest
 
 if TYPE_CHECKING:
-    from resplite.commands.table import CommandSpec
-    from resplite.server.client import Client
-    from resplite.server.state import ServerState
+    from resplite.engine.client import Client
+    from resplite.engine.state import ServerState
+    from resplite.engine.table import CommandSpec
 
 
 class ClientPause:
@@ -88,7 +88,7 @@ class ClientPause:
 
     def hold(self, client: Client, argv: list[bytes]) -> BlockRequest:
         """Park ``client``; its command runs again through the dispatcher when released."""
-        dispatcher: Any = self.state.dispatcher  # type: ignore[attr-defined]
+        dispatcher = self.state.dispatcher
 
         def rerun() -> Any:
             return dispatcher.execute(client, argv)

@@ -1,0 +1,1 @@
+"""The asyncio shell: listeners, connections, the command line and signals."""
