@@ -144,14 +144,7 @@ def _argv_size(argv: list[bytes]) -> int:
 def client_info_line(client: Client, current_argv: list[bytes] | None = None) -> bytes:
     """One CLIENT LIST line (without its newline) describing ``client``."""
     now = client.server.clock.monotonic_ms()
-    conn: Any = client.conn
-    transport = getattr(conn, "transport", None)
-    omem = 0
-    if transport is not None:
-        try:
-            omem = transport.get_write_buffer_size()
-        except Exception:  # a closing transport may refuse
-            omem = 0
+    omem = client.conn.output_buffer_size() if client.conn is not None else 0
     argv_mem = _argv_size(current_argv) if current_argv is not None else 0
     multi = client.multi
     multi_mem = sum(_argv_size(args) for _, args in multi) if multi else 0
@@ -417,7 +410,7 @@ def kill_client(server: ServerState, victim: Client, caller: Client | None) -> N
     if victim is caller:
         victim.close_after_reply = True
         return
-    conn: Any = victim.conn
+    conn = victim.conn
     server.forget_client(victim)
     if conn is not None:
         conn.close()

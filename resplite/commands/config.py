@@ -155,12 +155,7 @@ def reset_statistics(server: ServerState) -> None:
     server.reset_stats()
     for db in server.keyspace.dbs:
         db.expired_keys = 0
-    for attr in ("keyspace_hits", "keyspace_misses"):
-        if hasattr(server, attr):
-            setattr(server, attr, 0)
-    istate = getattr(server, "_info_state", None)
-    if istate is not None:
-        istate.peak_memory = server.refresh_memory()
+    server.info.peak_memory = server.refresh_memory()
 
 
 @command("config|resetstat")

@@ -62,11 +62,8 @@ def check_password(client: Client, user: bytes, password: bytes) -> bool:
 def _authenticate(client: Client, user: bytes, password: bytes) -> None:
     if not check_password(client, user, password):
         raise CommandError(errors.WRONGPASS)
-    client.authenticated = True
+    client.set_authenticated(True)
     client.user = "default"
-    conn: Any = client.conn
-    if conn is not None and hasattr(conn, "reader"):
-        conn.reader.authenticated = True
 
 
 @command("auth")
@@ -163,8 +160,5 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     client.no_touch = False
     client.reply_mode = REPLY_ON
     if server.config["requirepass"]:
-        client.authenticated = False
-        conn: Any = client.conn
-        if conn is not None and hasattr(conn, "reader"):
-            conn.reader.authenticated = False
+        client.set_authenticated(False)
     return Status("RESET")

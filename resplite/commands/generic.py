@@ -62,10 +62,29 @@ def _type_reply(value: Any) -> Status:
 
 
 def lookup(client: Client, key: bytes) -> Any:
-    """The live value of ``key`` for a command that reads or writes it (counts as access)."""
+    """The live value of ``key`` for a command about to write it (counts as an access).
+
+    As Redis's lookupKeyWrite: a write lookup leaves the keyspace hit and miss counters alone.
+    """
     if client.no_touch:
         return client.db.peek(key)
     return client.db.get(key)
+
+
+def lookup_read(client: Client, key: bytes) -> Any:
+    """The live value of ``key`` for a command that reads it, as Redis's lookupKeyRead: an
+    access, counted in INFO's ``keyspace_hits`` or ``keyspace_misses``."""
+    value = client.db.peek(key) if client.no_touch else client.db.get(key)
+    count_lookup(client, value is not None)
+    return value
+
+
+def count_lookup(client: Client, found: bool) -> None:
+    """Count one read lookup of a key (INFO ``keyspace_hits`` / ``keyspace_misses``)."""
+    if found:
+        client.server.keyspace_hits += 1
+    else:
+        client.server.keyspace_misses += 1
 
 
 def _db_index(client: Client, arg: bytes) -> int:
@@ -106,12 +125,18 @@ def unlink(client: Client, argv: list[bytes]) -> int:
 @command("exists")
 def exists(client: Client, argv: list[bytes]) -> int:
     contains = client.db.contains
-    return sum(1 for key in argv[1:] if contains(key))
+    found = 0
+    for key in argv[1:]:
+        present = contains(key)
+        count_lookup(client, present)
+        found += present
+    return found
 
 
 @command("type")
 def type_(client: Client, argv: list[bytes]) -> Status:
     value = client.db.peek(argv[1])
+    count_lookup(client, value is not None)
     return _NONE if value is None else _type_reply(value)
 
 
@@ -119,7 +144,12 @@ def type_(client: Client, argv: list[bytes]) -> Status:
 def touch(client: Client, argv: list[bytes]) -> int:
     db = client.db
     # TOUCH counts as an access even for a CLIENT NO-TOUCH client.
-    return sum(1 for key in argv[1:] if db.get(key) is not None)
+    touched = 0
+    for key in argv[1:]:
+        found = db.get(key) is not None
+        count_lookup(client, found)
+        touched += found
+    return touched
 
 
 # -- listing keys ---------------------------------------------------------------------------
@@ -255,7 +285,7 @@ def copy(client: Client, argv: list[bytes]) -> int:
     db = client.db
     if target is db and src == dst:
         raise CommandError(errors.SAME_OBJECT)
-    value = lookup(client, src)
+    value = lookup_read(client, src)
     if value is None:
         return 0
     when = db.expires.get(src)
@@ -361,7 +391,7 @@ def pexpireat(client: Client, argv: list[bytes]) -> int:
 
 def _ttl(client: Client, key: bytes, ms: bool, absolute: bool) -> int:
     db = client.db
-    if not db.contains(key):
+    if _peek_counted(client, key) is None:
         return -2
     when = db.expires.get(key)
     if when is None:
@@ -423,13 +453,20 @@ _OBJECT_HELP = help_reply("OBJECT", [
 ])
 
 
+def _peek_counted(client: Client, key: bytes) -> Any:
+    """The value OBJECT and TTL look at: no access recorded, but a counted read lookup."""
+    value = client.db.peek(key)
+    count_lookup(client, value is not None)
+    return value
+
+
 def _policy(client: Client) -> str:
     return client.server.config["maxmemory-policy"]  # type: ignore[no-any-return]
 
 
 @command("object|encoding")
 def object_encoding(client: Client, argv: list[bytes]) -> bytes | None:
-    value = client.db.peek(argv[2])
+    value = _peek_counted(client, argv[2])
     if value is None:
         return None
     if isinstance(value, bytes):
@@ -439,7 +476,7 @@ def object_encoding(client: Client, argv: list[bytes]) -> bytes | None:
 
 @command("object|refcount")
 def object_refcount(client: Client, argv: list[bytes]) -> int | None:
-    value = client.db.peek(argv[2])
+    value = _peek_counted(client, argv[2])
     if value is None:
         return None
     if not isinstance(value, bytes):
@@ -454,7 +491,7 @@ def object_refcount(client: Client, argv: list[bytes]) -> int | None:
 @command("object|idletime")
 def object_idletime(client: Client, argv: list[bytes]) -> int | None:
     db = client.db
-    if db.peek(argv[2]) is None:
+    if _peek_counted(client, argv[2]) is None:
         return None
     if _policy(client).endswith("-lfu"):
         raise CommandError(errors.IDLETIME_UNDER_LFU)
@@ -464,7 +501,7 @@ def object_idletime(client: Client, argv: list[bytes]) -> int | None:
 @command("object|freq")
 def object_freq(client: Client, argv: list[bytes]) -> int | None:
     db = client.db
-    if db.peek(argv[2]) is None:
+    if _peek_counted(client, argv[2]) is None:
         return None
     if not _policy(client).endswith("-lfu"):
         raise CommandError(errors.FREQ_WITHOUT_LFU)

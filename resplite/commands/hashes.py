@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms import longdouble
 from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
-from resplite.commands.generic import lookup, parse_scan_cursor
+from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -51,8 +51,17 @@ def _c_option(arg: bytes) -> bytes:
 
 
 def _hash(client: Client, key: bytes) -> Hash | None:
-    """The hash at ``key``, None when absent; WRONGTYPE for another type."""
+    """The hash at ``key`` for a command that writes it, None when absent; WRONGTYPE for
+    another type."""
     value = lookup(client, key)
+    if value is None or value.__class__ is Hash:
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+def _hash_read(client: Client, key: bytes) -> Hash | None:
+    """The hash at ``key`` for a command that only reads it (a counted read lookup)."""
+    value = lookup_read(client, key)
     if value is None or value.__class__ is Hash:
         return value
     raise CommandError(errors.WRONGTYPE)
@@ -199,13 +208,13 @@ def hdel(client: Client, argv: list[bytes]) -> int:
 
 @command("hget")
 def hget(client: Client, argv: list[bytes]) -> bytes | None:
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     return None if h is None else h.fields.get(argv[2])
 
 
 @command("hmget")
 def hmget(client: Client, argv: list[bytes]) -> list[bytes | None]:
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     if h is None:
         return [None] * (len(argv) - 2)
     get = h.fields.get
@@ -214,39 +223,39 @@ def hmget(client: Client, argv: list[bytes]) -> list[bytes | None]:
 
 @command("hexists")
 def hexists(client: Client, argv: list[bytes]) -> int:
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     return 1 if h is not None and argv[2] in h.fields else 0
 
 
 @command("hlen")
 def hlen(client: Client, argv: list[bytes]) -> int:
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     return 0 if h is None else len(h.fields)
 
 
 @command("hstrlen")
 def hstrlen(client: Client, argv: list[bytes]) -> int:
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     value = None if h is None else h.fields.get(argv[2])
     return 0 if value is None else len(value)
 
 
 @command("hgetall")
 def hgetall(client: Client, argv: list[bytes]) -> dict[bytes, bytes]:
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     # A copy: inside MULTI the reply is encoded after later commands of the transaction ran.
     return {} if h is None else dict(h.fields)
 
 
 @command("hkeys")
 def hkeys(client: Client, argv: list[bytes]) -> list[bytes]:
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     return [] if h is None else list(h.fields)
 
 
 @command("hvals")
 def hvals(client: Client, argv: list[bytes]) -> list[bytes]:
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     return [] if h is None else list(h.fields.values())
 
 
@@ -256,7 +265,7 @@ def hvals(client: Client, argv: list[bytes]) -> list[bytes]:
 @command("hrandfield")
 def hrandfield(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 2:
-        h = _hash(client, argv[1])
+        h = _hash_read(client, argv[1])
         return None if h is None else h.random_field()
     wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
@@ -267,7 +276,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
     # Redis bounds the count so that twice it (fields and values) still fits a long.
     if withvalues and not -(INT64_MAX // 2) <= wanted <= INT64_MAX // 2:
         raise CommandError(WITHVALUES_COUNT_OUT_OF_RANGE)
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     if h is None or wanted == 0:
         return []
     count = abs(wanted)
@@ -290,7 +299,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
 @command("hscan")
 def hscan(client: Client, argv: list[bytes]) -> list[Any]:
     cursor = parse_scan_cursor(argv[2])
-    h = _hash(client, argv[1])
+    h = _hash_read(client, argv[1])
     if h is None:
         return [b"0", []]  # Redis answers before it looks at the options
     count = 10

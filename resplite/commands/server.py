@@ -145,7 +145,7 @@ def record_save(server: ServerState) -> None:
     """A save point without a file: see the module docstring."""
     server.dirty = 0
     server.last_save_time = server.clock.time_ms() // 1000
-    istate = info.info_state(server)
+    istate = server.info
     istate.rdb_saves += 1
     istate.last_bgsave_ms = 0
 

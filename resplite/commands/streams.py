@@ -19,6 +19,7 @@ from resplite.commands.streams_common import (
     int_arg,
     interval_id,
     parse_ref_policy,
+    read_stream,
     require_id,
 )
 from resplite.engine import errors
@@ -235,7 +236,7 @@ def _range(client: Client, argv: list[bytes], rev: bool) -> Any:
             j += 2
         else:
             raise CommandError(errors.SYNTAX)
-    stream = get_stream(client, argv[1])
+    stream = read_stream(client, argv[1])
     if stream is None:
         return []
     if count == 0:
@@ -255,7 +256,7 @@ def xrevrange(client: Client, argv: list[bytes]) -> Any:
 
 @command("xlen")
 def xlen(client: Client, argv: list[bytes]) -> Any:
-    stream = get_stream(client, argv[1])
+    stream = read_stream(client, argv[1])
     return 0 if stream is None else stream.length
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from resplite.commands.args import int_arg as int_arg  # re-exported for the stream commands
+from resplite.commands.generic import lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.protocol.replies import Raw
@@ -28,6 +29,7 @@ __all__ = [
     "int_arg",
     "interval_id",
     "parse_ref_policy",
+    "read_stream",
     "require_id",
 ]
 
@@ -35,8 +37,17 @@ _POLICIES = {b"KEEPREF": RefPolicy.KEEPREF, b"DELREF": RefPolicy.DELREF, b"ACKED
 
 
 def get_stream(client: Client, key: bytes) -> Stream | None:
-    """The stream at ``key``, None if absent; WRONGTYPE if it holds something else."""
+    """The stream at ``key`` for a command that writes it, None if absent; WRONGTYPE if it
+    holds something else."""
     value = client.db.get(key)
+    if value is None or value.__class__ is Stream:
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+def read_stream(client: Client, key: bytes) -> Stream | None:
+    """:func:`get_stream` for a command that reads the stream: a counted read lookup."""
+    value = lookup_read(client, key)
     if value is None or value.__class__ is Stream:
         return value
     raise CommandError(errors.WRONGTYPE)

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
 from resplite.commands.streams import parse_ids_clause
-from resplite.commands.streams_common import get_stream, int_arg, interval_id, require_id
+from resplite.commands.streams_common import (
+    get_stream,
+    int_arg,
+    interval_id,
+    read_stream,
+    require_id,
+)
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -57,7 +63,7 @@ def _now(client: Client) -> int:
 
 
 def _group_or_nogroup(client: Client, key: bytes, name: bytes) -> tuple[Stream, ConsumerGroup]:
-    stream = get_stream(client, key)
+    stream = read_stream(client, key)
     group = stream.groups.get(name) if stream is not None else None
     if stream is None or group is None:
         raise CommandError(errors.nogroup_key_or_group(key, name))
@@ -174,7 +180,7 @@ def xgroup_help(client: Client, argv: list[bytes]) -> Any:
 
 @command("xack")
 def xack(client: Client, argv: list[bytes]) -> Any:
-    stream = get_stream(client, argv[1])
+    stream = read_stream(client, argv[1])
     group = stream.groups.get(argv[2]) if stream is not None else None
     if group is None:
         return 0
@@ -195,7 +201,7 @@ def xack(client: Client, argv: list[bytes]) -> Any:
 
 @command("xackdel")
 def xackdel(client: Client, argv: list[bytes]) -> Any:
-    stream = get_stream(client, argv[1])
+    stream = read_stream(client, argv[1])
     policy, first, numids = parse_ids_clause(argv, 3)
     group = stream.groups.get(argv[2]) if stream is not None else None
     if stream is None or group is None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.helptext import help_reply
-from resplite.commands.streams_common import get_stream, int_arg
+from resplite.commands.streams_common import int_arg, read_stream
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -37,7 +37,7 @@ _XINFO_HELP = help_reply("XINFO", [
 
 
 def _existing_stream(client: Client, key: bytes) -> Stream:
-    stream = get_stream(client, key)
+    stream = read_stream(client, key)
     if stream is None:
         raise CommandError(errors.NO_SUCH_KEY)
     return stream

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from resplite.algorithms import longdouble
 from resplite.algorithms.lcs import lcs_length, lcs_walk
 from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
-from resplite.commands.generic import lookup
+from resplite.commands.generic import lookup, lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -48,8 +48,7 @@ def _max_len(client: Client) -> int:
 
 @command("get")
 def get(client: Client, argv: list[bytes]) -> Any:
-    db = client.db
-    value = db.peek(argv[1]) if client.no_touch else db.get(argv[1])
+    value = lookup_read(client, argv[1])
     if value is None or value.__class__ is bytes or isinstance(value, bytes):
         return value
     raise CommandError(errors.WRONGTYPE)
@@ -127,7 +126,7 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     flags, expire_arg = _parse_options(argv, _SET_OPTIONS)
     when = _expire_at(client, flags, expire_arg, "set")
     key = argv[1]
-    old = _string(lookup(client, key)) if flags & _GET else None
+    old = _string(lookup_read(client, key)) if flags & _GET else None
     found = lookup(client, key) is not None
     if (flags & _NX and found) or (flags & _XX and not found):
         return old
@@ -175,7 +174,7 @@ def psetex(client: Client, argv: list[bytes]) -> Any:
 @command("getset")
 def getset(client: Client, argv: list[bytes]) -> bytes | None:
     key = argv[1]
-    old = _string(lookup(client, key))
+    old = _string(lookup_read(client, key))
     db = client.db
     db.set(key, argv[2], looked_up=True)
     db.signal_modified(key)
@@ -185,7 +184,7 @@ def getset(client: Client, argv: list[bytes]) -> bytes | None:
 @command("getdel")
 def getdel(client: Client, argv: list[bytes]) -> bytes | None:
     key = argv[1]
-    value = _string(lookup(client, key))
+    value = _string(lookup_read(client, key))
     if value is not None:
         db = client.db
         db.delete(key)
@@ -197,7 +196,7 @@ def getdel(client: Client, argv: list[bytes]) -> bytes | None:
 def getex(client: Client, argv: list[bytes]) -> bytes | None:
     flags, expire_arg = _parse_options(argv, _GETEX_OPTIONS)
     key = argv[1]
-    value = _string(lookup(client, key))
+    value = _string(lookup_read(client, key))
     if value is None:
         return None
     when = _expire_at(client, flags, expire_arg, "getex")
@@ -215,11 +214,9 @@ def getex(client: Client, argv: list[bytes]) -> bytes | None:
 
 @command("mget")
 def mget(client: Client, argv: list[bytes]) -> list[bytes | None]:
-    db = client.db
-    read = db.peek if client.no_touch else db.get
     out: list[bytes | None] = []
     for key in argv[1:]:
-        value = read(key)
+        value = lookup_read(client, key)
         out.append(value if isinstance(value, bytes) else None)
     return out
 
@@ -334,14 +331,14 @@ def append(client: Client, argv: list[bytes]) -> int:
 
 @command("strlen")
 def strlen(client: Client, argv: list[bytes]) -> int:
-    value = _string(lookup(client, argv[1]))
+    value = _string(lookup_read(client, argv[1]))
     return 0 if value is None else len(value)
 
 
 def _range(client: Client, argv: list[bytes]) -> bytes:
     start = int_arg(argv[2])
     end = int_arg(argv[3])
-    value = _string(lookup(client, argv[1]))
+    value = _string(lookup_read(client, argv[1]))
     if value is None:
         return b""
     n = len(value)
@@ -402,8 +399,8 @@ def setrange(client: Client, argv: list[bytes]) -> int:
 
 @command("lcs")
 def lcs(client: Client, argv: list[bytes]) -> Any:
-    a = lookup(client, argv[1])
-    b = lookup(client, argv[2])
+    a = lookup_read(client, argv[1])
+    b = lookup_read(client, argv[2])
     if (a is not None and not isinstance(a, bytes)) or (
         b is not None and not isinstance(b, bytes)
     ):

@@ -18,19 +18,19 @@ even if no key changed (XREADGROUP CLAIM waits for a pending entry to become idl
 a re-run that blocks again may set a new one.
 
 Deadlines are in clock milliseconds, so freezing or advancing the clock governs timeouts. A
-real event-loop timer is armed for the earliest deadline or recheck; a clock jump re-checks
-at once.
+timer from the shell's scheduler (:mod:`resplite.engine.scheduler`) is aimed at the earliest
+deadline or recheck; a clock jump re-checks at once.
 """
 
 from __future__ import annotations
 
-import asyncio
 import heapq
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from resplite.engine.scheduler import NO_TIMERS, DeadlineTimer, Scheduler
 from resplite.protocol.replies import NULL_ARRAY
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class BlockedState:
 
 
 class BlockingManager:
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, scheduler: Scheduler = NO_TIMERS) -> None:
         self.clock = clock
         # (db, key) -> clients in the order they blocked (dict as an ordered set).
         self.waiting: dict[tuple[int, bytes], dict[Client, None]] = {}
@@ -70,7 +70,7 @@ class BlockingManager:
         self._deadlines: list[tuple[int, int, Client]] = []
         self._rechecks: list[tuple[int, int, Client]] = []
         self._seq = itertools.count()
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = DeadlineTimer(clock, scheduler, self.check_timeouts)
         self.count = 0
         clock.add_listener(self.check_timeouts)
 
@@ -199,18 +199,7 @@ class BlockingManager:
         return min(times) if times else None
 
     def _arm(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        when = self.next_deadline_ms()
-        if when is None or self.clock.frozen:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        delay = max(when - self.clock.time_ms(), 0) / 1000
-        self._timer = loop.call_later(delay, self.check_timeouts)
+        self._timer.aim(self.next_deadline_ms())
 
 
 def _prune(heap: list[tuple[int, int, Client]]) -> bool:

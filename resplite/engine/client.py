@@ -25,11 +25,24 @@ REPLY_SKIP_NEXT = 3
 
 
 class ClientConnection(Protocol):
-    """What a client needs from its transport."""
+    """What a client needs from its transport (the shell's connection provides it)."""
 
-    def deliver(self, reply: Any) -> None: ...
+    def deliver(self, reply: Any) -> None:
+        """Send a reply that is due outside the request's own turn (a blocked client's)."""
+
     def close(self) -> None: ...
-    def resume(self) -> None: ...
+
+    def resume(self) -> None:
+        """Run requests that arrived while the client was blocked or held."""
+
+    def set_authenticated(self, authenticated: bool) -> None:
+        """Tell the request reader whether the tighter pre-AUTH framing limits apply."""
+
+    def set_max_bulk_len(self, limit: int) -> None:
+        """Apply a new ``proto-max-bulk-len`` to the requests still to be read."""
+
+    def output_buffer_size(self) -> int:
+        """Bytes of replies written but not yet taken by the peer (CLIENT LIST omem)."""
 
 
 class Client:
@@ -116,6 +129,11 @@ class Client:
         elif mode == REPLY_SKIP_NEXT:
             self.reply_mode = REPLY_SKIP
         return mode == REPLY_ON
+
+    def set_authenticated(self, authenticated: bool) -> None:
+        self.authenticated = authenticated
+        if self.conn is not None:
+            self.conn.set_authenticated(authenticated)
 
     def select(self, index: int) -> None:
         self.db_index = index

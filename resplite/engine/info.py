@@ -91,18 +91,9 @@ class InfoState:
         self.last_bgsave_ms = -1
 
 
-def info_state(state: ServerState) -> InfoState:
-    """The INFO bookkeeping of ``state`` (created on first use)."""
-    found: InfoState | None = getattr(state, "_info_state", None)
-    if found is None:
-        found = InfoState(state)
-        state._info_state = found  # type: ignore[attr-defined]
-    return found
-
-
 def memory_figures(state: ServerState) -> tuple[int, int, int]:
     """(used, peak, startup) bytes; used is the current resident set size."""
-    istate = info_state(state)
+    istate = state.info
     used = state.refresh_memory()
     istate.peak_memory = max(istate.peak_memory, used)
     return used, istate.peak_memory, istate.startup_memory
@@ -155,8 +146,7 @@ def _server(state: ServerState) -> Lines:
 
 def _clients(state: ServerState) -> Lines:
     blocking = state.blocking
-    pause = getattr(state, "pause", None)
-    held = pause.held_count if pause is not None else 0
+    held = state.pause.held_count
     clients = state.clients.values()
     blocked = [c for c in clients if c.blocked is not None]
     return [
@@ -244,7 +234,7 @@ def _memory(state: ServerState) -> Lines:
 
 
 def _persistence(state: ServerState) -> Lines:
-    istate = info_state(state)
+    istate = state.info
     return [
         ("loading", 0),
         ("async_loading", 0),
@@ -282,7 +272,7 @@ def _persistence(state: ServerState) -> Lines:
 
 def _rates(state: ServerState) -> tuple[int, float, float]:
     """Operations per second and kilobytes per second in and out since the previous INFO."""
-    istate = info_state(state)
+    istate = state.info
     now = state.clock.monotonic_ms()
     then, cmds, inb, outb = istate.rate_sample
     istate.rate_sample = (
@@ -327,8 +317,8 @@ def _stats(state: ServerState) -> Lines:
         ("evicted_scripts", 0),
         ("total_eviction_exceeded_time", 0),
         ("current_eviction_exceeded_time", 0),
-        ("keyspace_hits", getattr(state, "keyspace_hits", 0)),
-        ("keyspace_misses", getattr(state, "keyspace_misses", 0)),
+        ("keyspace_hits", state.keyspace_hits),
+        ("keyspace_misses", state.keyspace_misses),
         ("pubsub_channels", 0),
         ("pubsub_patterns", 0),
         ("pubsubshard_channels", 0),
@@ -373,7 +363,7 @@ def _replication(state: ServerState) -> Lines:
         ("role", "master"),
         ("connected_slaves", 0),
         ("master_failover_state", "no-failover"),
-        ("master_replid", info_state(state).master_replid),
+        ("master_replid", state.info.master_replid),
         ("master_replid2", "0" * 40),
         ("master_repl_offset", 0),
         ("second_repl_offset", -1),

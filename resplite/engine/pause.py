@@ -21,10 +21,10 @@ has since disconnected or been released otherwise is recognised and skipped.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from resplite.engine.blocking import BlockRequest
+from resplite.engine.scheduler import DeadlineTimer
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -41,7 +41,7 @@ class ClientPause:
         self.all = False
         self.end_ms = 0
         self.held: dict[Client, BlockRequest] = {}
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = DeadlineTimer(state.clock, state.scheduler, self.check)
         state.clock.add_listener(self.check)
 
     # -- starting and ending ----------------------------------------------------------------
@@ -126,14 +126,4 @@ class ClientPause:
             blocking.serve_ready()
 
     def _arm(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self.active or self.state.clock.frozen:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        delay = max(self.end_ms - self.state.clock.time_ms(), 0) / 1000
-        self._timer = loop.call_later(delay, self.check)
+        self._timer.aim(self.end_ms if self.active else None)

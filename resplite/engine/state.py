@@ -16,7 +16,9 @@ from resplite.engine.blocking import BlockingManager
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
+from resplite.engine.info import InfoState
 from resplite.engine.pause import ClientPause
+from resplite.engine.scheduler import NO_TIMERS, Scheduler
 from resplite.engine.slowlog import SlowLog
 from resplite.store.keyspace import Keyspace
 
@@ -57,14 +59,19 @@ class ServerState:
         clock: Clock | None = None,
         *,
         table: dict[bytes, CommandSpec],
+        scheduler: Scheduler = NO_TIMERS,
     ) -> None:
         self.config = config
+        # The shell's timers (blocked-client timeouts, the end of a CLIENT PAUSE).
+        self.scheduler = scheduler
         self.clock = clock or Clock()
         self.keyspace = Keyspace(config["databases"], self.clock, self._on_modified)
+        # A clock jump refreshes the keyspace's cached access clock at once.
+        self.clock.add_listener(self.keyspace.tick)
         self._configure_access()
         for name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
             config.on_change(name, self._configure_access)
-        self.blocking = BlockingManager(self.clock)
+        self.blocking = BlockingManager(self.clock, scheduler)
         self.pause = ClientPause(self)
         self.slowlog = SlowLog(config, self.clock)
         self.table = table
@@ -88,6 +95,10 @@ class ServerState:
         self.net_input_bytes = 0
         self.net_output_bytes = 0
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
+        # Read lookups of keys that found a value or none (Redis's lookupKeyRead counts them;
+        # write lookups do not): INFO keyspace_hits / keyspace_misses.
+        self.keyspace_hits = 0
+        self.keyspace_misses = 0
         self.last_save_time = self.start_time_ms // 1000
         self.shutdown_requested: Callable[[], None] | None = None
         self.unexpected_errors = 0
@@ -96,7 +107,8 @@ class ServerState:
         self.startup_memory = resident_memory()  # INFO's used_memory_startup
         config.on_change("maxmemory", self._set_maxmemory)
         config.on_change("proto-max-bulk-len", self._set_max_bulk_len)
-        # Last: the dispatcher reads the table, the slow log and the stats set above.
+        # Last: these read the table, the slow log, the memory figures and the stats above.
+        self.info = InfoState(self)
         self.dispatcher = Dispatcher(self)
 
     def _configure_access(self, name: str = "", value: object = None) -> None:
@@ -109,9 +121,8 @@ class ServerState:
     def _set_max_bulk_len(self, name: str, value: int) -> None:
         # New connections read the directive; open ones get it on their request reader.
         for client in self.clients.values():
-            reader = getattr(client.conn, "reader", None)
-            if reader is not None:
-                reader.max_bulk_len = value
+            if client.conn is not None:
+                client.conn.set_max_bulk_len(value)
 
     def _set_maxmemory(self, name: str, value: int) -> None:
         self.maxmemory = value
@@ -233,3 +244,5 @@ class ServerState:
         self.rejected_connections = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
+        self.keyspace_hits = 0
+        self.keyspace_misses = 0

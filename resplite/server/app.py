@@ -31,10 +31,22 @@ from resplite.commands import command_table
 from resplite.engine import timeflow
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
+from resplite.engine.scheduler import TimerHandle
 from resplite.engine.state import ServerState
 from resplite.server.connection import Connection
 
 log = logging.getLogger("resplite.server")
+
+
+class LoopScheduler:
+    """The engine's timers on the running event loop (none while no loop runs)."""
+
+    def call_later(self, delay_s: float, callback: Callable[[], None]) -> TimerHandle | None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return None
+        return loop.call_later(delay_s, callback)
 
 
 class Server:
@@ -43,7 +55,9 @@ class Server:
     ) -> None:
         self.config = config
         self.embedded = embedded
-        self.state = ServerState(config, clock, table=command_table())
+        self.state = ServerState(
+            config, clock, table=command_table(), scheduler=LoopScheduler()
+        )
         self.dispatcher = self.state.dispatcher
         self.state.shutdown_requested = self.request_shutdown
         self._listeners: list[asyncio.base_events.Server] = []

@@ -207,6 +207,21 @@ class Connection(asyncio.Protocol):
         self.backlog = 0
         asyncio.get_running_loop().call_soon(self.resume)
 
+    def set_authenticated(self, authenticated: bool) -> None:
+        self.reader.authenticated = authenticated
+
+    def set_max_bulk_len(self, limit: int) -> None:
+        self.reader.max_bulk_len = limit
+
+    def output_buffer_size(self) -> int:
+        transport = self.transport
+        if transport is None:
+            return 0
+        try:
+            return transport.get_write_buffer_size()
+        except Exception:  # a closing transport may refuse
+            return 0
+
     def resume(self) -> None:
         client = self.client
         if self.closing or client is None or client.blocked is not None or self.writing_paused:

@@ -381,9 +381,6 @@ class Keyspace:
     def __init__(self, count: int, clock: Clock, on_modified: ModifiedHook = _no_hook) -> None:
         self.clock = clock
         self.dbs = [Database(i, clock, on_modified) for i in range(count)]
-        add_listener = getattr(clock, "add_listener", None)
-        if add_listener is not None:
-            add_listener(self.tick)
 
     def __getitem__(self, index: int) -> Database:
         return self.dbs[index]

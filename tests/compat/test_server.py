@@ -519,3 +519,48 @@ def test_info_clients_counts_blocked_and_watching(pair):
     finally:
         blocked.close()
         watcher.close()
+
+
+# Read lookups count as keyspace hits or misses, write lookups do not (Redis's lookupKeyRead
+# and lookupKeyWrite); each command runs on a fresh data set after CONFIG RESETSTAT.
+_LOOKUP_COMMANDS = [
+    "GET s", "GET nx", "MGET s nx", "STRLEN s", "GETRANGE s 0 1", "GETDEL s2", "GETEX s",
+    "GETSET s3 v", "SET s4 v GET", "SET s v NX", "SET s v XX", "SETNX s v", "MSETNX a v b v",
+    "INCR i", "INCRBYFLOAT i 1", "APPEND s x", "SETRANGE s 0 x", "LCS s s", "EXISTS s nx",
+    "TYPE s", "TYPE nx", "TTL s", "PTTL nx", "EXPIRETIME s", "EXPIRE s 100", "PERSIST s",
+    "TOUCH s nx", "OBJECT ENCODING s", "OBJECT REFCOUNT nx", "RENAME s5 s6", "COPY s s8",
+    "DEL s", "SCAN 0", "KEYS *",
+    "HSET h f v", "HGET h f", "HGET nx f", "HMGET h f g", "HGETALL h", "HLEN h", "HEXISTS h f",
+    "HSCAN h 0", "HDEL h f", "HINCRBY h n 1", "GET h", "HGET s f",
+    "XADD x * a 1", "XRANGE x - +", "XLEN nx", "XREAD STREAMS x 0", "XREAD STREAMS nx 0",
+    "XREAD COUNT 1 STREAMS x nx 0 0", "XREADGROUP GROUP g c STREAMS x >",
+    "XREADGROUP GROUP g c STREAMS nx >", "XPENDING x g", "XACK x g 1-1",
+    "XAUTOCLAIM x g c 0 0", "XINFO STREAM x", "XDEL x 1-1", "XTRIM x MAXLEN 5",
+    "XGROUP CREATECONSUMER x g c2",
+]
+
+
+def _lookup_counts(client: RawClient) -> tuple[int, int]:
+    text = to_python(parse(client.call("INFO", "stats")))
+    if isinstance(text, bytes):
+        text = text.decode()
+    fields = dict(line.split(":", 1) for line in str(text).splitlines() if ":" in line)
+    return int(fields["keyspace_hits"]), int(fields["keyspace_misses"])
+
+
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair):
+    for command in _LOOKUP_COMMANDS:
+        counts = []
+        for client in (pair.ref, pair.ours):
+            client.call("FLUSHALL")
+            for key in ("s", "s2", "s3", "s4", "s5"):
+                client.call("SET", key, "val")
+            client.call("SET", "i", "1")
+            client.call("HSET", "h", "f", "v")
+            client.call("XADD", "x", "1-1", "a", "1")
+            client.call("XGROUP", "CREATE", "x", "g", "0")
+            client.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "x", ">")
+            client.call("CONFIG", "RESETSTAT")
+            client.call(*command.split())
+            counts.append(_lookup_counts(client))
+        assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"

@@ -10,7 +10,8 @@ def make(policy: str = "noeviction") -> tuple[Keyspace, Clock]:
     clock = Clock()
     clock.freeze()
     clock.set(1_900_000_000_000)
-    ks = Keyspace(2, clock)  # listens to the clock: jumps refresh the cached access clock
+    ks = Keyspace(2, clock)
+    clock.add_listener(ks.tick)  # as the server wires it: jumps refresh the cached access clock
     ks.configure_access(policy)
     return ks, clock
 
