@@ -75,7 +75,10 @@ def lookup_read(client: Client, key: bytes) -> Any:
     """The live value of ``key`` for a command that reads it, as Redis's lookupKeyRead: an
     access, counted in INFO's ``keyspace_hits`` or ``keyspace_misses``."""
     value = client.db.peek(key) if client.no_touch else client.db.get(key)
-    count_lookup(client, value is not None)
+    if value is None:
+        client.server.keyspace_misses += 1
+    else:
+        client.server.keyspace_hits += 1
     return value
 
 

@@ -148,21 +148,15 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         elif stream.__class__ is not Stream:
             raise CommandError(errors.WRONGTYPE)
         server = client.server
-        # Stream.next_auto_id, inline: this is the hottest write path.
-        now = server.clock.time_ms()
-        last = stream.last_id
-        if now > last >> 64:
-            new_id = now << 64
-        elif last != MAX_ID:
-            new_id = last + 1
-        else:
-            raise CommandError(errors.STREAM_EXHAUSTED)
         limits = server.config.values
         try:
-            stream.append(new_id, argv, 3, limits["stream-node-max-entries"],
-                          limits["stream-node-max-bytes"])
+            new_id = stream.add_auto(server.clock.time_ms(), argv, 3,
+                                     limits["stream-node-max-entries"],
+                                     limits["stream-node-max-bytes"])
         except ElementsTooLarge:
             raise CommandError(errors.ELEMENTS_TOO_LARGE) from None
+        if new_id is None:
+            raise CommandError(errors.STREAM_EXHAUSTED)
         db.signal_modified(key)
         # The reply: "<ms>-" changes once a millisecond, so its text is kept.
         ms = new_id >> 64

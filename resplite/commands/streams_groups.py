@@ -26,7 +26,8 @@ from resplite.commands.streams_common import (
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
-from resplite.protocol.replies import NULL_ARRAY, OK, Raw
+from resplite.protocol.encoder import bulk_array
+from resplite.protocol.replies import NULL_ARRAY, OK
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup, PendingEntry
 from resplite.store.stream import RefPolicy, Stream
 from resplite.store.stream_ids import MAX_ID, MIN_ID, U64, format_id, parse_id
@@ -427,9 +428,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
             _take(group, sid, nack, consumer)
         group.retime(sid, nack, now)
         if justid:
-            # Wire form of the id (alike in RESP2 and RESP3), joined into one reply below.
-            idb = b"%d-%d" % (sid >> 64, sid & U64)
-            claimed.append(b"$%d\r\n%b\r\n" % (len(idb), idb))
+            claimed.append(b"%d-%d" % (sid >> 64, sid & U64))
         else:
             nack.delivery_count += 1
             claimed.append([format_id(sid), fields])
@@ -443,7 +442,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     for sid in deleted:
         group.ack(sid)
     if justid:
-        claimed_reply: Any = Raw(b"*%d\r\n%b" % (len(claimed), b"".join(claimed)))
+        claimed_reply: Any = bulk_array(claimed)
     else:
         claimed_reply = claimed
     return [format_id(cursor), claimed_reply, [format_id(sid) for sid in deleted]]

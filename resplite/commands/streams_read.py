@@ -34,7 +34,7 @@ from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.protocol.encoder import encode
 from resplite.protocol.replies import NULL_ARRAY, Raw
-from resplite.store.consumer_group import INVALID_ENTRIES_READ, Consumer, ConsumerGroup
+from resplite.store.consumer_group import Consumer, ConsumerGroup
 from resplite.store.stream import Stream
 from resplite.store.stream_ids import MAX_ID, U64, format_id
 
@@ -133,16 +133,14 @@ def _claim(
 ) -> list[Any]:
     """CLAIM: hand the most idle pending entries (idle >= ``min_idle``) to ``consumer``."""
     eligible: list[int] = []
-    for key in group.by_time():
-        idle = (now - (key >> 128)) & U64
-        if idle < min_idle:
+    for delivered, sid in group.by_idle():
+        if (now - delivered) & U64 < min_idle:
             break
-        eligible.append(key)
+        eligible.append(sid)
         if count and len(eligible) >= count:
             break
     out: list[Any] = []
-    for key in eligible:
-        sid = key & MAX_ID
+    for sid in eligible:
         fields = stream.get(sid)
         if fields is None:
             continue  # deleted from the stream: left pending, not served
@@ -204,31 +202,7 @@ def _new_entries(
                 break
         return out
     parts = [b""]
-    n = 0
-    max_deleted = stream.max_deleted_id
-    for node, i, sid in stream.iter_forward(start):
-        if group is not None:
-            last = group.last_id
-            if sid > last:
-                # Stream.advance_group's common case inline: a valid read counter with no
-                # tombstone after the group's last id just counts one more entry read.
-                if (
-                    group.entries_read != INVALID_ENTRIES_READ
-                    and last >= stream.first_id
-                    and not (max_deleted and last <= max_deleted)
-                ):
-                    group.entries_read += 1
-                    group.last_id = sid
-                else:
-                    stream.advance_group(group, sid)
-            if not noack:
-                assert consumer is not None
-                group.deliver(sid, consumer, now)
-                consumer.active_time = now
-        node.entry_resp(i, sid, parts)
-        n += 1
-        if n == count:
-            break
+    n = stream.read_new_resp(start, count, group, None if noack else consumer, now, parts)
     parts[0] = b"*%d\r\n" % n
     return Raw(b"".join(parts))
 
@@ -292,10 +266,9 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
         if group is not None:
             assert args.consumer is not None
             if min_idle != -1:
-                for tkey in group.by_time():
-                    if not stream.exists(tkey & MAX_ID):
+                for when, sid in group.by_idle():
+                    if not stream.exists(sid):
                         continue
-                    when = tkey >> 128
                     if min_pel_time is None or when < min_pel_time:
                         min_pel_time = when
                     claimable = ((now - when) & U64) >= min_idle

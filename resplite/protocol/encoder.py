@@ -197,3 +197,9 @@ def encode(value: Any, resp: int = 2) -> bytes:
     out: list[bytes] = []
     _EMITTERS.get(value.__class__, _fallback)(out, value, resp)
     return b"".join(out)
+
+
+def bulk_array(items: list[bytes]) -> Raw:
+    """An array of bulk strings, encoded once (its bytes are the same in RESP2 and RESP3)."""
+    parts = [b"$%d\r\n%b\r\n" % (len(v), v) for v in items]
+    return Raw(b"*%d\r\n%b" % (len(items), b"".join(parts)))

@@ -22,11 +22,14 @@ per PEL entry, ``delivery_time << 128 | id``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from sortedcontainers import SortedList
 
 from resplite.store.sorted_ids import SortedIds
 
 INVALID_ENTRIES_READ = -1
+_ID_MASK = (1 << 128) - 1  # the id part of a time-index key
 
 
 class PendingEntry:
@@ -172,6 +175,12 @@ class ConsumerGroup:
                 (nack.delivery_time << 128) | sid for sid, nack in self.pel.items()
             )
         return self._by_time
+
+    def by_idle(self) -> Iterator[tuple[int, int]]:
+        """``(delivery time, id)`` of every pending entry, the most idle (oldest delivery)
+        first, ties by id: CLAIM's order. Do not change the PEL while iterating."""
+        for key in self.by_time():
+            yield key >> 128, key & _ID_MASK
 
     # -- copying ------------------------------------------------------------------------------
 

@@ -83,3 +83,37 @@ def str_size(s: bytes) -> int:
         return n + 2
     size = n + 2 if n < 4096 else n + 5
     return size + _backlen(size)
+
+
+def delta_size(delta: int) -> int:
+    """Size of the element for an id delta (an unsigned 64-bit difference, stored signed)."""
+    return int_size(as_int64(delta))
+
+
+def entry_size(dms: int, dseq: int, same_fields: bool, nvalues: int, strings: list[bytes]) -> int:
+    """Bytes one stream entry adds to its node's listpack.
+
+    ``dms`` and ``dseq`` are the id's differences from the node's master id (``dseq`` as an
+    unsigned difference may be negative here); ``same_fields`` entries store only their
+    ``nvalues`` values (``strings``), others store their field count and every field and
+    value. The entry is its flags, the two deltas, the optional field count, the strings and
+    the trailing element count ("lp-count"), each a listpack element. This is the one place
+    both of :class:`~resplite.store.stream_node.StreamNode`'s add paths size an entry.
+    """
+    # flags (always small), then the ms and seq deltas: 2 bytes each in the common case.
+    size = 2
+    size += 2 if 0 <= dms <= 127 else delta_size(dms)
+    size += 2 if 0 <= dseq <= 127 else delta_size(dseq)
+    if same_fields:
+        size += 2 if nvalues <= 124 else int_size(nvalues + 3)
+    else:
+        size += int_size(nvalues) + int_size(2 * nvalues + 4)
+    for v in strings:
+        n = len(v)
+        if n < 64:
+            # Short text that starts with a non-digit stays a string: header, bytes, back-length.
+            c = v[0] if n else 0
+            size += n + 2 if c > 57 or (c < 48 and c != 45) or not n else str_size(v)
+        else:
+            size += str_size(v)
+    return size

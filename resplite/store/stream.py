@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from enum import IntEnum
 from typing import Final
 
-from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup
+from resplite.store.consumer_group import INVALID_ENTRIES_READ, Consumer, ConsumerGroup
 from resplite.store.radix_shape import radix_node_count
 from resplite.store.stream_ids import MAX_ID, U64
 from resplite.store.stream_node import DELETED, LISTPACK_MAX_SIZE, StreamNode
@@ -136,6 +136,25 @@ class Stream:
         self.last_id = sid
         if self.length == 1:
             self.first_id = sid
+
+    def add_auto(
+        self, now_ms: int, argv: list[bytes], start: int, max_entries: int, max_bytes: int
+    ) -> int | None:
+        """Add an entry under the id ``*`` stands for at ``now_ms`` (XADD's common form) and
+        return that id; None, changing nothing, when no id is left after ``last_id``.
+
+        The same as :meth:`next_auto_id` then :meth:`append`, in one call for XADD's hot path.
+        Raises :class:`ElementsTooLarge` as :meth:`append` does.
+        """
+        last = self.last_id
+        if now_ms > last >> 64:
+            sid = now_ms << 64
+        elif last != MAX_ID:
+            sid = last + 1
+        else:
+            return None
+        self.append(sid, argv, start, max_entries, max_bytes)
+        return sid
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -404,6 +423,47 @@ class Stream:
         if read == INVALID_ENTRIES_READ:
             return None
         return self.entries_added - read
+
+    def read_new_resp(
+        self,
+        start: int,
+        count: int,
+        group: ConsumerGroup | None,
+        consumer: Consumer | None,
+        now: int,
+        out: list[bytes],
+    ) -> int:
+        """Serve entries from ``start`` (up to ``count``, 0 for all) as reply bytes appended
+        to ``out``; the number served.
+
+        With a ``group`` (XREADGROUP ``>``), each entry past the group's last id advances it
+        (as :meth:`advance_group`) and, given a ``consumer`` (None under NOACK), enters the
+        PEL as delivered to it at ``now``. The read path of the consumer loop: the group's
+        common case (a valid read counter, no tombstone after its last id) is inline.
+        """
+        n = 0
+        max_deleted = self.max_deleted_id
+        for node, i, sid in self.iter_forward(start):
+            if group is not None:
+                last = group.last_id
+                if sid > last:
+                    if (
+                        group.entries_read != INVALID_ENTRIES_READ
+                        and last >= self.first_id
+                        and not (max_deleted and last <= max_deleted)
+                    ):
+                        group.entries_read += 1
+                        group.last_id = sid
+                    else:
+                        self.advance_group(group, sid)
+                if consumer is not None:
+                    group.deliver(sid, consumer, now)
+                    consumer.active_time = now
+            node.entry_resp(i, sid, out)
+            n += 1
+            if n == count:
+                break
+        return n
 
     def advance_group(self, group: ConsumerGroup, sid: int) -> None:
         """Move ``group``'s last delivered id to ``sid`` (> it), updating its read counter."""

@@ -33,7 +33,13 @@ from array import array
 from bisect import bisect_left, bisect_right
 from typing import Final
 
-from resplite.store.listpack_size import LISTPACK_EMPTY, as_int64, int_size, str_size
+from resplite.store.listpack_size import (
+    LISTPACK_EMPTY,
+    delta_size,
+    entry_size,
+    int_size,
+    str_size,
+)
 
 # The largest listpack Redis builds: a node never grows past it, whatever the config says.
 LISTPACK_MAX_SIZE: Final = 1 << 30
@@ -43,6 +49,11 @@ SAME_FIELDS: Final = 2
 _U64: Final = (1 << 64) - 1
 # Counts after which a listpack integer needs one more byte (127 -> 128 and so on).
 _SIZE_STEPS: Final = frozenset({127, 4095, 32767, 8388607, 2147483647})
+# What a same-fields entry with small id deltas and one short non-numeric value of n bytes
+# adds, less n: the listpack-size helper's own figure, so push's inline case cannot drift.
+_SMALL_TEXT_ENTRY: Final = entry_size(0, 0, True, 1, [b"x"]) - 1
+# The extra bytes of a delta element in the 13-bit integer range, as the helper sizes it.
+_DELTA_13BIT: Final = delta_size(-4096) - 2
 
 
 def _varint(n: int) -> bytes:
@@ -122,7 +133,8 @@ class StreamNode:
         holds ``max_entries`` entries (tombstones included, 0 for no limit) or its listpack
         size plus the entry's raw length reaches ``max_bytes``. XADD's inner loop: the common
         entry, one field named as the master field, is added inline, without
-        :meth:`append`'s general bookkeeping (which it mirrors exactly).
+        :meth:`append`'s general bookkeeping; both size it with the same
+        :func:`~resplite.store.listpack_size.entry_size`.
         """
         nargs = len(argv) - start
         flags = self.flags
@@ -145,24 +157,27 @@ class StreamNode:
         if data.__class__ is not bytearray:
             data = self.data = bytearray(data)
         count = self.count
-        if count in _SIZE_STEPS:
-            lp += 1
         dms = (sid >> 64) - self.master_ms
         seq = sid & _U64
         dseq = seq - self.master_seq
-        if 0 <= dms <= 127 and 0 <= dseq <= 127:
-            lp += 8  # flags, ms and seq deltas, element count: 2 bytes each
-        else:
-            lp += 8 if 0 <= dms <= 127 else 6 + int_size(as_int64(dms))
+        c = value[0] if n else 0
+        if n < 64 and (c > 57 or (c < 48 and c != 45)):
+            # The hottest case: a short text value, sized by the figure entry_size gives for
+            # it with small deltas, and the deltas' elements as entry_size sizes them.
+            lp += _SMALL_TEXT_ENTRY + n
+            if not 0 <= dms <= 127:
+                lp += delta_size(dms) - 2
             if not 0 <= dseq <= 127:
-                lp += 1 if -4096 <= dseq <= 4095 else int_size(as_int64(dseq)) - 2
+                # A later millisecond's sequence below the master's: a small negative delta.
+                lp += _DELTA_13BIT if -4096 <= dseq <= 4095 else delta_size(dseq) - 2
+        else:
+            lp += entry_size(dms, dseq, True, 1, [value])
+        if count in _SIZE_STEPS:
+            lp += 1  # the master entry's count takes one more byte from here on
         self.offs.append(len(data))
-        if n < 64:
-            c = value[0] if n else 0
-            lp += n + 2 if c > 57 or (c < 48 and c != 45) or not n else str_size(value)
+        if n < 0x80:
             data.append(n)
         else:
-            lp += str_size(value)
             data += _varint(n)
         data += value
         flags.append(SAME_FIELDS)
@@ -183,8 +198,7 @@ class StreamNode:
     def append(self, sid: int, argv: list[bytes], start: int, same: bool) -> None:
         """Add an entry whose field/value pairs are ``argv[start:]``.
 
-        Written for speed (this is XADD's inner loop): sizes of the common small cases are
-        worked out inline, and only unusual ones go through :mod:`.listpack_size`.
+        Sizes come from :func:`~resplite.store.listpack_size.entry_size`, as for :meth:`push`.
         """
         ms = sid >> 64
         seq = sid & _U64
@@ -192,38 +206,23 @@ class StreamNode:
         if data.__class__ is not bytearray:
             data = self.data = bytearray(data)
         old_count = self.count
-        # The master entry's count grows by one; its size changes only at a few boundaries.
-        lp = self.lp_bytes + 1 if old_count in _SIZE_STEPS else self.lp_bytes
-        # flags, ms delta, seq delta (each 2 bytes when small) and the entry's element count
         dms = ms - self.master_ms
-        dseq = seq - self.master_seq
-        lp += 6 if 0 <= dms <= 127 else 4 + int_size(as_int64(dms))
-        if not 0 <= dseq <= 127:
-            # A sequence below the master's (a later millisecond) is a small negative delta.
-            lp += 1 if -4096 <= dseq <= 4095 else int_size(as_int64(dseq)) - 2
+        nvalues = (len(argv) - start) >> 1
         self.offs.append(len(data))
         if same:
-            nvalues = (len(argv) - start) >> 1
-            lp += 2 if nvalues <= 124 else int_size(nvalues + 3)
             strings = argv[start + 1 :: 2]
         else:
-            nvalues = (len(argv) - start) >> 1
-            lp += int_size(nvalues) + int_size(2 * nvalues + 4)
             data += _varint(nvalues)
             strings = argv[start:]
+        lp = self.lp_bytes + entry_size(dms, seq - self.master_seq, same, nvalues, strings)
+        if old_count in _SIZE_STEPS:
+            lp += 1  # the master entry's count takes one more byte from here on
         for v in strings:
             n = len(v)
-            if n < 64:
-                # Text starting with a non-digit stays a string: header, bytes, back-length.
-                c = v[0] if n else 0
-                lp += n + 2 if c > 57 or (c < 48 and c != 45) or not n else str_size(v)
+            if n < 0x80:
                 data.append(n)
             else:
-                lp += str_size(v)
-                if n < 0x80:
-                    data.append(n)
-                else:
-                    data += _varint(n)
+                data += _varint(n)
             data += v
         self.flags.append(SAME_FIELDS if same else 0)
         if dms <= 0xFFFFFFFF:
