@@ -74,20 +74,15 @@ def lookup(client: Client, key: bytes) -> Any:
 def lookup_read(client: Client, key: bytes) -> Any:
     """The live value of ``key`` for a command that reads it, as Redis's lookupKeyRead: an
     access, counted in INFO's ``keyspace_hits`` or ``keyspace_misses``."""
-    value = client.db.peek(key) if client.no_touch else client.db.get(key)
-    if value is None:
-        client.server.keyspace_misses += 1
-    else:
-        client.server.keyspace_hits += 1
-    return value
+    return client.db.read(key, not client.no_touch)
 
 
 def count_lookup(client: Client, found: bool) -> None:
-    """Count one read lookup of a key (INFO ``keyspace_hits`` / ``keyspace_misses``)."""
+    """Count one read lookup made without :func:`lookup_read` (EXISTS, TYPE, TTL, OBJECT)."""
     if found:
-        client.server.keyspace_hits += 1
+        client.db.hits += 1
     else:
-        client.server.keyspace_misses += 1
+        client.db.misses += 1
 
 
 def _db_index(client: Client, arg: bytes) -> int:

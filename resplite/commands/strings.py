@@ -48,7 +48,8 @@ def _max_len(client: Client) -> int:
 
 @command("get")
 def get(client: Client, argv: list[bytes]) -> Any:
-    value = lookup_read(client, argv[1])
+    # lookup_read, spelled out: GET is the hottest read.
+    value = client.db.read(argv[1], not client.no_touch)
     if value is None or value.__class__ is bytes or isinstance(value, bytes):
         return value
     raise CommandError(errors.WRONGTYPE)

@@ -95,10 +95,6 @@ class ServerState:
         self.net_input_bytes = 0
         self.net_output_bytes = 0
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
-        # Read lookups of keys that found a value or none (Redis's lookupKeyRead counts them;
-        # write lookups do not): INFO keyspace_hits / keyspace_misses.
-        self.keyspace_hits = 0
-        self.keyspace_misses = 0
         self.last_save_time = self.start_time_ms // 1000
         self.shutdown_requested: Callable[[], None] | None = None
         self.unexpected_errors = 0
@@ -225,6 +221,17 @@ class ServerState:
         the sum of the commandstats calls, which count exactly the same runs."""
         return sum(stats.calls for stats in self.command_stats.values())
 
+    @property
+    def keyspace_hits(self) -> int:
+        """Read lookups that found a live key (Redis's lookupKeyRead; write lookups do not
+        count), summed over the databases: INFO keyspace_hits."""
+        return sum(db.hits for db in self.keyspace.dbs)
+
+    @property
+    def keyspace_misses(self) -> int:
+        """Read lookups that found no live key: INFO keyspace_misses."""
+        return sum(db.misses for db in self.keyspace.dbs)
+
     def stats_for(self, fullname: str) -> CommandStats:
         stats = self.command_stats.get(fullname)
         if stats is None:
@@ -244,5 +251,5 @@ class ServerState:
         self.rejected_connections = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
-        self.keyspace_hits = 0
-        self.keyspace_misses = 0
+        for db in self.keyspace.dbs:
+            db.hits = db.misses = 0

@@ -66,11 +66,13 @@ class Database:
         "data",
         "expired_keys",
         "expires",
+        "hits",
         "index",
         "lfu",
         "lfu_decay_time",
         "lfu_log_factor",
         "lru_clock",
+        "misses",
         "on_modified",
         "scan_index",
         "unix_s",
@@ -84,6 +86,9 @@ class Database:
         self.access: dict[bytes, int] = {}
         self.on_modified = on_modified
         self.expired_keys = 0
+        # Read lookups that found a live value or none (INFO keyspace_hits / _misses).
+        self.hits = 0
+        self.misses = 0
         self._expiry_heap: list[tuple[int, bytes]] = []
         self.scan_index: ScanIndex | None = None
         self.lfu = False
@@ -119,6 +124,24 @@ class Database:
             return None
         value = self.data.get(key)
         if value is not None:
+            if self.lfu:
+                self._lfu_touch(key)
+            else:
+                self.access[key] = self.lru_clock
+        return value
+
+    def read(self, key: bytes, touch: bool = True) -> Any:
+        """The live value of ``key`` for a command that reads it, or None: Redis's
+        lookupKeyRead, counted in ``hits`` or ``misses``; an access unless ``touch`` is off."""
+        if self.expires and self._expire_if_needed(key):
+            self.misses += 1
+            return None
+        value = self.data.get(key)
+        if value is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        if touch:
             if self.lfu:
                 self._lfu_touch(key)
             else:
