@@ -68,17 +68,6 @@ class CommandSpec:
     is_blocking: bool = False
     is_transaction_control: bool = False
 
-    @property
-    def info_flags(self) -> tuple[str, ...]:
-        """Flags as COMMAND INFO lists them: the derived ``movablekeys`` in its fixed place."""
-        if not self.movablekeys:
-            return self.flag_list
-        # Redis lists movablekeys after every other flag but allow_busy.
-        if "allow_busy" in self.flag_list:
-            at = self.flag_list.index("allow_busy")
-            return (*self.flag_list[:at], "movablekeys", *self.flag_list[at:])
-        return (*self.flag_list, "movablekeys")
-
 
 # Commands that MULTI runs immediately instead of queueing, as Redis does.
 _TRANSACTION_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})

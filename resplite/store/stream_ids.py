@@ -38,14 +38,6 @@ def make_id(ms: int, seq: int) -> int:
     return (ms << 64) | seq
 
 
-def id_ms(sid: int) -> int:
-    return sid >> 64
-
-
-def id_seq(sid: int) -> int:
-    return sid & U64
-
-
 def format_id(sid: int) -> bytes:
     """The ``<ms>-<seq>`` form Redis replies with."""
     return b"%d-%d" % (sid >> 64, sid & U64)
