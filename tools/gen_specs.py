@@ -151,6 +151,20 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "hincrbyfloat": (),
     "hrandfield": (),
     "hscan": (),
+    # bitmaps
+    "setbit": (),
+    "getbit": (),
+    "bitcount": (),
+    "bitpos": (),
+    "bitop": (),
+    "bitfield": (),
+    "bitfield_ro": (),
+    # hyperloglog
+    "pfadd": (),
+    "pfcount": (),
+    "pfmerge": (),
+    "pfdebug": (),
+    "pfselftest": (),
     # transactions
     "multi": (),
     "exec": (),
@@ -188,6 +202,8 @@ HAND_MAINTAINED: dict[str, str] = {
     "xdelex": "added in Redis 8.2",
     "xackdel": "added in Redis 8.2",
     "hscan": "Redis 7.4 argument tree (NOVALUES)",
+    "bitop": "Redis 8.2 argument tree (DIFF | DIFF1 | ANDOR | ONE)",
+
     "resplite.clock": "resplite's own command",
     **{f"resplite.clock-{sub}": "resplite's own command" for sub in COMMANDS["resplite.clock"]},
 }

@@ -13,12 +13,14 @@ from pathlib import Path
 
 from resplite.commands import (  # noqa: F401  (imported to register their handlers)
     admin,
+    bitmaps,
     client,
     clock,
     config,
     connection,
     generic,
     hashes,
+    hyperloglog,
     introspection,
     server,
     streams,

@@ -301,3 +301,33 @@ def invalid_expire(fullname: str) -> str:
 def unsupported_expire_option(option: bytes) -> str:
     return f"ERR Unsupported option {_c_text(option)}"
 INT32_OUT_OF_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"
+
+# -- bitmaps, BITFIELD, HyperLogLog --------------------------------------------------------------
+
+BIT_OFFSET = "ERR bit offset is not an integer or out of range"
+BIT_VALUE = "ERR bit is not an integer or out of range"
+BIT_ARGUMENT = "ERR The bit argument must be 1 or 0."
+BITOP_NOT_ONE_KEY = "ERR BITOP NOT must be called with a single source key."
+BITFIELD_TYPE = (
+    "ERR Invalid bitfield type. Use something like i16 u8. "
+    "Note that u64 is not supported but i64 is."
+)
+BITFIELD_OVERFLOW = "ERR Invalid OVERFLOW type specified"
+BITFIELD_RO_GET_ONLY = "ERR BITFIELD_RO only supports the GET subcommand"
+HLL_WRONGTYPE = "WRONGTYPE Key is not a valid HyperLogLog string value."
+HLL_CORRUPT = "INVALIDOBJ Corrupted HLL object detected"
+HLL_NO_KEY = "ERR The specified key does not exist"
+HLL_NOT_SPARSE = "ERR HLL encoding is not sparse"
+
+
+def pfdebug_unknown(sub: bytes) -> str:
+    return f"ERR Unknown PFDEBUG subcommand '{_c_text(sub)}'"
+
+
+def pfdebug_arity(sub: bytes) -> str:
+    return f"ERR Wrong number of arguments for the '{_c_text(sub)}' subcommand"
+
+
+def bitop_needs_two_keys(op: str) -> str:
+    """Redis 8.2: DIFF, DIFF1 and ANDOR take a first key and at least one more."""
+    return f"ERR BITOP {op.upper()} must be called with at least two source keys."

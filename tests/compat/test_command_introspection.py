@@ -51,6 +51,7 @@ NEWER_ARGUMENTS = {
     "xreadgroup": "Redis 8.4 adds CLAIM min-idle-time (7.2 also renamed group_consumer)",
     "client|kill": "Redis 7.4 adds MAXAGE (7.2 also renamed client-type, addr, laddr, skipme)",
     "hscan": "Redis 7.4 adds NOVALUES",
+    "bitop": "Redis 8.2 makes the operation a token and adds DIFF, DIFF1, ANDOR, ONE",
 }
 SHARED_NAMES = [n for n in ALL_NAMES if n not in NOT_IN_REFERENCE]
 SHARED_TOP_LEVEL = [n for n in TOP_LEVEL if n not in NOT_IN_REFERENCE]
