@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import math
 import struct
+from bisect import bisect_right
+from collections.abc import Iterable
 from typing import Final
 
 HLL_P: Final = 14
@@ -66,7 +68,12 @@ def murmurhash64a(data: bytes | bytearray, seed: int = SEED) -> int:
     n = len(data)
     h = (seed ^ (n * _M)) & _MASK
     blocks = n >> 3
-    if blocks:
+    if blocks == 1:
+        k = (int.from_bytes(data[:8], "little") * _M) & _MASK
+        k ^= k >> 47
+        h ^= (k * _M) & _MASK
+        h = (h * _M) & _MASK
+    elif blocks:
         for k in struct.unpack_from(f"<{blocks}Q", data):
             k = (k * _M) & _MASK
             k ^= k >> 47
@@ -350,6 +357,197 @@ def _promote(buf: bytearray, index: int, count: int) -> int:
         return -1
     dense_set(buf, index, count)
     return 1
+
+
+_PROMOTE: Final = 2
+_XZERO: Final = 0x4000  # an XZERO opcode in SparseEditor.codes: 0x4000 | (run - 1)
+
+
+def _code_run(code: int) -> int:
+    if code >= _XZERO:
+        return (code & 0x3FFF) + 1
+    if code & 0x80:
+        return (code & 3) + 1
+    return (code & 0x3F) + 1
+
+
+def _zero_code(run: int) -> int:
+    return _XZERO | (run - 1) if run > _ZERO_MAX_LEN else run - 1
+
+
+class SparseEditor:
+    """A sparse HLL decoded into a list of opcodes, for a run of updates.
+
+    :meth:`set` gives exactly the result of :func:`sparse_set` (the general path, which
+    works on the bytes) but finds the opcode covering a register by bisection over the
+    opcodes' first registers instead of a scan, and splices lists instead of bytes. A
+    split or a merge never changes which registers the other opcodes cover, so ``starts``
+    stays sorted and valid through every update.
+
+    Invariants: ``codes[i]`` is a one-byte opcode (ZERO ``0x00..0x3f`` or VAL
+    ``0x80..0xff``) or an XZERO as ``0x4000 | (run - 1)``; ``starts[i]`` is the first
+    register it covers; ``size`` is the byte length the opcodes encode to.
+    """
+
+    __slots__ = ("codes", "size", "starts")
+
+    def __init__(self, codes: list[int], starts: list[int], size: int) -> None:
+        self.codes = codes
+        self.starts = starts
+        self.size = size
+
+    @classmethod
+    def parse(cls, buf: bytes | bytearray) -> SparseEditor | None:
+        """The editor of a sparse HLL, or None when its last XZERO is cut short (the
+        general path then handles it the way Redis reads past the end)."""
+        codes: list[int] = []
+        starts: list[int] = []
+        p, end, first = HDR_SIZE, len(buf), 0
+        while p < end:
+            op = buf[p]
+            if op & 0xC0 == 0x40:
+                if p + 1 >= end:
+                    return None
+                code = _XZERO | ((op & 0x3F) << 8) | buf[p + 1]
+                p += 2
+            else:
+                code = op
+                p += 1
+            codes.append(code)
+            starts.append(first)
+            first += _code_run(code)
+        return cls(codes, starts, end - HDR_SIZE)
+
+    def encode(self) -> bytes:
+        out = bytearray()
+        for code in self.codes:
+            if code >= _XZERO:
+                out += bytes([0x40 | ((code >> 8) & 0x3F), code & 0xFF])
+            else:
+                out.append(code)
+        return bytes(out)
+
+    def set(self, index: int, count: int, max_bytes: int) -> int:
+        """As :func:`sparse_set`, except that where the HLL must become dense it changes
+        nothing and returns 2 (the caller converts it)."""
+        if count > _VAL_MAX_VALUE:
+            return _PROMOTE
+        codes, starts = self.codes, self.starts
+        i = bisect_right(starts, index) - 1
+        if i < 0:
+            return -1
+        code = codes[i]
+        first = starts[i]
+        span = _code_run(code)
+        if index > first + span - 1:
+            return -1
+        is_xzero = code >= _XZERO
+        is_zero = code < 0x40
+        if not is_zero and not is_xzero:
+            if ((code >> 2) & 0x1F) + 1 >= count:
+                return 0
+            if span == 1:
+                codes[i] = _val(count, 1)
+                self._merge(i - 1)
+                return 1
+        elif is_zero and span == 1:
+            codes[i] = _val(count, 1)
+            self._merge(i - 1)
+            return 1
+        last = first + span - 1
+        seq: list[int] = []
+        seq_starts: list[int] = []
+        if is_zero or is_xzero:
+            if index != first:
+                seq.append(_zero_code(index - first))
+                seq_starts.append(first)
+            seq.append(_val(count, 1))
+            seq_starts.append(index)
+            if index != last:
+                seq.append(_zero_code(last - index))
+                seq_starts.append(index + 1)
+        else:
+            current = ((code >> 2) & 0x1F) + 1
+            if index != first:
+                seq.append(_val(current, index - first))
+                seq_starts.append(first)
+            seq.append(_val(count, 1))
+            seq_starts.append(index)
+            if index != last:
+                seq.append(_val(current, last - index))
+                seq_starts.append(index + 1)
+        delta = sum(2 if c >= _XZERO else 1 for c in seq) - (2 if is_xzero else 1)
+        if delta > 0 and HDR_SIZE + self.size + delta > max_bytes:
+            return _PROMOTE
+        codes[i : i + 1] = seq
+        starts[i : i + 1] = seq_starts
+        self.size += delta
+        self._merge(i - 1)
+        return 1
+
+    def _merge(self, prev: int) -> None:
+        codes, starts = self.codes, self.starts
+        p = prev if prev >= 0 else 0
+        scan = 5
+        while p < len(codes) and scan > 0:
+            scan -= 1
+            code = codes[p]
+            if code < 0x80 or code >= _XZERO:
+                p += 1
+                continue
+            if p + 1 < len(codes):
+                nxt = codes[p + 1]
+                if 0x80 <= nxt < _XZERO and (code >> 2) == (nxt >> 2):
+                    run = (code & 3) + (nxt & 3) + 2
+                    if run <= _VAL_MAX_LEN:
+                        codes[p] = _val(((code >> 2) & 0x1F) + 1, run)
+                        del codes[p + 1]
+                        del starts[p + 1]
+                        self.size -= 1
+                        continue
+            p += 1
+
+
+def update_many(buf: bytearray, updates: Iterable[tuple[int, int]], max_bytes: int) -> int:
+    """Raise register ``index`` to ``count`` for each pair, in order, as Redis's one-by-one
+    updates would; returns how many changed a register, or -1 at an invalid sparse HLL
+    (the updates before it stay applied, as in Redis). The cache is marked stale when
+    anything changed."""
+    changed = 0
+    editor: SparseEditor | None = None
+    result = 0
+    for index, count in updates:
+        if buf[4] == DENSE:
+            changed += dense_set(buf, index, count)
+            continue
+        if editor is None:
+            editor = SparseEditor.parse(buf)
+            if editor is None:  # the general path reads the cut-short opcode as Redis does
+                result = sparse_set(buf, index, count, max_bytes)
+                if result < 0:
+                    break
+                changed += result
+                continue
+        result = editor.set(index, count, max_bytes)
+        if result == _PROMOTE:
+            buf[HDR_SIZE:] = editor.encode()
+            editor = None
+            result = _promote(buf, index, count)
+            if result < 0:
+                break
+        elif result < 0:
+            break
+        changed += result
+    if editor is not None:
+        buf[HDR_SIZE:] = editor.encode()
+    if changed:
+        invalidate_cache(buf)
+    return -1 if result < 0 else changed
+
+
+def add_many(buf: bytearray, elements: Iterable[bytes], max_bytes: int) -> int:
+    """Add elements in order (PFADD); see :func:`update_many` for the result."""
+    return update_many(buf, map(pattern, elements), max_bytes)
 
 
 def add(buf: bytearray, element: bytes, max_bytes: int) -> int:

@@ -67,12 +67,10 @@ def pfadd(client: Client, argv: list[bytes]) -> int:
         updated = 1
     else:
         buf = _unshared(client, key, _checked(value))
-    max_bytes = _max_bytes(client)
-    for element in argv[2:]:
-        result = hll.add(buf, element, max_bytes)
-        if result < 0:
-            raise CommandError(errors.HLL_CORRUPT)
-        updated += result
+    result = hll.add_many(buf, argv[2:], _max_bytes(client))
+    if result < 0:
+        raise CommandError(errors.HLL_CORRUPT)
+    updated += result
     if updated:
         hll.invalidate_cache(buf)
         client.db.signal_modified(key)
@@ -143,14 +141,9 @@ def pfmerge(client: Client, argv: list[bytes]) -> Any:
         buf[hll.HDR_SIZE :] = hll.pack_dense(merged)
     else:
         # Register by register, in order, as Redis writes a sparse destination: the
-        # sparse bytes depend on the order of the updates.
-        max_bytes = _max_bytes(client)
-        for index, count in enumerate(maximum):
-            if count:
-                if buf[4] == hll.DENSE:
-                    hll.dense_set(buf, index, count)
-                else:
-                    hll.sparse_set(buf, index, count, max_bytes)
+        # sparse bytes depend on the order of the updates. (Redis ignores a failure here.)
+        updates = [(index, count) for index, count in enumerate(maximum) if count]
+        hll.update_many(buf, updates, _max_bytes(client))
     hll.invalidate_cache(buf)
     client.db.signal_modified(dest)
     return OK
