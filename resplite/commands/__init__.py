@@ -20,6 +20,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     connection,
     generic,
     hashes,
+    hashes_expiry,
     hyperloglog,
     introspection,
     server,

@@ -331,3 +331,20 @@ def pfdebug_arity(sub: bytes) -> str:
 def bitop_needs_two_keys(op: str) -> str:
     """Redis 8.2: DIFF, DIFF1 and ANDOR take a first key and at least one more."""
     return f"ERR BITOP {op.upper()} must be called with at least two source keys."
+
+
+# -- hash field expiry (Redis 7.4 and 8.0) -------------------------------------------------------
+
+HFE_NEGATIVE_TIME = "ERR invalid expire time, must be >= 0"
+HFE_FIELDS_MISSING = "ERR Mandatory argument FIELDS is missing or not at the right position"
+HFE_NUMFIELDS_MISMATCH = "ERR The `numfields` parameter must match the number of arguments"
+HFE_NUMFIELDS_NOT_POSITIVE = "ERR Number of fields must be a positive integer"
+HFE_NUMFIELDS_NOT_POSITIVE_HEXPIRE = "ERR Parameter `numFields` should be greater than 0"
+HSETEX_NUMFIELDS = "ERR invalid number of fields"
+HSETEX_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+HSETEX_MISSING_TIME = "ERR missing expire time"
+HSETEX_ONE_CONDITION = "ERR Only one of FXX or FNX arguments can be specified"
+
+
+def unknown_argument(arg: bytes) -> str:
+    return f"ERR unknown argument: {_c_text(arg)}"

@@ -42,6 +42,14 @@ NOT_IN_REFERENCE = {
     "client|no-touch": "added in Redis 7.2",
     "xdelex": "added in Redis 8.2",
     "xackdel": "added in Redis 8.2",
+    **{
+        n: "hash field expiry, added in Redis 7.4"
+        for n in ("hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",
+                  "hexpiretime", "hpexpiretime", "hpersist")
+    },
+    "hgetdel": "added in Redis 8.0",
+    "hgetex": "added in Redis 8.0",
+    "hsetex": "added in Redis 8.0",
     **{n: "resplite's own command" for n in ALL_NAMES if n.startswith("resplite.")},
 }
 # Commands whose COMMAND INFO is 7.0's but whose argument tree (COMMAND DOCS) is newer Redis's.
