@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from resplite.algorithms import bitops
 from resplite.algorithms.numbers import parse_int
 from resplite.commands.args import int_arg
-from resplite.commands.generic import lookup
+from resplite.commands.generic import lookup, lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -41,8 +41,9 @@ def _c_word(arg: bytes) -> bytes:
 
 
 def _read_string(client: Client, key: bytes) -> bytes | bytearray | None:
-    """The string at ``key`` as stored, None when absent; WRONGTYPE for another type."""
-    value = lookup(client, key)
+    """The string at ``key`` as stored, None when absent; WRONGTYPE for another type (a
+    counted read lookup, as Redis's ``lookupKeyRead``)."""
+    value = lookup_read(client, key)
     if value is None or isinstance(value, STRING_TYPES):
         return value
     raise CommandError(errors.WRONGTYPE)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from resplite.algorithms.numbers import parse_int
 from resplite.commands.args import int_arg
-from resplite.commands.hashes import create_hash, listpack_limits, lookup_hash
+from resplite.commands.hashes import create_hash, listpack_limits, lookup_hash, read_hash
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -167,7 +167,7 @@ def hpexpireat(client: Client, argv: list[bytes]) -> list[int]:
 
 
 def _httl(client: Client, argv: list[bytes], seconds: bool, relative: bool) -> list[int]:
-    h = lookup_hash(client, argv[1])
+    h = read_hash(client, argv[1])
     fields = _fields(argv, 2, errors.HFE_NUMFIELDS_NOT_POSITIVE)
     if h is None:
         return [NO_FIELD] * len(fields)

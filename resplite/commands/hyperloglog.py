@@ -23,7 +23,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms import hyperloglog as hll
-from resplite.commands.generic import lookup
+from resplite.commands.generic import lookup, lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -82,7 +82,7 @@ def pfcount(client: Client, argv: list[bytes]) -> int:
     if len(argv) > 2:
         maximum = bytearray(hll.REGISTERS)
         for key in argv[1:]:
-            value = lookup(client, key)
+            value = lookup_read(client, key)
             if value is None:
                 continue
             try:
@@ -91,7 +91,7 @@ def pfcount(client: Client, argv: list[bytes]) -> int:
                 raise CommandError(errors.HLL_CORRUPT) from None
         return hll.estimate(hll.histogram(maximum))
     key = argv[1]
-    value = lookup(client, key)
+    value = lookup_read(client, key)
     if value is None:
         return 0
     buf = _unshared(client, key, _checked(value))
@@ -113,7 +113,7 @@ def pfmerge(client: Client, argv: list[bytes]) -> Any:
     use_dense = False
     # The destination is the first of the merged keys, so it is checked like the sources.
     for key in argv[1:]:
-        value = lookup(client, key)
+        value = lookup_read(client, key)
         if value is None:
             continue
         checked = _checked(value)

@@ -362,3 +362,32 @@ def test_bitop_diff_diff1_andor_one(pair) -> None:  # type: ignore[no-untyped-de
     assert ours.call("EXISTS", "d") == b":0\r\n"
     # Redis 7.0 knows only AND, OR, XOR and NOT.
     assert pair.ref.call("BITOP", "DIFF", "d", "a", "b") == b"-ERR syntax error\r\n"
+
+
+_LOOKUP_COMMANDS = [
+    "GETBIT s 0", "GETBIT nx 0", "SETBIT s 1 1", "SETBIT nx 1 1", "BITCOUNT s", "BITCOUNT nx",
+    "BITCOUNT s 0 1", "BITPOS s 1", "BITPOS nx 0", "BITPOS s 1 0 1 BIT", "BITOP AND d s nx",
+    "BITOP NOT s s", "BITFIELD s GET u8 0", "BITFIELD nx GET u8 0", "BITFIELD s SET u8 0 1",
+    "BITFIELD_RO s GET i4 0", "BITFIELD_RO nx GET i4 0",
+    "PFADD p a", "PFADD nx a", "PFCOUNT p", "PFCOUNT nx", "PFCOUNT p nx p", "PFMERGE p nx",
+    "PFMERGE d p", "PFDEBUG ENCODING p", "PFDEBUG ENCODING nx",
+]
+
+
+def _lookup_counts(client) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    text = client.call("INFO", "stats").decode()
+    fields = dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+    return int(fields["keyspace_hits"]), int(fields["keyspace_misses"])
+
+
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair) -> None:  # type: ignore[no-untyped-def]
+    for command in _LOOKUP_COMMANDS:
+        counts = []
+        for client in (pair.ref, pair.ours):
+            client.call("FLUSHALL")
+            client.call("SET", "s", "val")
+            client.call("PFADD", "p", "x", "y")
+            client.call("CONFIG", "RESETSTAT")
+            client.call(*command.split())
+            counts.append(_lookup_counts(client))
+        assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"
