@@ -151,6 +151,32 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "hincrbyfloat": (),
     "hrandfield": (),
     "hscan": (),
+    "hexpire": (),
+    "hpexpire": (),
+    "hexpireat": (),
+    "hpexpireat": (),
+    "httl": (),
+    "hpttl": (),
+    "hexpiretime": (),
+    "hpexpiretime": (),
+    "hpersist": (),
+    "hgetdel": (),
+    "hgetex": (),
+    "hsetex": (),
+    # bitmaps
+    "setbit": (),
+    "getbit": (),
+    "bitcount": (),
+    "bitpos": (),
+    "bitop": (),
+    "bitfield": (),
+    "bitfield_ro": (),
+    # hyperloglog
+    "pfadd": (),
+    "pfcount": (),
+    "pfmerge": (),
+    "pfdebug": (),
+    "pfselftest": (),
     # transactions
     "multi": (),
     "exec": (),
@@ -188,6 +214,16 @@ HAND_MAINTAINED: dict[str, str] = {
     "xdelex": "added in Redis 8.2",
     "xackdel": "added in Redis 8.2",
     "hscan": "Redis 7.4 argument tree (NOVALUES)",
+    "bitop": "Redis 8.2 argument tree (DIFF | DIFF1 | ANDOR | ONE)",
+    **{
+        stem: "hash field expiry, added in Redis 7.4"
+        for stem in ("hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",
+                     "hexpiretime", "hpexpiretime", "hpersist")
+    },
+    "hgetdel": "added in Redis 8.0",
+    "hgetex": "added in Redis 8.0",
+    "hsetex": "added in Redis 8.0",
+
     "resplite.clock": "resplite's own command",
     **{f"resplite.clock-{sub}": "resplite's own command" for sub in COMMANDS["resplite.clock"]},
 }

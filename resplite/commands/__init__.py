@@ -13,12 +13,15 @@ from pathlib import Path
 
 from resplite.commands import (  # noqa: F401  (imported to register their handlers)
     admin,
+    bitmaps,
     client,
     clock,
     config,
     connection,
     generic,
     hashes,
+    hashes_expiry,
+    hyperloglog,
     introspection,
     server,
     streams,

@@ -11,8 +11,10 @@ for any other type), and decide where Redis converts a listpack into a hashtable
 * after a write, when the hash holds more than ``hash-max-listpack-entries`` fields.
 
 A key is created only when a field is about to be stored, and deleted when its last field is
-removed, so the keyspace never holds an empty hash. Every write calls ``signal_modified``,
-HSET even when it changed nothing, as Redis does.
+removed, so the keyspace never holds an empty hash. Field expiry (Redis 7.4) lives in
+:mod:`resplite.commands.hashes_expiry`; here every lookup drops the fields past their time,
+HSET and HMSET clear a field's TTL and the increments keep it, as Redis does. Every write
+calls ``signal_modified``, HSET even when it changed nothing, as Redis does.
 
 Replies: HGETALL is a map (a flat array in RESP2); HRANDFIELD WITHVALUES is a list of pairs
 in RESP3 and a flat array in RESP2. Option names are compared as C strings, case-insensitive
@@ -50,30 +52,37 @@ def _c_option(arg: bytes) -> bytes:
     return arg.split(b"\0", 1)[0].lower()
 
 
-def _hash(client: Client, key: bytes) -> Hash | None:
+def lookup_hash(client: Client, key: bytes) -> Hash | None:
     """The hash at ``key`` for a command that writes it, None when absent; WRONGTYPE for
-    another type."""
-    value = lookup(client, key)
-    if value is None or value.__class__ is Hash:
-        return value
-    raise CommandError(errors.WRONGTYPE)
+    another type. Fields whose time has passed are dropped first (the key goes with
+    the last of them), so no command ever sees an expired field."""
+    return _live_hash(client, key, lookup(client, key))
 
 
-def _hash_read(client: Client, key: bytes) -> Hash | None:
-    """The hash at ``key`` for a command that only reads it (a counted read lookup)."""
-    value = lookup_read(client, key)
-    if value is None or value.__class__ is Hash:
-        return value
-    raise CommandError(errors.WRONGTYPE)
+def read_hash(client: Client, key: bytes) -> Hash | None:
+    """As :func:`lookup_hash`, for a command that only reads (a counted read lookup)."""
+    return _live_hash(client, key, lookup_read(client, key))
 
 
-def _create(client: Client, key: bytes) -> Hash:
+def _live_hash(client: Client, key: bytes, value: Any) -> Hash | None:
+    if value is None:
+        return None
+    if value.__class__ is not Hash:
+        raise CommandError(errors.WRONGTYPE)
+    if value.ttls:
+        client.db.expire_fields(key, value)
+        if not value.fields:
+            return None
+    return value
+
+
+def create_hash(client: Client, key: bytes) -> Hash:
     h = Hash()
     client.db.add(key, h)
     return h
 
 
-def _limits(client: Client) -> tuple[int, int]:
+def listpack_limits(client: Client) -> tuple[int, int]:
     config = client.server.config
     return config["hash-max-listpack-entries"], config["hash-max-listpack-value"]
 
@@ -85,10 +94,10 @@ def _set_pairs(client: Client, argv: list[bytes], fullname: str) -> int:
     if len(argv) % 2:
         raise CommandError(errors.wrong_arity(fullname))
     key = argv[1]
-    h = _hash(client, key)
+    h = lookup_hash(client, key)
     if h is None:
-        h = _create(client, key)
-    max_entries, max_value = _limits(client)
+        h = create_hash(client, key)
+    max_entries, max_value = listpack_limits(client)
     if h.listpack:
         if (len(argv) - 2) // 2 > max_entries:
             h.convert()  # Redis 7.2+: so many pairs will not fit, whatever their sizes
@@ -118,7 +127,7 @@ def hmset(client: Client, argv: list[bytes]) -> Any:
 @command("hsetnx")
 def hsetnx(client: Client, argv: list[bytes]) -> int:
     key, field, value = argv[1], argv[2], argv[3]
-    h = _hash(client, key)
+    h = lookup_hash(client, key)
     if h is not None and field in h.fields:
         return 0
     _store_field(client, key, h, field, value)
@@ -127,12 +136,13 @@ def hsetnx(client: Client, argv: list[bytes]) -> int:
 
 def _store_field(client: Client, key: bytes, h: Hash | None, field: bytes, text: bytes) -> None:
     """Store one field (HSETNX, HINCRBY, HINCRBYFLOAT), creating the hash when ``h`` is None,
-    with the length and size checks Redis makes there."""
+    with the length and size checks Redis makes there. A field's TTL survives (the
+    increments keep it; HSETNX only writes new fields)."""
     if h is None:
-        h = _create(client, key)
-    max_entries, max_value = _limits(client)
+        h = create_hash(client, key)
+    max_entries, max_value = listpack_limits(client)
     h.fit_lengths([field, text], max_value)
-    h.set(field, text)
+    h.set(field, text, keep_ttl=True)
     h.fit_size(max_entries)
     client.db.signal_modified(key)
 
@@ -141,7 +151,7 @@ def _store_field(client: Client, key: bytes, h: Hash | None, field: bytes, text:
 def hincrby(client: Client, argv: list[bytes]) -> int:
     key, field = argv[1], argv[2]
     increment = int_arg(argv[3])
-    h = _hash(client, key)
+    h = lookup_hash(client, key)
     current = h.fields.get(field) if h is not None else None
     if current is None:
         value = 0
@@ -165,7 +175,7 @@ def hincrbyfloat(client: Client, argv: list[bytes]) -> bytes:
         raise CommandError(errors.NOT_FLOAT)
     if abs(increment) >= longdouble.INF:
         raise CommandError(INCREMENT_NAN_OR_INF)
-    h = _hash(client, key)
+    h = lookup_hash(client, key)
     current = h.fields.get(field) if h is not None else None
     if current is None:
         value = longdouble.ZERO
@@ -186,7 +196,7 @@ def hincrbyfloat(client: Client, argv: list[bytes]) -> bytes:
 @command("hdel")
 def hdel(client: Client, argv: list[bytes]) -> int:
     key = argv[1]
-    h = _hash(client, key)
+    h = lookup_hash(client, key)
     if h is None:
         return 0
     deleted = 0
@@ -208,13 +218,13 @@ def hdel(client: Client, argv: list[bytes]) -> int:
 
 @command("hget")
 def hget(client: Client, argv: list[bytes]) -> bytes | None:
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     return None if h is None else h.fields.get(argv[2])
 
 
 @command("hmget")
 def hmget(client: Client, argv: list[bytes]) -> list[bytes | None]:
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     if h is None:
         return [None] * (len(argv) - 2)
     get = h.fields.get
@@ -223,39 +233,39 @@ def hmget(client: Client, argv: list[bytes]) -> list[bytes | None]:
 
 @command("hexists")
 def hexists(client: Client, argv: list[bytes]) -> int:
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     return 1 if h is not None and argv[2] in h.fields else 0
 
 
 @command("hlen")
 def hlen(client: Client, argv: list[bytes]) -> int:
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     return 0 if h is None else len(h.fields)
 
 
 @command("hstrlen")
 def hstrlen(client: Client, argv: list[bytes]) -> int:
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     value = None if h is None else h.fields.get(argv[2])
     return 0 if value is None else len(value)
 
 
 @command("hgetall")
 def hgetall(client: Client, argv: list[bytes]) -> dict[bytes, bytes]:
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     # A copy: inside MULTI the reply is encoded after later commands of the transaction ran.
     return {} if h is None else dict(h.fields)
 
 
 @command("hkeys")
 def hkeys(client: Client, argv: list[bytes]) -> list[bytes]:
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     return [] if h is None else list(h.fields)
 
 
 @command("hvals")
 def hvals(client: Client, argv: list[bytes]) -> list[bytes]:
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     return [] if h is None else list(h.fields.values())
 
 
@@ -265,7 +275,7 @@ def hvals(client: Client, argv: list[bytes]) -> list[bytes]:
 @command("hrandfield")
 def hrandfield(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 2:
-        h = _hash_read(client, argv[1])
+        h = read_hash(client, argv[1])
         return None if h is None else h.random_field()
     wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
@@ -276,7 +286,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
     # Redis bounds the count so that twice it (fields and values) still fits a long.
     if withvalues and not -(INT64_MAX // 2) <= wanted <= INT64_MAX // 2:
         raise CommandError(WITHVALUES_COUNT_OUT_OF_RANGE)
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     if h is None or wanted == 0:
         return []
     count = abs(wanted)
@@ -299,7 +309,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
 @command("hscan")
 def hscan(client: Client, argv: list[bytes]) -> list[Any]:
     cursor = parse_scan_cursor(argv[2])
-    h = _hash_read(client, argv[1])
+    h = read_hash(client, argv[1])
     if h is None:
         return [b"0", []]  # Redis answers before it looks at the options
     count = 10

@@ -277,7 +277,7 @@ def _debug_object(client: Client, key: bytes) -> Any:
         raise CommandError(errors.NO_SUCH_KEY)
     encoding = _encoding(value)
     shared = encoding == "int" and 0 <= int(value) < 10000
-    length = len(value) if isinstance(value, bytes) else 0
+    length = len(value) if isinstance(value, (bytes, bytearray)) else 0
     serialized = (len(str(int(value))) if encoding == "int" else length + 1) if length else 1
     lru = (client.server.clock.time_ms() // 1000) & ((1 << 24) - 1)
     return Status(

@@ -6,7 +6,9 @@ keyspace call, one signal and return a constant or the stored bytes, with no cur
 Values are stored as the client sent them (``bytes``), except where Redis's encoding would
 not follow from the bytes (APPEND and SETRANGE leave ``raw``, INCRBYFLOAT never leaves
 ``int``): those store a marker subclass from :mod:`resplite.store.string_value`, so OBJECT
-ENCODING answers as Redis does. Integer commands parse with Redis's ``string2ll`` rules and
+ENCODING answers as Redis does. A string the bit commands made mutable
+(:class:`~resplite.store.string_value.MutableString`) is grown in place by APPEND and SETRANGE
+and copied into every reply. Integer commands parse with Redis's ``string2ll`` rules and
 refuse to overflow a signed 64-bit value; INCRBYFLOAT computes in 80-bit extended precision
 (:mod:`resplite.algorithms.longdouble`). String growth is bounded by ``proto-max-bulk-len``.
 
@@ -26,15 +28,31 @@ from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK
-from resplite.store.string_value import RawString, TextString
+from resplite.store.string_value import (
+    STRING_TYPES,
+    MutableString,
+    RawString,
+    TextString,
+    frozen,
+)
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
 
 
 def _string(value: Any) -> bytes | None:
-    """A looked-up value as a string, None when absent; WRONGTYPE for another type."""
+    """A looked-up value as immutable bytes (a copy of a mutable string), None when absent;
+    WRONGTYPE for another type."""
     if value is None or isinstance(value, bytes):
+        return value
+    if value.__class__ is MutableString:
+        return bytes(value)
+    raise CommandError(errors.WRONGTYPE)
+
+
+def _stored_string(value: Any) -> bytes | MutableString | None:
+    """A looked-up string as stored (no copy: for reads that take a part or a length)."""
+    if value is None or isinstance(value, STRING_TYPES):
         return value
     raise CommandError(errors.WRONGTYPE)
 
@@ -52,6 +70,8 @@ def get(client: Client, argv: list[bytes]) -> Any:
     value = client.db.read(argv[1], not client.no_touch)
     if value is None or value.__class__ is bytes or isinstance(value, bytes):
         return value
+    if value.__class__ is MutableString:
+        return bytes(value)
     raise CommandError(errors.WRONGTYPE)
 
 
@@ -218,7 +238,7 @@ def mget(client: Client, argv: list[bytes]) -> list[bytes | None]:
     out: list[bytes | None] = []
     for key in argv[1:]:
         value = lookup_read(client, key)
-        out.append(value if isinstance(value, bytes) else None)
+        out.append(frozen(value) if isinstance(value, STRING_TYPES) else None)
     return out
 
 
@@ -316,7 +336,7 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> bytes:
 @command("append")
 def append(client: Client, argv: list[bytes]) -> int:
     key, tail = argv[1], argv[2]
-    current = _string(lookup(client, key))
+    current = _stored_string(lookup(client, key))
     db = client.db
     if current is None:
         db.set(key, tail, looked_up=True)
@@ -325,21 +345,24 @@ def append(client: Client, argv: list[bytes]) -> int:
         length = len(current) + len(tail)
         if length > _max_len(client):
             raise CommandError(errors.STRING_TOO_LONG)
-        db.set(key, RawString(current + tail), keep_ttl=True, looked_up=True)
+        if isinstance(current, MutableString):
+            current.extend(tail)  # in place: the stored value grows
+        else:
+            db.set(key, RawString(current + tail), keep_ttl=True, looked_up=True)
     db.signal_modified(key)
     return length
 
 
 @command("strlen")
 def strlen(client: Client, argv: list[bytes]) -> int:
-    value = _string(lookup_read(client, argv[1]))
+    value = _stored_string(lookup_read(client, argv[1]))
     return 0 if value is None else len(value)
 
 
 def _range(client: Client, argv: list[bytes]) -> bytes:
     start = int_arg(argv[2])
     end = int_arg(argv[3])
-    value = _string(lookup_read(client, argv[1]))
+    value = _stored_string(lookup_read(client, argv[1]))
     if value is None:
         return b""
     n = len(value)
@@ -353,7 +376,7 @@ def _range(client: Client, argv: list[bytes]) -> bytes:
         end = n - 1
     if start > end or n == 0:
         return b""
-    return value[start : end + 1]
+    return frozen(value[start : end + 1])
 
 
 @command("getrange")
@@ -372,7 +395,7 @@ def setrange(client: Client, argv: list[bytes]) -> int:
     offset = int_arg(argv[2])
     if offset < 0:
         raise CommandError(errors.OFFSET_OUT_OF_RANGE)
-    current = _string(lookup(client, key))
+    current = _stored_string(lookup(client, key))
     db = client.db
     if current is None:
         if not piece:
@@ -386,6 +409,11 @@ def setrange(client: Client, argv: list[bytes]) -> int:
             return len(current)
         if offset + len(piece) > _max_len(client):
             raise CommandError(errors.STRING_TOO_LONG)
+        if isinstance(current, MutableString):
+            current.grow_zero(offset)
+            current[offset : offset + len(piece)] = piece  # in place
+            db.signal_modified(key)
+            return len(current)
         head = current[:offset]
         if len(head) < offset:
             head += bytes(offset - len(head))
@@ -402,12 +430,12 @@ def setrange(client: Client, argv: list[bytes]) -> int:
 def lcs(client: Client, argv: list[bytes]) -> Any:
     a = lookup_read(client, argv[1])
     b = lookup_read(client, argv[2])
-    if (a is not None and not isinstance(a, bytes)) or (
-        b is not None and not isinstance(b, bytes)
+    if (a is not None and not isinstance(a, STRING_TYPES)) or (
+        b is not None and not isinstance(b, STRING_TYPES)
     ):
         raise CommandError(errors.LCS_NOT_STRINGS)
-    a = a or b""
-    b = b or b""
+    a = frozen(a) if a is not None else b""
+    b = frozen(b) if b is not None else b""
     want_len = want_idx = with_len = False
     min_len = 0
     i, n = 3, len(argv)

@@ -180,6 +180,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("stream-node-max-bytes", 4096, parse_memory, format_memory),
         Directive("hash-max-listpack-entries", 512, int_parser(0, _LONG_MAX)),
         Directive("hash-max-listpack-value", 64, parse_memory, format_memory),
+        Directive("hll-sparse-max-bytes", 3000, parse_memory, format_memory),
         Directive("hz", 10, clamped_int_parser(0, _INT_MAX, 1, 500)),
         Directive(
             "loglevel", "notice", enum_parser("debug", "verbose", "notice", "warning", "nothing")

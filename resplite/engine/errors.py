@@ -301,3 +301,50 @@ def invalid_expire(fullname: str) -> str:
 def unsupported_expire_option(option: bytes) -> str:
     return f"ERR Unsupported option {_c_text(option)}"
 INT32_OUT_OF_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"
+
+# -- bitmaps, BITFIELD, HyperLogLog --------------------------------------------------------------
+
+BIT_OFFSET = "ERR bit offset is not an integer or out of range"
+BIT_VALUE = "ERR bit is not an integer or out of range"
+BIT_ARGUMENT = "ERR The bit argument must be 1 or 0."
+BITOP_NOT_ONE_KEY = "ERR BITOP NOT must be called with a single source key."
+BITFIELD_TYPE = (
+    "ERR Invalid bitfield type. Use something like i16 u8. "
+    "Note that u64 is not supported but i64 is."
+)
+BITFIELD_OVERFLOW = "ERR Invalid OVERFLOW type specified"
+BITFIELD_RO_GET_ONLY = "ERR BITFIELD_RO only supports the GET subcommand"
+HLL_WRONGTYPE = "WRONGTYPE Key is not a valid HyperLogLog string value."
+HLL_CORRUPT = "INVALIDOBJ Corrupted HLL object detected"
+HLL_NO_KEY = "ERR The specified key does not exist"
+HLL_NOT_SPARSE = "ERR HLL encoding is not sparse"
+
+
+def pfdebug_unknown(sub: bytes) -> str:
+    return f"ERR Unknown PFDEBUG subcommand '{_c_text(sub)}'"
+
+
+def pfdebug_arity(sub: bytes) -> str:
+    return f"ERR Wrong number of arguments for the '{_c_text(sub)}' subcommand"
+
+
+def bitop_needs_two_keys(op: str) -> str:
+    """Redis 8.2: DIFF, DIFF1 and ANDOR take a first key and at least one more."""
+    return f"ERR BITOP {op.upper()} must be called with at least two source keys."
+
+
+# -- hash field expiry (Redis 7.4 and 8.0) -------------------------------------------------------
+
+HFE_NEGATIVE_TIME = "ERR invalid expire time, must be >= 0"
+HFE_FIELDS_MISSING = "ERR Mandatory argument FIELDS is missing or not at the right position"
+HFE_NUMFIELDS_MISMATCH = "ERR The `numfields` parameter must match the number of arguments"
+HFE_NUMFIELDS_NOT_POSITIVE = "ERR Number of fields must be a positive integer"
+HFE_NUMFIELDS_NOT_POSITIVE_HEXPIRE = "ERR Parameter `numFields` should be greater than 0"
+HSETEX_NUMFIELDS = "ERR invalid number of fields"
+HSETEX_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+HSETEX_MISSING_TIME = "ERR missing expire time"
+HSETEX_ONE_CONDITION = "ERR Only one of FXX or FNX arguments can be specified"
+
+
+def unknown_argument(arg: bytes) -> str:
+    return f"ERR unknown argument: {_c_text(arg)}"

@@ -308,7 +308,7 @@ def _stats(state: ServerState) -> Lines:
         ("sync_partial_ok", 0),
         ("sync_partial_err", 0),
         ("expired_keys", expired),
-        ("expired_subkeys", 0),
+        ("expired_subkeys", sum(db.expired_fields for db in state.keyspace.dbs)),
         ("expired_stale_perc", "0.00"),
         ("expired_time_cap_reached_count", 0),
         ("expire_cycle_cpu_milliseconds", 0),
@@ -432,7 +432,7 @@ def _keyspace(state: ServerState) -> Lines:
         lines.append((
             f"db{db.index}",
             f"keys={len(db.data)},expires={len(db.expires)},"
-            f"avg_ttl={_avg_ttl(db.expires, now)},subexpiry=0",
+            f"avg_ttl={_avg_ttl(db.expires, now)},subexpiry={db.hashes_with_ttls()}",
         ))
     return lines
 

@@ -67,13 +67,14 @@ def on_clock_jump(state: ServerState) -> None:
 
 
 def expire_due(state: ServerState) -> int:
-    """Delete every key whose time has passed (unless active expiry is switched off)."""
+    """Delete every key and hash field whose time has passed (unless active expiry is
+    switched off)."""
     if not state.config["active-expire-enabled"]:
         return 0
     deleted = 0
     budget = 10_000
     for db in state.keyspace.dbs:
-        while db.expires:
+        while db.has_timers:
             n = db.active_expire(budget)
             deleted += n
             if n < budget:

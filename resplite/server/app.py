@@ -191,7 +191,7 @@ class Server:
         state.keyspace.cron()
         if self.config["active-expire-enabled"]:
             for db in state.keyspace.dbs:
-                if db.expires:
+                if db.has_timers:
                     db.active_expire()
         state.blocking.check_timeouts()
         timeout = self.config["timeout"]

@@ -18,12 +18,24 @@ HSCAN that needs it and kept up to date by :meth:`Hash.set` (new fields are queu
 next merge); a cursor is a position in hash order, so it stays valid whatever is written
 between two calls, and every field present for the whole iteration is returned.
 
+Field expiry (Redis 7.4): ``ttls`` maps a field to its absolute expiry in Unix ms; a field
+without an entry has no TTL. A min-heap of ``(time, field)`` finds the next field due in
+O(log n); entries made stale by a later TTL, a PERSIST, an overwrite or a delete are skipped
+when met (``ttls`` is the truth), and the heap is rebuilt when stale entries dominate. A
+field whose time has come is removed by :meth:`Hash.expire_due`, which the commands call on
+every lookup of the hash and the keyspace's active cycle calls on the hashes it tracks.
+Writing a field with :meth:`Hash.set` clears its TTL (HSET), unless ``keep_ttl`` (HINCRBY,
+HSETEX KEEPTTL). Once a listpack hash has been given a TTL it reports ``listpackex`` for
+good, as Redis converts it and never back.
+
 Invariants: a hash stored in the keyspace is never empty (commands delete the key when its
-last field goes); keys and values are ``bytes``; ``scan_index`` is None while listpack.
+last field goes); keys and values are ``bytes``; ``scan_index`` is None while listpack;
+every field in ``ttls`` is in ``fields``; ``ttls`` is None until a TTL is first set.
 """
 
 from __future__ import annotations
 
+import heapq
 import random
 import sys
 from itertools import islice
@@ -40,7 +52,7 @@ _SLOT_BYTES = 24
 class Hash:
     """A Redis hash."""
 
-    __slots__ = ("fields", "listpack", "scan_index")
+    __slots__ = ("_ttl_heap", "ex", "fields", "listpack", "scan_index", "ttls")
 
     type_name: Final = "hash"  # TYPE
 
@@ -48,6 +60,9 @@ class Hash:
         self.fields: dict[bytes, bytes] = {}
         self.listpack = True
         self.scan_index: ScanIndex | None = None
+        self.ttls: dict[bytes, int] | None = None
+        self.ex = False  # a listpack that has had a field TTL: "listpackex"
+        self._ttl_heap: list[tuple[int, bytes]] = []
 
     def __len__(self) -> int:
         return len(self.fields)
@@ -58,7 +73,9 @@ class Hash:
     @property
     def encoding(self) -> str:
         """OBJECT ENCODING's answer."""
-        return "listpack" if self.listpack else "hashtable"
+        if self.listpack:
+            return "listpackex" if self.ex else "listpack"
+        return "hashtable"
 
     # -- encoding -------------------------------------------------------------------------
 
@@ -85,11 +102,14 @@ class Hash:
     def get(self, field: bytes) -> bytes | None:
         return self.fields.get(field)
 
-    def set(self, field: bytes, value: bytes) -> bool:
-        """Store ``value`` under ``field``; returns whether the field is new."""
+    def set(self, field: bytes, value: bytes, keep_ttl: bool = False) -> bool:
+        """Store ``value`` under ``field``; returns whether the field is new. The field's
+        TTL is cleared unless ``keep_ttl``."""
         fields = self.fields
         new = field not in fields
         fields[field] = value
+        if self.ttls and not keep_ttl:
+            self.ttls.pop(field, None)
         if new:
             index = self.scan_index
             if index is not None:
@@ -100,7 +120,71 @@ class Hash:
 
     def delete(self, field: bytes) -> bool:
         """Remove ``field``; returns whether it was there. The scan index drops it lazily."""
+        if self.ttls:
+            self.ttls.pop(field, None)
         return self.fields.pop(field, None) is not None
+
+    # -- field expiry ---------------------------------------------------------------------
+
+    def ttl_of(self, field: bytes) -> int | None:
+        """The absolute expiry (Unix ms) of ``field``, None when it has none."""
+        return self.ttls.get(field) if self.ttls else None
+
+    def set_ttl(self, field: bytes, when_ms: int) -> None:
+        """Give an existing ``field`` an expiry time (the hash becomes ``listpackex``)."""
+        if self.ttls is None:
+            self.ttls = {}
+        self.ttls[field] = when_ms
+        self.ex = True
+        heap = self._ttl_heap
+        heapq.heappush(heap, (when_ms, field))
+        if len(heap) > 2 * len(self.ttls) + 64:
+            self._ttl_heap = [(w, f) for f, w in self.ttls.items()]
+            heapq.heapify(self._ttl_heap)
+
+    def mark_ex(self) -> None:
+        """Become ``listpackex`` (Redis converts a listpack before setting any TTL)."""
+        self.ex = True
+
+    def persist(self, field: bytes) -> bool:
+        """Remove the TTL of ``field``; returns whether it had one."""
+        ttls = self.ttls
+        return ttls is not None and ttls.pop(field, None) is not None
+
+    def next_expiry(self) -> int | None:
+        """The earliest field expiry, or None when no field has a TTL."""
+        ttls = self.ttls
+        if not ttls:
+            return None
+        heap = self._ttl_heap
+        while heap:
+            when, field = heap[0]
+            if ttls.get(field) == when:
+                return when
+            heapq.heappop(heap)
+        return None
+
+    def expire_due(self, now_ms: int, inclusive: bool = False) -> list[bytes]:
+        """Remove the fields whose time has passed and return them.
+
+        A field is due when its time is before ``now_ms`` (Redis's lazy check), or at it as
+        well when ``inclusive`` (Redis's active cycle).
+        """
+        ttls = self.ttls
+        if not ttls:
+            return []
+        heap = self._ttl_heap
+        gone: list[bytes] = []
+        while heap:
+            when, field = heap[0]
+            if when > now_ms or (when == now_ms and not inclusive):
+                break
+            heapq.heappop(heap)
+            if ttls.get(field) == when:
+                del ttls[field]
+                del self.fields[field]
+                gone.append(field)
+        return gone
 
     # -- whole-value operations -----------------------------------------------------------
 
@@ -109,6 +193,11 @@ class Hash:
         twin = Hash()
         twin.fields = dict(self.fields)
         twin.listpack = self.listpack
+        twin.ex = self.ex
+        if self.ttls:
+            twin.ttls = dict(self.ttls)
+            twin._ttl_heap = [(w, f) for f, w in self.ttls.items()]
+            heapq.heapify(twin._ttl_heap)
         return twin
 
     def memory_usage(self) -> int:

@@ -19,6 +19,13 @@ Invariants:
   :meth:`Database.signal_modified`, which calls the hook the server installs. Commands call it
   themselves, after the change, as Redis's ``signalModifiedKey`` is called.
 
+Hash field expiry (Redis 7.4): a hash whose fields have TTLs is tracked in a second min-heap
+of ``(time, key)``, its earliest field expiry, filled by :meth:`Database.track_fields` (the
+hash commands call it after setting a TTL; :meth:`Database.put` calls it for a hash moved by
+RENAME, MOVE or COPY). Entries are hints: the active cycle asks the hash found under the key
+(if it still is a hash) to drop its due fields, deletes the key when that empties it, and
+tracks it again at its next expiry. ``expired_fields`` counts the fields so removed.
+
 Access tracking (OBJECT IDLETIME / FREQ) follows Redis's 24-bit per-object field: under an
 LRU or non-LFU policy it holds the LRU clock (Unix seconds, 24 bits) of the last access; under
 an LFU policy it holds the minute of the last decrement (16 bits) and a logarithmic access
@@ -35,6 +42,7 @@ from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any, Protocol
 
+from resplite.store.hash import Hash
 from resplite.store.scanindex import ScanIndex
 
 
@@ -60,10 +68,12 @@ class Database:
 
     __slots__ = (
         "_expiry_heap",
+        "_field_heap",
         "_slow_writes",
         "access",
         "clock",
         "data",
+        "expired_fields",
         "expired_keys",
         "expires",
         "hits",
@@ -90,6 +100,8 @@ class Database:
         self.hits = 0
         self.misses = 0
         self._expiry_heap: list[tuple[int, bytes]] = []
+        self._field_heap: list[tuple[int, bytes]] = []
+        self.expired_fields = 0
         self.scan_index: ScanIndex | None = None
         self.lfu = False
         self.lfu_log_factor = 10
@@ -242,6 +254,8 @@ class Database:
             self.access[key] = access
         if when_ms is not None:
             self.set_expire(key, when_ms)
+        if value.__class__ is Hash:
+            self.track_fields(key, value)
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         self.expires[key] = when_ms
@@ -263,6 +277,7 @@ class Database:
         self.expires.clear()
         self.access.clear()
         self._expiry_heap.clear()
+        self._field_heap.clear()
         self.drop_scan_index()
         return keys
 
@@ -372,19 +387,85 @@ class Database:
                 return key
         return None
 
+    # -- hash field expiry ----------------------------------------------------------------
+
+    @property
+    def has_timers(self) -> bool:
+        """Whether anything may expire: a key with a TTL or a tracked hash field."""
+        return bool(self.expires or self._field_heap)
+
+    def track_fields(self, key: bytes, value: Hash) -> None:
+        """Have the active cycle visit ``key`` when the first of its fields is due."""
+        when = value.next_expiry()
+        if when is not None:
+            heapq.heappush(self._field_heap, (when, key))
+
+    def expire_fields(self, key: bytes, value: Hash) -> list[bytes]:
+        """Lazy field expiry at a lookup of the hash at ``key``: drop the fields that are
+        past their time (deleting the key if none is left) and signal when any went."""
+        gone = value.expire_due(self.clock.time_ms())
+        if gone:
+            self.expired_fields += len(gone)
+            if not value.fields:
+                self.delete(key)
+            self.signal_modified(key)
+        return gone
+
+    def hashes_with_ttls(self) -> int:
+        """How many hashes have fields with a TTL (INFO keyspace's ``subexpiry``)."""
+        seen = {key for _, key in self._field_heap}
+        data = self.data
+        return sum(
+            1 for key in seen
+            if (v := data.get(key)).__class__ is Hash and v.next_expiry() is not None
+        )
+
+    def _active_expire_fields(self, budget: int) -> int:
+        heap = self._field_heap
+        now = self.clock.time_ms()
+        done = 0
+        while heap and heap[0][0] <= now and done < budget:
+            _, key = heapq.heappop(heap)
+            value = self.data.get(key)
+            if value.__class__ is not Hash or self.is_expired(key):
+                continue
+            gone = value.expire_due(now, inclusive=True)
+            if gone:
+                done += len(gone)
+                self.expired_fields += len(gone)
+                if not value.fields:
+                    self.delete(key)
+                self.signal_modified(key)
+            if value.fields:
+                self.track_fields(key, value)
+        if len(heap) > 4 * len(self.data) + 64:
+            self._rebuild_field_heap()
+        return done
+
+    def _rebuild_field_heap(self) -> None:
+        heap: list[tuple[int, bytes]] = []
+        for key, value in self.data.items():
+            if value.__class__ is Hash:
+                when = value.next_expiry()
+                if when is not None:
+                    heap.append((when, key))
+        heapq.heapify(heap)
+        self._field_heap = heap
+
     def active_expire(self, budget: int = 200) -> int:
-        """Delete up to ``budget`` keys whose time has passed; returns how many were deleted.
+        """Delete up to ``budget`` keys whose time has passed, after the hash fields whose
+        time has passed (see the module docstring); returns how many keys and fields went.
 
         A min-heap of (time, key) finds the due keys in O(log n) each. Entries made stale by
         a later EXPIRE, PERSIST or delete are skipped when popped (the dict is the truth),
         and the heap is rebuilt when stale entries outnumber live ones.
         """
+        deleted = self._active_expire_fields(budget) if self._field_heap else 0
         heap = self._expiry_heap
         if not heap:
-            return 0
+            return deleted
         now = self.clock.time_ms()
         expires = self.expires
-        deleted = 0
         while heap and heap[0][0] <= now and deleted < budget:
             when, key = heapq.heappop(heap)
             if expires.get(key) == when:
@@ -441,6 +522,7 @@ class Keyspace:
         da.expires, db.expires = db.expires, da.expires
         da.access, db.access = db.access, da.access
         da._expiry_heap, db._expiry_heap = db._expiry_heap, da._expiry_heap
+        da._field_heap, db._field_heap = db._field_heap, da._field_heap
         da.scan_index, db.scan_index = db.scan_index, da.scan_index
         da._update_slow_writes()
         db._update_slow_writes()

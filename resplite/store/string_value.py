@@ -15,10 +15,21 @@ the marker subclasses below (empty ``__slots__``: no memory beyond a plain ``byt
 * :class:`PrivateInt`: a small integer copied by COPY into an object of its own, so it is
   ``int`` with a reference count of 1.
 
-Every string is an instance of ``bytes``: test strings with ``isinstance(value, bytes)``.
+A string that is changed in place (SETBIT, BITFIELD, PFADD and the other HyperLogLog
+writers, and APPEND / SETRANGE once it is one) is a :class:`MutableString`: a ``bytearray``
+the store owns, so that flipping a bit costs O(1) rather than a copy of the whole value.
+Redis's bit commands "unshare" the value they write (``dbUnshareStringValue``), which always
+leaves ``raw``; that is what the class reports. A mutable string is never handed out: a
+reply carries a copy (:func:`frozen`), since a pipelined or queued reply may be encoded after
+a later command changed the value.
+
+A stored string is therefore an instance of ``bytes`` or of :class:`MutableString`: test
+with ``isinstance(value, STRING_TYPES)`` (or :func:`is_string`).
 """
 
 from __future__ import annotations
+
+from typing import Any, Final
 
 SHARED_REFCOUNT = 2147483647  # how Redis reports the refcount of its shared objects
 SHARED_INTEGERS = 10000
@@ -43,6 +54,52 @@ class PrivateInt(bytes):
     """An integer-encoded string in an object of its own (reference count 1)."""
 
     __slots__ = ()
+
+
+class MutableString(bytearray):
+    """A string value changed in place; always ``raw`` (see the module docstring).
+
+    Invariants: only the store's owner of the key mutates it, and only while it is stored;
+    its length never exceeds ``proto-max-bulk-len`` (the commands check before growing).
+    """
+
+    __slots__ = ()
+
+    type_name: Final = "string"  # TYPE
+    encoding: Final = "raw"  # OBJECT ENCODING
+
+    def copy(self) -> MutableString:
+        """An independent copy (COPY)."""
+        return MutableString(self)
+
+    def grow_zero(self, size: int) -> bool:
+        """Zero-fill up to ``size`` bytes (Redis's ``sdsgrowzero``); returns whether it grew."""
+        missing = size - len(self)
+        if missing <= 0:
+            return False
+        self.extend(bytes(missing))
+        return True
+
+
+STRING_TYPES: Final = (bytes, MutableString)
+
+
+def is_string(value: Any) -> bool:
+    """Whether a stored value is a string (either representation)."""
+    return isinstance(value, STRING_TYPES)
+
+
+def frozen(value: bytes | bytearray) -> bytes:
+    """The value as immutable ``bytes`` for a reply: itself, or a copy of a mutable string."""
+    return value if isinstance(value, bytes) else bytes(value)
+
+
+def mutable(value: bytes | bytearray) -> MutableString:
+    """The in-place representation of a stored string: itself if already mutable, else a copy
+    that the caller stores back in place of ``value`` (what Redis's unsharing does)."""
+    if isinstance(value, MutableString):
+        return value
+    return MutableString(value)
 
 
 def as_long(value: bytes) -> int | None:

@@ -42,6 +42,14 @@ NOT_IN_REFERENCE = {
     "client|no-touch": "added in Redis 7.2",
     "xdelex": "added in Redis 8.2",
     "xackdel": "added in Redis 8.2",
+    **{
+        n: "hash field expiry, added in Redis 7.4"
+        for n in ("hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",
+                  "hexpiretime", "hpexpiretime", "hpersist")
+    },
+    "hgetdel": "added in Redis 8.0",
+    "hgetex": "added in Redis 8.0",
+    "hsetex": "added in Redis 8.0",
     **{n: "resplite's own command" for n in ALL_NAMES if n.startswith("resplite.")},
 }
 # Commands whose COMMAND INFO is 7.0's but whose argument tree (COMMAND DOCS) is newer Redis's.
@@ -51,6 +59,7 @@ NEWER_ARGUMENTS = {
     "xreadgroup": "Redis 8.4 adds CLAIM min-idle-time (7.2 also renamed group_consumer)",
     "client|kill": "Redis 7.4 adds MAXAGE (7.2 also renamed client-type, addr, laddr, skipme)",
     "hscan": "Redis 7.4 adds NOVALUES",
+    "bitop": "Redis 8.2 makes the operation a token and adds DIFF, DIFF1, ANDOR, ONE",
 }
 SHARED_NAMES = [n for n in ALL_NAMES if n not in NOT_IN_REFERENCE]
 SHARED_TOP_LEVEL = [n for n in TOP_LEVEL if n not in NOT_IN_REFERENCE]

@@ -113,3 +113,34 @@ def test_random_helpers() -> None:
 
 def test_memory_usage_grows_with_contents() -> None:
     assert _hash(100).memory_usage() > _hash(10).memory_usage() > Hash().memory_usage() > 0
+
+
+def test_field_ttls_expire_in_time_order_and_stale_entries_are_skipped() -> None:
+    h = _hash(4)
+    h.set_ttl(b"f0", 300)
+    h.set_ttl(b"f1", 100)
+    h.set_ttl(b"f2", 200)
+    h.set_ttl(b"f1", 400)  # a later TTL makes the first entry stale
+    assert h.encoding == "listpackex"
+    assert h.next_expiry() == 200
+    assert h.expire_due(200) == []  # lazy: strictly before now
+    assert h.expire_due(200, inclusive=True) == [b"f2"]
+    assert h.persist(b"f0") and not h.persist(b"f0")
+    assert h.next_expiry() == 400
+    h.set(b"f1", b"new")  # an overwrite clears the TTL
+    assert h.next_expiry() is None and h.ttl_of(b"f1") is None
+    h.set_ttl(b"f3", 50)
+    h.set(b"f3", b"kept", keep_ttl=True)
+    assert h.expire_due(51) == [b"f3"]
+    assert b"f3" not in h.fields and h.ttls == {}
+    assert h.encoding == "listpackex"
+
+
+def test_copy_keeps_field_ttls_independently() -> None:
+    h = _hash(2)
+    h.set_ttl(b"f0", 10)
+    twin = h.copy()
+    assert twin.ttl_of(b"f0") == 10 and twin.encoding == "listpackex"
+    twin.persist(b"f0")
+    assert h.ttl_of(b"f0") == 10
+    assert h.expire_due(11) == [b"f0"] and twin.expire_due(11) == []

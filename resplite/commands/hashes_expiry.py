@@ -1,0 +1,377 @@
+"""Hash field expiry: HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT, HTTL, HPTTL, HEXPIRETIME,
+HPEXPIRETIME, HPERSIST (Redis 7.4) and HGETDEL, HGETEX, HSETEX (Redis 8.0).
+
+Field TTLs live on the :class:`~resplite.store.hash.Hash` (absolute Unix ms, on the injected
+clock). They expire lazily, at every lookup of the hash
+(:func:`~resplite.commands.hashes.lookup_hash`), and actively: a command that sets a TTL has
+the database track the hash (:meth:`~resplite.store.keyspace.Database.track_fields`), so the
+active cycle and every clock jump (RESPLITE.CLOCK ADVANCE) drop the fields that are due.
+A hash whose last field expires is deleted.
+
+Replies follow Redis 8: per field, HEXPIRE answers -2 (no such field), 0 (the NX / XX / GT
+/ LT condition was not met), 1 (set) or 2 (deleted, the time being now or past); HTTL and
+friends -2, -1 (no TTL) or the time (seconds round up, as Redis's do); HPERSIST -2, -1 or 1.
+Setting a TTL on a listpack turns it ``listpackex`` for good, whether or not a field
+matched, as Redis converts before looking at the fields.
+
+Checks come in Redis's order: the key's type first (these commands look the key up before
+parsing), then the time, the condition, ``FIELDS``, ``numfields`` and its agreement with
+the number of arguments. HSETEX parses every argument before it looks the key up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from resplite.algorithms.numbers import parse_int
+from resplite.commands.args import int_arg
+from resplite.commands.hashes import create_hash, listpack_limits, lookup_hash, read_hash
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
+
+if TYPE_CHECKING:
+    from resplite.engine.client import Client
+    from resplite.store.hash import Hash
+
+# Redis's bound on field expiry times: the 48-bit expiry field, divided by four.
+HFE_MAX_ABS_TIME_MS = ((1 << 48) - 1) >> 2
+_LONG_MAX = (1 << 63) - 1
+_INT_MAX = (1 << 31) - 1
+
+NO_FIELD, NO_CONDITION, SET, DELETED = -2, 0, 1, 2
+NO_TTL = -1
+
+
+def _word(arg: bytes) -> bytes:
+    """An option as ``strcasecmp`` sees it: up to the first NUL, lower case."""
+    return arg.split(b"\0", 1)[0].lower()
+
+
+def _expire_time(client: Client, arg: bytes, seconds: bool, relative: bool, name: str) -> int:
+    """An expiry argument as Redis's ``parseExpireTime`` reads it, as absolute ms."""
+    value = int_arg(arg)
+    if value < 0:
+        raise CommandError(errors.HFE_NEGATIVE_TIME)
+    if seconds:
+        if value > HFE_MAX_ABS_TIME_MS // 1000:
+            raise CommandError(errors.invalid_expire(name))
+        value *= 1000
+    base = client.server.clock.time_ms() if relative else 0
+    if value > HFE_MAX_ABS_TIME_MS - base:
+        raise CommandError(errors.invalid_expire(name))
+    return value + base
+
+
+def _fields(argv: list[bytes], at: int, count_error: str) -> list[bytes]:
+    """The fields of ``FIELDS numfields field ...`` where ``argv[at]`` is ``FIELDS``."""
+    if at >= len(argv) or _word(argv[at]) != b"fields":
+        raise CommandError(errors.HFE_FIELDS_MISSING)
+    if at + 1 >= len(argv):
+        raise CommandError(errors.wrong_arity(argv[0].decode("latin-1").lower()))
+    count = parse_int(argv[at + 1])
+    if count is None or count < 1:
+        raise CommandError(count_error)
+    if count != len(argv) - at - 2:
+        raise CommandError(errors.HFE_NUMFIELDS_MISMATCH)
+    return argv[at + 2 :]
+
+
+def _finish(client: Client, key: bytes, h: Hash, changed: bool) -> None:
+    """After fields changed: delete an emptied key, track the TTLs left, signal."""
+    db = client.db
+    if not h.fields:
+        db.delete(key)
+    else:
+        db.track_fields(key, h)
+    if changed:
+        db.signal_modified(key)
+
+
+# -- HEXPIRE family -------------------------------------------------------------------------------
+
+_CONDITIONS = {b"nx", b"xx", b"gt", b"lt"}
+
+
+def _set_ttls(h: Hash, fields: list[bytes], when: int, condition: bytes, now: int) -> list[int]:
+    """Redis's ``hashTypeSetEx`` for each field: -2, 0, 1 or 2 (see the module docstring)."""
+    results: list[int] = []
+    for field in fields:
+        if field not in h.fields:
+            results.append(NO_FIELD)
+            continue
+        previous = h.ttl_of(field)
+        if previous is None:
+            # A field without a TTL never expires: XX and GT fail, LT passes.
+            if condition in (b"xx", b"gt"):
+                results.append(NO_CONDITION)
+                continue
+        elif (
+            condition == b"nx"
+            or (condition == b"gt" and previous >= when)
+            or (condition == b"lt" and previous <= when)
+        ):
+            results.append(NO_CONDITION)
+            continue
+        if when <= now:
+            h.delete(field)
+            results.append(DELETED)
+        else:
+            h.set_ttl(field, when)
+            results.append(SET)
+    return results
+
+
+def _hexpire(client: Client, argv: list[bytes], seconds: bool, relative: bool) -> list[int]:
+    name = argv[0].decode("latin-1").lower()
+    key = argv[1]
+    h = lookup_hash(client, key)
+    when = _expire_time(client, argv[2], seconds, relative, name)
+    condition = _word(argv[3])
+    at = 4 if condition in _CONDITIONS else 3
+    if condition not in _CONDITIONS:
+        condition = b""
+    fields = _fields(argv, at, errors.HFE_NUMFIELDS_NOT_POSITIVE_HEXPIRE)
+    if h is None:
+        return [NO_FIELD] * len(fields)
+    h.mark_ex()
+    now = client.server.clock.time_ms()
+    results = _set_ttls(h, fields, when, condition, now)
+    changed = any(r in (SET, DELETED) for r in results)
+    client.db.expired_fields += results.count(DELETED)
+    _finish(client, key, h, changed)
+    return results
+
+
+@command("hexpire")
+def hexpire(client: Client, argv: list[bytes]) -> list[int]:
+    return _hexpire(client, argv, seconds=True, relative=True)
+
+
+@command("hpexpire")
+def hpexpire(client: Client, argv: list[bytes]) -> list[int]:
+    return _hexpire(client, argv, seconds=False, relative=True)
+
+
+@command("hexpireat")
+def hexpireat(client: Client, argv: list[bytes]) -> list[int]:
+    return _hexpire(client, argv, seconds=True, relative=False)
+
+
+@command("hpexpireat")
+def hpexpireat(client: Client, argv: list[bytes]) -> list[int]:
+    return _hexpire(client, argv, seconds=False, relative=False)
+
+
+# -- HTTL family ----------------------------------------------------------------------------------
+
+
+def _httl(client: Client, argv: list[bytes], seconds: bool, relative: bool) -> list[int]:
+    h = read_hash(client, argv[1])
+    fields = _fields(argv, 2, errors.HFE_NUMFIELDS_NOT_POSITIVE)
+    if h is None:
+        return [NO_FIELD] * len(fields)
+    now = client.server.clock.time_ms()
+    base = now if relative else 0
+    results: list[int] = []
+    for field in fields:
+        if field not in h.fields:
+            results.append(NO_FIELD)
+            continue
+        when = h.ttl_of(field)
+        if when is None:
+            results.append(NO_TTL)
+        elif when < now or (when == now and h.listpack):
+            # Due but not yet removed (a listpack counts its last millisecond as gone).
+            results.append(NO_FIELD)
+        elif seconds:
+            results.append((when + 999 - base) // 1000)
+        else:
+            results.append(when - base)
+    return results
+
+
+@command("httl")
+def httl(client: Client, argv: list[bytes]) -> list[int]:
+    return _httl(client, argv, seconds=True, relative=True)
+
+
+@command("hpttl")
+def hpttl(client: Client, argv: list[bytes]) -> list[int]:
+    return _httl(client, argv, seconds=False, relative=True)
+
+
+@command("hexpiretime")
+def hexpiretime(client: Client, argv: list[bytes]) -> list[int]:
+    return _httl(client, argv, seconds=True, relative=False)
+
+
+@command("hpexpiretime")
+def hpexpiretime(client: Client, argv: list[bytes]) -> list[int]:
+    return _httl(client, argv, seconds=False, relative=False)
+
+
+@command("hpersist")
+def hpersist(client: Client, argv: list[bytes]) -> list[int]:
+    key = argv[1]
+    h = lookup_hash(client, key)
+    fields = _fields(argv, 2, errors.HFE_NUMFIELDS_NOT_POSITIVE)
+    if h is None:
+        return [NO_FIELD] * len(fields)
+    results: list[int] = []
+    for field in fields:
+        if field not in h.fields:
+            results.append(NO_FIELD)
+        else:
+            results.append(SET if h.persist(field) else NO_TTL)
+    if SET in results:
+        client.db.signal_modified(key)
+    return results
+
+
+# -- Redis 8.0: HGETDEL, HGETEX, HSETEX -----------------------------------------------------------
+
+
+@command("hgetdel")
+def hgetdel(client: Client, argv: list[bytes]) -> list[bytes | None]:
+    key = argv[1]
+    h = lookup_hash(client, key)
+    fields = _fields(argv, 2, errors.HFE_NUMFIELDS_NOT_POSITIVE)
+    if h is None:
+        return [None] * len(fields)
+    values: list[bytes | None] = []
+    for field in fields:
+        value = h.fields.get(field)
+        values.append(value)
+        if value is not None:
+            h.delete(field)
+    _finish(client, key, h, any(v is not None for v in values))
+    return values
+
+
+_HGETEX_UNITS = {b"ex": (True, True), b"px": (False, True), b"exat": (True, False),
+                 b"pxat": (False, False)}
+
+
+@command("hgetex")
+def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
+    key = argv[1]
+    h = lookup_hash(client, key)
+    option = _word(argv[2])
+    when: int | None = None
+    persist = option == b"persist"
+    at = 2
+    if option in _HGETEX_UNITS:
+        seconds, relative = _HGETEX_UNITS[option]
+        when = _expire_time(client, argv[3], seconds, relative, "hgetex")
+        at = 4
+    elif persist:
+        at = 3
+    fields = _fields(argv, at, errors.HFE_NUMFIELDS_NOT_POSITIVE)
+    if h is None:
+        return [None] * len(fields)
+    if when is not None or persist:
+        h.mark_ex()
+    now = client.server.clock.time_ms()
+    values: list[bytes | None] = []
+    changed = False
+    for field in fields:
+        value = h.fields.get(field)
+        values.append(value)
+        if value is None:
+            continue
+        if persist:
+            h.persist(field)
+            changed = True  # Redis counts every field found, with a TTL or not
+        elif when is not None:
+            changed = True
+            if when <= now:
+                h.delete(field)
+            else:
+                h.set_ttl(field, when)
+    _finish(client, key, h, changed)
+    return values
+
+
+_HSETEX_TIMES = {b"ex": (True, True), b"px": (False, True), b"exat": (True, False),
+                 b"pxat": (False, False)}
+
+
+@command("hsetex")
+def hsetex(client: Client, argv: list[bytes]) -> int:
+    argc = len(argv)
+    when: int | None = None
+    keep_ttl = False
+    fnx = fxx = False
+    first = -1
+    i = 2
+    while i < argc:
+        word = _word(argv[i])
+        if word == b"fields":
+            if i >= argc - 3:
+                raise CommandError(errors.wrong_arity("hsetex"))
+            count = parse_int(argv[i + 1])
+            if count is None or not 1 <= count <= _INT_MAX:
+                raise CommandError(errors.HSETEX_NUMFIELDS)
+            remaining = argc - i - 2
+            if remaining % 2 or count != remaining // 2:
+                raise CommandError(errors.wrong_arity("hsetex"))
+            first = i + 2
+            break
+        if word in _HSETEX_TIMES or word == b"keepttl":
+            if when is not None or keep_ttl:
+                raise CommandError(errors.HSETEX_ONE_EXPIRY)
+            if word == b"keepttl":
+                keep_ttl = True
+            else:
+                if i >= argc - 1:
+                    raise CommandError(errors.HSETEX_MISSING_TIME)
+                seconds, relative = _HSETEX_TIMES[word]
+                i += 1
+                when = _expire_time(client, argv[i], seconds, relative, "hsetex")
+        elif word in (b"fxx", b"fnx"):
+            if fnx or fxx:
+                raise CommandError(errors.HSETEX_ONE_CONDITION)
+            fxx, fnx = word == b"fxx", word == b"fnx"
+        else:
+            raise CommandError(errors.unknown_argument(argv[i]))
+        i += 1
+    if first < 0:
+        raise CommandError(errors.wrong_arity("hsetex"))
+
+    key = argv[1]
+    h = lookup_hash(client, key)
+    if h is None:
+        if fxx:
+            return 0
+        h = create_hash(client, key)
+    pairs = argv[first:]
+    fields = pairs[::2]
+    if fnx or fxx:
+        present = h.fields
+        ok = (all(f in present for f in fields) if fxx
+              else not any(f in present for f in fields))
+        if not ok:
+            if not h.fields:
+                client.db.delete(key)
+            return 0
+    max_entries, max_value = listpack_limits(client)
+    if h.listpack:
+        if len(fields) > max_entries:
+            h.convert()
+        else:
+            h.fit_lengths(pairs, max_value)
+    if when is not None:
+        h.mark_ex()
+    now = client.server.clock.time_ms()
+    for j in range(0, len(pairs), 2):
+        field = pairs[j]
+        h.set(field, pairs[j + 1], keep_ttl=keep_ttl or when is not None)
+        if when is not None:
+            if when <= now:
+                h.delete(field)
+            else:
+                h.set_ttl(field, when)
+    h.fit_size(max_entries)
+    _finish(client, key, h, True)
+    return 1
