@@ -63,6 +63,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "client": (
         "id", "setname", "getname", "setinfo", "info", "list", "kill", "unblock", "no-evict",
         "no-touch", "pause", "unpause", "reply", "trackinginfo", "getredir", "help",
+        "tracking", "caching",
     ),
     # server
     "info": (),
@@ -201,6 +202,17 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "xgroup": ("create", "setid", "destroy", "createconsumer", "delconsumer", "help"),
     "xinfo": ("stream", "groups", "consumers", "help"),
     "xsetid": (),
+    # pub/sub
+    "subscribe": (),
+    "unsubscribe": (),
+    "psubscribe": (),
+    "punsubscribe": (),
+    "ssubscribe": (),
+    "sunsubscribe": (),
+    "publish": (),
+    "spublish": (),
+    "pubsub": ("channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"),
+    "monitor": (),
 }
 
 # Spec files (by stem) whose facts do not come from the reference server, and why.

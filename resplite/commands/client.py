@@ -8,9 +8,13 @@ CLIENT LIST / INFO print Redis 7.4's fields in Redis's order (7.0's set plus ``w
 ``lib-name`` and ``lib-ver``). Fields about Redis's buffers are reported from what a Python
 connection has: ``argv-mem`` is the size of the arguments of the command in flight,
 ``multi-mem`` of the queued ones, ``omem`` the bytes waiting in the transport's write
-buffer; the query-buffer fields (``qbuf``, ``qbuf-free``, ``rbs``, ``rbp``) are 0 because
-unparsed input is not kept per client in a buffer of Redis's kind. Ages come from the
-server's clock. Every connection is of type ``normal``.
+buffer and in the client's outbox of pushes; the query-buffer fields (``qbuf``,
+``qbuf-free``, ``rbs``, ``rbp``) are 0 because unparsed input is not kept per client in a
+buffer of Redis's kind. Ages come from the server's clock. A connection with a subscription is
+of type ``pubsub`` (flag ``P``), every other one ``normal`` (a MONITOR too, flag ``O``).
+
+CLIENT TRACKING, CACHING, GETREDIR and TRACKINGINFO drive client-side caching
+(:mod:`resplite.engine.tracking`), with Redis's option rules and error texts.
 
 Subcommands whose exact argument count Redis checks itself (PAUSE and UNBLOCK take one
 optional word) answer Redis's generic "unknown subcommand or wrong number of arguments"
@@ -29,7 +33,7 @@ from resplite.engine import errors
 from resplite.engine.client import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
-from resplite.protocol.replies import OK, ErrorReply, Verbatim
+from resplite.protocol.replies import OK, ErrorReply, OrderedSet, Verbatim
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -99,6 +103,13 @@ _HELP = help_reply("CLIENT", [
         "End the blocking command of client <clientid>: as a timeout (the default),",
         "or with an UNBLOCKED error.",
     ]),
+    ("TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", [
+        "     [OPTIN] [OPTOUT] [NOLOOP]",
+        "Turn client-side caching invalidations for this connection on or off.",
+    ]),
+    ("CACHING (YES|NO)", [
+        "Track (OPTIN mode) or do not track (OPTOUT mode) the keys of the next command.",
+    ]),
     ("TRACKINGINFO", ["Describe the client-side caching state of this connection."]),
     ("NO-EVICT (ON|OFF)", ["Spare this connection, or not, when clients are evicted."]),
     ("NO-TOUCH (ON|OFF)", [
@@ -113,16 +124,26 @@ def _client_type(name: bytes) -> str | None:
 
 
 def _type_of(client: Client) -> str:
-    return "normal"
+    # Redis's getClientType: a MONITOR client is listed as normal.
+    return "pubsub" if client.pubsub else "normal"
 
 
 def _flags(client: Client) -> str:
     """Redis's one-letter flags, in Redis's order (``N`` when none applies)."""
-    flags = ""
+    flags = "O" if client.monitor else ""
+    if client.pubsub:
+        flags += "P"
     if client.multi is not None:
         flags += "x"
     if client.blocked is not None:
         flags += "b"
+    tracking = client.tracking
+    if tracking is not None:
+        flags += "t"
+        if tracking.broken_redirect:
+            flags += "R"
+        if tracking.bcast:
+            flags += "B"
     if client.watch_dirty:
         flags += "d"
     if client.close_after_reply:
@@ -144,21 +165,23 @@ def _argv_size(argv: list[bytes]) -> int:
 def client_info_line(client: Client, current_argv: list[bytes] | None = None) -> bytes:
     """One CLIENT LIST line (without its newline) describing ``client``."""
     now = client.server.clock.monotonic_ms()
-    omem = client.conn.output_buffer_size() if client.conn is not None else 0
     argv_mem = _argv_size(current_argv) if current_argv is not None else 0
     multi = client.multi
     multi_mem = sum(_argv_size(args) for _, args in multi) if multi else 0
-    tot_mem = 1024 + argv_mem + multi_mem + omem
+    omem, tot_mem = client.memory_usage(argv_mem)
+    tracking = client.tracking
     line = (
         f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} "
         f"name={client.name.decode('utf-8', 'surrogateescape')} "
         f"age={max(now - client.created_ms, 0) // 1000} "
         f"idle={max(now - client.last_interaction_ms, 0) // 1000} "
-        f"flags={_flags(client)} db={client.db_index} sub=0 psub=0 ssub=0 "
+        f"flags={_flags(client)} db={client.db_index} sub={len(client.channels)} "
+        f"psub={len(client.patterns)} ssub={len(client.shard_channels)} "
         f"multi={len(multi) if multi is not None else -1} watch={len(client.watched)} "
         f"qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 "
         f"obl=0 oll=0 omem={omem} tot-mem={tot_mem} events={'rw' if omem else 'r'} "
-        f"cmd={client.last_command} user={client.user} redir=-1 resp={client.resp} "
+        f"cmd={client.last_command} user={client.user} "
+        f"redir={tracking.redirect if tracking is not None else -1} resp={client.resp} "
         f"lib-name={client.lib_name.decode('utf-8', 'surrogateescape')} "
         f"lib-ver={client.lib_ver.decode('utf-8', 'surrogateescape')}"
     )
@@ -272,14 +295,128 @@ def client_reply(client: Client, argv: list[bytes]) -> Any:
     return OK
 
 
+@command("client|tracking")
+def client_tracking(client: Client, argv: list[bytes]) -> Any:
+    redirect = 0
+    bcast = optin = optout = noloop = False
+    prefixes: list[bytes] = []
+    j = 3
+    n = len(argv)
+    while j < n:
+        opt = argv[j].lower()
+        more = n - 1 - j
+        if opt == b"redirect" and more:
+            j += 1
+            if redirect != 0:
+                raise CommandError("ERR A client can only redirect to a single other client")
+            target = parse_int(argv[j])
+            if target is None:
+                raise CommandError(errors.NOT_INTEGER)
+            if target not in client.server.clients:
+                raise CommandError("ERR The client ID you want redirect to does not exist")
+            redirect = target
+        elif opt == b"bcast":
+            bcast = True
+        elif opt == b"optin":
+            optin = True
+        elif opt == b"optout":
+            optout = True
+        elif opt == b"noloop":
+            noloop = True
+        elif opt == b"prefix" and more:
+            j += 1
+            prefixes.append(argv[j])
+        else:
+            raise CommandError(errors.SYNTAX)
+        j += 1
+    mode = argv[2].lower()
+    tracking = client.server.tracking
+    if mode == b"on":
+        state = client.tracking
+        if not bcast and prefixes:
+            raise CommandError("ERR PREFIX option requires BCAST mode to be enabled")
+        if state is not None and state.bcast != bcast:
+            raise CommandError(
+                "ERR You can't switch BCAST mode on/off before disabling tracking for this "
+                "client, and then re-enabling it with a different mode."
+            )
+        if bcast and (optin or optout):
+            raise CommandError("ERR OPTIN and OPTOUT are not compatible with BCAST")
+        if optin and optout:
+            raise CommandError("ERR You can't specify both OPTIN mode and OPTOUT mode")
+        if state is not None and ((optin and state.optout) or (optout and state.optin)):
+            raise CommandError(
+                "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this "
+                "client, and then re-enabling it with a different mode."
+            )
+        if bcast:
+            tracking.check_prefixes(client, prefixes)
+        client.server.tracking_used = True
+        tracking.enable(client, redirect, bcast=bcast, optin=optin, optout=optout,
+                        noloop=noloop, prefixes=prefixes)
+    elif mode == b"off":
+        tracking.disable(client)
+    else:
+        raise CommandError(errors.SYNTAX)
+    return OK
+
+
+@command("client|caching")
+def client_caching(client: Client, argv: list[bytes]) -> Any:
+    state = client.tracking
+    if state is None:
+        raise CommandError(
+            "ERR CLIENT CACHING can be called only when the client is in tracking mode with "
+            "OPTIN or OPTOUT mode enabled"
+        )
+    opt = argv[2].lower()
+    if opt == b"yes":
+        if not state.optin:
+            raise CommandError(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
+            )
+    elif opt == b"no":
+        if not state.optout:
+            raise CommandError(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
+            )
+    else:
+        raise CommandError(errors.SYNTAX)
+    state.caching = True
+    return OK
+
+
 @command("client|trackinginfo")
 def client_trackinginfo(client: Client, argv: list[bytes]) -> Any:
-    return {b"flags": {b"off"}, b"redirect": -1, b"prefixes": []}
+    state = client.tracking
+    if state is None:
+        return {b"flags": OrderedSet((b"off",)), b"redirect": -1, b"prefixes": []}
+    flags = [b"on"]
+    if state.bcast:
+        flags.append(b"bcast")
+    if state.optin:
+        flags.append(b"optin")
+        if state.caching:
+            flags.append(b"caching-yes")
+    if state.optout:
+        flags.append(b"optout")
+        if state.caching:
+            flags.append(b"caching-no")
+    if state.noloop:
+        flags.append(b"noloop")
+    if state.broken_redirect:
+        flags.append(b"broken_redirect")
+    return {
+        b"flags": OrderedSet(flags),
+        b"redirect": state.redirect,
+        b"prefixes": sorted(state.prefixes),
+    }
 
 
 @command("client|getredir")
 def client_getredir(client: Client, argv: list[bytes]) -> Any:
-    return -1
+    state = client.tracking
+    return state.redirect if state is not None else -1
 
 
 def _timeout_end_ms(client: Client, arg: bytes) -> int:

@@ -40,6 +40,9 @@ def ping(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 2:
         # The spec's arity is -1; Redis itself refuses more than one message.
         raise CommandError(errors.wrong_arity("ping"))
+    if client.pubsub and client.resp == 2:
+        # In the RESP2 subscribed context the answer has a message's shape.
+        return [b"pong", argv[1] if len(argv) == 2 else b""]
     return argv[1] if len(argv) == 2 else PONG
 
 
@@ -119,6 +122,7 @@ def hello(client: Client, argv: list[bytes]) -> Any:
             raise CommandError(_BAD_CLIENT_NAME)
         client.name = name
     client.resp = protover
+    client.update_gated()
     return {
         b"server": b"redis",
         b"version": REDIS_VERSION.encode(),
@@ -155,6 +159,14 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     server.unwatch_all(client)
     client.select(0)
     client.resp = 2
+    # Out of tracking, Pub/Sub (no unsubscribe messages) and MONITOR, as Redis's RESET.
+    server.tracking.disable(client)
+    server.pubsub.forget(client)
+    client.pubsub = False
+    if client.monitor:
+        client.monitor = False
+        server.monitors.pop(client, None)
+    client.update_gated()
     client.name = b""
     client.no_evict = False
     client.no_touch = False

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from resplite.engine.blocking import BlockedState
+    from resplite.engine.tracking import TrackingState
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
     from resplite.store.keyspace import Database
@@ -24,13 +25,24 @@ REPLY_SKIP = 2
 REPLY_SKIP_NEXT = 3
 
 
+# What tot-mem counts for a connection's own structures, whatever it holds.
+CLIENT_OVERHEAD = 1024
+
+
 class ClientConnection(Protocol):
     """What a client needs from its transport (the shell's connection provides it)."""
 
     def deliver(self, reply: Any) -> None:
         """Send a reply that is due outside the request's own turn (a blocked client's)."""
 
+    def send(self, data: bytes) -> None:
+        """Write bytes already encoded for this client: its push messages (Pub/Sub,
+        invalidations, MONITOR lines), one call per batch."""
+
     def close(self) -> None: ...
+
+    def abort(self) -> None:
+        """Close at once, dropping what is unsent (a client past its output buffer limit)."""
 
     def resume(self) -> None:
         """Run requests that arrived while the client was blocked or held."""
@@ -42,7 +54,8 @@ class ClientConnection(Protocol):
         """Apply a new ``proto-max-bulk-len`` to the requests still to be read."""
 
     def output_buffer_size(self) -> int:
-        """Bytes of replies written but not yet taken by the peer (CLIENT LIST omem)."""
+        """Bytes of replies written but not yet taken by the peer (CLIENT LIST omem, and
+        what ``client-output-buffer-limit`` is checked against)."""
 
 
 class Client:
@@ -50,6 +63,7 @@ class Client:
         "addr",
         "authenticated",
         "blocked",
+        "channels",
         "close_after_reply",
         "conn",
         "created_ms",
@@ -57,6 +71,7 @@ class Client:
         "db_index",
         "executing_multi",
         "fd",
+        "gated",
         "id",
         "laddr",
         "last_command",
@@ -65,13 +80,20 @@ class Client:
         "lib_ver",
         "local",
         "multi",
+        "monitor",
         "multi_dirty",
         "name",
         "no_evict",
         "no_touch",
+        "obuf_soft_since",
+        "outbox",
+        "patterns",
+        "pubsub",
         "reply_mode",
         "resp",
         "server",
+        "shard_channels",
+        "tracking",
         "user",
         "watch_dirty",
         "watched",
@@ -120,6 +142,23 @@ class Client:
         self.no_evict = False
         self.no_touch = False
         self.reply_mode = REPLY_ON
+        # Push messages (Pub/Sub, invalidations, MONITOR lines) encoded for this client and
+        # not yet handed to its connection: written after the reply of the command running
+        # now, or with the next batch (see ServerState.push).
+        self.outbox: list[bytes] = []
+        # Subscriptions, in the order they were made (dicts as ordered sets).
+        self.channels: dict[bytes, None] = {}
+        self.patterns: dict[bytes, None] = {}
+        self.shard_channels: dict[bytes, None] = {}
+        # Redis's CLIENT_PUBSUB: set by a subscription, cleared when the last one goes.
+        self.pubsub = False
+        self.monitor = False
+        # The dispatcher's fast path is not for this client: it is in RESP2 Pub/Sub mode or
+        # a MONITOR (only some commands may run), or it tracks keys (reads are remembered).
+        self.gated = False
+        self.tracking: TrackingState | None = None
+        # Clock ms since which the output has stayed over the soft limit (0: it has not).
+        self.obuf_soft_since = 0
 
     def reply_wanted(self) -> bool:
         """Whether the reply now due is sent, stepping the CLIENT REPLY mode (not ON)."""
@@ -138,6 +177,36 @@ class Client:
     def select(self, index: int) -> None:
         self.db_index = index
         self.db = self.server.keyspace[index]
+
+    def update_gated(self) -> None:
+        """Recompute :attr:`gated` after a change of Pub/Sub mode, protocol, MONITOR or
+        tracking."""
+        self.gated = self.monitor or (self.pubsub and self.resp == 2) or (
+            self.tracking is not None
+        )
+
+    @property
+    def subscription_count(self) -> int:
+        """Channels plus patterns (what (P)SUBSCRIBE replies count; shard ones apart)."""
+        return len(self.channels) + len(self.patterns)
+
+    def output_memory(self) -> int:
+        """Redis's ``omem``: reply bytes not yet taken by the peer (the transport's unsent
+        data and the pushes still in the outbox)."""
+        conn = self.conn
+        unsent = conn.output_buffer_size() if conn is not None else 0
+        return unsent + sum(len(chunk) for chunk in self.outbox)
+
+    def memory_usage(self, argv_mem: int = 0) -> tuple[int, int]:
+        """(``omem``, ``tot-mem``) as CLIENT LIST and INFO report them.
+
+        ``tot-mem`` counts a fixed overhead for the connection's own structures, the command
+        in flight (``argv_mem``), the queued MULTI commands and the output.
+        """
+        omem = self.output_memory()
+        multi = self.multi
+        multi_mem = sum(sum(len(a) for a in args) for _, args in multi) if multi else 0
+        return omem, CLIENT_OVERHEAD + argv_mem + multi_mem + omem
 
     @property
     def in_multi(self) -> bool:

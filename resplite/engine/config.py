@@ -12,11 +12,14 @@ booleans, memory sizes with ``k``/``kb``/``mb``/``gb`` suffixes, integers with b
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from resplite.engine import notify
 
 
 class ConfigError(Exception):
@@ -132,6 +135,77 @@ def parse_bind(text: str) -> tuple[str, ...]:
     return addrs
 
 
+# client-output-buffer-limit: Redis's client classes for output buffer limits, in CONFIG GET's order.
+LIMIT_CLASSES = ("normal", "slave", "pubsub")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_CLASS_NAMES = {"normal": "normal", "slave": "slave", "replica": "slave", "pubsub": "pubsub"}
+
+
+@dataclass(frozen=True, slots=True)
+class BufferLimit:
+    hard: int
+    soft: int
+    soft_seconds: int
+
+
+Limits = dict[str, BufferLimit]
+
+DEFAULT_LIMITS: Limits = {
+    "normal": BufferLimit(0, 0, 0),
+    "slave": BufferLimit(256 * 1024 * 1024, 64 * 1024 * 1024, 60),
+    "pubsub": BufferLimit(32 * 1024 * 1024, 8 * 1024 * 1024, 60),
+}
+
+
+def _whole_int(text: str) -> int | None:
+    """C's strtoll with the whole word consumed: optional sign, then digits."""
+    return int(text) if _INTEGER.fullmatch(text) else None
+
+
+def parse_limits(text: str) -> Limits:
+    """Parse ``<class> <hard> <soft> <seconds> ...`` (client-output-buffer-limit).
+
+    Returns the classes named; the directive merges them into the current limits, so the
+    others keep theirs (:attr:`Directive.merge`). The whole text is refused on any error,
+    with Redis's messages.
+    """
+    words = text.split()
+    if len(words) % 4:
+        raise ConfigError("Wrong number of arguments in buffer limit configuration.")
+    result: Limits = {}
+    for i in range(0, len(words), 4):
+        cls = _CLASS_NAMES.get(words[i].lower())
+        if cls is None:
+            raise ConfigError("Invalid client class specified in buffer limit configuration.")
+        try:
+            hard = parse_memory(words[i + 1])
+            soft = parse_memory(words[i + 2])
+        except ConfigError:
+            hard = soft = -1
+        seconds = _whole_int(words[i + 3])
+        if hard < 0 or soft < 0 or seconds is None or seconds < 0:
+            raise ConfigError(
+                "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+            )
+        result[cls] = BufferLimit(hard, soft, seconds)
+    return result
+
+
+def format_limits(limits: Limits) -> str:
+    return " ".join(
+        f"{cls} {limits[cls].hard} {limits[cls].soft} {limits[cls].soft_seconds}"
+        for cls in LIMIT_CLASSES
+    )
+
+
+
+def _parse_notify(text: str) -> int:
+    try:
+        return notify.parse_flags(text)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Directive:
     name: str
@@ -140,6 +214,9 @@ class Directive:
     format: Formatter = str
     mutable: bool = True
     sensitive: bool = False
+    # The parsed value is a dict merged into the current one (client-output-buffer-limit
+    # names only the classes it changes).
+    merge: bool = False
 
 
 _INT_MAX = (1 << 31) - 1
@@ -198,7 +275,9 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("slowlog-log-slower-than", 10000, int_parser(-1, _LONG_MAX)),
         Directive("slowlog-max-len", 128, int_parser(0, _LONG_MAX)),
         Directive("latency-tracking", True, parse_bool, format_bool),
-        Directive("notify-keyspace-events", "", parse_string),
+        Directive("notify-keyspace-events", 0, _parse_notify, notify.format_flags),
+        Directive("client-output-buffer-limit", DEFAULT_LIMITS, parse_limits, format_limits,
+                  merge=True),
         Directive("busy-reply-threshold", 5000, int_parser(0, _LONG_MAX)),
         Directive("lua-time-limit", 5000, int_parser(0, _LONG_MAX)),
         Directive("replica-read-only", True, parse_bool, format_bool),
@@ -240,6 +319,8 @@ class Config:
         if not at_startup and not directive.mutable:
             raise ConfigError("can't set immutable config")
         value = directive.parse(text)
+        if directive.merge:
+            value = {**self.values[name], **value}
         self.values[name] = value
         if not at_startup:
             for hook in self.hooks.get(name, ()):

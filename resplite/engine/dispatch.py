@@ -6,11 +6,14 @@
    authentication as in Redis;
 4. authentication (``noauth`` commands pass before AUTH);
 5. ``denyoom`` under ``maxmemory`` (inside MULTI every queued command counts as one);
-6. CLIENT PAUSE: a command the pause covers is held back (before MULTI queueing, as Redis);
-7. MULTI: ``no-multi`` commands are refused, others are queued;
-8. the handler runs; a :class:`CommandError` becomes one error reply, and any other exception
+6. a RESP2 client in Pub/Sub mode may run only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET; a
+   MONITOR client may not touch the keyspace;
+7. CLIENT PAUSE: a command the pause covers is held back (before MULTI queueing, as Redis);
+8. MULTI: ``no-multi`` commands are refused, others are queued;
+9. the handler runs; a :class:`CommandError` becomes one error reply, and any other exception
    is logged with its traceback and answered with one error reply, never more. Commands at
-   least ``slowlog-log-slower-than`` long enter the slow log.
+   least ``slowlog-log-slower-than`` long enter the slow log. Then, as in Redis's ``call()``,
+   a tracking client's read keys are remembered and MONITOR clients are shown the command.
 
 A refusal inside MULTI marks the transaction so that EXEC answers EXECABORT, as Redis does.
 Per-command statistics (INFO commandstats / errorstats) are kept here.
@@ -36,6 +39,17 @@ log = logging.getLogger("resplite.dispatch")
 _now_ns = time.perf_counter_ns
 
 _NOT_IN_MULTI = "ERR Command not allowed inside a transaction"
+_SUBSCRIBED_CONTEXT = frozenset({
+    "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe",
+    "punsubscribe", "quit", "reset",
+})
+_SUBSCRIBED_ONLY = (
+    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET "
+    "are allowed in this context"
+)
+_REPLICA_KEYSPACE = "ERR Replica can't interact with the keyspace"
+# Commands MONITOR does not show (besides those flagged admin or skip_monitor).
+_NOT_MONITORED = frozenset({"admin", "skip_monitor"})
 _EXEMPT_FROM_OOM_IN_MULTI = frozenset({"exec", "discard", "quit", "reset"})
 # Commands Redis marks "protected", with the directive that allows them.
 _PROTECTED = {"debug": "enable-debug-command"}
@@ -101,7 +115,7 @@ class Dispatcher:
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
-        if server.pause.active or client.multi is not None:
+        if server.pause.active or client.multi is not None or client.gated or server.monitors:
             return self._gate(client, spec, argv)
         # Loaded as an attribute, then called: calling spec.handler(...) directly would take
         # CPython's unspecialised method-lookup path on every request.
@@ -151,7 +165,13 @@ class Dispatcher:
         return self._gate(client, spec, argv)
 
     def _gate(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
-        """The last gates (CLIENT PAUSE, MULTI queueing), then the call."""
+        """The last gates (subscribed context, CLIENT PAUSE, MULTI queueing), then the call."""
+        if client.gated:
+            if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
+                return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))
+            if client.monitor and (spec.is_write or "readonly" in spec.flags
+                                   or "may_replicate" in spec.flags):
+                return self._reject(client, spec, _REPLICA_KEYSPACE)
         pause = self.server.pause
         if pause.active and pause.covers(client, spec):
             return pause.hold(client, argv)
@@ -181,6 +201,15 @@ class Dispatcher:
         stats.ns += elapsed
         if elapsed >= self.slowlog.trigger_ns and "skip_slowlog" not in spec.flags:
             self.slowlog.record(client, argv, elapsed // 1000)
+        tracking = client.tracking
+        if tracking is not None:
+            if "readonly" in spec.flags:
+                server.tracking.remember(client, spec, argv)
+            # CLIENT CACHING lasts for one command (or the whole MULTI), then lapses.
+            if client.multi is None and not client.executing_multi and spec.container != "client":
+                tracking.caching = False
+        if server.monitors and not (spec.flags & _NOT_MONITORED):
+            server.feed_monitors(client, spec, argv)
         return reply
 
     def _failed(self, spec: CommandSpec, exc: Exception) -> ErrorReply:

@@ -1,8 +1,15 @@
 """State shared by every connection of one server: config, clock, keyspace, clients, stats.
 
-The keyspace's modification hook lands here: it invalidates WATCHes on the key and marks the
-key ready for blocked clients. Statistics that INFO reports (commandstats, errorstats,
-counters) are kept here too, updated by the dispatcher.
+The keyspace's modification hook lands here: it invalidates WATCHes on the key, marks the
+key ready for blocked clients and invalidates client-side caches. Statistics that INFO
+reports (commandstats, errorstats, counters) are kept here too, updated by the dispatcher.
+
+The push half of Redis hangs off this state too: the Pub/Sub registry (:attr:`pubsub`), the
+keyspace notifications command modules report through :meth:`ServerState.notify`, the
+client-side caching table (:attr:`tracking`), the MONITOR clients, and the per-client
+outboxes all of those write into (:attr:`output`). :attr:`current_client` is the client whose
+request is running (None in the cron and on timers): NOLOOP tracking and the keyspace-miss
+event need to know who caused a change.
 """
 
 from __future__ import annotations
@@ -10,16 +17,21 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from resplite.engine.blocking import BlockingManager
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
+from resplite.engine import notify
 from resplite.engine.dispatch import Dispatcher
 from resplite.engine.info import InfoState
+from resplite.engine.monitor import monitor_line, redact
+from resplite.engine.output import Output
 from resplite.engine.pause import ClientPause
+from resplite.engine.pubsub import PubSub
 from resplite.engine.scheduler import NO_TIMERS, Scheduler
 from resplite.engine.slowlog import SlowLog
+from resplite.engine.tracking import Tracking
 from resplite.store.keyspace import Keyspace
 
 if TYPE_CHECKING:
@@ -76,6 +88,19 @@ class ServerState:
         self.slowlog = SlowLog(config, self.clock)
         self.table = table
         self.clients: dict[int, Client] = {}
+        self.current_client: Client | None = None
+        self.output = Output(self.clock, config["client-output-buffer-limit"], scheduler)
+        config.on_change("client-output-buffer-limit", self._set_output_limits)
+        self.pubsub = PubSub(self.output)
+        self.tracking = Tracking(self.output, self.clients)
+        self.output.before_flush = self.tracking.broadcast
+        # Set once tracking is first enabled (Redis creates its table then): until that
+        # moment a write costs the tracking code nothing.
+        self.tracking_used = False
+        self.monitors: dict[Client, None] = {}
+        self.notify_flags = 0
+        self._set_notify_flags("notify-keyspace-events", config["notify-keyspace-events"])
+        config.on_change("notify-keyspace-events", self._set_notify_flags)
         self.next_client_id = 1
         # (db, key) -> clients watching it
         self.watched_keys: dict[tuple[int, bytes], set[Client]] = {}
@@ -112,6 +137,19 @@ class ServerState:
         config = self.config
         self.keyspace.configure_access(
             config["maxmemory-policy"], config["lfu-log-factor"], config["lfu-decay-time"]
+        )
+
+    def _set_output_limits(self, name: str, value: Any) -> None:
+        self.output.limits = value
+
+    def _set_notify_flags(self, name: str, value: int) -> None:
+        self.notify_flags = value
+        publishing = bool(value & (notify.KEYSPACE | notify.KEYEVENT))
+        wanted = value if publishing else 0
+        self.keyspace.set_hooks(
+            on_expired=self._on_expired if wanted & notify.EXPIRED else None,
+            on_new=self._on_new if wanted & notify.NEW else None,
+            on_miss=self._on_miss if wanted & notify.KEY_MISS else None,
         )
 
     def _set_max_bulk_len(self, name: str, value: int) -> None:
@@ -151,6 +189,60 @@ class ServerState:
         waiting = self.blocking.waiting
         if waiting and (db, key) in waiting:
             self.blocking.ready[(db, key)] = None
+        if self.tracking_used:
+            self.tracking.invalidate(key, self.current_client)
+
+    def _on_expired(self, db: int, key: bytes) -> None:
+        self.notify(notify.EXPIRED, b"expired", key, db)
+
+    def _on_new(self, db: int, key: bytes) -> None:
+        self.notify(notify.NEW, b"new", key, db)
+
+    def _on_miss(self, db: int, key: bytes) -> None:
+        # Only read lookups (Redis's lookupKeyRead) report a miss; writes' lookups do not.
+        self.notify(notify.KEY_MISS, b"keymiss", key, db)
+
+    # -- the push half: notifications, Pub/Sub, MONITOR -----------------------------------
+
+    def notify(self, cls: int, event: bytes, key: bytes, db: int) -> None:
+        """Report keyspace event ``event`` of class ``cls`` (see :mod:`resplite.engine.notify`).
+
+        The one call command modules make after a change, with Redis's event name; it
+        publishes on the keyspace and keyevent channels the configuration enables.
+        """
+        flags = self.notify_flags
+        if not flags & cls:
+            return
+        if flags & notify.KEYSPACE:
+            self.pubsub.publish(notify.keyspace_channel(db, key), event)
+        if flags & notify.KEYEVENT:
+            self.pubsub.publish(notify.keyevent_channel(db, event), key)
+
+    def evict(self, db: int, key: bytes) -> bool:
+        """Delete ``key`` as an eviction under ``maxmemory`` would: the ``evicted`` event,
+        then the modification (WATCH, blocked clients, caches). Whether the key existed."""
+        database = self.keyspace[db]
+        if not database.delete(key):
+            return False
+        self.notify(notify.EVICTED, b"evicted", key, db)
+        database.signal_modified(key)
+        return True
+
+    def feed_monitors(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> None:
+        """Show a command that ran to every MONITOR client (Redis's replicationFeedMonitors)."""
+        if client.local and self.unix_socket and client.laddr.startswith(self.unix_socket):
+            peer = "unix:" + self.unix_socket
+        else:
+            peer = client.addr
+        line = monitor_line(self.clock.time_us(), client.db_index, peer,
+                            redact(spec.fullname, argv))
+        push = self.output.push
+        for monitor in self.monitors:
+            push(monitor, line)
+
+    def push(self, client: Client, data: bytes) -> None:
+        """Queue bytes encoded for ``client`` (see :mod:`resplite.engine.output`)."""
+        self.output.push(client, data)
 
     def signal_flush(self, db: int | None, swapped_with: int | None = None) -> None:
         """Call just before a database (all of them when ``db`` is None) is emptied, or is
@@ -176,6 +268,8 @@ class ServerState:
                     client.watch_dirty = True
         for index in targets:
             self.blocking.signal_db(index)
+        if swapped_with is None and self.tracking_used:
+            self.tracking.invalidate_all()
 
     # -- clients --------------------------------------------------------------------------
 
@@ -211,6 +305,12 @@ class ServerState:
     def forget_client(self, client: Client) -> None:
         self.blocking.unblock(client)
         self.unwatch_all(client)
+        self.pubsub.forget(client)
+        self.tracking.forget(client)
+        self.monitors.pop(client, None)
+        self.output.forget(client)
+        if self.current_client is client:
+            self.current_client = None
         self.clients.pop(client.id, None)
 
     # -- statistics -----------------------------------------------------------------------

@@ -21,6 +21,7 @@ from resplite.protocol.replies import (
     ErrorReply,
     OrderedSet,
     Push,
+    Pushes,
     Raw,
     Status,
     Verbatim,
@@ -109,6 +110,11 @@ def _push(out: list[bytes], value: Push, resp: int) -> None:
         _EMITTERS.get(item.__class__, _fallback)(out, item, resp)
 
 
+def _pushes(out: list[bytes], value: Pushes, resp: int) -> None:
+    for item in value:
+        _push(out, item, resp)
+
+
 _STATUS_CACHE: dict[str, bytes] = {}
 
 
@@ -172,6 +178,7 @@ _EMITTERS: dict[type, _Emit] = {
     frozenset: _set,
     OrderedSet: _set,
     Push: _push,
+    Pushes: _pushes,
     ErrorReply: _error,
     type(NULL_ARRAY): _null_array,
     Verbatim: _verbatim,

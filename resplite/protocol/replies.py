@@ -21,6 +21,7 @@ Python value              RESP3                  RESP2
 :class:`Verbatim`         verbatim ``=``         bulk string (the text only)
 :class:`BigNumber`        big number ``(``       bulk string
 :class:`Push`             push ``>``             array
+:class:`Pushes`           pushes, back to back   arrays, back to back
 :class:`Raw`              pre-encoded bytes, sent as they are in both versions
 ========================  =====================  ==========================================
 
@@ -95,6 +96,13 @@ class OrderedSet(tuple[Any, ...]):
 
 class Push(list[Any]):
     """An out-of-band push message (``>``); RESP2 sends it as an array."""
+
+    __slots__ = ()
+
+
+class Pushes(tuple[Push, ...]):
+    """Push messages that together are one command's reply: what (P|S)(UN)SUBSCRIBE answer,
+    one message per channel. Like every push they are sent even while CLIENT REPLY is OFF."""
 
     __slots__ = ()
 

@@ -16,6 +16,12 @@ client is therefore bounded.
 
 A protocol error is answered once with ``-ERR Protocol error: ...`` and the connection closes
 after the replies already due are written; other clients are unaffected.
+
+Push messages for this client (Pub/Sub, invalidations, MONITOR lines) wait in its outbox
+(:mod:`resplite.engine.output`): the batch takes those queued before it first, and those a
+command caused right after that command's reply. Pushes to other clients are written once
+the batch is done, one write per client (``send``); a push goes out even while CLIENT REPLY
+is OFF, as in Redis.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from resplite.engine.client import REPLY_OFF, Client
 from resplite.protocol.encoder import EMITTERS, encode_into
 from resplite.protocol.errors import ProtocolError
 from resplite.protocol.reader import NEED_DATA, RequestReader
+from resplite.protocol.replies import Pushes
 
 if TYPE_CHECKING:
     from resplite.engine.dispatch import Dispatcher
@@ -141,7 +148,9 @@ class Connection(asyncio.Protocol):
         server = self.server
         blocking = server.blocking
         emitters = EMITTERS
-        out: list[bytes] = []
+        output = server.output
+        # Pushes queued for this client before the batch go before its replies.
+        out: list[bytes] = output.take(client) if client.outbox else []
         client.last_interaction_ms = server.clock.monotonic_ms()
         while not self.closing:
             try:
@@ -154,6 +163,7 @@ class Connection(asyncio.Protocol):
                 return
             if argv is NEED_DATA:
                 break
+            server.current_client = client
             reply = dispatcher.execute(client, argv)  # type: ignore[arg-type]
             cls = type(reply)
             if cls is BlockRequest:
@@ -161,12 +171,15 @@ class Connection(asyncio.Protocol):
                 if blocking.ready:
                     blocking.serve_ready()
                 break
-            if not client.reply_mode or client.reply_wanted():
+            if not client.reply_mode or client.reply_wanted() or cls is Pushes:
                 try:
                     emit = emitters[cls]
                 except KeyError:
                     emit = encode_into  # subclasses of the reply types
                 emit(out, reply, client.resp)
+            if client.outbox:
+                # What the command pushed to its own client follows its reply (Redis 7.2+).
+                out.extend(output.take(client))
             if blocking.ready:
                 self._flush(out)
                 blocking.serve_ready()
@@ -177,10 +190,13 @@ class Connection(asyncio.Protocol):
                 self._flush(out)
                 self.close()
                 return
+        server.current_client = None
         if out and not transport.is_closing():
             data = b"".join(out)
             server.net_output_bytes += len(data)
             transport.write(data)
+        if output.pending:
+            output.flush()
         if self.reading_paused and not self.writing_paused and client.blocked is None:
             self.reading_paused = False
             self.backlog = 0
@@ -200,7 +216,8 @@ class Connection(asyncio.Protocol):
         client = self.client
         if client is None or self.closing:
             return
-        out: list[bytes] = []
+        # Pushes queued before the reply was due go first.
+        out: list[bytes] = self.server.output.take(client) if client.outbox else []
         if client.reply_mode != REPLY_OFF:
             encode_into(out, reply, client.resp)
         self._flush(out)
@@ -212,6 +229,14 @@ class Connection(asyncio.Protocol):
 
     def set_max_bulk_len(self, limit: int) -> None:
         self.reader.max_bulk_len = limit
+
+    def send(self, data: bytes) -> None:
+        """Write bytes already encoded for this client (its pushes, one call per batch)."""
+        transport = self.transport
+        if self.closing or transport is None or transport.is_closing():
+            return
+        self.server.net_output_bytes += len(data)
+        transport.write(data)
 
     def output_buffer_size(self) -> int:
         transport = self.transport

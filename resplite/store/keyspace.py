@@ -26,6 +26,13 @@ RENAME, MOVE or COPY). Entries are hints: the active cycle asks the hash found u
 (if it still is a hash) to drop its due fields, deletes the key when that empties it, and
 tracks it again at its next expiry. ``expired_fields`` counts the fields so removed.
 
+Three more hooks serve keyspace notifications, each ``None`` (and free) unless the server
+wants the event: ``on_expired`` runs as an expired key is deleted (before ``on_modified``),
+``on_new`` as a key is added that was not there (Redis's ``dbAdd``), ``on_miss`` when a read
+lookup (:meth:`Database.read`) finds nothing. While ``on_expired`` or ``on_new`` is set,
+writes take the bookkeeping path (:meth:`Database._note_write`), where a key past its time is
+first deleted as expired, then created anew, as Redis's write lookup does.
+
 Access tracking (OBJECT IDLETIME / FREQ) follows Redis's 24-bit per-object field: under an
 LRU or non-LFU policy it holds the LRU clock (Unix seconds, 24 bits) of the last access; under
 an LFU policy it holds the minute of the last decrement (16 bits) and a logarithmic access
@@ -83,7 +90,10 @@ class Database:
         "lfu_log_factor",
         "lru_clock",
         "misses",
+        "on_expired",
+        "on_miss",
         "on_modified",
+        "on_new",
         "scan_index",
         "unix_s",
     )
@@ -95,6 +105,9 @@ class Database:
         self.expires: dict[bytes, int] = {}
         self.access: dict[bytes, int] = {}
         self.on_modified = on_modified
+        self.on_expired: ModifiedHook | None = None
+        self.on_new: ModifiedHook | None = None
+        self.on_miss: ModifiedHook | None = None
         self.expired_keys = 0
         # Read lookups that found a live value or none (INFO keyspace_hits / _misses).
         self.hits = 0
@@ -128,6 +141,9 @@ class Database:
         del self.expires[key]
         self.access.pop(key, None)
         self.expired_keys += 1
+        on_expired = self.on_expired
+        if on_expired is not None:
+            on_expired(self.index, key)
         self.on_modified(self.index, key)
 
     def get(self, key: bytes) -> Any:
@@ -146,11 +162,13 @@ class Database:
         """The live value of ``key`` for a command that reads it, or None: Redis's
         lookupKeyRead, counted in ``hits`` or ``misses``; an access unless ``touch`` is off."""
         if self.expires and self._expire_if_needed(key):
-            self.misses += 1
-            return None
-        value = self.data.get(key)
+            value = None
+        else:
+            value = self.data.get(key)
         if value is None:
             self.misses += 1
+            if self.on_miss is not None:
+                self.on_miss(self.index, key)
             return None
         self.hits += 1
         if touch:
@@ -193,7 +211,19 @@ class Database:
         command, so the write does not count as a second access (it matters under LFU).
         """
         if self._slow_writes:
+            on_new = self.on_new
+            if self.expires and (on_new is not None or self.on_expired is not None):
+                # As Redis's write lookup: a key past its time is deleted (and reported
+                # expired) before the write, which then creates it anew.
+                self._expire_if_needed(key)
+            new = on_new is not None and key not in self.data
             self._note_write(key, looked_up)
+            self.data[key] = value
+            if not keep_ttl and self.expires:
+                self.expires.pop(key, None)
+            if new and on_new is not None:
+                on_new(self.index, key)
+            return
         else:
             self.access[key] = self.lru_clock
         self.data[key] = value
@@ -207,6 +237,9 @@ class Database:
         else:
             self.access[key] = self.lru_clock
         self.data[key] = value
+        on_new = self.on_new
+        if on_new is not None:
+            on_new(self.index, key)
 
     def _note_write(self, key: bytes, looked_up: bool) -> None:
         """Bookkeeping of a write while a scan index exists or under an LFU policy."""
@@ -334,7 +367,12 @@ class Database:
         self.access[key] = (((self.unix_s // 60) & 0xFFFF) << 8) | counter
 
     def _update_slow_writes(self) -> None:
-        self._slow_writes = self.lfu or self.scan_index is not None
+        self._slow_writes = (
+            self.lfu
+            or self.scan_index is not None
+            or self.on_new is not None
+            or self.on_expired is not None
+        )
 
     # -- iteration and expiry -------------------------------------------------------------
 
@@ -491,6 +529,20 @@ class Keyspace:
 
     def __len__(self) -> int:
         return len(self.dbs)
+
+    def set_hooks(
+        self,
+        *,
+        on_expired: ModifiedHook | None,
+        on_new: ModifiedHook | None,
+        on_miss: ModifiedHook | None,
+    ) -> None:
+        """Install (or remove, with None) the notification hooks on every database."""
+        for db in self.dbs:
+            db.on_expired = on_expired
+            db.on_new = on_new
+            db.on_miss = on_miss
+            db._update_slow_writes()
 
     def tick(self) -> None:
         """Refresh every database's cached access clock (server cron and clock jumps)."""

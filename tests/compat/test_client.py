@@ -178,7 +178,7 @@ def test_client_subcommand_replies(pair, cmd):
 
 def test_client_help_shape(pair):
     ref, ours = pair.both("CLIENT", "HELP")
-    # CACHING and TRACKING are not implemented; SETINFO and NO-TOUCH came with Redis 7.2.
+    # SETINFO and NO-TOUCH came with Redis 7.2.
     assert_same_shape(ref, ours, ours_has=implemented("client"), newer={"SETINFO", "NO-TOUCH"})
 
 
