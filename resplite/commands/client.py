@@ -104,8 +104,8 @@ _HELP = help_reply("CLIENT", [
         "or with an UNBLOCKED error.",
     ]),
     ("TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]", [
-        "     [OPTIN] [OPTOUT] [NOLOOP]",
-        "Turn client-side caching invalidations for this connection on or off.",
+        "Turn client-side caching invalidations for this connection on or off; it also",
+        "takes [OPTIN] [OPTOUT] [NOLOOP].",
     ]),
     ("CACHING (YES|NO)", [
         "Track (OPTIN mode) or do not track (OPTOUT mode) the keys of the next command.",

@@ -26,6 +26,7 @@ from resplite.commands.args import INT64_MAX, INT64_MIN, parse_int
 from resplite.commands.helptext import help_reply
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Status
 from resplite.store import string_value
@@ -102,10 +103,12 @@ def _db_index(client: Client, arg: bytes) -> int:
 
 def _delete_keys(client: Client, argv: list[bytes]) -> int:
     db = client.db
+    notify = client.server.notify
     deleted = 0
     for key in argv[1:]:
         if db.delete(key):
             db.signal_modified(key)
+            notify(GENERIC, b"del", key, db.index)
             deleted += 1
     return deleted
 
@@ -245,6 +248,9 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
     db.put(dst, value, when, access)
     db.signal_modified(src)
     db.signal_modified(dst)
+    notify = client.server.notify
+    notify(GENERIC, b"rename_from", src, db.index)
+    notify(GENERIC, b"rename_to", dst, db.index)
     return 1 if nx else OK
 
 
@@ -293,6 +299,7 @@ def copy(client: Client, argv: list[bytes]) -> int:
         target.delete(dst)
     target.put(dst, _duplicate(value), when, None)
     target.signal_modified(dst)
+    client.server.notify(GENERIC, b"copy_to", dst, target.index)
     return 1
 
 
@@ -311,6 +318,9 @@ def move(client: Client, argv: list[bytes]) -> int:
     target.put(key, value, when, access)
     db.signal_modified(key)
     target.signal_modified(key)
+    notify = client.server.notify
+    notify(GENERIC, b"move_from", key, db.index)
+    notify(GENERIC, b"move_to", key, target.index)
     return 1
 
 
@@ -361,9 +371,12 @@ def _expire(client: Client, argv: list[bytes], seconds: bool, relative: bool) ->
             return 0
     if when <= now:
         db.delete(key)
+        event = b"del"
     else:
         db.set_expire(key, when)
+        event = b"expire"
     db.signal_modified(key)
+    client.server.notify(GENERIC, event, key, db.index)
     return 1
 
 
@@ -428,6 +441,7 @@ def persist(client: Client, argv: list[bytes]) -> int:
     db = client.db
     if db.persist(key):
         db.signal_modified(key)
+        client.server.notify(GENERIC, b"persist", key, db.index)
         return 1
     return 0
 

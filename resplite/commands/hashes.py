@@ -30,6 +30,7 @@ from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
 from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC, HASH
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK
 from resplite.store.glob import compile_matcher
@@ -109,7 +110,9 @@ def _set_pairs(client: Client, argv: list[bytes], fullname: str) -> int:
         if hset(argv[i], argv[i + 1]):
             created += 1
     h.fit_size(max_entries)
-    client.db.signal_modified(key)
+    db = client.db
+    db.signal_modified(key)
+    client.server.notify(HASH, b"hset", key, db.index)
     return created
 
 
@@ -130,21 +133,25 @@ def hsetnx(client: Client, argv: list[bytes]) -> int:
     h = lookup_hash(client, key)
     if h is not None and field in h.fields:
         return 0
-    _store_field(client, key, h, field, value)
+    _store_field(client, key, h, field, value, b"hset")
     return 1
 
 
-def _store_field(client: Client, key: bytes, h: Hash | None, field: bytes, text: bytes) -> None:
+def _store_field(
+    client: Client, key: bytes, h: Hash | None, field: bytes, text: bytes, event: bytes
+) -> None:
     """Store one field (HSETNX, HINCRBY, HINCRBYFLOAT), creating the hash when ``h`` is None,
-    with the length and size checks Redis makes there. A field's TTL survives (the
-    increments keep it; HSETNX only writes new fields)."""
+    with the length and size checks Redis makes there; ``event`` is the notification. A
+    field's TTL survives (the increments keep it; HSETNX only writes new fields)."""
     if h is None:
         h = create_hash(client, key)
     max_entries, max_value = listpack_limits(client)
     h.fit_lengths([field, text], max_value)
     h.set(field, text, keep_ttl=True)
     h.fit_size(max_entries)
-    client.db.signal_modified(key)
+    db = client.db
+    db.signal_modified(key)
+    client.server.notify(HASH, event, key, db.index)
 
 
 @command("hincrby")
@@ -163,7 +170,7 @@ def hincrby(client: Client, argv: list[bytes]) -> int:
     result = value + increment
     if result > INT64_MAX or result < INT64_MIN:
         raise CommandError(errors.OVERFLOW)
-    _store_field(client, key, h, field, b"%d" % result)
+    _store_field(client, key, h, field, b"%d" % result, b"hincrby")
     return result
 
 
@@ -189,7 +196,7 @@ def hincrbyfloat(client: Client, argv: list[bytes]) -> bytes:
     except longdouble.Overflow:
         raise CommandError(errors.INCR_NAN_OR_INF) from None
     text = longdouble.format_human(result)
-    _store_field(client, key, h, field, text)
+    _store_field(client, key, h, field, text, b"hincrbyfloat")
     return text
 
 
@@ -207,9 +214,13 @@ def hdel(client: Client, argv: list[bytes]) -> int:
                 break
     if deleted:
         db = client.db
-        if not h.fields:
+        gone = not h.fields
+        if gone:
             db.delete(key)
         db.signal_modified(key)
+        client.server.notify(HASH, b"hdel", key, db.index)
+        if gone:
+            client.server.notify(GENERIC, b"del", key, db.index)
     return deleted
 
 

@@ -24,6 +24,7 @@ from resplite.commands.streams_common import (
 )
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import STREAM
 from resplite.engine.registry import command
 from resplite.protocol.replies import NULL_ARRAY, OK
 from resplite.store.stream import ElementsTooLarge, RefPolicy, Stream, TrimStrategy
@@ -158,6 +159,8 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         if new_id is None:
             raise CommandError(errors.STREAM_EXHAUSTED)
         db.signal_modified(key)
+        if server.notify_flags:
+            server.notify(STREAM, b"xadd", key, db.index)
         # The reply: "<ms>-" changes once a millisecond, so its text is kept.
         ms = new_id >> 64
         seq = new_id & 0xFFFFFFFFFFFFFFFF
@@ -203,9 +206,12 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
                       limits["stream-node-max-bytes"])
     except ElementsTooLarge:
         raise CommandError(errors.ELEMENTS_TOO_LARGE) from None
-    if args is not None and args.strategy is not None:
-        _trim(stream, args)
+    trimmed = args is not None and args.strategy is not None and _trim(stream, args) > 0
     db.signal_modified(key)
+    notify = client.server.notify
+    notify(STREAM, b"xadd", key, db.index)
+    if trimmed:
+        notify(STREAM, b"xtrim", key, db.index)
     return format_id(sid)
 
 
@@ -266,6 +272,7 @@ def xdel(client: Client, argv: list[bytes]) -> Any:
             deleted += 1
     if deleted:
         client.db.signal_modified(argv[1])
+        client.server.notify(STREAM, b"xdel", argv[1], client.db_index)
     return deleted
 
 
@@ -322,6 +329,7 @@ def xdelex(client: Client, argv: list[bytes]) -> Any:
             replies.append(-1)
     if deleted:
         client.db.signal_modified(argv[1])
+        client.server.notify(STREAM, b"xdel", argv[1], client.db_index)
     return replies
 
 
@@ -334,6 +342,7 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
     removed = _trim(stream, args)
     if removed:
         client.db.signal_modified(argv[1])
+        client.server.notify(STREAM, b"xtrim", argv[1], client.db_index)
     return removed
 
 
@@ -379,4 +388,5 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
     if max_deleted:
         stream.max_deleted_id = max_deleted
     # Like Redis, XSETID neither invalidates WATCH nor wakes blocked readers.
+    client.server.notify(STREAM, b"xsetid", argv[1], client.db_index)
     return OK

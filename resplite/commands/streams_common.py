@@ -16,12 +16,14 @@ from resplite.commands.args import int_arg as int_arg  # re-exported for the str
 from resplite.commands.generic import lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import STREAM
 from resplite.protocol.replies import Raw
 from resplite.store.stream import RefPolicy, Stream
 from resplite.store.stream_ids import parse_id, parse_interval_id
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
+    from resplite.store.consumer_group import Consumer, ConsumerGroup
 
 __all__ = [
     "entries_raw",
@@ -88,3 +90,14 @@ def entries_raw(stream: Stream, start: int, end: int, count: int = 0, rev: bool 
                 break
     parts[0] = b"*%d\r\n" % n
     return Raw(b"".join(parts))
+
+
+def consumer_for(client: Client, group: ConsumerGroup, key: bytes, name: bytes,
+                 now: int) -> Consumer:
+    """The consumer ``name`` of ``group``, created (and reported, as Redis's
+    ``xgroup-createconsumer`` event) when XREADGROUP, XCLAIM or XAUTOCLAIM first names it."""
+    consumer = group.consumer(name)
+    if consumer is None:
+        consumer = group.get_or_create_consumer(name, now)
+        client.server.notify(STREAM, b"xgroup-createconsumer", key, client.db_index)
+    return consumer

@@ -17,6 +17,7 @@ from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
 from resplite.commands.streams import parse_ids_clause
 from resplite.commands.streams_common import (
+    consumer_for,
     get_stream,
     int_arg,
     interval_id,
@@ -25,6 +26,7 @@ from resplite.commands.streams_common import (
 )
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import STREAM
 from resplite.engine.registry import command
 from resplite.protocol.encoder import bulk_array
 from resplite.protocol.replies import NULL_ARRAY, OK
@@ -126,6 +128,7 @@ def xgroup_create(client: Client, argv: list[bytes]) -> Any:
         entries_read = stream.entries_added
     if stream.create_group(argv[3], last_id, entries_read) is None:
         raise CommandError(errors.BUSYGROUP)
+    client.server.notify(STREAM, b"xgroup-create", key, client.db_index)
     return OK
 
 
@@ -140,6 +143,7 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
         entries_read = stream.entries_added
     group.last_id = last_id
     group.entries_read = entries_read
+    client.server.notify(STREAM, b"xgroup-setid", argv[2], client.db_index)
     return OK
 
 
@@ -149,6 +153,7 @@ def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
     if stream is None or group is None:
         return 0
     del stream.groups[group.name]
+    client.server.notify(STREAM, b"xgroup-destroy", argv[2], client.db_index)
     # Readers blocked on this group must be re-run, and then answer NOGROUP.
     client.server.blocking.signal(client.db_index, argv[2])
     return 1
@@ -158,7 +163,10 @@ def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
 def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
     _, group, _, _ = _xgroup_prologue(client, argv, needs_group=True)
     assert group is not None
-    return 1 if group.create_consumer(argv[4], _now(client)) is not None else 0
+    if group.create_consumer(argv[4], _now(client)) is None:
+        return 0
+    client.server.notify(STREAM, b"xgroup-createconsumer", argv[2], client.db_index)
+    return 1
 
 
 @command("xgroup|delconsumer")
@@ -168,7 +176,9 @@ def xgroup_delconsumer(client: Client, argv: list[bytes]) -> Any:
     consumer = group.consumer(argv[4])
     if consumer is None:
         return 0
-    return group.delete_consumer(consumer)
+    pending = group.delete_consumer(consumer)
+    client.server.notify(STREAM, b"xgroup-delconsumer", argv[2], client.db_index)
+    return pending
 
 
 @command("xgroup|help")
@@ -224,6 +234,7 @@ def xackdel(client: Client, argv: list[bytes]) -> Any:
         replies.append(1)
     if deleted:
         client.db.signal_modified(argv[1])
+        client.server.notify(STREAM, b"xdel", argv[1], client.db_index)
     return replies
 
 
@@ -345,7 +356,7 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
         group.last_id = last_id
     if when < 0 or when > now:
         when = now  # bogus times (clock skew on the client) count as "now", as in Redis
-    consumer = group.get_or_create_consumer(argv[3], now)
+    consumer = consumer_for(client, group, argv[1], argv[3], now)
     consumer.seen_time = now
     pel = group.pel
     out: list[Any] = []
@@ -400,7 +411,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
         j += 1
     stream, group = _group_or_nogroup(client, argv[1], argv[2])
     now = _now(client)
-    consumer = group.get_or_create_consumer(argv[3], now)
+    consumer = consumer_for(client, group, argv[1], argv[3], now)
     consumer.seen_time = now
     pel = group.pel
     attempts = count * 10

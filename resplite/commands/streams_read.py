@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import INT64_MAX, parse_int
 from resplite.commands.generic import lookup_read
-from resplite.commands.streams_common import entries_raw, int_arg, require_id
+from resplite.commands.streams_common import consumer_for, entries_raw, int_arg, require_id
 from resplite.engine import errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
@@ -278,7 +278,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
             elif stream.length and stream.last_live_id() > group.last_id:
                 serve = True
                 gt = group.last_id
-            consumer = group.get_or_create_consumer(args.consumer, now)
+            consumer = consumer_for(client, group, key, args.consumer, now)
             consumer.seen_time = now
         elif stream.length and stream.last_live_id() > gt:
             serve = True

@@ -26,6 +26,7 @@ from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
 from resplite.commands.generic import lookup, lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC, STRING
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK
 from resplite.store.string_value import (
@@ -143,6 +144,9 @@ def set_(client: Client, argv: list[bytes]) -> Any:
         key = argv[1]
         db.set(key, argv[2])
         db.signal_modified(key)
+        server = client.server
+        if server.notify_flags:
+            server.notify(STRING, b"set", key, db.index)
         return OK
     flags, expire_arg = _parse_options(argv, _SET_OPTIONS)
     when = _expire_at(client, flags, expire_arg, "set")
@@ -156,6 +160,10 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     if when is not None:
         db.set_expire(key, when)
     db.signal_modified(key)
+    notify = client.server.notify
+    notify(STRING, b"set", key, db.index)
+    if when is not None:
+        notify(GENERIC, b"expire", key, db.index)
     return old if flags & _GET else OK
 
 
@@ -167,6 +175,7 @@ def setnx(client: Client, argv: list[bytes]) -> int:
     db = client.db
     db.set(key, argv[2], looked_up=True)
     db.signal_modified(key)
+    client.server.notify(STRING, b"set", key, db.index)
     return 1
 
 
@@ -179,6 +188,8 @@ def _set_expiring(client: Client, argv: list[bytes], flag: int) -> Any:
     db.set(key, argv[3])
     db.set_expire(key, when)
     db.signal_modified(key)
+    client.server.notify(STRING, b"set", key, db.index)
+    client.server.notify(GENERIC, b"expire", key, db.index)
     return OK
 
 
@@ -199,6 +210,7 @@ def getset(client: Client, argv: list[bytes]) -> bytes | None:
     db = client.db
     db.set(key, argv[2], looked_up=True)
     db.signal_modified(key)
+    client.server.notify(STRING, b"set", key, db.index)
     return old
 
 
@@ -210,6 +222,7 @@ def getdel(client: Client, argv: list[bytes]) -> bytes | None:
         db = client.db
         db.delete(key)
         db.signal_modified(key)
+        client.server.notify(GENERIC, b"del", key, db.index)
     return value
 
 
@@ -222,14 +235,18 @@ def getex(client: Client, argv: list[bytes]) -> bytes | None:
         return None
     when = _expire_at(client, flags, expire_arg, "getex")
     db = client.db
+    notify = client.server.notify
     if flags & (_EXAT | _PXAT) and when is not None and when <= client.server.clock.time_ms():
         db.delete(key)
         db.signal_modified(key)
+        notify(GENERIC, b"del", key, db.index)
     elif when is not None:
         db.set_expire(key, when)
         db.signal_modified(key)
+        notify(GENERIC, b"expire", key, db.index)
     elif flags & _PERSIST and db.persist(key):
         db.signal_modified(key)
+        notify(GENERIC, b"persist", key, db.index)
     return value
 
 
@@ -247,9 +264,11 @@ def mset(client: Client, argv: list[bytes]) -> Any:
     if len(argv) % 2 == 0:
         raise CommandError(errors.wrong_arity("mset"))
     db = client.db
+    notify = client.server.notify
     for i in range(1, len(argv), 2):
         db.set(argv[i], argv[i + 1])
         db.signal_modified(argv[i])
+        notify(STRING, b"set", argv[i], db.index)
     return OK
 
 
@@ -261,9 +280,11 @@ def msetnx(client: Client, argv: list[bytes]) -> int:
         if lookup(client, argv[i]) is not None:
             return 0
     db = client.db
+    notify = client.server.notify
     for i in range(1, len(argv), 2):
         db.set(argv[i], argv[i + 1], looked_up=True)
         db.signal_modified(argv[i])
+        notify(STRING, b"set", argv[i], db.index)
     return 1
 
 
@@ -285,6 +306,7 @@ def _incr_by(client: Client, key: bytes, delta: int) -> int:
     db = client.db
     db.set(key, b"%d" % result, keep_ttl=True, looked_up=True)
     db.signal_modified(key)
+    client.server.notify(STRING, b"incrby", key, db.index)
     return result
 
 
@@ -327,6 +349,7 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> bytes:
     db = client.db
     db.set(key, text, keep_ttl=True, looked_up=True)
     db.signal_modified(key)
+    client.server.notify(STRING, b"incrbyfloat", key, db.index)
     return bytes(text)
 
 
@@ -350,6 +373,7 @@ def append(client: Client, argv: list[bytes]) -> int:
         else:
             db.set(key, RawString(current + tail), keep_ttl=True, looked_up=True)
     db.signal_modified(key)
+    client.server.notify(STRING, b"append", key, db.index)
     return length
 
 
@@ -420,6 +444,7 @@ def setrange(client: Client, argv: list[bytes]) -> int:
         value = RawString(head + piece + current[offset + len(piece) :])
         db.set(key, value, keep_ttl=True, looked_up=True)
     db.signal_modified(key)
+    client.server.notify(STRING, b"setrange", key, db.index)
     return len(value)
 
 

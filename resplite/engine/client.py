@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from resplite.engine.blocking import BlockedState
-    from resplite.engine.tracking import TrackingState
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
+    from resplite.engine.tracking import TrackingState
     from resplite.store.keyspace import Database
 
 
@@ -79,8 +79,8 @@ class Client:
         "lib_name",
         "lib_ver",
         "local",
-        "multi",
         "monitor",
+        "multi",
         "multi_dirty",
         "name",
         "no_evict",

@@ -135,7 +135,7 @@ def parse_bind(text: str) -> tuple[str, ...]:
     return addrs
 
 
-# client-output-buffer-limit: Redis's client classes for output buffer limits, in CONFIG GET's order.
+# client-output-buffer-limit: Redis's client classes, in CONFIG GET's order.
 LIMIT_CLASSES = ("normal", "slave", "pubsub")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _CLASS_NAMES = {"normal": "normal", "slave": "slave", "replica": "slave", "pubsub": "pubsub"}

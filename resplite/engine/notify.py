@@ -64,10 +64,7 @@ def parse_flags(text: str) -> int:
 
 def format_flags(flags: int) -> str:
     """The canonical text CONFIG GET shows for ``flags``."""
-    if flags & ALL == ALL:
-        out = "A"
-    else:
-        out = "".join(ch for ch, bit in _PRINT_ORDER if flags & bit)
+    out = "A" if flags & ALL == ALL else "".join(ch for ch, bit in _PRINT_ORDER if flags & bit)
     if flags & KEYSPACE:
         out += "K"
     if flags & KEYEVENT:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -19,10 +19,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from resplite.engine import notify
 from resplite.engine.blocking import BlockingManager
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
-from resplite.engine import notify
 from resplite.engine.dispatch import Dispatcher
 from resplite.engine.info import InfoState
 from resplite.engine.monitor import monitor_line, redact
