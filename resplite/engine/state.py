@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.engine import notify
 from resplite.engine.blocking import BlockingManager
+from resplite.engine.client import REPLY_OFF
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
@@ -238,7 +239,10 @@ class ServerState:
                             redact(spec.fullname, argv))
         push = self.output.push
         for monitor in self.monitors:
-            push(monitor, line)
+            # Unlike Pub/Sub messages, MONITOR lines are ordinary replies: CLIENT REPLY OFF
+            # silences them.
+            if monitor.reply_mode != REPLY_OFF:
+                push(monitor, line)
 
     def push(self, client: Client, data: bytes) -> None:
         """Queue bytes encoded for ``client`` (see :mod:`resplite.engine.output`)."""
