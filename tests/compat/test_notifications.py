@@ -1,0 +1,198 @@
+"""Keyspace notifications against the reference Redis: the events each command publishes,
+their names, classes and order, and ``notify-keyspace-events`` itself (CONFIG SET / GET).
+
+A watcher connection subscribes to ``__key*__:*`` on both servers; after a scenario has run
+(replies compared as usual), the watcher's pending messages are read up to a PING and the two
+lists compared byte for byte, in order. Lazy expiry is made deterministic with a time in the
+past (``PXAT 1``) and the active expiry cycle switched off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from support.pair import Pair, loose_ids
+from support.raw import RawClient
+
+Cmd = tuple[bytes | str | int, ...]
+
+
+@pytest.fixture
+def events(pair: Pair) -> Iterator[Pair]:
+    """A watcher pair subscribed to every keyspace and keyevent channel."""
+    watcher = pair.connect_extra()
+    for conn in (watcher.ref, watcher.ours):
+        conn.call("PSUBSCRIBE", "__key*__:*")
+    pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    yield watcher
+    for conn in (pair.ref, pair.ours):
+        conn.call("CONFIG", "SET", "notify-keyspace-events", "")
+        conn.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    watcher.close()
+
+
+def drain(conn: RawClient, resp: int) -> list[bytes]:
+    """Every message the watcher got before a PING sent now."""
+    conn.send("PING")
+    pong = b"*2\r\n$4\r\npong\r\n$0\r\n\r\n" if resp == 2 else b"+PONG\r\n"
+    out = []
+    while True:
+        reply = conn.read_reply()
+        if reply == pong:
+            return out
+        out.append(reply)
+
+
+def run(pair: Pair, watcher: Pair, flags: str, script: list[Cmd]) -> list[bytes]:
+    pair.check("CONFIG", "SET", "notify-keyspace-events", flags)
+    for cmd in script:
+        pair.check(*cmd, normalize=loose_ids)
+    expected = [loose_ids(m) for m in drain(watcher.ref, pair.resp)]
+    got = [loose_ids(m) for m in drain(watcher.ours, pair.resp)]
+    assert got == expected, f"events for {script}\n redis: {expected}\n resplite: {got}"
+    return got
+
+
+SCENARIOS: dict[str, tuple[str, list[Cmd]]] = {
+    "strings: set family, counters, append, setrange": ("KEA", [
+        ("SET", "s", "1"), ("SET", "s", "2", "EX", "100"), ("SET", "s", "3", "KEEPTTL"),
+        ("SET", "s", "4", "NX"), ("SET", "s", "5", "XX", "GET"), ("SETNX", "n", "1"),
+        ("SETNX", "n", "2"), ("SETEX", "e", "10", "v"), ("PSETEX", "p", "1000", "v"),
+        ("GETSET", "s", "6"), ("MSET", "m1", "a", "m2", "b"), ("MSETNX", "m3", "c", "m4", "d"),
+        ("MSETNX", "m3", "x", "m5", "y"), ("INCR", "c"), ("DECR", "c"), ("INCRBY", "c", "5"),
+        ("DECRBY", "c", "2"), ("INCRBYFLOAT", "f", "1.5"), ("APPEND", "s", "x"),
+        ("APPEND", "new", "y"), ("SETRANGE", "s", "1", "zz"), ("SETRANGE", "s", "0", ""),
+        ("SETRANGE", "r", "2", "ab"), ("GETDEL", "s"), ("GETDEL", "s"),
+        ("INCR", "s2"), ("SET", "bad", "x"), ("INCR", "bad"),
+    ]),
+    "strings: GETEX expire, persist and delete": ("KEA", [
+        ("SET", "g", "v"), ("GETEX", "g", "EX", "100"), ("GETEX", "g", "PERSIST"),
+        ("GETEX", "g", "PERSIST"), ("GETEX", "g"), ("GETEX", "g", "PXAT", "1"),
+        ("GETEX", "g", "EX", "5"),
+    ]),
+    "generic: del, unlink, expire family, persist, rename, copy, move": ("KEA", [
+        ("SET", "a", "1"), ("SET", "b", "2"), ("DEL", "a", "zz", "b"), ("SET", "a", "1"),
+        ("UNLINK", "a"), ("SET", "k", "v"), ("EXPIRE", "k", "100"), ("PEXPIRE", "k", "5000"),
+        ("EXPIREAT", "k", "4000000000"), ("PEXPIREAT", "k", "4000000000000"),
+        ("EXPIRE", "k", "100", "NX"), ("PERSIST", "k"), ("PERSIST", "k"),
+        ("EXPIRE", "missing", "10"), ("RENAME", "k", "k2"), ("SET", "k3", "x"),
+        ("RENAME", "k2", "k3"), ("RENAMENX", "k3", "k4"), ("RENAME", "k4", "k4"),
+        ("COPY", "k4", "k5"), ("COPY", "k4", "k5"), ("COPY", "k4", "k5", "REPLACE"),
+        ("COPY", "k4", "k6", "DB", "1"), ("MOVE", "k5", "1"), ("MOVE", "k4", "1"),
+        ("EXPIRE", "k4", "-1"), ("TOUCH", "k4"), ("TYPE", "k4"), ("EXISTS", "k4"),
+    ]),
+    "hashes: hset family, counters, hdel down to nothing": ("KEA", [
+        ("HSET", "h", "a", "1", "b", "2"), ("HSET", "h", "a", "1"), ("HMSET", "h", "c", "3"),
+        ("HSETNX", "h", "a", "9"), ("HSETNX", "h", "d", "4"), ("HINCRBY", "h", "n", "3"),
+        ("HINCRBYFLOAT", "h", "f", "1.5"), ("HDEL", "h", "zz"), ("HDEL", "h", "a", "b"),
+        ("HDEL", "h", "c", "d", "n", "f"), ("HINCRBY", "h2", "x", "1"), ("HGET", "h", "a"),
+    ]),
+    "streams: xadd, trim, xdel, groups and consumers, xsetid": ("KEA", [
+        ("XADD", "st", "1-1", "f", "v"), ("XADD", "st", "2-1", "f", "v"),
+        ("XADD", "st", "MAXLEN", "1", "3-1", "f", "v"), ("XADD", "st", "MAXLEN", "5", "4-1", "f", "v"),
+        ("XADD", "st", "NOMKSTREAM", "5-1", "f", "v"), ("XADD", "nost", "NOMKSTREAM", "*", "f", "v"),
+        ("XTRIM", "st", "MAXLEN", "1"), ("XTRIM", "st", "MAXLEN", "1"), ("XDEL", "st", "1-1"),
+        ("XADD", "st", "9-1", "a", "b"), ("XDEL", "st", "9-1"),
+        ("XGROUP", "CREATE", "st", "g", "0"), ("XGROUP", "CREATE", "st", "g", "0"),
+        ("XGROUP", "CREATE", "mk", "g", "$", "MKSTREAM"),
+        ("XGROUP", "CREATECONSUMER", "st", "g", "c1"),
+        ("XGROUP", "CREATECONSUMER", "st", "g", "c1"),
+        ("XGROUP", "SETID", "st", "g", "0"), ("XADD", "st", "10-1", "a", "b"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "st", ">"),
+        ("XCLAIM", "st", "g", "c3", "0", "10-1"),
+        ("XAUTOCLAIM", "st", "g", "c4", "0", "0-0"),
+        ("XGROUP", "DELCONSUMER", "st", "g", "c1"), ("XGROUP", "DELCONSUMER", "st", "g", "c9"),
+        ("XACK", "st", "g", "10-1"), ("XSETID", "st", "20-1"),
+        ("XGROUP", "DESTROY", "st", "g"), ("XGROUP", "DESTROY", "st", "g"), ("DEL", "st"),
+    ]),
+    "the class filter: only the chosen classes publish": ("Kh$", [
+        ("SET", "a", "1"), ("EXPIRE", "a", "100"), ("HSET", "h", "f", "v"), ("DEL", "a", "h"),
+        ("XADD", "s", "1-1", "f", "v"),
+    ]),
+    "keyevent only": ("Eg", [
+        ("SET", "a", "1"), ("EXPIRE", "a", "100"), ("DEL", "a"),
+    ]),
+    "no K nor E: nothing at all": ("gx$", [
+        ("SET", "a", "1"), ("DEL", "a"),
+    ]),
+    "new keys: n reports each key created, before the command's event": ("KEAn", [
+        ("SET", "a", "1"), ("SET", "a", "2"), ("HSET", "h", "f", "v"), ("HSET", "h", "g", "v"),
+        ("XADD", "s", "1-1", "f", "v"), ("XGROUP", "CREATE", "mk", "g", "$", "MKSTREAM"),
+        ("INCR", "c"), ("APPEND", "ap", "x"), ("MSET", "m1", "1", "a", "3"),
+        ("RENAME", "a", "b"), ("COPY", "b", "b2"), ("MOVE", "b2", "2"), ("SETNX", "nx", "1"),
+    ]),
+    "n alone (with K and E) reports new keys only": ("KEn", [
+        ("SET", "a", "1"), ("SET", "a", "2"), ("DEL", "a"), ("SET", "a", "1"),
+    ]),
+    "expired: lazy expiry reports expired before the reading command's reply": ("KEA", [
+        ("SET", "t", "v", "PXAT", "1"), ("GET", "t"), ("SET", "u", "v"),
+        ("PEXPIREAT", "u", "1"), ("HSET", "h", "f", "v"), ("PEXPIREAT", "h", "2"),
+        ("SET", "w", "v"), ("PEXPIREAT", "w", "3"),
+    ]),
+    "expired keys are reported when written over": ("KEA", [
+        ("SET", "t", "v", "PXAT", "1"), ("SET", "t", "again"), ("SET", "t2", "v", "PXAT", "1"),
+        ("HSET", "t2", "f", "v"),
+    ]),
+    "keymiss: reads that find nothing (m is not part of A)": ("KEm", [
+        ("GET", "nope"), ("SET", "k", "v"), ("GET", "k"), ("MGET", "a", "k", "b"),
+        ("HGET", "nh", "f"), ("STRLEN", "x"), ("XRANGE", "ns", "-", "+"), ("TYPE", "x"),
+        ("EXISTS", "x"), ("SETNX", "fresh", "v"), ("INCR", "ctr"), ("DEL", "x"),
+    ]),
+    "A with m": ("KEAm", [
+        ("GET", "nope"), ("SET", "k", "v"), ("GETDEL", "k"),
+    ]),
+}
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_events(pair, events, name):
+    flags, script = SCENARIOS[name]
+    run(pair, events, flags, script)
+
+
+def test_events_in_another_database(pair, events):
+    pair.check("SELECT", "3")
+    run(pair, events, "KEA", [("SET", "k", "v"), ("HSET", "h", "a", "b"), ("DEL", "k", "h")])
+
+
+def test_event_names_with_odd_bytes(pair, events):
+    run(pair, events, "KEA", [("SET", b"k\x00\xff \r\n", "v"), ("DEL", b"k\x00\xff \r\n")])
+
+
+def test_own_keyspace_events_in_resp3(pair):
+    """A RESP3 client subscribed to its own keys' events gets them after the reply."""
+    if pair.resp != 3:
+        pytest.skip("a RESP2 subscriber cannot run commands")
+    ours = pair.ours
+    ours.call("CONFIG", "SET", "notify-keyspace-events", "K$")
+    try:
+        assert ours.call("SUBSCRIBE", "__keyspace@0__:mine") == (
+            b">3\r\n$9\r\nsubscribe\r\n$19\r\n__keyspace@0__:mine\r\n:1\r\n")
+        assert ours.call("SET", "mine", "v") == b"+OK\r\n"
+        assert ours.read_reply() == (
+            b">3\r\n$7\r\nmessage\r\n$19\r\n__keyspace@0__:mine\r\n$3\r\nset\r\n")
+    finally:
+        ours.call("CONFIG", "SET", "notify-keyspace-events", "")
+
+
+# -- the directive ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [
+    "", "K", "E", "KE", "A", "KEA", "AKE", "g$lshzxetdn", "g$lshzxetd", "KEAm", "Elm", "mK",
+    "Kn", "AKEnm", "xxxx", "Ag",
+])
+def test_config_set_and_canonical_get(pair, value):
+    try:
+        pair.check("CONFIG", "SET", "notify-keyspace-events", value)
+        pair.check("CONFIG", "GET", "notify-keyspace-events")
+    finally:
+        for conn in (pair.ref, pair.ours):
+            conn.call("CONFIG", "SET", "notify-keyspace-events", "")
+
+
+@pytest.mark.parametrize("value", ["KEX", "q", "A ", "kea", "K E"])
+def test_config_set_refuses_unknown_classes(pair, value):
+    pair.check("CONFIG", "SET", "notify-keyspace-events", value)
+    pair.check("CONFIG", "GET", "notify-keyspace-events")
