@@ -244,8 +244,8 @@ def test_redis_cli_monitor_shows_commands(server):
             line = cli.stdout.readline().strip()
             if "SETINFO" not in line:  # redis-py's handshake
                 lines.append(line)
-        assert lines[0].endswith('"set" "greeting" "hello world"'), lines
-        assert lines[1].endswith('"get" "greeting"'), lines
+        assert lines[0].endswith('"SET" "greeting" "hello world"'), lines
+        assert lines[1].endswith('"GET" "greeting"'), lines
         assert lines[2].endswith('"ECHO" "q\\"uote\\n"'), lines
         assert " [0 127.0.0.1:" in lines[0]
         r.close()
