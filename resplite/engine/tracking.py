@@ -13,8 +13,8 @@ Theory of operation (Redis's ``tracking.c``, in our own structure):
   A key is reported once per read: reading it again re-arms it.
 * BCAST mode. Nothing is remembered; a client registers key prefixes ("" for all keys). A
   modified key is noted under every matching prefix with the client that changed it, and
-  once per event-loop turn each prefix sends its keys, in byte order, in one message to each
-  of its clients (leaving out, for a NOLOOP client, the keys it changed itself).
+  once per event-loop turn each prefix (in byte order) sends its keys, in byte order, in one
+  message to each of its clients (leaving out, for a NOLOOP client, the keys it changed itself).
 * FLUSHDB / FLUSHALL send every tracking client ``invalidate`` with a null and empty the
   table.
 * Delivery. A RESP3 client gets a push ``>2 invalidate <keys>``. With REDIRECT the message
@@ -210,7 +210,8 @@ class Tracking:
         if not self._bcast_due:
             return
         self._bcast_due = False
-        for entry in self.prefixes.values():
+        # Prefixes in byte order, as Redis walks its radix tree of them.
+        for _, entry in sorted(self.prefixes.items()):
             if not entry.keys:
                 continue
             keys = sorted(entry.keys)

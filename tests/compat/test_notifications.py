@@ -90,8 +90,10 @@ SCENARIOS: dict[str, tuple[str, list[Cmd]]] = {
     ]),
     "streams: xadd, trim, xdel, groups and consumers, xsetid": ("KEA", [
         ("XADD", "st", "1-1", "f", "v"), ("XADD", "st", "2-1", "f", "v"),
-        ("XADD", "st", "MAXLEN", "1", "3-1", "f", "v"), ("XADD", "st", "MAXLEN", "5", "4-1", "f", "v"),
-        ("XADD", "st", "NOMKSTREAM", "5-1", "f", "v"), ("XADD", "nost", "NOMKSTREAM", "*", "f", "v"),
+        ("XADD", "st", "MAXLEN", "1", "3-1", "f", "v"),
+        ("XADD", "st", "MAXLEN", "5", "4-1", "f", "v"),
+        ("XADD", "st", "NOMKSTREAM", "5-1", "f", "v"),
+        ("XADD", "nost", "NOMKSTREAM", "*", "f", "v"),
         ("XTRIM", "st", "MAXLEN", "1"), ("XTRIM", "st", "MAXLEN", "1"), ("XDEL", "st", "1-1"),
         ("XADD", "st", "9-1", "a", "b"), ("XDEL", "st", "9-1"),
         ("XGROUP", "CREATE", "st", "g", "0"), ("XGROUP", "CREATE", "st", "g", "0"),

@@ -8,10 +8,12 @@ answers several pushes (SUBSCRIBE a b), each is read and compared in turn.
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from support.helpshape import assert_same_shape, implemented
 from support.pair import Pair
 from support.raw import RawClient, encode_command
-from support.helpshape import assert_same_shape, implemented
 
 Cmd = tuple[bytes | str | int, ...]
 
@@ -370,3 +372,55 @@ def test_resp3_own_publish_is_pushed_after_the_reply():
         c.close()
     finally:
         server.stop()
+
+
+# -- MONITOR ----------------------------------------------------------------------------------
+
+_MONITOR_HEAD = re.compile(rb"^\+\d+\.\d{6} \[(\d+) [^\]]+\] ")
+
+
+def _monitor_line(line: bytes) -> bytes:
+    return _MONITOR_HEAD.sub(rb"+<time> [\1 <addr>] ", line)
+
+
+def test_monitor_lines(pair):
+    monitor = pair.connect_extra()
+    try:
+        exchange(monitor, ("MONITOR",), 1)
+        script: list[Cmd] = [
+            ("SET", "k", b"a b\"c\\d\r\n\t\x07\x08\x00\xff\x7f"), ("get", "k"), ("NOSUCH", "x"),
+            ("GET",), ("AUTH", "secret"), ("AUTH", "user", "secret"),
+            ("HELLO", str(pair.resp), "AUTH", "default", "pw", "SETNAME", "n"),
+            ("CONFIG", "GET", "maxmemory"), ("SELECT", "2"), ("INCR", "c"), ("MULTI",),
+            ("SET", "x", "1"), ("EXEC",), ("SELECT", "0"), ("CLIENT", "ID"), ("PING",),
+            ("DEBUG", "SLEEP", "0"), ("HSET", "h", "f", "1"), ("XADD", "s", "1-1", "f", "v"),
+        ]
+        for cmd in script:
+            pair.ref.call(*cmd)
+            pair.ours.call(*cmd)
+        expected = [_monitor_line(line) for line in _drain_monitor(monitor.ref, pair.resp)]
+        got = [_monitor_line(line) for line in _drain_monitor(monitor.ours, pair.resp)]
+        assert got == expected, f"\n redis: {expected}\n resplite: {got}"
+        # A monitor may not touch the keyspace (refused, so not shown); PING is shown after
+        # its reply; a second MONITOR gets no reply at all.
+        for cmd in (("GET", "k"), ("PING",), ("MONITOR",), ("PING",)):
+            monitor.ref.send(*cmd)
+            monitor.ours.send(*cmd)
+        expected = [_monitor_line(monitor.ref.read_reply()) for _ in range(5)]
+        got = [_monitor_line(monitor.ours.read_reply()) for _ in range(5)]
+        assert got == expected
+    finally:
+        monitor.close()
+
+
+def _drain_monitor(conn: RawClient, resp: int) -> list[bytes]:
+    # The monitor's own ECHO marks the end of what came before it; its line follows its
+    # reply (commands are shown once they have run).
+    conn.send("ECHO", "end-of-monitor")
+    out = []
+    while True:
+        reply = conn.read_reply()
+        if reply == b"$14\r\nend-of-monitor\r\n":
+            assert conn.read_reply().endswith(b'] "ECHO" "end-of-monitor"\r\n')
+            return out
+        out.append(reply)

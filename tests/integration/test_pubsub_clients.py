@@ -17,10 +17,11 @@ from collections.abc import Iterator
 import pytest
 import redis
 import redis.asyncio
-import resplite
 from redis.cache import CacheConfig
 from support.raw import RawClient
 from support.servers import ServerProcess, start_resplite
+
+import resplite
 
 
 @pytest.fixture(scope="module")
