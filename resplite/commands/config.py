@@ -112,8 +112,8 @@ def set_directives(server: ServerState, pairs: list[tuple[bytes, bytes]]) -> Non
     parsed: list[tuple[str, Any]] = []
     for name, (raw_name, raw_value) in zip(names, pairs, strict=True):
         try:
-            parsed.append((name, DIRECTIVES[name].parse(raw_value.decode("utf-8",
-                                                                         "surrogateescape"))))
+            parsed.append((name, config.parse(name, raw_value.decode("utf-8",
+                                                                      "surrogateescape"))))
         except ConfigError as exc:
             # Redis names the directive as typed, lower-cased (an old alias stays the alias).
             shown = raw_name.decode("utf-8", "surrogateescape").lower()

@@ -318,13 +318,20 @@ class Config:
             raise ConfigError("Bad directive or wrong number of arguments")
         if not at_startup and not directive.mutable:
             raise ConfigError("can't set immutable config")
-        value = directive.parse(text)
-        if directive.merge:
-            value = {**self.values[name], **value}
+        value = self.parse(name, text)
         self.values[name] = value
         if not at_startup:
             for hook in self.hooks.get(name, ()):
                 hook(name, value)
+
+    def parse(self, name: str, text: str) -> Any:
+        """The value ``text`` gives directive ``name`` (ConfigError when refused); a
+        merging directive keeps the parts of its current value that ``text`` leaves out."""
+        directive = DIRECTIVES[name]
+        value = directive.parse(text)
+        if directive.merge:
+            value = {**self.values[name], **value}
+        return value
 
     def get_text(self, name: str) -> str:
         directive = DIRECTIVES[name]

@@ -13,6 +13,7 @@ import re
 import pytest
 from support.helpshape import assert_same_shape, implemented
 from support.pair import Pair
+from support import normalize
 from support.raw import RawClient, encode_command
 
 Cmd = tuple[bytes | str | int, ...]
@@ -424,3 +425,62 @@ def _drain_monitor(conn: RawClient, resp: int) -> list[bytes]:
             assert conn.read_reply().endswith(b'] "ECHO" "end-of-monitor"\r\n')
             return out
         out.append(reply)
+
+
+# -- client introspection and output buffer limits ---------------------------------------------
+
+
+def _fields(conn: RawClient, *names: str) -> dict[str, str]:
+    fields = dict(normalize.client_fields(normalize.verbatim_text(
+        conn.call("CLIENT", "INFO")).rstrip(b"\n")))
+    return {name: fields[name] for name in names}
+
+
+def test_client_info_of_a_subscriber(pair):
+    names = ("flags", "sub", "psub", "ssub", "redir", "omem", "cmd")
+    assert _fields(pair.ours, *names) == _fields(pair.ref, *names)
+    exchange(pair, ("SUBSCRIBE", "a", "b"), 2)
+    exchange(pair, ("PSUBSCRIBE", "p*"), 1)
+    exchange(pair, ("SSUBSCRIBE", "s"), 1)
+    if pair.resp == 3:  # CLIENT INFO is refused in the RESP2 subscribed context
+        assert _fields(pair.ours, *names) == _fields(pair.ref, *names)
+    observer = pair.connect_extra()
+    try:
+        for conn in (observer.ref, observer.ours):
+            listed = normalize.verbatim_text(conn.call("CLIENT", "LIST", "TYPE", "pubsub"))
+            assert listed.count(b"\n") == 1 and b" flags=P " in listed
+            assert b" sub=2 psub=1 ssub=1 " in listed
+        for section in ("Clients", "Stats"):
+            ref = dict(normalize.info_sections(normalize.verbatim_text(
+                observer.ref.call("INFO", section)))[section])
+            ours = dict(normalize.info_sections(normalize.verbatim_text(
+                observer.ours.call("INFO", section)))[section])
+            for key in ("pubsub_clients", "tracking_clients", "pubsub_channels",
+                        "pubsub_patterns", "pubsubshard_channels"):
+                if key in ref:
+                    assert ours.get(key) == ref[key], key
+    finally:
+        observer.close()
+
+
+@pytest.mark.parametrize("value", [
+    "pubsub 1mb 512kb 10", "normal 100 50 5 replica 1gb 1gb 0",
+    "slave 1000 2000 30 pubsub 0 0 0", "PUBSUB 1k 1kb 1",
+])
+def test_client_output_buffer_limit_config(pair, value):
+    try:
+        pair.check("CONFIG", "SET", "client-output-buffer-limit", value)
+        pair.check("CONFIG", "GET", "client-output-buffer-limit")
+    finally:
+        for conn in (pair.ref, pair.ours):
+            conn.call("CONFIG", "SET", "client-output-buffer-limit",
+                      "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60")
+
+
+@pytest.mark.parametrize("value", [
+    "pubsub 1mb 512kb", "master 1 1 1", "nosuch 1 1 1", "pubsub x 1 1", "pubsub 1 1 -1",
+    "pubsub 1 1 1x", "",
+])
+def test_client_output_buffer_limit_errors(pair, value):
+    pair.check("CONFIG", "SET", "client-output-buffer-limit", value)
+    pair.check("CONFIG", "GET", "client-output-buffer-limit")
