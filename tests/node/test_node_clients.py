@@ -1,8 +1,11 @@
-"""node clients (ioredis and node-redis) run a consumer-group workflow against resplite.
+"""node clients (ioredis and node-redis) run a consumer-group workflow and Pub/Sub against
+resplite.
 
 Each ``*.test.mjs`` file here is run with ``node --test`` against the session's resplite
-server: XADD, XREADGROUP, a consumer that dies with entries pending, RESPLITE.CLOCK ADVANCE
-past the idle threshold, XAUTOCLAIM by another consumer, XACK. The packages are installed with
+server: ``streams-*`` run XADD, XREADGROUP, a consumer that dies with entries pending,
+RESPLITE.CLOCK ADVANCE past the idle threshold, XAUTOCLAIM by another consumer, XACK;
+``pubsub-*`` subscribe to channels and patterns and receive keyspace events as the clock
+advances. The packages are installed with
 npm into this folder on first use and reused while package.json and package-lock.json are
 unchanged. Without node and npm the tests skip and say so, except in CI, where they fail.
 """
