@@ -150,11 +150,16 @@ class BlockingManager:
         from resplite.engine.errors import CommandError
         from resplite.protocol.replies import ErrorReply
 
+        server = client.server
+        # The re-run command is this client's: what it changes is reported as its doing.
+        previous, server.current_client = server.current_client, client
         try:
             return state.request.retry()
         except CommandError as exc:
-            client.server.count_error(exc.message)
+            server.count_error(exc.message)
             return ErrorReply(exc.message)
+        finally:
+            server.current_client = previous
 
     def wake(self, client: Client, reply: Any) -> bool:
         """Unblock ``client`` now with ``reply`` (CLIENT UNBLOCK)."""

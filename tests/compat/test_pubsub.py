@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from support import normalize
 from support.helpshape import assert_same_shape, implemented
 from support.pair import Pair
-from support import normalize
 from support.raw import RawClient, encode_command
 
 Cmd = tuple[bytes | str | int, ...]
