@@ -74,16 +74,22 @@ def lookup(client: Client, key: bytes) -> Any:
 
 def lookup_read(client: Client, key: bytes) -> Any:
     """The live value of ``key`` for a command that reads it, as Redis's lookupKeyRead: an
-    access, counted in INFO's ``keyspace_hits`` or ``keyspace_misses``."""
+    access, counted in INFO's ``keyspace_hits`` or ``keyspace_misses`` (a miss is also the
+    ``keymiss`` keyspace event, reported by the database's read lookup)."""
     return client.db.read(key, not client.no_touch)
 
 
-def count_lookup(client: Client, found: bool) -> None:
-    """Count one read lookup made without :func:`lookup_read` (EXISTS, TYPE, TTL, OBJECT)."""
+def count_lookup(client: Client, found: bool, key: bytes | None = None) -> None:
+    """Count one read lookup made without :func:`lookup_read` (EXISTS, TYPE, TTL, OBJECT);
+    a miss of a named ``key`` is reported as ``keymiss`` too, as Redis's read lookups do."""
+    db = client.db
     if found:
-        client.db.hits += 1
-    else:
-        client.db.misses += 1
+        db.hits += 1
+        return
+    db.misses += 1
+    on_miss = db.on_miss
+    if key is not None and on_miss is not None:
+        on_miss(db.index, key)
 
 
 def _db_index(client: Client, arg: bytes) -> int:
@@ -129,7 +135,7 @@ def exists(client: Client, argv: list[bytes]) -> int:
     found = 0
     for key in argv[1:]:
         present = contains(key)
-        count_lookup(client, present)
+        count_lookup(client, present, key)
         found += present
     return found
 
@@ -137,7 +143,7 @@ def exists(client: Client, argv: list[bytes]) -> int:
 @command("type")
 def type_(client: Client, argv: list[bytes]) -> Status:
     value = client.db.peek(argv[1])
-    count_lookup(client, value is not None)
+    count_lookup(client, value is not None, argv[1])
     return _NONE if value is None else _type_reply(value)
 
 
@@ -148,7 +154,7 @@ def touch(client: Client, argv: list[bytes]) -> int:
     touched = 0
     for key in argv[1:]:
         found = db.get(key) is not None
-        count_lookup(client, found)
+        count_lookup(client, found, key)
         touched += found
     return touched
 
@@ -468,7 +474,7 @@ _OBJECT_HELP = help_reply("OBJECT", [
 def _peek_counted(client: Client, key: bytes) -> Any:
     """The value OBJECT and TTL look at: no access recorded, but a counted read lookup."""
     value = client.db.peek(key)
-    count_lookup(client, value is not None)
+    count_lookup(client, value is not None, key)
     return value
 
 

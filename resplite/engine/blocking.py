@@ -72,6 +72,8 @@ class BlockingManager:
         self._seq = itertools.count()
         self._timer = DeadlineTimer(clock, scheduler, self.check_timeouts)
         self.count = 0
+        # Set by the server: makes a client the one acting, returns the one acting before.
+        self.acting_as: Callable[[Client | None], Client | None] | None = None
         clock.add_listener(self.check_timeouts)
 
     # -- parking --------------------------------------------------------------------------
@@ -150,16 +152,18 @@ class BlockingManager:
         from resplite.engine.errors import CommandError
         from resplite.protocol.replies import ErrorReply
 
-        server = client.server
-        # The re-run command is this client's: what it changes is reported as its doing.
-        previous, server.current_client = server.current_client, client
+        # The re-run command is this client's: what it changes is reported as its doing
+        # (NOLOOP tracking), so the server is told who acts for the time of the call.
+        acting = self.acting_as
+        previous = acting(client) if acting is not None else None
         try:
             return state.request.retry()
         except CommandError as exc:
-            server.count_error(exc.message)
+            client.server.count_error(exc.message)
             return ErrorReply(exc.message)
         finally:
-            server.current_client = previous
+            if acting is not None:
+                acting(previous)
 
     def wake(self, client: Client, reply: Any) -> bool:
         """Unblock ``client`` now with ``reply`` (CLIENT UNBLOCK)."""

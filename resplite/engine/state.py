@@ -8,8 +8,8 @@ The push half of Redis hangs off this state too: the Pub/Sub registry (:attr:`pu
 keyspace notifications command modules report through :meth:`ServerState.notify`, the
 client-side caching table (:attr:`tracking`), the MONITOR clients, and the per-client
 outboxes all of those write into (:attr:`output`). :attr:`current_client` is the client whose
-request is running (None in the cron and on timers): NOLOOP tracking and the keyspace-miss
-event need to know who caused a change.
+request is running (None in the cron and on timers): NOLOOP tracking needs to know who caused
+a change.
 """
 
 from __future__ import annotations
@@ -85,6 +85,7 @@ class ServerState:
         for name in ("maxmemory-policy", "lfu-log-factor", "lfu-decay-time"):
             config.on_change(name, self._configure_access)
         self.blocking = BlockingManager(self.clock, scheduler)
+        self.blocking.acting_as = self._acting_as
         self.pause = ClientPause(self)
         self.slowlog = SlowLog(config, self.clock)
         self.table = table
@@ -192,6 +193,11 @@ class ServerState:
             self.blocking.ready[(db, key)] = None
         if self.tracking_used:
             self.tracking.invalidate(key, self.current_client)
+
+    def _acting_as(self, client: Client | None) -> Client | None:
+        previous = self.current_client
+        self.current_client = client
+        return previous
 
     def _on_expired(self, db: int, key: bytes) -> None:
         self.notify(notify.EXPIRED, b"expired", key, db)

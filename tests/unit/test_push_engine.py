@@ -33,8 +33,14 @@ class FakeConn:
     def send(self, data: bytes) -> None:
         self.sent.append(data)
 
-    def output_size(self) -> int:
+    def output_buffer_size(self) -> int:
         return self.unsent
+
+    def set_authenticated(self, authenticated: bool) -> None:
+        return None
+
+    def set_max_bulk_len(self, limit: int) -> None:
+        return None
 
     def close(self) -> None:
         self.aborted = True
@@ -176,10 +182,10 @@ def test_notify_flags_round_trip(text, shown):
 
 def test_hooks_are_installed_only_when_wanted(state):
     db = state.keyspace[0]
-    assert db.on_new is None and db.on_expired is None and db.on_miss is None
+    assert db.on_new is None and db.on_expired is None
     state.config.set("notify-keyspace-events", "Exn")
     state._set_notify_flags("notify-keyspace-events", state.config["notify-keyspace-events"])
-    assert db.on_new is not None and db.on_expired is not None and db.on_miss is None
+    assert db.on_new is not None and db.on_expired is not None
     state._set_notify_flags("notify-keyspace-events", notify.parse_flags("xn"))
     assert db.on_new is None and db.on_expired is None  # neither K nor E: nothing to publish
 
