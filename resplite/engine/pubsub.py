@@ -143,21 +143,21 @@ class PubSub:
         """Deliver ``message`` to the subscribers of ``channel`` and of matching patterns."""
         receivers = 0
         subscribers = self.channels.get(channel)
+        tail = b""
         if subscribers:
-            tail = _bulk(channel) + _bulk(message)
-            encoded = (b"", b"", b"*3\r\n" + _MESSAGE + tail, b">3\r\n" + _MESSAGE + tail)
-            self._deliver(subscribers, encoded)
+            # One formatting for the RESP2 array; the RESP3 push differs in its first byte.
+            resp2 = b"*3\r\n$7\r\nmessage\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (
+                len(channel), channel, len(message), message)
+            self._deliver(subscribers, (b"", b"", resp2, b">" + resp2[1:]))
             receivers = len(subscribers)
         if self.patterns:
-            tail = b""
             for pattern, subscribers in list(self.patterns.items()):
                 if not glob_match(pattern, channel):
                     continue
                 if not tail:
                     tail = _bulk(channel) + _bulk(message)
-                head = _PMESSAGE + _bulk(pattern)
-                encoded = (b"", b"", b"*4\r\n" + head + tail, b">4\r\n" + head + tail)
-                self._deliver(subscribers, encoded)
+                body = _PMESSAGE + _bulk(pattern) + tail
+                self._deliver(subscribers, (b"", b"", b"*4\r\n" + body, b">4\r\n" + body))
                 receivers += len(subscribers)
         return receivers
 
