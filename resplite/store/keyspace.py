@@ -161,10 +161,7 @@ class Database:
     def read(self, key: bytes, touch: bool = True) -> Any:
         """The live value of ``key`` for a command that reads it, or None: Redis's
         lookupKeyRead, counted in ``hits`` or ``misses``; an access unless ``touch`` is off."""
-        if self.expires and self._expire_if_needed(key):
-            value = None
-        else:
-            value = self.data.get(key)
+        value = None if self.expires and self._expire_if_needed(key) else self.data.get(key)
         if value is None:
             self.misses += 1
             if self.on_miss is not None:
