@@ -28,6 +28,7 @@ from resplite.commands.args import int_arg
 from resplite.commands.generic import lookup, lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC, STRING
 from resplite.engine.registry import command
 from resplite.store.string_value import STRING_TYPES, MutableString, RawString
 
@@ -108,6 +109,7 @@ def setbit(client: Client, argv: list[bytes]) -> int:
     if grew or bool(old) != bool(on):
         buf[byte] = (buf[byte] | mask) if on else (buf[byte] & ~mask)
         client.db.signal_modified(key)
+        client.server.notify(STRING, b"setbit", key, client.db_index)
     return 1 if old else 0
 
 
@@ -242,8 +244,10 @@ def bitop(client: Client, argv: list[bytes]) -> int:
     if result:
         db.set(dest, RawString(result))
         db.signal_modified(dest)
+        client.server.notify(STRING, b"set", dest, db.index)
     elif db.delete(dest):
         db.signal_modified(dest)
+        client.server.notify(GENERIC, b"del", dest, db.index)
     return len(result)
 
 
@@ -346,6 +350,7 @@ def _bitfield(client: Client, argv: list[bytes], read_only: bool) -> list[int | 
             changed = True
     if changed:
         client.db.signal_modified(key)
+        client.server.notify(STRING, b"setbit", key, client.db_index)
     return replies
 
 

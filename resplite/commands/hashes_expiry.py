@@ -28,6 +28,7 @@ from resplite.commands.args import int_arg
 from resplite.commands.hashes import create_hash, listpack_limits, lookup_hash, read_hash
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC, HASH
 from resplite.engine.registry import command
 
 if TYPE_CHECKING:
@@ -77,15 +78,25 @@ def _fields(argv: list[bytes], at: int, count_error: str) -> list[bytes]:
     return argv[at + 2 :]
 
 
-def _finish(client: Client, key: bytes, h: Hash, changed: bool) -> None:
-    """After fields changed: delete an emptied key, track the TTLs left, signal."""
+def _finish(client: Client, key: bytes, h: Hash, changed: bool, *events: bytes) -> None:
+    """After fields changed: delete an emptied key, track the TTLs left, signal, and report
+    ``events`` (in order; an emptied hash reports ``hdel`` and ``del`` instead, as Redis's
+    hashTypeSetExDone does)."""
     db = client.db
-    if not h.fields:
+    gone = not h.fields
+    if gone:
         db.delete(key)
     else:
         db.track_fields(key, h)
     if changed:
         db.signal_modified(key)
+        notify = client.server.notify
+        if gone:
+            notify(HASH, b"hdel", key, db.index)
+            notify(GENERIC, b"del", key, db.index)
+        else:
+            for event in events:
+                notify(HASH, event, key, db.index)
 
 
 # -- HEXPIRE family -------------------------------------------------------------------------------
@@ -139,7 +150,7 @@ def _hexpire(client: Client, argv: list[bytes], seconds: bool, relative: bool) -
     results = _set_ttls(h, fields, when, condition, now)
     changed = any(r in (SET, DELETED) for r in results)
     client.db.expired_fields += results.count(DELETED)
-    _finish(client, key, h, changed)
+    _finish(client, key, h, changed, b"hdel" if DELETED in results else b"hexpire")
     return results
 
 
@@ -226,6 +237,7 @@ def hpersist(client: Client, argv: list[bytes]) -> list[int]:
             results.append(SET if h.persist(field) else NO_TTL)
     if SET in results:
         client.db.signal_modified(key)
+        client.server.notify(HASH, b"hpersist", key, client.db_index)
     return results
 
 
@@ -245,7 +257,7 @@ def hgetdel(client: Client, argv: list[bytes]) -> list[bytes | None]:
         values.append(value)
         if value is not None:
             h.delete(field)
-    _finish(client, key, h, any(v is not None for v in values))
+    _finish(client, key, h, any(v is not None for v in values), b"hdel")
     return values
 
 
@@ -274,7 +286,7 @@ def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
         h.mark_ex()
     now = client.server.clock.time_ms()
     values: list[bytes | None] = []
-    changed = False
+    changed = deleted = False
     for field in fields:
         value = h.fields.get(field)
         values.append(value)
@@ -287,9 +299,11 @@ def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
             changed = True
             if when <= now:
                 h.delete(field)
+                deleted = True
             else:
                 h.set_ttl(field, when)
-    _finish(client, key, h, changed)
+    event = b"hpersist" if persist else b"hdel" if deleted else b"hexpire"
+    _finish(client, key, h, changed, event)
     return values
 
 
@@ -364,14 +378,19 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
     if when is not None:
         h.mark_ex()
     now = client.server.clock.time_ms()
+    deleted = False
     for j in range(0, len(pairs), 2):
         field = pairs[j]
         h.set(field, pairs[j + 1], keep_ttl=keep_ttl or when is not None)
         if when is not None:
             if when <= now:
                 h.delete(field)
+                deleted = True
             else:
                 h.set_ttl(field, when)
     h.fit_size(max_entries)
-    _finish(client, key, h, True)
+    if when is None:
+        _finish(client, key, h, True, b"hset")
+    else:
+        _finish(client, key, h, True, b"hset", b"hdel" if deleted else b"hexpire")
     return 1

@@ -26,6 +26,7 @@ from resplite.algorithms import hyperloglog as hll
 from resplite.commands.generic import lookup, lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import STRING
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Status
 from resplite.store.string_value import STRING_TYPES, MutableString
@@ -74,6 +75,7 @@ def pfadd(client: Client, argv: list[bytes]) -> int:
     if updated:
         hll.invalidate_cache(buf)
         client.db.signal_modified(key)
+        client.server.notify(STRING, b"pfadd", key, client.db_index)
     return 1 if updated else 0
 
 
@@ -146,6 +148,7 @@ def pfmerge(client: Client, argv: list[bytes]) -> Any:
         hll.update_many(buf, updates, _max_bytes(client))
     hll.invalidate_cache(buf)
     client.db.signal_modified(dest)
+    client.server.notify(STRING, b"pfadd", dest, client.db_index)
     return OK
 
 

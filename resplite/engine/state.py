@@ -152,6 +152,9 @@ class ServerState:
             on_expired=self._on_expired if wanted & notify.EXPIRED else None,
             on_new=self._on_new if wanted & notify.NEW else None,
             on_miss=self._on_miss if wanted & notify.KEY_MISS else None,
+            on_fields_expired=(
+                self._on_fields_expired if wanted & (notify.HASH | notify.GENERIC) else None
+            ),
         )
 
     def _set_max_bulk_len(self, name: str, value: int) -> None:
@@ -204,6 +207,13 @@ class ServerState:
 
     def _on_new(self, db: int, key: bytes) -> None:
         self.notify(notify.NEW, b"new", key, db)
+
+    def _on_fields_expired(self, db: int, key: bytes) -> None:
+        # Redis 7.4: fields expired (lazily or by the active cycle) report hexpired, then del
+        # when they were the hash's last.
+        self.notify(notify.HASH, b"hexpired", key, db)
+        if key not in self.keyspace[db].data:
+            self.notify(notify.GENERIC, b"del", key, db)
 
     def _on_miss(self, db: int, key: bytes) -> None:
         # Only read lookups (Redis's lookupKeyRead) report a miss; writes' lookups do not.

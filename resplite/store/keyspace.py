@@ -29,7 +29,9 @@ tracks it again at its next expiry. ``expired_fields`` counts the fields so remo
 Three more hooks serve keyspace notifications, each ``None`` (and free) unless the server
 wants the event: ``on_expired`` runs as an expired key is deleted (before ``on_modified``),
 ``on_new`` as a key is added that was not there (Redis's ``dbAdd``), ``on_miss`` when a read
-lookup (:meth:`Database.read`) finds nothing. While ``on_expired`` or ``on_new`` is set,
+lookup (:meth:`Database.read`) finds nothing; ``on_fields_expired`` when hash fields expire
+(before the key is signalled; the key is already gone if they were its last). While
+``on_expired`` or ``on_new`` is set,
 writes take the bookkeeping path (:meth:`Database._note_write`), where a key past its time is
 first deleted as expired, then created anew, as Redis's write lookup does.
 
@@ -91,6 +93,7 @@ class Database:
         "lru_clock",
         "misses",
         "on_expired",
+        "on_fields_expired",
         "on_miss",
         "on_modified",
         "on_new",
@@ -108,6 +111,7 @@ class Database:
         self.on_expired: ModifiedHook | None = None
         self.on_new: ModifiedHook | None = None
         self.on_miss: ModifiedHook | None = None
+        self.on_fields_expired: ModifiedHook | None = None
         self.expired_keys = 0
         # Read lookups that found a live value or none (INFO keyspace_hits / _misses).
         self.hits = 0
@@ -443,6 +447,8 @@ class Database:
             self.expired_fields += len(gone)
             if not value.fields:
                 self.delete(key)
+            if self.on_fields_expired is not None:
+                self.on_fields_expired(self.index, key)
             self.signal_modified(key)
         return gone
 
@@ -470,6 +476,8 @@ class Database:
                 self.expired_fields += len(gone)
                 if not value.fields:
                     self.delete(key)
+                if self.on_fields_expired is not None:
+                    self.on_fields_expired(self.index, key)
                 self.signal_modified(key)
             if value.fields:
                 self.track_fields(key, value)
@@ -533,12 +541,14 @@ class Keyspace:
         on_expired: ModifiedHook | None,
         on_new: ModifiedHook | None,
         on_miss: ModifiedHook | None,
+        on_fields_expired: ModifiedHook | None = None,
     ) -> None:
         """Install (or remove, with None) the notification hooks on every database."""
         for db in self.dbs:
             db.on_expired = on_expired
             db.on_new = on_new
             db.on_miss = on_miss
+            db.on_fields_expired = on_fields_expired
             db._update_slow_writes()
 
     def tick(self) -> None:

@@ -108,6 +108,14 @@ SCENARIOS: dict[str, tuple[str, list[Cmd]]] = {
         ("XACK", "st", "g", "10-1"), ("XSETID", "st", "20-1"),
         ("XGROUP", "DESTROY", "st", "g"), ("XGROUP", "DESTROY", "st", "g"), ("DEL", "st"),
     ]),
+    "bitmaps and HyperLogLogs": ("KEA", [
+        ("SETBIT", "b", "7", "1"), ("SETBIT", "b", "7", "1"), ("SETBIT", "b", "7", "0"),
+        ("SETBIT", "b", "100", "0"), ("BITFIELD", "bf", "SET", "u8", "0", "255"),
+        ("BITFIELD", "bf", "SET", "u8", "0", "255"), ("BITFIELD", "bf", "GET", "u8", "0"),
+        ("SET", "x", "ab"), ("BITOP", "AND", "dest", "x", "b"), ("BITOP", "AND", "dest", "nope"),
+        ("BITOP", "AND", "dest", "nope"), ("PFADD", "h1", "a", "b"), ("PFADD", "h1", "a"),
+        ("PFADD", "h2"), ("PFCOUNT", "h1"), ("PFMERGE", "h3", "h1", "h2"),
+    ]),
     "the class filter: only the chosen classes publish": ("Kh$", [
         ("SET", "a", "1"), ("EXPIRE", "a", "100"), ("HSET", "h", "f", "v"), ("DEL", "a", "h"),
         ("XADD", "s", "1-1", "f", "v"),
@@ -151,6 +159,41 @@ SCENARIOS: dict[str, tuple[str, list[Cmd]]] = {
 def test_events(pair, events, name):
     flags, script = SCENARIOS[name]
     run(pair, events, flags, script)
+
+
+@pytest.mark.redis_version("7.4")
+def test_hash_field_expiry_events():
+    """Redis 7.4's field-expiry events (not in the 7.0 reference): hexpire, hpersist, hdel
+    for a time in the past, hexpired when fields run out (lazily or as the clock advances)
+    and del when they were the hash's last."""
+    import resplite
+    import redis
+
+    with resplite.serve() as srv:
+        r = redis.Redis.from_url(srv.url)
+        r.config_set("notify-keyspace-events", "KA")
+        p = r.pubsub(ignore_subscribe_messages=True)
+        p.psubscribe("__keyspace@0__:*")
+        r.hset("h", mapping={"a": "1", "b": "2", "c": "3"})
+        r.execute_command("HEXPIRE", "h", "100", "FIELDS", "1", "a")
+        r.execute_command("HPERSIST", "h", "FIELDS", "1", "a")
+        r.execute_command("HPEXPIREAT", "h", "1", "FIELDS", "1", "a")
+        r.execute_command("HPEXPIRE", "h", "1000", "FIELDS", "1", "b")
+        srv.clock.advance(1_000)
+        r.execute_command("HPEXPIRE", "h", "1000", "FIELDS", "1", "c")
+        srv.clock.advance(1_000)
+        events = []
+        while len(events) < 9:
+            message = p.get_message(timeout=5)
+            if message is not None:
+                events.append((message["channel"], message["data"]))
+        assert [data for _, data in events] == [
+            b"hset", b"hexpire", b"hpersist", b"hdel", b"hexpire", b"hexpired", b"hexpire",
+            b"hexpired", b"del",
+        ]
+        assert r.exists("h") == 0
+        p.close()
+        r.close()
 
 
 def test_events_in_another_database(pair, events):
