@@ -166,8 +166,9 @@ def test_hash_field_expiry_events():
     """Redis 7.4's field-expiry events (not in the 7.0 reference): hexpire, hpersist, hdel
     for a time in the past, hexpired when fields run out (lazily or as the clock advances)
     and del when they were the hash's last."""
-    import resplite
     import redis
+
+    import resplite
 
     with resplite.serve() as srv:
         r = redis.Redis.from_url(srv.url)
