@@ -8,7 +8,7 @@ or ``default`` gives the default sections, ``all`` adds commandstats, ``everythi
 nothing, and sections always come out in the canonical order whatever order they were asked
 in.
 
-The field set is Redis 7.4's (so ``redis_version`` 7.4.0 is not a lie about the shape), with
+The field set is Redis 7.4's (the fields clients read; see docs/compatibility.md on the version), with
 values that are true of resplite where a counterpart exists and Redis's idle values where
 it does not (replication offsets, fork statistics, AOF, Lua). Memory figures are taken from
 the process: ``used_memory`` is the resident set size, which for a Python server is the

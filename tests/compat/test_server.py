@@ -22,6 +22,8 @@ from support.helpshape import assert_same_shape, implemented
 from support.raw import RawClient
 from support.resptree import parse, to_python
 
+from resplite.version import REDIS_VERSION
+
 # Fields Redis 7.0 prints that resplite does not (none today; listed here with reasons).
 _NOT_REPORTED: dict[str, str] = {}
 
@@ -57,7 +59,7 @@ def test_info_default_sections(pair):
     ref, ours = _info(pair)
     assert list(ours) == list(ref)
     _compare_sections(ref, ours, ref)
-    assert ours["Server"][0] == ("redis_version", "7.4.0")
+    assert ours["Server"][0] == ("redis_version", REDIS_VERSION)
 
 
 def test_info_everything(pair):

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 import pytest
 from support.servers import ServerProcess, start_resplite
 
+from resplite.version import REDIS_VERSION
+
 REDIS_CLI = shutil.which("redis-cli")
 pytestmark = pytest.mark.skipif(REDIS_CLI is None, reason="redis-cli is not installed")
 
@@ -51,7 +53,7 @@ def test_one_shot_commands(server):
     assert cli(server, "--no-raw", "GET", "cli:missing").stdout == "(nil)\n"
     out = cli(server, "NOSUCH", "x")
     assert "ERR unknown command 'NOSUCH'" in out.stdout + out.stderr
-    assert "redis_version:7.4.0" in cli(server, "INFO", "server").stdout
+    assert f"redis_version:{REDIS_VERSION}" in cli(server, "INFO", "server").stdout
     assert cli(server, "DEL", "cli:k", "cli:n").stdout == "2\n"
 
 

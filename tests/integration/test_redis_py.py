@@ -24,6 +24,8 @@ from redis._parsers import (
 )
 from support.servers import ServerProcess, start_resplite
 
+from resplite.version import REDIS_VERSION
+
 SYNC_PARSERS = {2: _RESP2Parser, 3: _RESP3Parser}
 ASYNC_PARSERS = {2: _AsyncRESP2Parser, 3: _AsyncRESP3Parser}
 COMBOS = [(2, False), (3, False), (2, True), (3, True)]
@@ -95,7 +97,7 @@ def test_sync_handshake_and_commands(server, protocol, hiredis):
         assert r.delete("k", "n") == 2
         assert r.exists("k") == 0
         server_info = r.info()
-        assert server_info["redis_version"] == "7.4.0"
+        assert server_info["redis_version"] == REDIS_VERSION
         assert server_info["arch_bits"] in (32, 64)
         assert server_info["cluster_enabled"] == 0
         assert server_info["loading"] == 0
@@ -203,7 +205,7 @@ async def test_async_handshake_pipeline_transaction(server, protocol, hiredis):
         async with r.pipeline() as pipe:
             pipe.incr("n").get("n")
             assert await pipe.execute() == [11, "11"]
-        assert (await r.info("server"))["redis_version"] == "7.4.0"
+        assert (await r.info("server"))["redis_version"] == REDIS_VERSION
     finally:
         await r.flushall()
         await r.aclose()

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 
+from resplite.version import REDIS_VERSION
 from support.resptree import Node, dump, parse
 
-VERSIONS = (b"7.0.15", b"7.4.0")
+# The reference server's version and the one resplite reports.
+VERSIONS = (b"7.0.15", REDIS_VERSION.encode())
 
 # Shapes of INFO values, from most to least specific.
 _SHAPES = (

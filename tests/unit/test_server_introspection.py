@@ -13,6 +13,7 @@ from resplite.engine.config import Config, ConfigError, parse_args
 from resplite.engine.info import bytes_to_human, fields, render, select_sections
 from resplite.engine.slowlog import SlowLog
 from resplite.engine.state import ServerState
+from resplite.version import REDIS_VERSION
 
 
 @pytest.mark.parametrize(
@@ -39,7 +40,7 @@ def test_render_layout_and_clock():
     clock.freeze()
     state = ServerState(Config(), clock, table=command_table())
     text = render(state, ["server", "keyspace"])
-    assert text.startswith(b"# Server\r\nredis_version:7.4.0\r\n")
+    assert text.startswith(b"# Server\r\nredis_version:%b\r\n" % REDIS_VERSION.encode())
     assert b"\r\n\r\n# Keyspace\r\n" in text and text.endswith(b"# Keyspace\r\n")
     before = int(fields(text)["uptime_in_seconds"])
     clock.advance(90_000)
