@@ -4,7 +4,7 @@ PING, ECHO, HELLO (every option and error), AUTH (with and without ``requirepass
 QUIT, RESET, the texts of unknown commands and subcommands and of wrong arity, and the order
 in which the dispatcher applies its checks (existence, arity, protected commands,
 authentication, MULTI). HELLO's ``version`` and ``id`` are blanked: resplite reports the
-Redis version whose behaviour it follows (7.4.0) where the reference is 7.0.15, and client
+Redis version whose behaviour it follows (resplite.version.REDIS_VERSION) where the reference is 7.0.15, and client
 ids depend on each server's history.
 """
 
