@@ -14,6 +14,7 @@ listpack order of distinct ZRANDMEMBER picks), the test is marked with that vers
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -887,3 +888,109 @@ def test_large_zrandmember_values_pass(pair) -> None:  # type: ignore[no-untyped
     _fill(pair, "z", 300)
     ref, ours = values(pair, "ZRANDMEMBER", "z", "1000", "WITHSCORES")
     assert ours == ref
+
+
+# -- blocking pops with several clients ------------------------------------------------------------
+
+
+def _wait_blocked(client, count: int = 1) -> None:  # type: ignore[no-untyped-def]
+    """Until INFO counts ``count`` blocked clients (synchronisation, not timing)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        info = client.call("INFO", "clients")
+        for line in info.split(b"\r\n"):
+            if line.startswith(b"blocked_clients:") and int(line.split(b":")[1]) >= count:
+                return
+        time.sleep(0.005)
+    raise AssertionError("the client never blocked")
+
+
+class _Clients:
+    """``n`` extra connection pairs to both servers, closed at the end; ``block`` parks a
+    command on one of them, watched through the main pair."""
+
+    def __init__(self, pair, n: int) -> None:  # type: ignore[no-untyped-def]
+        self.main = pair
+        self.pairs = [pair.connect_extra() for _ in range(n)]
+        self.blocked = 0
+
+    def block(self, extra, *cmd: object) -> None:  # type: ignore[no-untyped-def]
+        """Send ``cmd`` on both connections of ``extra``; wait until both servers park it."""
+        extra.ref.send(*cmd)
+        extra.ours.send(*cmd)
+        self.blocked += 1
+        _wait_blocked(self.main.ref, self.blocked)
+        _wait_blocked(self.main.ours, self.blocked)
+
+    def __enter__(self) -> _Clients:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for extra in self.pairs:
+            extra.close()
+
+
+def _same_reply(extra) -> bytes:  # type: ignore[no-untyped-def]
+    got, want = extra.ours.read_reply(), extra.ref.read_reply()
+    assert got == want, f"RESP{extra.resp}\n redis:    {want!r}\n resplite: {got!r}"
+    return got
+
+
+def test_blocked_pops_are_served_in_blocking_order(pair) -> None:  # type: ignore[no-untyped-def]
+    with _Clients(pair, 3) as clients:
+        for extra, cmd in zip(clients.pairs, ("BZPOPMIN", "BZPOPMAX", "BZPOPMIN"), strict=True):
+            clients.block(extra, cmd, "z", "0")
+        run(pair, ("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"))
+        for extra in clients.pairs:
+            _same_reply(extra)
+        run(pair, ("ZRANGE", "z", "0", "-1", "WITHSCORES"))
+
+
+def test_a_blocked_pop_on_several_keys_takes_the_written_one(pair) -> None:  # type: ignore[no-untyped-def]
+    with _Clients(pair, 2) as clients:
+        first, second = clients.pairs
+        clients.block(first, "BZPOPMIN", "a", "b", "c", "0")
+        clients.block(second, "BZMPOP", "0", "2", "c", "b", "MAX", "COUNT", "2")
+        run(pair, ("ZADD", "b", "1", "x", "2", "y", "3", "z"))
+        _same_reply(first)
+        _same_reply(second)
+        run(pair, ("EXISTS", "b"))
+
+
+def test_a_transaction_wakes_blocked_pops_after_exec(pair) -> None:  # type: ignore[no-untyped-def]
+    with _Clients(pair, 2) as clients:
+        reader, writer = clients.pairs
+        clients.block(reader, "BZMPOP", "0", "1", "z", "MIN", "COUNT", "10")
+        run(writer, ("MULTI",), ("ZADD", "z", "5", "e"), ("ZADD", "z", "1", "a"),
+            ("ZREM", "z", "e"), ("ZADD", "z", "3", "c"), ("EXEC",))
+        _same_reply(reader)
+
+
+def test_blocked_pops_wait_through_delete_and_type_change(pair) -> None:  # type: ignore[no-untyped-def]
+    with _Clients(pair, 2) as clients:
+        reader, writer = clients.pairs
+        clients.block(reader, "BZPOPMAX", "z", "0")
+        run(writer, ("SET", "z", "string"), ("DEL", "z"), ("HSET", "z", "f", "v"), ("DEL", "z"),
+            ("ZADD", "z", "1", "a", "2", "b"))
+        _same_reply(reader)
+        run(pair, ("ZRANGE", "z", "0", "-1", "WITHSCORES"))
+
+
+def test_stores_and_renames_into_a_waited_key_wake_it(pair) -> None:  # type: ignore[no-untyped-def]
+    with _Clients(pair, 3) as clients:
+        first, second, third = clients.pairs
+        run(pair, ("ZADD", "src", "1", "a", "2", "b", "3", "c"))
+        clients.block(first, "BZPOPMIN", "u", "0")
+        clients.block(second, "BZPOPMIN", "r", "0")
+        clients.block(third, "BZPOPMIN", "n", "0")
+        run(pair, ("ZUNIONSTORE", "u", "1", "src"))
+        _same_reply(first)
+        run(pair, ("ZRANGESTORE", "r", "src", "1", "2"))
+        _same_reply(second)
+        run(pair, ("RENAME", "src", "n"))
+        _same_reply(third)
+        run(pair, ("ZRANGE", "n", "0", "-1", "WITHSCORES"), ("ZRANGE", "u", "0", "-1"))
+
+
+def test_blocked_pop_times_out_with_a_null_array(pair) -> None:  # type: ignore[no-untyped-def]
+    run(pair, ("BZPOPMIN", "z", "0.01"), ("BZMPOP", "0.01", "1", "z", "MAX"))
