@@ -23,9 +23,9 @@ last two.
 
 Printing. A score in a reply is Redis 7.0's ``addReplyDouble``: ``%.17g`` (17 significant
 digits, enough to read back the same double), ``inf`` and ``-inf``. The same double printed
-into a listpack (what ZSCAN shows for a small sorted set) is ``d2string``: integers within
-±2^62 print as integers (``100000000000000000`` where ``%.17g`` gives ``1e+17``), and zero
-keeps its sign (``-0``).
+into a listpack (what ZSCAN shows for a small sorted set) is different: integers within
+±2^62 are written as integers (``100000000000000000`` where ``%.17g`` gives ``1e+17``, and
+``0`` for ``-0``).
 """
 
 from __future__ import annotations
@@ -202,13 +202,12 @@ def format_score(value: float) -> bytes:
 
 
 def format_listpack_score(value: float) -> bytes:
-    """A score as Redis 7.0 writes it into a listpack (``d2string``)."""
+    """A score as Redis 7.0 writes it into a listpack (``zzlInsertAt``): an integral value
+    within ±2^62 as an integer (so ``-0`` as ``0``), anything else as ``d2string`` does."""
     if value != value:
         return b"nan"
     if value in (math.inf, -math.inf):
         return b"inf" if value > 0 else b"-inf"
-    if value == 0.0:
-        return b"-0" if math.copysign(1.0, value) < 0 else b"0"
     if -_LL_HALF <= value <= _LL_HALF and value == int(value):
         return b"%d" % int(value)
     return b"%.17g" % value
