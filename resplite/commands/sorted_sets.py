@@ -364,22 +364,9 @@ _RANK, _SCORE, _LEX = 1, 2, 3
 
 def _score_entries(zs: ZSet, bounds: tuple[float, bool, float, bool], offset: int, limit: int,
                    reverse: bool) -> list[Entry]:
-    if offset < 0:
-        return []  # Redis walks off the end skipping a negative offset: nothing
-    start, stop = zs.score_span(*bounds)
-    if reverse:
-        stop -= offset
-        if limit >= 0:
-            start = max(start, stop - limit)
-        if start >= stop:
-            return []
-        return zs.entries(len(zs) - stop, len(zs) - start, reverse=True)
-    start += offset
-    if limit >= 0:
-        stop = min(stop, start + limit)
-    if start >= stop:
-        return []
-    return zs.entries(start, stop)
+    # A negative offset: Redis walks off the end while skipping it, so nothing.
+    lo, lo_ex, hi, hi_ex = bounds
+    return zs.score_range(lo, lo_ex, hi, hi_ex, offset, limit, reverse)
 
 
 def _lex_entries(zs: ZSet, lo: LexBound, hi: LexBound, offset: int, limit: int,

@@ -47,6 +47,7 @@ import math
 import random
 import sys
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from typing import Any, Final
 
 from sortedcontainers import SortedList
@@ -58,6 +59,8 @@ Entry = tuple[float, bytes]
 LexBound = tuple[int, bytes, bool]
 
 _INF = math.inf
+# Up to this offset, a range walk skips entries one by one rather than seek by position.
+_WALK_OFFSET = 64
 # Python object overhead per member on top of the member and score objects: the entry tuple,
 # the dict slot and the list slot.
 _SLOT_BYTES = 64 + 40 + 10
@@ -274,6 +277,37 @@ class ZSet:
         else:
             stop = n if hi == _INF else order.bisect_left((math.nextafter(hi, _INF),))
         return start, max(start, stop)
+
+    def score_range(self, lo: float, lo_ex: bool, hi: float, hi_ex: bool, offset: int = 0,
+                    limit: int = -1, reverse: bool = False) -> list[Entry]:
+        """The entries of a score range, from the low end (from the high end when
+        ``reverse``), skipping ``offset`` of them and taking at most ``limit`` (all when
+        negative): ZRANGEBYSCORE's walk.
+
+        The fast path of :meth:`score_span` plus :meth:`entries` (a test holds them equal):
+        on a skiplist with a small offset, one bounded iteration from the seek points, which
+        needs no positional index; otherwise positions.
+        """
+        order = self.order
+        if not order or not limit or offset < 0:
+            return []
+        if order.__class__ is SmallOrder or offset >= _WALK_OFFSET:
+            start, stop = self.score_span(lo, lo_ex, hi, hi_ex)
+            if reverse:
+                n = len(order)
+                start, stop = n - stop, n - start
+            start += offset
+            if limit >= 0:
+                stop = min(stop, start + limit)
+            return self.entries(start, stop, reverse) if start < stop else []
+        if lo_ex:
+            if lo == _INF:
+                return []
+            lo = math.nextafter(lo, _INF)
+        # The upper end as an exclusive bound (None: no bound at all).
+        top = hi if hi_ex else (None if hi == _INF else math.nextafter(hi, _INF))
+        walk = order.irange((lo,), None if top is None else (top,), (True, False), reverse)
+        return list(islice(walk, offset, None if limit < 0 else offset + limit))
 
     # -- lexicographic ranges -------------------------------------------------------------
 

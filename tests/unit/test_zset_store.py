@@ -203,3 +203,30 @@ def test_random_picks() -> None:
         assert len(set(distinct)) == 4
         if not skiplist:
             assert distinct == sorted(distinct)  # a listpack answers in its own order
+
+
+def test_score_range_walk_agrees_with_span_and_positions() -> None:
+    """The fast path (a walk from the seek point) and the general one (positions from
+    score_span, then entries) give the same entries, for every bound, offset and limit."""
+    rng = random.Random(4)
+    values = [rng.choice([-math.inf, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0, math.inf]) for _ in range(300)]
+    for skiplist in (False, True):
+        zs = ZSet(((v, b"m%03d" % i) for i, v in enumerate(values)), skiplist=skiplist)
+        bounds = [-math.inf, -1.0, 0.0, 0.7, 1.0, 3.0, math.inf]
+        for _ in range(1500):
+            lo, hi = rng.choice(bounds), rng.choice(bounds)
+            lo_ex, hi_ex = rng.random() < 0.5, rng.random() < 0.5
+            offset = rng.choice([0, 1, 5, 63, 64, 100, 400])
+            limit = rng.choice([-1, 0, 1, 3, 50])
+            reverse = rng.random() < 0.5
+            start, stop = zs.score_span(lo, lo_ex, hi, hi_ex)
+            if reverse:
+                n = len(zs)
+                general = zs.entries(n - stop, n - start, reverse=True)
+            else:
+                general = zs.entries(start, stop)
+            general = general[offset:]
+            if limit >= 0:
+                general = general[:limit]
+            got = zs.score_range(lo, lo_ex, hi, hi_ex, offset, limit, reverse)
+            assert got == general, (skiplist, lo, lo_ex, hi, hi_ex, offset, limit, reverse)
