@@ -994,3 +994,12 @@ def test_stores_and_renames_into_a_waited_key_wake_it(pair) -> None:  # type: ig
 
 def test_blocked_pop_times_out_with_a_null_array(pair) -> None:  # type: ignore[no-untyped-def]
     run(pair, ("BZPOPMIN", "z", "0.01"), ("BZMPOP", "0.01", "1", "z", "MAX"))
+
+
+def test_swapdb_serves_a_pop_waiting_in_the_swapped_database(pair) -> None:  # type: ignore[no-untyped-def]
+    with _Clients(pair, 1) as clients:
+        (reader,) = clients.pairs
+        clients.block(reader, "BZPOPMIN", "z", "0")
+        run(pair, ("SELECT", "1"), ("ZADD", "z", "3", "c", "1", "a"), ("SWAPDB", "0", "1"))
+        _same_reply(reader)
+        run(pair, ("SELECT", "0"), ("ZRANGE", "z", "0", "-1", "WITHSCORES"))
