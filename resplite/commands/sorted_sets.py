@@ -50,7 +50,7 @@ from resplite.algorithms.scores import (
     parse_score_bound,
 )
 from resplite.commands.args import INT64_MAX, int_arg, parse_int, timeout_ms
-from resplite.commands.generic import lookup, parse_scan_cursor, type_name
+from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor, type_name
 from resplite.engine import errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
@@ -72,8 +72,18 @@ def _c_option(arg: bytes) -> bytes:
 
 
 def _zset(client: Client, key: bytes) -> ZSet | None:
-    """The sorted set at ``key``, None when absent; WRONGTYPE for another type."""
+    """The sorted set at ``key`` for a command that writes it, None when absent; WRONGTYPE
+    for another type."""
     value = lookup(client, key)
+    if value is None or value.__class__ is ZSet:
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+def _read_zset(client: Client, key: bytes) -> ZSet | None:
+    """As :func:`_zset`, for a command that only reads (a counted read lookup, as Redis's
+    lookupKeyRead)."""
+    value = lookup_read(client, key)
     if value is None or value.__class__ is ZSet:
         return value
     raise CommandError(errors.WRONGTYPE)
@@ -244,19 +254,19 @@ def zrem(client: Client, argv: list[bytes]) -> int:
 
 @command("zcard")
 def zcard(client: Client, argv: list[bytes]) -> int:
-    zs = _zset(client, argv[1])
+    zs = _read_zset(client, argv[1])
     return 0 if zs is None else len(zs)
 
 
 @command("zscore")
 def zscore(client: Client, argv: list[bytes]) -> float | None:
-    zs = _zset(client, argv[1])
+    zs = _read_zset(client, argv[1])
     return None if zs is None else zs.scores.get(argv[2])
 
 
 @command("zmscore")
 def zmscore(client: Client, argv: list[bytes]) -> list[float | None]:
-    zs = _zset(client, argv[1])
+    zs = _read_zset(client, argv[1])
     if zs is None:
         return [None] * (len(argv) - 2)
     get = zs.scores.get
@@ -271,7 +281,7 @@ def _zrank(client: Client, argv: list[bytes], reverse: bool) -> Any:
         if _c_option(argv[3]) != b"withscore":  # Redis 7.2
             raise CommandError(errors.SYNTAX)
         withscore = True
-    zs = _zset(client, argv[1])
+    zs = _read_zset(client, argv[1])
     rank = None if zs is None else zs.rank(argv[2], reverse)
     if rank is None:
         return NULL_ARRAY if withscore else None
@@ -342,7 +352,7 @@ def _rank_span(length: int, start: int, end: int) -> tuple[int, int]:
 @command("zcount")
 def zcount(client: Client, argv: list[bytes]) -> int:
     lo, lo_ex, hi, hi_ex = _score_range(argv[2], argv[3])
-    zs = _zset(client, argv[1])
+    zs = _read_zset(client, argv[1])
     if zs is None:
         return 0
     start, stop = zs.score_span(lo, lo_ex, hi, hi_ex)
@@ -352,7 +362,7 @@ def zcount(client: Client, argv: list[bytes]) -> int:
 @command("zlexcount")
 def zlexcount(client: Client, argv: list[bytes]) -> int:
     lo, hi = _lex_range(argv[2], argv[3])
-    zs = _zset(client, argv[1])
+    zs = _read_zset(client, argv[1])
     if zs is None:
         return 0
     start, stop = zs.lex_span(lo, hi)
@@ -435,7 +445,7 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
     else:
         lex_lo, lex_hi = _lex_range(lo_arg, hi_arg)
 
-    value = lookup(client, argv[at])
+    value = lookup_read(client, argv[at])
     if value is None:
         return _store(client, argv[1], []) if store else []
     if value.__class__ is not ZSet:
@@ -692,7 +702,7 @@ def bzmpop(client: Client, argv: list[bytes]) -> Any:
 @command("zrandmember")
 def zrandmember(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 2:
-        zs = _zset(client, argv[1])
+        zs = _read_zset(client, argv[1])
         return None if zs is None else zs.random_entry()[1]
     wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
@@ -703,7 +713,7 @@ def zrandmember(client: Client, argv: list[bytes]) -> Any:
     # Redis bounds the count so that twice it (members and scores) still fits a long.
     if withscores and not -(INT64_MAX // 2) <= wanted <= INT64_MAX // 2:
         raise CommandError(errors.ZSET_VALUE_OUT_OF_RANGE)
-    zs = _zset(client, argv[1])
+    zs = _read_zset(client, argv[1])
     if zs is None or wanted == 0:
         return []
     count = abs(wanted)
@@ -771,7 +781,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
         raise CommandError(errors.SYNTAX)
     sources: list[_Source] = []
     for key in argv[at + 1 : at + 1 + numkeys]:
-        value = lookup(client, key)
+        value = lookup_read(client, key)
         if value is not None and value.__class__ is not ZSet and type_name(value) != "set":
             raise CommandError(errors.WRONGTYPE)
         sources.append(_Source(value))
@@ -899,7 +909,7 @@ def zintercard(client: Client, argv: list[bytes]) -> Any:
 @command("zscan")
 def zscan(client: Client, argv: list[bytes]) -> list[Any]:
     cursor = parse_scan_cursor(argv[2])
-    zs = _zset(client, argv[1])
+    zs = _read_zset(client, argv[1])
     if zs is None:
         return [b"0", []]  # Redis answers before it looks at the options
     count = 10

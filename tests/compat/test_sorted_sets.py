@@ -1003,3 +1003,33 @@ def test_swapdb_serves_a_pop_waiting_in_the_swapped_database(pair) -> None:  # t
         run(pair, ("SELECT", "1"), ("ZADD", "z", "3", "c", "1", "a"), ("SWAPDB", "0", "1"))
         _same_reply(reader)
         run(pair, ("SELECT", "0"), ("ZRANGE", "z", "0", "-1", "WITHSCORES"))
+
+
+_LOOKUP_COMMANDS = [
+    "ZADD z 1 a", "ZADD nx XX 1 a", "ZINCRBY z 1 a", "ZREM z a", "ZREM nx a", "ZCARD z",
+    "ZCARD nx", "ZSCORE z a", "ZSCORE nx a", "ZMSCORE z a b", "ZMSCORE nx a", "ZRANK z a",
+    "ZREVRANK nx a", "ZCOUNT z -inf +inf", "ZLEXCOUNT nx - +", "ZRANGE z 0 -1",
+    "ZRANGE nx 0 -1", "ZRANGEBYSCORE z 0 1", "ZREVRANGEBYLEX z + -", "ZRANGESTORE d z 0 -1",
+    "ZRANGESTORE d nx 0 -1", "ZREMRANGEBYRANK z 0 0", "ZREMRANGEBYSCORE nx 0 1",
+    "ZPOPMIN z", "ZPOPMAX nx 2", "ZMPOP 2 nx z MIN", "BZPOPMIN z 0", "BZMPOP 0 2 nx z MAX",
+    "ZRANDMEMBER z", "ZRANDMEMBER nx 2", "ZUNION 2 z nx", "ZINTER 2 z z", "ZDIFF 2 nx z",
+    "ZUNIONSTORE d 2 z nx", "ZINTERCARD 2 z nx", "ZSCAN z 0", "ZSCAN nx 0",
+]
+
+
+def _lookup_counts(client) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    text = client.call("INFO", "stats").decode()
+    fields = dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+    return int(fields["keyspace_hits"]), int(fields["keyspace_misses"])
+
+
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair) -> None:  # type: ignore[no-untyped-def]
+    for command in _LOOKUP_COMMANDS:
+        counts = []
+        for client in (pair.ref, pair.ours):
+            client.call("FLUSHALL")
+            client.call("ZADD", "z", "1", "a", "2", "b")
+            client.call("CONFIG", "RESETSTAT")
+            client.call(*command.split())
+            counts.append(_lookup_counts(client))
+        assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"
