@@ -54,6 +54,7 @@ from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor, ty
 from resplite.engine import errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC, ZSET
 from resplite.engine.registry import command
 from resplite.protocol.replies import NULL_ARRAY
 from resplite.store.glob import compile_matcher
@@ -122,13 +123,14 @@ def _members(entries: Iterable[Entry]) -> list[bytes]:
     return [member for _, member in entries]
 
 
-def _store(client: Client, dst: bytes, entries: list[Entry]) -> int:
+def _store(client: Client, dst: bytes, entries: list[Entry], event: bytes) -> int:
     """Replace ``dst`` by a sorted set of ``entries`` (in order), or delete it when there are
-    none; the reply of the STORE commands."""
+    none; the reply of the STORE commands, whose keyspace event is ``event``."""
     db = client.db
     if not entries:
         if db.delete(dst):
             db.signal_modified(dst)
+            client.server.notify(GENERIC, b"del", dst, db.index)
         return 0
     max_entries, max_value = _limits(client)
     skiplist = len(entries) > max_entries or any(len(m) > max_value for _, m in entries)
@@ -137,6 +139,7 @@ def _store(client: Client, dst: bytes, entries: list[Entry]) -> int:
         zs.add(member, score)
     db.set(dst, zs)
     db.signal_modified(dst)
+    client.server.notify(ZSET, event, dst, db.index)
     return len(entries)
 
 
@@ -215,7 +218,9 @@ def _zadd(client: Client, argv: list[bytes], flags: int) -> Any:
                 updated += 1
     finally:
         if added or updated:
-            client.db.signal_modified(key)
+            db = client.db
+            db.signal_modified(key)
+            client.server.notify(ZSET, b"zincr" if incr else b"zadd", key, db.index)
     if incr:
         return result if processed else None
     return added + updated if flags & _CH else added
@@ -238,14 +243,19 @@ def zrem(client: Client, argv: list[bytes]) -> int:
     if zs is None:
         return 0
     deleted = 0
+    db = client.db
     for member in argv[2:]:
         if zs.remove(member):
             deleted += 1
             if not zs.scores:
-                client.db.delete(key)
+                db.delete(key)
                 break
     if deleted:
-        client.db.signal_modified(key)
+        notify = client.server.notify
+        notify(ZSET, b"zrem", key, db.index)
+        if not zs.scores:
+            notify(GENERIC, b"del", key, db.index)
+        db.signal_modified(key)
     return deleted
 
 
@@ -447,7 +457,7 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
 
     value = lookup_read(client, argv[at])
     if value is None:
-        return _store(client, argv[1], []) if store else []
+        return _store(client, argv[1], [], b"zrangestore") if store else []
     if value.__class__ is not ZSet:
         raise CommandError(errors.WRONGTYPE)
     zs: ZSet = value
@@ -459,7 +469,7 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
     else:
         entries = _lex_entries(zs, lex_lo, lex_hi, offset, limit, reverse)
     if store:
-        return _store(client, argv[1], entries)
+        return _store(client, argv[1], entries, b"zrangestore")
     return _scored(client, entries) if withscores else _members(entries)
 
 
@@ -501,13 +511,17 @@ def zrevrangebylex(client: Client, argv: list[bytes]) -> Any:
 # -- ZREMRANGEBY* -------------------------------------------------------------------------------
 
 
-def _remove_span(client: Client, key: bytes, zs: ZSet, start: int, stop: int) -> int:
+def _remove_span(client: Client, key: bytes, zs: ZSet, start: int, stop: int,
+                 event: bytes) -> int:
     deleted = zs.delete_positions(start, stop) if start < stop else 0
     if deleted:
         db = client.db
+        db.signal_modified(key)
+        notify = client.server.notify
+        notify(ZSET, event, key, db.index)
         if not zs.scores:
             db.delete(key)
-        db.signal_modified(key)
+            notify(GENERIC, b"del", key, db.index)
     return deleted
 
 
@@ -518,7 +532,7 @@ def zremrangebyrank(client: Client, argv: list[bytes]) -> int:
     if zs is None:
         return 0
     start, stop = _rank_span(len(zs), first, last)
-    return _remove_span(client, argv[1], zs, start, stop)
+    return _remove_span(client, argv[1], zs, start, stop, b"zremrangebyrank")
 
 
 @command("zremrangebyscore")
@@ -528,7 +542,7 @@ def zremrangebyscore(client: Client, argv: list[bytes]) -> int:
     if zs is None:
         return 0
     start, stop = zs.score_span(*bounds)
-    return _remove_span(client, argv[1], zs, start, stop)
+    return _remove_span(client, argv[1], zs, start, stop, b"zremrangebyscore")
 
 
 @command("zremrangebylex")
@@ -538,7 +552,7 @@ def zremrangebylex(client: Client, argv: list[bytes]) -> int:
     if zs is None:
         return 0
     start, stop = zs.lex_span(lo, hi)
-    return _remove_span(client, argv[1], zs, start, stop)
+    return _remove_span(client, argv[1], zs, start, stop, b"zremrangebylex")
 
 
 # -- popping ------------------------------------------------------------------------------------
@@ -557,8 +571,11 @@ def _first_zset(client: Client, keys: list[bytes]) -> tuple[bytes, ZSet] | None:
 def _pop(client: Client, key: bytes, zs: ZSet, count: int, highest: bool) -> list[Entry]:
     popped = zs.pop(count, highest)
     db = client.db
+    notify = client.server.notify
+    notify(ZSET, b"zpopmax" if highest else b"zpopmin", key, db.index)
     if not zs.scores:
         db.delete(key)
+        notify(GENERIC, b"del", key, db.index)
     db.signal_modified(key)
     return popped
 
@@ -758,6 +775,7 @@ class _Source:
 _SUM, _MIN, _MAX = 1, 2, 3
 _AGGREGATES = {b"sum": _SUM, b"min": _MIN, b"max": _MAX}
 _UNION, _INTER, _DIFF = 1, 2, 3
+_STORE_EVENTS = {_UNION: b"zunionstore", _INTER: b"zinterstore", _DIFF: b"zdiffstore"}
 
 
 def _aggregate(target: float, value: float, how: int) -> float:
@@ -864,7 +882,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
                     result[member] = score
     entries = sorted((score, member) for member, score in result.items())
     if store:
-        return _store(client, argv[1], entries)
+        return _store(client, argv[1], entries, _STORE_EVENTS[op])
     return _scored(client, entries) if withscores else _members(entries)
 
 
