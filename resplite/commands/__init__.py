@@ -25,6 +25,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     introspection,
     pubsub,
     server,
+    sorted_sets,
     streams,
     streams_groups,
     streams_info,

@@ -258,6 +258,8 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("hash-max-listpack-entries", 512, int_parser(0, _LONG_MAX)),
         Directive("hash-max-listpack-value", 64, parse_memory, format_memory),
         Directive("hll-sparse-max-bytes", 3000, parse_memory, format_memory),
+        Directive("zset-max-listpack-entries", 128, int_parser(0, _LONG_MAX)),
+        Directive("zset-max-listpack-value", 64, parse_memory, format_memory),
         Directive("hz", 10, clamped_int_parser(0, _INT_MAX, 1, 500)),
         Directive(
             "loglevel", "notice", enum_parser("debug", "verbose", "notice", "warning", "nothing")
@@ -291,6 +293,8 @@ ALIASES = {
     "slaveof": "replicaof",
     "hash-max-ziplist-entries": "hash-max-listpack-entries",
     "hash-max-ziplist-value": "hash-max-listpack-value",
+    "zset-max-ziplist-entries": "zset-max-listpack-entries",
+    "zset-max-ziplist-value": "zset-max-listpack-value",
 }
 
 Hook = Callable[[str, Any], None]

@@ -163,6 +163,35 @@ CLOCK_BACKWARDS = (
 CLOCK_OUT_OF_RANGE = "ERR clock time out of range: it must stay between 0 and 253402300799999 ms"
 
 
+# Sorted sets (ZADD, ZRANGE, ZUNIONSTORE, ZMPOP ...), worded exactly as Redis words them.
+ZADD_XX_AND_NX = "ERR XX and NX options at the same time are not compatible"
+ZADD_GT_LT_NX = "ERR GT, LT, and/or NX options at the same time are not compatible"
+ZADD_INCR_ONE_PAIR = "ERR INCR option supports a single increment-element pair"
+SCORE_NAN = "ERR resulting score is not a number (NaN)"
+MIN_MAX_NOT_FLOAT = "ERR min or max is not a float"
+MIN_MAX_NOT_LEX = "ERR min or max not valid string range item"
+ZRANGE_LIMIT_NEEDS_BY = (
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+)
+ZRANGE_WITHSCORES_BYLEX = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+WEIGHT_NOT_FLOAT = "ERR weight value is not a float"
+ZSET_NOT_POSITIVE = "ERR value is out of range, must be positive"
+ZSET_COUNT_OUT_OF_RANGE = (
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+ZSET_VALUE_OUT_OF_RANGE = "ERR value is out of range"
+ZSET_NUMKEYS_NOT_POSITIVE = "ERR numkeys should be greater than 0"
+ZSET_COUNT_NOT_POSITIVE = "ERR count should be greater than 0"
+ZSET_LIMIT_NEGATIVE = "ERR LIMIT can't be negative"
+# Not Redis's: Redis would build such a reply until memory ran out.
+ZSET_REPLY_TOO_LONG = "ERR value is out of range"
+
+
+def at_least_one_key(fullname: str) -> str:
+    """ZUNION / ZINTER / ZDIFF (and their STORE forms, ZINTERCARD) with numkeys below 1."""
+    return f"ERR at least 1 input key is needed for '{fullname}' command"
+
+
 # Streams (XADD, XREAD, XGROUP, XCLAIM ...), worded exactly as Redis words them.
 INVALID_STREAM_ID = "ERR Invalid stream ID specified as stream command argument"
 XADD_ID_TOO_SMALL = (

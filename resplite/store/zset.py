@@ -1,0 +1,471 @@
+"""The sorted set value type: members (byte strings) ordered by score (a double), then member.
+
+Layout. ``scores`` maps each member to its score (O(1) ZSCORE, membership tests); ``order``
+holds the entries ``(score, member)`` sorted as Redis sorts them: by score, then by member
+compared byte-wise (``memcmp`` then length, which is how ``bytes`` compare). The two share
+the member and score objects. ``order`` takes one of two shapes, mirroring Redis's two
+encodings, so that OBJECT ENCODING answers what Redis would and a small sorted set stays
+small:
+
+* ``listpack``: a plain Python list (:class:`SmallOrder`) kept sorted with :mod:`bisect`.
+  Insertion and deletion move the tail of the list (O(n), n at most
+  ``zset-max-listpack-entries``, 128 by default), searches are O(log n).
+* ``skiplist``: a :class:`sortedcontainers.SortedList`. Insertion, deletion, rank (ZRANK),
+  seek by score (ZRANGEBYSCORE, ZCOUNT) and access by position (ZRANGE) are all O(log n).
+
+Both shapes answer the same calls (``add``, ``remove``, ``bisect_left``/``bisect_right``,
+indexing and slicing, ``del`` of a slice); everything below is written once against that
+common surface. Scores ``-0.0`` and ``0.0`` compare equal (as in Redis), so such entries are
+ordered by member; a stored score is never NaN. A listpack cannot hold ``-0.0`` (Redis writes
+an integral score into a listpack as an integer), so there it is stored as ``0.0``, while a
+skiplist keeps the sign, as Redis's does.
+
+Encoding follows Redis's rules, decided by the commands (the store does not read the
+configuration): a sorted set becomes a skiplist when it would hold more entries than
+``zset-max-listpack-entries`` or a member longer than ``zset-max-listpack-value`` bytes
+(:meth:`ZSet.convert`); only a freshly computed result (ZUNIONSTORE and friends) is turned
+back into a listpack (:meth:`ZSet.compact`), as Redis does.
+
+Lexicographic ranges assume, as Redis documents, that every member has the same score. On
+a listpack the search is Redis's own linear one, so even mixed scores give Redis's answer;
+on a skiplist the search is binary (Redis's answer there depends on its skiplist's random
+levels when scores differ, so no order is promised).
+
+Scanning: a listpack is answered whole with cursor 0, as in Redis; a skiplist is walked in
+hash order through a :class:`~resplite.store.scanindex.ScanIndex`, as hashes are.
+
+Invariants: ``len(scores) == len(order)``; ``(s, m)`` is in ``order`` exactly when
+``scores[m]`` is ``s`` (the same float object, so the sign of a zero agrees); no score is
+NaN; a sorted set stored in the keyspace is never empty (commands delete the key when its
+last member goes).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import random
+import sys
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import Any, Final
+
+from sortedcontainers import SortedList
+
+from resplite.store.scanindex import ScanIndex
+
+Entry = tuple[float, bytes]
+# A lexicographic range item: (-1 for "-", 1 for "+", 0 for a value; value; exclusive).
+LexBound = tuple[int, bytes, bool]
+
+_INF = math.inf
+# Up to this offset, a range walk skips entries one by one rather than seek by position.
+_WALK_OFFSET = 64
+# Python object overhead per member on top of the member and score objects: the entry tuple,
+# the dict slot and the list slot.
+_SLOT_BYTES = 64 + 40 + 10
+
+
+class SmallOrder(list[Entry]):
+    """The listpack shape: a sorted list with the calls of :class:`SortedList` that ZSet uses."""
+
+    __slots__ = ()
+
+    def add(self, entry: Entry) -> None:
+        bisect.insort(self, entry)
+
+    def remove(self, entry: Entry) -> None:
+        del self[bisect.bisect_left(self, entry)]
+
+    def bisect_left(self, entry: tuple[Any, ...]) -> int:
+        return bisect.bisect_left(self, entry)
+
+    def bisect_right(self, entry: tuple[Any, ...]) -> int:
+        return bisect.bisect_right(self, entry)
+
+
+def _lex_cmp(member: bytes, bound: LexBound) -> int:
+    """Redis's ``sdscmplex`` of a member against a range item."""
+    kind = bound[0]
+    if kind:
+        return -kind  # "-" is below every member, "+" above
+    value = bound[1]
+    return (member > value) - (member < value)
+
+
+def _gte_min(member: bytes, lo: LexBound) -> bool:
+    c = _lex_cmp(member, lo)
+    return c > 0 if lo[2] else c >= 0
+
+
+def _lte_max(member: bytes, hi: LexBound) -> bool:
+    c = _lex_cmp(member, hi)
+    return c < 0 if hi[2] else c <= 0
+
+
+def lex_range_empty(lo: LexBound, hi: LexBound) -> bool:
+    """Whether ``lo`` > ``hi`` (or equal with an exclusive end): no string lies between."""
+    # "-" or "+" on either side: the kinds (-1, 0, 1) alone decide, by their sign.
+    c = lo[0] - hi[0] if lo[0] or hi[0] else (lo[1] > hi[1]) - (lo[1] < hi[1])
+    return c > 0 or (c == 0 and (lo[2] or hi[2]))
+
+
+class ZSet:
+    """A Redis sorted set."""
+
+    __slots__ = ("order", "scan_index", "scores")
+
+    type_name: Final = "zset"  # TYPE
+
+    def __init__(self, entries: Iterable[Entry] = (), skiplist: bool = False) -> None:
+        self.scores: dict[bytes, float] = {}
+        self.order: Any = SortedList() if skiplist else SmallOrder()
+        self.scan_index: ScanIndex | None = None
+        for score, member in entries:
+            self.add(member, score)
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+    def __repr__(self) -> str:
+        return f"<ZSet {self.encoding} members={len(self.scores)}>"
+
+    # -- encoding -------------------------------------------------------------------------
+
+    @property
+    def listpack(self) -> bool:
+        return self.order.__class__ is SmallOrder
+
+    @property
+    def encoding(self) -> str:
+        """OBJECT ENCODING's answer."""
+        return "listpack" if self.order.__class__ is SmallOrder else "skiplist"
+
+    def convert(self) -> None:
+        """Become a skiplist (O(n): the entries are already in order)."""
+        if self.order.__class__ is SmallOrder:
+            self.order = SortedList(self.order)
+
+    def compact(self) -> None:
+        """Become a listpack again (only for a result Redis would store as one)."""
+        if self.order.__class__ is not SmallOrder:
+            scores = self.scores
+            small = SmallOrder()
+            for score, member in self.order:
+                if score == 0.0:
+                    # A listpack writes an integral score as an integer: -0 becomes 0
+                    # (the order stays: both zeros compare equal).
+                    score = scores[member] = 0.0
+                small.append((score, member))
+            self.order = small
+            self.scan_index = None
+
+    def fits(self, max_entries: int, max_value: int) -> bool:
+        """Whether Redis would keep these members in a listpack (ZUNIONSTORE's test)."""
+        return len(self.scores) <= max_entries and all(
+            len(member) <= max_value for member in self.scores
+        )
+
+    # -- members --------------------------------------------------------------------------
+
+    def score(self, member: bytes) -> float | None:
+        return self.scores.get(member)
+
+    def add(self, member: bytes, score: float) -> bool:
+        """Store ``member`` with ``score``; returns whether it is new (the score may change)."""
+        if score == 0.0 and self.order.__class__ is SmallOrder:
+            score = 0.0  # a listpack writes an integral score as an integer: -0 becomes 0
+        scores = self.scores
+        old = scores.get(member)
+        if old is None:
+            scores[member] = score
+            self.order.add((score, member))
+            index = self.scan_index
+            if index is not None:
+                index.pending.append(member)
+                if len(index.pending) > len(scores) + 1024:
+                    self.scan_index = None  # cheaper to rebuild at the next ZSCAN
+            return True
+        if old != score:
+            order = self.order
+            order.remove((old, member))
+            order.add((score, member))
+            scores[member] = score
+        return False
+
+    def remove(self, member: bytes) -> bool:
+        """Remove ``member``; returns whether it was there. The scan index drops it lazily."""
+        score = self.scores.pop(member, None)
+        if score is None:
+            return False
+        self.order.remove((score, member))
+        return True
+
+    def rank(self, member: bytes, reverse: bool = False) -> int | None:
+        """0-based position of ``member`` (from the highest score when ``reverse``)."""
+        score = self.scores.get(member)
+        if score is None:
+            return None
+        rank: int = self.order.bisect_left((score, member))
+        return len(self.scores) - 1 - rank if reverse else rank
+
+    # -- positions ------------------------------------------------------------------------
+
+    def entries(self, start: int, stop: int, reverse: bool = False) -> list[Entry]:
+        """Entries at positions [start, stop) counted from the low end, or from the high end
+        when ``reverse`` (then listed from the highest score down)."""
+        order = self.order
+        if not reverse:
+            return list(order[start:stop])
+        n = len(order)
+        return list(order[n - stop : n - start])[::-1]
+
+    def iter_from(self, position: int, reverse: bool = False) -> Iterator[Entry]:
+        """Entries from ``position`` towards the high end (or the low end when ``reverse``)."""
+        order = self.order
+        if order.__class__ is SmallOrder:
+            if reverse:
+                return iter(order[position::-1]) if position >= 0 else iter(())
+            return iter(order[position:])
+        if reverse:
+            if position < 0:
+                return iter(())
+            return order.islice(0, position + 1, reverse=True)
+        return order.islice(position)
+
+    def delete_positions(self, start: int, stop: int) -> int:
+        """Remove the entries at positions [start, stop); returns how many went."""
+        order = self.order
+        gone = order[start:stop]
+        if not gone:
+            return 0
+        scores = self.scores
+        for _, member in gone:
+            del scores[member]
+        del order[start:stop]
+        return len(gone)
+
+    def pop(self, count: int, highest: bool) -> list[Entry]:
+        """Remove and return up to ``count`` entries from one end, in popping order."""
+        order = self.order
+        n = len(order)
+        count = min(count, n)
+        if highest:
+            gone = list(order[n - count :])[::-1]
+            del order[n - count :]
+        else:
+            gone = list(order[:count])
+            del order[:count]
+        scores = self.scores
+        for _, member in gone:
+            del scores[member]
+        return gone
+
+    # -- score ranges ---------------------------------------------------------------------
+
+    def score_span(self, lo: float, lo_ex: bool, hi: float, hi_ex: bool) -> tuple[int, int]:
+        """Positions [start, stop) of the entries whose score lies in the range (start may
+        equal stop). O(log n)."""
+        order = self.order
+        n = len(order)
+        if lo_ex:
+            start = n if lo == _INF else order.bisect_left((math.nextafter(lo, _INF),))
+        else:
+            start = order.bisect_left((lo,))
+        if hi_ex:
+            stop = order.bisect_left((hi,))
+        else:
+            stop = n if hi == _INF else order.bisect_left((math.nextafter(hi, _INF),))
+        return start, max(start, stop)
+
+    def score_range(self, lo: float, lo_ex: bool, hi: float, hi_ex: bool, offset: int = 0,
+                    limit: int = -1, reverse: bool = False) -> list[Entry]:
+        """The entries of a score range, from the low end (from the high end when
+        ``reverse``), skipping ``offset`` of them and taking at most ``limit`` (all when
+        negative): ZRANGEBYSCORE's walk.
+
+        The fast path of :meth:`score_span` plus :meth:`entries` (a test holds them equal):
+        on a skiplist with a small offset, one bounded iteration from the seek points, which
+        needs no positional index; otherwise positions.
+        """
+        order = self.order
+        if not order or not limit or offset < 0:
+            return []
+        if order.__class__ is SmallOrder or offset >= _WALK_OFFSET:
+            start, stop = self.score_span(lo, lo_ex, hi, hi_ex)
+            if reverse:
+                n = len(order)
+                start, stop = n - stop, n - start
+            start += offset
+            if limit >= 0:
+                stop = min(stop, start + limit)
+            return self.entries(start, stop, reverse) if start < stop else []
+        if lo_ex:
+            if lo == _INF:
+                return []
+            lo = math.nextafter(lo, _INF)
+        # The upper end as an exclusive bound (None: no bound at all).
+        top = hi if hi_ex else (None if hi == _INF else math.nextafter(hi, _INF))
+        walk = order.irange((lo,), None if top is None else (top,), (True, False), reverse)
+        return list(islice(walk, offset, None if limit < 0 else offset + limit))
+
+    # -- lexicographic ranges -------------------------------------------------------------
+
+    def lex_first(self, lo: LexBound, hi: LexBound, reverse: bool = False) -> int | None:
+        """Where a lexicographic range starts: the first entry in it (the last one when
+        ``reverse``), or None. Later entries are checked one by one against the far end,
+        as Redis walks them, with :func:`lex_in_max` / :func:`lex_in_min`."""
+        n = len(self.order)
+        if not n or lex_range_empty(lo, hi):
+            return None
+        member_at = self._member_at
+        if not _gte_min(member_at(n - 1), lo) or not _lte_max(member_at(0), hi):
+            return None
+        if self.order.__class__ is SmallOrder:
+            # Redis's listpack walk, exact even when scores differ.
+            members = [m for _, m in self.order]
+            if reverse:
+                for i in range(n - 1, -1, -1):
+                    if _lte_max(members[i], hi):
+                        return i if _gte_min(members[i], lo) else None
+                return None
+            for i, member in enumerate(members):
+                if _gte_min(member, lo):
+                    return i if _lte_max(member, hi) else None
+            return None
+        if reverse:
+            i = self._lex_upper(hi) - 1
+            return i if i >= 0 and _gte_min(member_at(i), lo) else None
+        i = self._lex_lower(lo)
+        return i if i < n and _lte_max(member_at(i), hi) else None
+
+    def lex_span(self, lo: LexBound, hi: LexBound) -> tuple[int, int]:
+        """Positions [start, stop) of a lexicographic range: from its first entry, the run
+        of entries within its upper end (ZLEXCOUNT, ZREMRANGEBYLEX)."""
+        start = self.lex_first(lo, hi)
+        if start is None:
+            return 0, 0
+        order = self.order
+        if order.__class__ is SmallOrder:
+            stop = start
+            n = len(order)
+            while stop < n and _lte_max(order[stop][1], hi):
+                stop += 1
+            return start, stop
+        return start, max(start, self._lex_upper(hi))
+
+    def _member_at(self, position: int) -> bytes:
+        member: bytes = self.order[position][1]
+        return member
+
+    def _lex_lower(self, lo: LexBound) -> int:
+        """The first position whose member is within the lower end ``lo`` (skiplist)."""
+        order = self.order
+        score = self._single_score()
+        if score is not None:
+            kind, value, exclusive = lo
+            if kind:
+                return 0 if kind < 0 else len(order)
+            probe = (score, value)
+            return order.bisect_right(probe) if exclusive else order.bisect_left(probe)
+        return self._search(lambda m: _gte_min(m, lo))
+
+    def _lex_upper(self, hi: LexBound) -> int:
+        """The first position whose member is past the upper end ``hi`` (skiplist)."""
+        order = self.order
+        score = self._single_score()
+        if score is not None:
+            kind, value, exclusive = hi
+            if kind:
+                return 0 if kind < 0 else len(order)
+            probe = (score, value)
+            return order.bisect_left(probe) if exclusive else order.bisect_right(probe)
+        return self._search(lambda m: not _lte_max(m, hi))
+
+    def _single_score(self) -> float | None:
+        """The score every member has, if they all have the same one (the lexicographic
+        commands' documented use), else None."""
+        order = self.order
+        first: float = order[0][0]
+        return first if first == order[-1][0] else None
+
+    def _search(self, past: Any) -> int:
+        """The first position whose member satisfies ``past``, by binary search over
+        positions (meaningful when members are in order; O(log² n) on a skiplist)."""
+        order = self.order
+        lo, hi = 0, len(order)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if past(order[mid][1]):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    # -- whole-value operations -----------------------------------------------------------
+
+    def copy(self) -> ZSet:
+        """An independent copy (COPY), in the same encoding and order."""
+        twin = ZSet()
+        twin.scores = dict(self.scores)
+        order = self.order
+        twin.order = SmallOrder(order) if order.__class__ is SmallOrder else SortedList(order)
+        return twin
+
+    def memory_usage(self) -> int:
+        """An estimate of the bytes the sorted set occupies (MEMORY USAGE)."""
+        size = sys.getsizeof(self.scores) + _SLOT_BYTES * len(self.scores)
+        for member in self.scores:
+            size += sys.getsizeof(member) + 24
+        return size
+
+    # -- iteration ------------------------------------------------------------------------
+
+    def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
+        """One ZSCAN step: the next cursor and the members it covers.
+
+        A listpack answers every member (in order) and cursor 0, as Redis does; a skiplist
+        about ``count`` members from ``cursor`` on in hash order.
+        """
+        if self.order.__class__ is SmallOrder:
+            return 0, [m for _, m in self.order]
+        index = self.scan_index
+        if index is None:
+            index = self.scan_index = ScanIndex(self.scores)
+        return index.scan(self.scores, cursor, count)
+
+    def random_entry(self, rng: random.Random | None = None) -> Entry:
+        """One entry drawn uniformly (the sorted set must not be empty)."""
+        entry: Entry = self.order[(rng or random).randrange(len(self.scores))]
+        return entry
+
+    def random_entries(self, count: int, rng: random.Random | None = None) -> list[Entry]:
+        """``count`` entries drawn with repetition, in draw order (a negative count)."""
+        order = self.order
+        n = len(order)
+        randrange = (rng or random).randrange
+        if order.__class__ is SmallOrder:
+            return [order[randrange(n)] for _ in range(count)]
+        return [order[randrange(n)] for _ in range(count)]
+
+    def distinct_entries(self, count: int, rng: random.Random | None = None) -> list[Entry]:
+        """``count`` different entries (``count`` below the size of the sorted set).
+
+        A listpack answers them in its own order, as Redis 7.2+ samples a listpack front to
+        back; a skiplist in random order.
+        """
+        order = self.order
+        picks = (rng or random).sample(range(len(order)), count)
+        if order.__class__ is SmallOrder:
+            picks.sort()
+        return [order[i] for i in picks]
+
+
+def lex_in_max(member: bytes, hi: LexBound) -> bool:
+    """Whether ``member`` is within the upper end of a lexicographic range."""
+    return _lte_max(member, hi)
+
+
+def lex_in_min(member: bytes, lo: LexBound) -> bool:
+    """Whether ``member`` is within the lower end of a lexicographic range."""
+    return _gte_min(member, lo)

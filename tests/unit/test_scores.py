@@ -1,0 +1,170 @@
+"""Unit tests of resplite.algorithms.scores: reading numbers as C's strtod and Redis's string2d
+do, and printing scores as Redis 7.0 does.
+
+Where the machine's C library is glibc (what Redis runs on here), ``strtod`` and
+``snprintf("%.17g")`` are called through ctypes and must agree with ours on random input;
+the fast paths (Python's ``float``) must agree with the general ones.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import math
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resplite.algorithms import scores
+from resplite.algorithms.scores import (
+    LEX_MAX,
+    LEX_MIN,
+    format_listpack_score,
+    format_score,
+    lex_compare,
+    parse_lex_bound,
+    parse_score,
+    parse_score_bound,
+    strtod,
+)
+
+_LIBC_PATH = ctypes.util.find_library("c")
+_LIBC = ctypes.CDLL(_LIBC_PATH, use_errno=True) if _LIBC_PATH else None
+needs_libc = pytest.mark.skipif(_LIBC is None, reason="no C library to compare with")
+ERANGE = 34
+
+
+def c_strtod(text: bytes) -> tuple[float, int, bool]:
+    assert _LIBC is not None
+    fn = _LIBC.strtod
+    fn.restype = ctypes.c_double
+    fn.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]
+    buf = ctypes.create_string_buffer(text)
+    end = ctypes.c_char_p()
+    ctypes.set_errno(0)
+    value = fn(buf, ctypes.byref(end))
+    erange = ctypes.get_errno() == ERANGE
+    consumed = (ctypes.cast(end, ctypes.c_void_p).value or 0) - ctypes.addressof(buf)
+    # Redis only acts on a range error that overflowed or reached zero.
+    return value, consumed, erange and (value == 0.0 or math.isinf(value))
+
+
+def c_format(value: float) -> bytes:
+    assert _LIBC is not None
+    buf = ctypes.create_string_buffer(64)
+    _LIBC.snprintf(buf, 64, b"%.17g", ctypes.c_double(value))
+    return buf.value
+
+
+def _same_float(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == b and math.copysign(1, a) == math.copysign(1, b)
+
+
+NUMBERISH = st.text(alphabet="0123456789.eE+-xXpPabcdfinINFtyAY_() \t", max_size=12).map(
+    str.encode)
+
+
+@needs_libc
+@settings(max_examples=800, deadline=None)
+@given(text=NUMBERISH)
+def test_strtod_agrees_with_the_c_library(text: bytes) -> None:
+    want, got = c_strtod(text), strtod(text)
+    assert got[1:] == want[1:] and _same_float(got[0], want[0]), (text, want, got)
+
+
+@needs_libc
+@pytest.mark.parametrize("text", [
+    b"", b" ", b"1e400", b"-1e400", b"1e-400", b"4.9e-324", b"2e-324", b"3e-324", b"0x1p-1080",
+    b"0x1p2000", b"0x", b"0x.", b"0x.8", b"1e", b"1e+", b".", b"-.5", b"infinity", b"infinit",
+    b"nan(abc)", b"nan(", b"0x1e5", b"1_0", b" 12", b"+inf", b"-0", b"0e-999", b"00012.5e-3",
+    b"0x1.fffffffffffff8p1023", b"1.7976931348623158e308", b"2.2250738585072011e-308",
+])
+def test_strtod_edge_cases(text: bytes) -> None:
+    want, got = c_strtod(text), strtod(text)
+    assert got[1:] == want[1:] and _same_float(got[0], want[0]), (text, want, got)
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=NUMBERISH | st.floats(allow_nan=True).map(lambda f: repr(f).encode()))
+def test_parse_score_fast_path_agrees_with_strtod(text: bytes) -> None:
+    value, end, erange = strtod(text)
+    string2d_ok = (bool(text) and text[0] not in b" \t\n\v\f\r" and end == len(text)
+                   and not erange and not math.isnan(value))
+    got = parse_score(text)
+    if not string2d_ok:
+        assert got is None, text
+    else:
+        assert got is not None and _same_float(got, value), text
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=NUMBERISH, exclusive=st.booleans())
+def test_parse_score_bound_agrees_with_strtod(text: bytes, exclusive: bool) -> None:
+    arg = (b"(" if exclusive else b"") + text
+    exclusive = arg[:1] == b"("  # a text of its own may start with "(" too
+    rest = arg[1:] if exclusive else arg
+    value, end, _ = strtod(rest)
+    got = parse_score_bound(arg)
+    if not rest:
+        assert got == (0.0, exclusive)
+    elif end != len(rest) or math.isnan(value):
+        assert got is None
+    else:
+        assert got is not None and got[1] == exclusive and _same_float(got[0], value)
+
+
+def test_score_readings_redis_relies_on() -> None:
+    assert parse_score(b"1e400") is None and parse_score(b"1e-400") is None
+    assert parse_score(b"inf") == math.inf and parse_score(b"-Infinity") == -math.inf
+    assert parse_score(b"0x10") == 16.0 and parse_score(b"nan") is None
+    assert parse_score(b" 1") is None and parse_score(b"1 ") is None and parse_score(b"") is None
+    assert parse_score(b"1\x00") is None and parse_score(b"1_0") is None
+    assert parse_score_bound(b"(1e400") == (math.inf, True)
+    assert parse_score_bound(b" 2") == (2.0, False) and parse_score_bound(b"2 ") is None
+    assert parse_score_bound(b"3\x00junk") == (3.0, False)
+    assert parse_score_bound(b"") == (0.0, False) and parse_score_bound(b"(") == (0.0, True)
+    assert parse_score_bound(b"((1") is None and parse_score_bound(b"(nan") is None
+
+
+@needs_libc
+@settings(max_examples=800, deadline=None)
+@given(value=st.floats(allow_nan=False, allow_infinity=False))
+def test_format_score_is_printf_17g(value: float) -> None:
+    assert format_score(value) == c_format(value)
+
+
+@settings(max_examples=800, deadline=None)
+@given(bits=st.integers(0, (1 << 64) - 1))
+def test_format_score_reads_back_the_same_double(bits: int) -> None:
+    value = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    if math.isnan(value):
+        return
+    assert _same_float(float(format_score(value)), value)
+    assert _same_float(float(format_listpack_score(value)), 0.0 if value == 0 else value)
+
+
+def test_score_printing() -> None:
+    assert format_score(math.inf) == b"inf" and format_score(-math.inf) == b"-inf"
+    assert format_score(0.1) == b"0.10000000000000001" and format_score(-0.0) == b"-0"
+    assert format_score(1e17) == b"1e+17" and format_score(3.0) == b"3"
+    assert format_listpack_score(1e17) == b"100000000000000000"
+    assert format_listpack_score(float(1 << 62)) == b"4611686018427387904"
+    assert format_listpack_score(float(1 << 63)) == b"9.2233720368547758e+18"
+    assert format_listpack_score(-0.0) == b"0" and format_listpack_score(1.5) == b"1.5"
+    assert format_listpack_score(math.nan) == b"nan"
+
+
+def test_lex_bounds() -> None:
+    assert parse_lex_bound(b"[a") == (b"a", False) and parse_lex_bound(b"(a") == (b"a", True)
+    assert parse_lex_bound(b"[") == (b"", False) and parse_lex_bound(b"(\x00") == (b"\x00", True)
+    assert parse_lex_bound(b"-") == (LEX_MIN, True) and parse_lex_bound(b"+") == (LEX_MAX, True)
+    assert parse_lex_bound(b"+\x00x") == (LEX_MAX, True)
+    for bad in (b"", b"a", b"+x", b"-x", b"{a"):
+        assert parse_lex_bound(bad) is None
+    assert lex_compare(LEX_MIN, b"") == -1 and lex_compare(LEX_MAX, b"\xff") == 1
+    assert lex_compare(b"ab", b"a") == 1 and lex_compare(LEX_MIN, LEX_MIN) == 0
+    assert scores.LexValue is not None
