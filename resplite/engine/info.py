@@ -8,15 +8,14 @@ or ``default`` gives the default sections, ``all`` adds commandstats, ``everythi
 nothing, and sections always come out in the canonical order whatever order they were asked
 in.
 
-The field set is Redis 7.4's (the fields clients read; see docs/compatibility.md on the version), with
-values that are true of resplite where a counterpart exists and Redis's idle values where
-it does not (replication offsets, fork statistics, AOF, Lua). Memory figures are taken from
-the process: ``used_memory`` is the resident set size, which for a Python server is the
-honest measure of what the data costs (there is no allocator to ask for "bytes handed out");
-the ``*_startup`` figure is the resident size when the server state was created, and
-``used_memory_dataset`` the growth since. ``Latencystats`` is not produced (no per-command
-latency histograms are kept).
-"""
+The field set is Redis 7.4's (the fields clients read; docs/compatibility.md says what the
+reported version means), with values that are true of resplite where a counterpart exists and
+Redis's idle values where it does not (replication offsets, fork statistics, AOF, Lua). Memory
+figures are taken from the process: ``used_memory`` is the resident set size, which for a
+Python server is the honest measure of what the data costs (there is no allocator to ask for
+"bytes handed out"); the ``*_startup`` figure is the resident size when the server state was
+created, and ``used_memory_dataset`` the growth since. ``Latencystats`` is not produced (no
+per-command latency histograms are kept). """
 
 from __future__ import annotations
 

@@ -4,8 +4,8 @@ PING, ECHO, HELLO (every option and error), AUTH (with and without ``requirepass
 QUIT, RESET, the texts of unknown commands and subcommands and of wrong arity, and the order
 in which the dispatcher applies its checks (existence, arity, protected commands,
 authentication, MULTI). HELLO's ``version`` and ``id`` are blanked: resplite reports the
-Redis version whose behaviour it follows (resplite.version.REDIS_VERSION) where the reference is 7.0.15, and client
-ids depend on each server's history.
+Redis version whose behaviour it follows (``resplite.version.REDIS_VERSION``) where the
+reference is 7.0.15, and client ids depend on each server's history.
 """
 
 from __future__ import annotations
