@@ -168,8 +168,3 @@ def command_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
         if rule is not None:
             return rule(command, argv)
     return keys_from_specs(command, argv) or []
-
-
-def key_names(command: CommandSpec, argv: Sequence[bytes]) -> list[bytes]:
-    """Just the key names of :func:`command_keys`, in order."""
-    return [argv[ref.pos] for ref in command_keys(command, argv)]
