@@ -2,12 +2,15 @@
 
 Integers follow Redis's ``string2ll``: plain decimal, an optional ``-``, no ``+``, no spaces,
 no leading zeros, within a signed 64-bit range. Doubles follow its ``strtold`` paths: no
-surrounding white space, and NaN is refused.
+surrounding white space, and NaN is refused. SORT's scores follow glibc's ``strtod`` read
+over a whole C string (:func:`parse_strtod`), which is laxer about white space and stricter
+about range.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -40,4 +43,47 @@ def parse_float(arg: bytes) -> float | None:
         return None
     if math.isnan(value):
         return None
+    return value
+
+
+_C_SPACE = b" \t\n\v\f\r"
+_DECIMAL = re.compile(
+    rb"[+-]?(?:(\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|(inf(?:inity)?)|nan(?:\(\w*\))?)", re.IGNORECASE
+)
+_HEX = re.compile(rb"[+-]?0x([0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?\d+)?", re.IGNORECASE)
+_SMALLEST_NORMAL = 2.2250738585072014e-308
+
+
+def parse_strtod(arg: bytes) -> float | None:
+    """A C string read whole by glibc's ``strtod``, as SORT reads scores, or None.
+
+    What SORT accepts: leading white space, a sign, decimal or hexadecimal notation,
+    ``inf``/``infinity``; the string ends at its first NUL byte; the empty string reads as
+    0 (nothing converted, nothing left over). What it refuses: anything left over, NaN, and
+    results out of range (``ERANGE``: an overflow, or an underflow to zero or to a
+    subnormal number).
+    """
+    text = arg.split(b"\0", 1)[0].lstrip(_C_SPACE)
+    if not text:
+        return 0.0 if not arg.split(b"\0", 1)[0] else None
+    m = _DECIMAL.fullmatch(text)
+    if m is not None:
+        if m.group(1) is None and m.group(2) is None:
+            return None  # nan
+        value = float(text)
+        mantissa = m.group(1)
+    else:
+        m = _HEX.fullmatch(text)
+        if m is None:
+            return None
+        try:
+            value = float.fromhex(text.decode())
+        except OverflowError:
+            return None
+        mantissa = m.group(1)
+    if mantissa is not None:
+        if math.isinf(value):
+            return None
+        if abs(value) < _SMALLEST_NORMAL and mantissa.strip(b"0.") != b"":
+            return None
     return value

@@ -25,6 +25,8 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     introspection,
     pubsub,
     server,
+    sets,
+    sort,
     sorted_sets,
     streams,
     streams_groups,

@@ -260,6 +260,9 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("hll-sparse-max-bytes", 3000, parse_memory, format_memory),
         Directive("zset-max-listpack-entries", 128, int_parser(0, _LONG_MAX)),
         Directive("zset-max-listpack-value", 64, parse_memory, format_memory),
+        Directive("set-max-intset-entries", 512, int_parser(0, _LONG_MAX)),
+        Directive("set-max-listpack-entries", 128, int_parser(0, _LONG_MAX)),
+        Directive("set-max-listpack-value", 64, int_parser(0, _LONG_MAX)),
         Directive("hz", 10, clamped_int_parser(0, _INT_MAX, 1, 500)),
         Directive(
             "loglevel", "notice", enum_parser("debug", "verbose", "notice", "warning", "nothing")

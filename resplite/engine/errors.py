@@ -192,6 +192,19 @@ def at_least_one_key(fullname: str) -> str:
     return f"ERR at least 1 input key is needed for '{fullname}' command"
 
 
+# Sets (SPOP, SRANDMEMBER, SINTERCARD) and SORT, worded exactly as Redis words them.
+NOT_POSITIVE = "ERR value is out of range, must be positive"
+LONG_OUT_OF_RANGE = (
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+NUMKEYS_NOT_POSITIVE = "ERR numkeys should be greater than 0"
+NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
+LIMIT_CANT_BE_NEGATIVE = "ERR LIMIT can't be negative"
+SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
+# Not Redis's: it would build such a reply until memory ran out.
+REPLY_TOO_LONG = "ERR value is out of range"
+
+
 # Streams (XADD, XREAD, XGROUP, XCLAIM ...), worded exactly as Redis words them.
 INVALID_STREAM_ID = "ERR Invalid stream ID specified as stream command argument"
 XADD_ID_TOO_SMALL = (

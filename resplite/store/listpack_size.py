@@ -55,8 +55,8 @@ def as_int64(v: int) -> int:
     return v - (1 << 64) if v > _INT64_MAX else v
 
 
-def _lp_int(s: bytes) -> int | None:
-    """The integer a listpack would store ``s`` as, or None if it stays a string."""
+def integer_value(s: bytes) -> int | None:
+    """The integer a listpack (or an intset) stores ``s`` as, or None if it stays a string."""
     n = len(s)
     if n == 0 or n > 20:
         return None
@@ -76,7 +76,7 @@ def str_size(s: bytes) -> int:
     """Size of the element a listpack stores for the string ``s``."""
     n = len(s)
     if n <= 20 and n and (s[0] <= 57) and (s[0] >= 48 or s[0] == 45):
-        value = _lp_int(s)
+        value = integer_value(s)
         if value is not None:
             return int_size(value)
     if n < 64:

@@ -31,8 +31,7 @@ Theory of operation:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Collection, Iterable
 
 from sortedcontainers import SortedKeyList
 
@@ -58,7 +57,7 @@ class ScanIndex:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def merge(self, data: Mapping[bytes, Any]) -> None:
+    def merge(self, data: Collection[bytes]) -> None:
         """Bring the index up to date with the keys created since the last call."""
         pending = self.pending
         if not pending:
@@ -69,7 +68,7 @@ class ScanIndex:
             if key in data and key not in entries:
                 entries.add(key)
 
-    def scan(self, data: Mapping[bytes, Any], cursor: int, count: int) -> tuple[int, list[bytes]]:
+    def scan(self, data: Collection[bytes], cursor: int, count: int) -> tuple[int, list[bytes]]:
         """Keys from position ``cursor`` on: about ``count`` of them, and the next cursor.
 
         Keys no longer in ``data`` are dropped from the index and not returned.

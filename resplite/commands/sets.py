@@ -1,0 +1,322 @@
+"""Set commands: SADD, SREM, SMEMBERS, SISMEMBER, SMISMEMBER, SCARD, SPOP, SRANDMEMBER, SMOVE,
+SINTER, SINTERCARD, SINTERSTORE, SUNION, SUNIONSTORE, SDIFF, SDIFFSTORE and SSCAN.
+
+The value type is :class:`resplite.store.set.Set`, which owns the encodings and the set
+algebra; these handlers parse arguments in Redis's order (so the first error Redis would
+report is the one reported), look keys up (WRONGTYPE for any other type, checked key by key
+in argument order), read the set directives into a :class:`~resplite.store.set.Limits`, and
+keep the keyspace rules: a key is created when its first member arrives and deleted with
+its last one, a STORE command replaces its destination (dropping its TTL) or deletes it
+when the result is empty. ``signal_modified`` follows Redis: SADD and SREM only when they
+changed something, SMOVE for each side it changed.
+
+Replies: SMEMBERS, SINTER, SUNION, SDIFF and SPOP with a count are sets (``~`` in RESP3,
+arrays in RESP2), in the order Redis 7.2+ produces them for intsets and listpacks;
+SRANDMEMBER with a count and SMISMEMBER are arrays. Every reply is a snapshot: inside MULTI
+it is encoded after later commands of the transaction have run.
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands.args import INT64_MAX, int_arg, parse_int
+from resplite.commands.generic import lookup, parse_scan_cursor
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
+from resplite.protocol.replies import OrderedSet
+from resplite.store import set as setstore
+from resplite.store.glob import compile_matcher
+from resplite.store.set import Limits, Set
+
+if TYPE_CHECKING:
+    from resplite.engine.client import Client
+    from resplite.store.keyspace import Database
+
+EMPTY_SET = OrderedSet()
+# The longest SRANDMEMBER reply with repetitions we build (see errors.REPLY_TOO_LONG).
+MAX_DRAWS = 1 << 25
+
+
+def c_option(arg: bytes) -> bytes:
+    """An option name as ``strcasecmp`` compares it: up to the first NUL, lower case."""
+    return arg.split(b"\0", 1)[0].lower()
+
+
+def limits(client: Client) -> Limits:
+    """The set directives in force."""
+    values = client.server.config.values
+    return Limits(values["set-max-intset-entries"], values["set-max-listpack-entries"],
+                  values["set-max-listpack-value"])
+
+
+def lookup_set(client: Client, key: bytes) -> Set | None:
+    """The set at ``key``, None when absent; WRONGTYPE for another type."""
+    value = lookup(client, key)
+    if value is None or value.__class__ is Set:
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+def _sets(client: Client, keys: list[bytes]) -> list[Set | None]:
+    return [lookup_set(client, key) for key in keys]
+
+
+def _store(db: Database, key: bytes, result: Set) -> int:
+    """Put a STORE command's result at ``key``, or delete ``key`` when it is empty."""
+    if len(result):
+        db.set(key, result)
+        db.signal_modified(key)
+    elif db.delete(key):
+        db.signal_modified(key)
+    return len(result)
+
+
+# -- adding and removing ------------------------------------------------------------------------
+
+
+@command("sadd")
+def sadd(client: Client, argv: list[bytes]) -> int:
+    key = argv[1]
+    s = lookup_set(client, key)
+    lim = limits(client)
+    if s is None:
+        s = Set.create(argv[2], len(argv) - 2, lim)
+        client.db.add(key, s)
+    else:
+        s.maybe_convert(len(argv) - 2, lim)
+    add = s.add
+    added = 0
+    for member in islice(argv, 2, None):
+        if add(member, lim):
+            added += 1
+    if added:
+        client.db.signal_modified(key)
+    return added
+
+
+@command("srem")
+def srem(client: Client, argv: list[bytes]) -> int:
+    key = argv[1]
+    s = lookup_set(client, key)
+    if s is None:
+        return 0
+    removed = 0
+    for member in islice(argv, 2, None):
+        if s.remove(member):
+            removed += 1
+            if not len(s):
+                client.db.delete(key)
+                break
+    if removed:
+        client.db.signal_modified(key)
+    return removed
+
+
+@command("smove")
+def smove(client: Client, argv: list[bytes]) -> int:
+    src_key, dst_key, member = argv[1], argv[2], argv[3]
+    src_value = lookup(client, src_key)
+    dst_value = lookup(client, dst_key)
+    if src_value is None:
+        return 0  # before any type check, as Redis
+    if src_value.__class__ is not Set or (
+            dst_value is not None and dst_value.__class__ is not Set):
+        raise CommandError(errors.WRONGTYPE)
+    src: Set = src_value
+    dst: Set | None = dst_value
+    if src is dst:
+        return 1 if member in src else 0
+    if not src.remove(member):
+        return 0
+    db = client.db
+    if not len(src):
+        db.delete(src_key)
+    lim = limits(client)
+    if dst is None:
+        dst = Set.create(member, 1, lim)
+        db.add(dst_key, dst)
+    db.signal_modified(src_key)
+    if dst.add(member, lim):
+        db.signal_modified(dst_key)
+    return 1
+
+
+# -- membership and size ------------------------------------------------------------------------
+
+
+@command("sismember")
+def sismember(client: Client, argv: list[bytes]) -> int:
+    s = lookup_set(client, argv[1])
+    return 1 if s is not None and argv[2] in s else 0
+
+
+@command("smismember")
+def smismember(client: Client, argv: list[bytes]) -> list[int]:
+    s = lookup_set(client, argv[1])
+    if s is None:
+        return [0] * (len(argv) - 2)
+    return [1 if member in s else 0 for member in islice(argv, 2, None)]
+
+
+@command("scard")
+def scard(client: Client, argv: list[bytes]) -> int:
+    s = lookup_set(client, argv[1])
+    return 0 if s is None else len(s)
+
+
+@command("smembers")
+def smembers(client: Client, argv: list[bytes]) -> OrderedSet:
+    s = lookup_set(client, argv[1])
+    return EMPTY_SET if s is None else OrderedSet(s.members())
+
+
+# -- random members -----------------------------------------------------------------------------
+
+
+@command("spop")
+def spop(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 3:
+        raise CommandError(errors.SYNTAX)
+    key = argv[1]
+    db = client.db
+    if len(argv) == 2:
+        s = lookup_set(client, key)
+        if s is None:
+            return None
+        member = s.pop_random()
+        if not len(s):
+            db.delete(key)
+        db.signal_modified(key)
+        return member
+    count = parse_int(argv[2])
+    if count is None or count < 0:
+        raise CommandError(errors.NOT_POSITIVE)
+    s = lookup_set(client, key)
+    if s is None or count == 0:
+        return EMPTY_SET
+    if count >= len(s):
+        # The whole set, answered as SUNION of it would answer it.
+        popped = setstore.union([s], limits(client)).members()
+        db.delete(key)
+    else:
+        popped = s.pop_many(count, limits(client))
+    db.signal_modified(key)
+    return OrderedSet(popped)
+
+
+@command("srandmember")
+def srandmember(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) > 3:
+        raise CommandError(errors.SYNTAX)
+    if len(argv) == 2:
+        s = lookup_set(client, argv[1])
+        return None if s is None else s.random_member()
+    wanted = int_arg(argv[2])
+    if wanted < -INT64_MAX:
+        raise CommandError(errors.LONG_OUT_OF_RANGE)
+    s = lookup_set(client, argv[1])
+    if s is None or wanted == 0:
+        return []
+    count = abs(wanted)
+    if wanted < 0 or count == 1:
+        if count > MAX_DRAWS:
+            raise CommandError(errors.REPLY_TOO_LONG)
+        return s.random_members(count)
+    if count >= len(s):
+        return s.members()
+    return s.distinct_members(count)
+
+
+# -- set algebra --------------------------------------------------------------------------------
+
+
+@command("sinter")
+def sinter(client: Client, argv: list[bytes]) -> OrderedSet:
+    return OrderedSet(setstore.intersection(_sets(client, argv[1:])))
+
+
+@command("sintercard")
+def sintercard(client: Client, argv: list[bytes]) -> int:
+    numkeys = parse_int(argv[1])
+    if numkeys is None or numkeys < 1:
+        raise CommandError(errors.NUMKEYS_NOT_POSITIVE)
+    if numkeys > len(argv) - 2:
+        raise CommandError(errors.NUMKEYS_TOO_MANY)
+    limit = 0
+    i, n = 2 + numkeys, len(argv)
+    while i < n:
+        if c_option(argv[i]) == b"limit" and i + 1 < n:
+            limit_value = parse_int(argv[i + 1])
+            if limit_value is None or limit_value < 0:
+                raise CommandError(errors.LIMIT_CANT_BE_NEGATIVE)
+            limit = limit_value
+            i += 2
+        else:
+            raise CommandError(errors.SYNTAX)
+    return setstore.intersection_size(_sets(client, argv[2:2 + numkeys]), limit)
+
+
+@command("sinterstore")
+def sinterstore(client: Client, argv: list[bytes]) -> int:
+    sets = _sets(client, argv[2:])
+    return _store(client.db, argv[1], setstore.intersection_set(sets, limits(client)))
+
+
+@command("sunion")
+def sunion(client: Client, argv: list[bytes]) -> OrderedSet:
+    sets = _sets(client, argv[1:])
+    return OrderedSet(setstore.union(sets, limits(client)).members())
+
+
+@command("sunionstore")
+def sunionstore(client: Client, argv: list[bytes]) -> int:
+    sets = _sets(client, argv[2:])
+    return _store(client.db, argv[1], setstore.union(sets, limits(client)))
+
+
+@command("sdiff")
+def sdiff(client: Client, argv: list[bytes]) -> OrderedSet:
+    sets = _sets(client, argv[1:])
+    return OrderedSet(setstore.difference(sets, limits(client)).members())
+
+
+@command("sdiffstore")
+def sdiffstore(client: Client, argv: list[bytes]) -> int:
+    sets = _sets(client, argv[2:])
+    return _store(client.db, argv[1], setstore.difference(sets, limits(client)))
+
+
+# -- SSCAN --------------------------------------------------------------------------------------
+
+
+@command("sscan")
+def sscan(client: Client, argv: list[bytes]) -> list[Any]:
+    cursor = parse_scan_cursor(argv[2])
+    s = lookup_set(client, argv[1])
+    if s is None:
+        return [b"0", []]  # Redis answers before it looks at the options
+    count = 10
+    pattern: bytes | None = None
+    i, n = 3, len(argv)
+    while i < n:
+        option = c_option(argv[i])
+        if option == b"count" and n - i >= 2:
+            count = int_arg(argv[i + 1])
+            if count < 1:
+                raise CommandError(errors.SYNTAX)
+            i += 2
+        elif option == b"match" and n - i >= 2:
+            pattern = None if argv[i + 1] == b"*" else argv[i + 1]
+            i += 2
+        elif option == b"novalues":  # Redis 7.4 names the one command that takes it
+            raise CommandError(errors.NOVALUES_HSCAN_ONLY)
+        else:
+            raise CommandError(errors.SYNTAX)
+    next_cursor, members = s.scan(cursor, count)
+    if pattern is not None:
+        match = compile_matcher(pattern)
+        members = [m for m in members if match(m)]
+    return [b"%d" % next_cursor, members]

@@ -1,0 +1,213 @@
+"""SORT and SORT_RO: the elements of a set, list or sorted set, sorted, sliced and projected.
+
+Theory of operation, in Redis's order (its ``sort.c``):
+
+1. Options are parsed first, so a syntax error wins over WRONGTYPE: ASC / DESC, ALPHA,
+   LIMIT offset count, BY pattern, GET pattern (any number), STORE destination (SORT only).
+   A BY pattern without ``*`` means "don't sort" (``nosort`` is the usual spelling).
+2. The key must be a set, list or sorted set (a missing key sorts as an empty list). A set
+   that would not be sorted is sorted ALPHA anyway when the result is STOREd, so the stored
+   list does not depend on the set's internal order.
+3. Elements come in the value's own order (:func:`elements`). With "don't sort", a list or
+   sorted set keeps that order (reversed by DESC); a set keeps its iteration order.
+4. Otherwise each element gets a sort key: itself, or the value :func:`lookup_by_pattern`
+   finds for it (a string key, or a hash field with ``->``). Numeric keys are read by
+   ``strtod`` (anything else fails the whole command with "One or more scores can't be
+   converted into double"; a missing value counts as 0) and ties are broken by comparing
+   the elements; ALPHA compares the bytes (as ``strcoll`` in the C locale: up to the first
+   NUL byte, except under STORE, which compares whole strings), a missing BY value sorting
+   first, ties keeping their order. The sort is stable, as the C library's is.
+5. LIMIT clips to the elements there are; GET patterns replace each element by what they
+   find (``#`` is the element itself; nothing found is a null, or an empty string in a
+   STOREd list). STORE writes a list (or deletes the destination when there is nothing)
+   and answers its length.
+
+Lists and sorted sets plug in through :func:`sequence_elements`: their store classes
+iterate their elements in native order (a list from head to tail, a sorted set by
+ascending score).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.algorithms.numbers import parse_int, parse_strtod
+from resplite.commands.generic import lookup, type_name
+from resplite.commands.sets import c_option
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
+from resplite.store.hash import Hash
+from resplite.store.set import Set
+
+if TYPE_CHECKING:
+    from resplite.engine.client import Client
+
+_SORTABLE = frozenset({"set", "list", "zset"})
+
+
+def _c_string(arg: bytes) -> bytes:
+    return arg.split(b"\0", 1)[0]
+
+
+def lookup_by_pattern(client: Client, pattern: bytes, element: bytes) -> bytes | None:
+    """What a BY or GET pattern names for ``element``, or None.
+
+    ``#`` is the element itself. Otherwise the first ``*`` is replaced by the element to
+    form a key; ``key->field`` (a non-empty field after the ``*``) reads that field of a
+    hash, anything else reads a string. Another type, a missing key or field, or a
+    pattern without ``*`` find nothing. Patterns are C strings where Redis reads them as
+    such (``*`` and ``->`` are looked for before the first NUL byte).
+    """
+    if _c_string(pattern) == b"#":
+        return element
+    head = _c_string(pattern)
+    star = head.find(b"*")
+    if star < 0:
+        return None
+    arrow = head.find(b"->", star + 1)
+    field: bytes | None = None
+    if arrow >= 0 and arrow + 2 < len(head):
+        field = pattern[arrow + 2:]
+        key = pattern[:star] + element + pattern[star + 1:arrow]
+    else:
+        key = pattern[:star] + element + pattern[star + 1:]
+    value = lookup(client, key)
+    if value is None:
+        return None
+    if field is not None:
+        return value.fields.get(field) if value.__class__ is Hash else None
+    return value if isinstance(value, bytes) else None
+
+
+def elements(value: Any, dontsort: bool, desc: bool) -> list[bytes]:
+    """The elements to sort, in the order SORT starts from."""
+    if value.__class__ is Set:
+        return value.members()  # type: ignore[no-any-return]
+    return sequence_elements(value, dontsort, desc)
+
+
+def sequence_elements(value: Any, dontsort: bool, desc: bool) -> list[bytes]:
+    """A list's or a sorted set's elements in native order, reversed by DESC when nothing
+    is sorted (then the order is the answer), as Redis reads them for SORT."""
+    items = [bytes(e) for e in value]
+    if dontsort and desc:
+        items.reverse()
+    return items
+
+
+def _sort(client: Client, argv: list[bytes], readonly: bool) -> Any:
+    desc = alpha = dontsort = False
+    limit_start, limit_count = 0, -1
+    sortby: bytes | None = None
+    store: bytes | None = None
+    gets: list[bytes] = []
+    j, argc = 2, len(argv)
+    while j < argc:
+        left = argc - j - 1
+        option = c_option(argv[j])
+        if option == b"asc":
+            desc = False
+        elif option == b"desc":
+            desc = True
+        elif option == b"alpha":
+            alpha = True
+        elif option == b"limit" and left >= 2:
+            start_arg, count_arg = parse_int(argv[j + 1]), parse_int(argv[j + 2])
+            if start_arg is None or count_arg is None:
+                raise CommandError(errors.NOT_INTEGER)
+            limit_start, limit_count = start_arg, count_arg
+            j += 2
+        elif option == b"store" and not readonly and left >= 1:
+            store = argv[j + 1]
+            j += 1
+        elif option == b"by" and left >= 1:
+            sortby = argv[j + 1]
+            dontsort = b"*" not in _c_string(sortby)
+            j += 1
+        elif option == b"get" and left >= 1:
+            gets.append(argv[j + 1])
+            j += 1
+        else:
+            raise CommandError(errors.SYNTAX)
+        j += 1
+
+    value = lookup(client, argv[1])
+    if value is not None and type_name(value) not in _SORTABLE:
+        raise CommandError(errors.WRONGTYPE)
+    if dontsort and value is not None and value.__class__ is Set and store is not None:
+        # A stored result must not depend on the set's internal order.
+        dontsort, alpha, sortby = False, True, None
+
+    items = [] if value is None else elements(value, dontsort, desc)
+    n = len(items)
+    start = min(max(limit_start, 0), n)
+    count = min(max(limit_count, -1), n)
+    end = n - 1 if count < 0 else start + count - 1
+    if start >= n:
+        start, end = n - 1, n - 2
+    end = min(end, n - 1)
+
+    if not dontsort:
+        items = _sorted(client, items, sortby, alpha, desc, store is not None)
+
+    chosen = items[start:end + 1] if end >= start else []
+    if store is None:
+        if not gets:
+            return chosen
+        return [lookup_by_pattern(client, pattern, e) for e in chosen for pattern in gets]
+    if gets:
+        chosen = [lookup_by_pattern(client, pattern, e) or b"" for e in chosen
+                  for pattern in gets]
+    return store_list(client, store, chosen)
+
+
+def _sorted(client: Client, items: list[bytes], sortby: bytes | None, alpha: bool,
+            desc: bool, storing: bool) -> list[bytes]:
+    """``items`` in SORT's order (see the module docstring, step 4)."""
+    if alpha:
+        if sortby is None:
+            key = (lambda e: e) if storing else _c_string
+            return sorted(items, key=key, reverse=desc)
+        keyed = []
+        for e in items:
+            by = lookup_by_pattern(client, sortby, e)
+            if by is None:
+                keyed.append(((0, b""), e))
+            else:
+                keyed.append(((1, by if storing else _c_string(by)), e))
+        keyed.sort(key=lambda pair: pair[0], reverse=desc)
+        return [e for _, e in keyed]
+    scored = []
+    for e in items:
+        by = e if sortby is None else lookup_by_pattern(client, sortby, e)
+        score = 0.0 if by is None else parse_strtod(by)
+        if score is None:
+            raise CommandError(errors.SORT_NOT_DOUBLE)
+        scored.append((score, e))
+    scored.sort(reverse=desc)
+    return [e for _, e in scored]
+
+
+def store_list(client: Client, key: bytes, items: list[bytes]) -> int:
+    """SORT ... STORE: the result as a list at ``key`` (replacing it, TTL dropped), or the
+    key deleted when the result is empty; answers the length."""
+    db = client.db
+    if items:
+        raise CommandError(STORE_NEEDS_LISTS)
+    if db.delete(key):
+        db.signal_modified(key)
+    return 0
+
+
+STORE_NEEDS_LISTS = "ERR SORT STORE needs the list type, which this build does not have"
+
+
+@command("sort")
+def sort(client: Client, argv: list[bytes]) -> Any:
+    return _sort(client, argv, readonly=False)
+
+
+@command("sort_ro")
+def sort_ro(client: Client, argv: list[bytes]) -> Any:
+    return _sort(client, argv, readonly=True)
