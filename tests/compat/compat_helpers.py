@@ -82,3 +82,52 @@ def scan_all(client, *options: bytes | str | int) -> list[bytes]:  # type: ignor
         keys.extend(batch)
         if cursor == b"0":
             return keys
+
+
+# -- scenarios mixing exact and order-free comparisons (sets, SORT) --------------------------
+
+Step = tuple[object, ...]
+
+
+class U(tuple[object, ...]):
+    """A step whose reply is a collection compared without its order: same reply type,
+    same elements (for an SSCAN reply: same cursor, same members)."""
+
+    __slots__ = ()
+
+
+class N(tuple[object, ...]):
+    """A step sent to both servers whose replies are not compared (a random pick)."""
+
+    __slots__ = ()
+
+
+def u(*cmd: object) -> U:
+    return U(cmd)
+
+
+def _unordered(value: object) -> object:
+    if isinstance(value, list):
+        if len(value) == 2 and isinstance(value[1], list):  # a SCAN-family reply
+            return [value[0], sorted(value[1])]
+        return sorted(value, key=repr)
+    return value
+
+
+def check_unordered(pair, *cmd: object) -> None:  # type: ignore[no-untyped-def]
+    ref, ours = pair.both(*cmd)
+    assert ours[:1] == ref[:1], f"{cmd}: redis {ref!r}, resplite {ours!r}"
+    assert _unordered(decode(ours)) == _unordered(decode(ref)), (
+        f"{cmd}: redis {ref!r}, resplite {ours!r}")
+
+
+def play(pair, *steps: Step) -> None:  # type: ignore[no-untyped-def]
+    """Run ``steps`` on both servers: plain tuples compared byte for byte, :class:`U`
+    without order, :class:`N` not at all."""
+    for step in steps:
+        if isinstance(step, U):
+            check_unordered(pair, *step)
+        elif isinstance(step, N):
+            pair.both(*step)  # type: ignore[arg-type]
+        else:
+            pair.check(*step)  # type: ignore[arg-type]

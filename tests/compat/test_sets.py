@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
-from compat_helpers import decode, values
+from compat_helpers import N, Step, decode, play, u, values
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -32,51 +32,7 @@ FAR_FUTURE_S = "4102444800"
 LONG_64 = "m" * 64
 LONG_65 = "m" * 65
 
-
-class U(tuple[object, ...]):
-    """A command whose reply is a collection compared without its order."""
-
-    __slots__ = ()
-
-
-class N(tuple[object, ...]):
-    """A command sent to both servers whose replies are not compared (a random pick)."""
-
-    __slots__ = ()
-
-
-Step = tuple[object, ...]
 Scenario = list[Step]
-
-
-def u(*cmd: object) -> U:
-    return U(cmd)
-
-
-def _unordered(value: object) -> object:
-    if isinstance(value, list):
-        if len(value) == 2 and isinstance(value[1], list):  # an SSCAN reply
-            return [value[0], sorted(value[1])]
-        return sorted(value, key=repr)
-    return value
-
-
-def check_unordered(pair, *cmd: object) -> None:  # type: ignore[no-untyped-def]
-    """Same reply type and length, same elements in any order."""
-    ref, ours = pair.both(*cmd)
-    assert ours[:1] == ref[:1], f"{cmd}: redis {ref!r}, resplite {ours!r}"
-    assert _unordered(decode(ours)) == _unordered(decode(ref)), (
-        f"{cmd}: redis {ref!r}, resplite {ours!r}")
-
-
-def play(pair, *steps: Step) -> None:  # type: ignore[no-untyped-def]
-    for step in steps:
-        if isinstance(step, U):
-            check_unordered(pair, *step)
-        elif isinstance(step, N):
-            pair.both(*step)
-        else:
-            pair.check(*step)
 
 
 def stream(key: str = "t") -> Step:
