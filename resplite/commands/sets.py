@@ -45,11 +45,21 @@ def c_option(arg: bytes) -> bytes:
     return arg.split(b"\0", 1)[0].lower()
 
 
+_LIMITS: dict[tuple[int, int, int], Limits] = {}
+
+
 def limits(client: Client) -> Limits:
-    """The set directives in force."""
+    """The set directives in force (one shared tuple per combination of values, so the hot
+    path builds none)."""
     values = client.server.config.values
-    return Limits(values["set-max-intset-entries"], values["set-max-listpack-entries"],
-                  values["set-max-listpack-value"])
+    key = (values["set-max-intset-entries"], values["set-max-listpack-entries"],
+           values["set-max-listpack-value"])
+    found = _LIMITS.get(key)
+    if found is None:
+        if len(_LIMITS) > 64:
+            _LIMITS.clear()
+        found = _LIMITS[key] = Limits(*key)
+    return found
 
 
 def lookup_set(client: Client, key: bytes) -> Set | None:
@@ -82,16 +92,20 @@ def sadd(client: Client, argv: list[bytes]) -> int:
     key = argv[1]
     s = lookup_set(client, key)
     lim = limits(client)
+    n = len(argv) - 2
     if s is None:
-        s = Set.create(argv[2], len(argv) - 2, lim)
+        s = Set.create(argv[2], n, lim)
         client.db.add(key, s)
+    elif n > lim.listpack_entries or n > lim.intset_entries:
+        s.maybe_convert(n, lim)
+    if n == 1:
+        added = 1 if s.add(argv[2], lim) else 0
     else:
-        s.maybe_convert(len(argv) - 2, lim)
-    add = s.add
-    added = 0
-    for member in islice(argv, 2, None):
-        if add(member, lim):
-            added += 1
+        add = s.add
+        added = 0
+        for member in islice(argv, 2, None):
+            if add(member, lim):
+                added += 1
     if added:
         client.db.signal_modified(key)
     return added

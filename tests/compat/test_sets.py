@@ -274,12 +274,13 @@ SCENARIOS: dict[str, Scenario] = {
         ("EXISTS", "s"), ("TOUCH", "s"), ("DEL", "s"), ("TYPE", "s"), ("SADD", "s", "x"),
         ("TYPE", "s"), ("UNLINK", "s"), ("OBJECT", "ENCODING", "s"),
     ],
-    "RENAME / RENAMENX / MOVE keep the set and its TTL": [
+    "RENAME / RENAMENX / MOVE / SWAPDB keep the set and its TTL": [
         ints("s", 1, 2), ("EXPIREAT", "s", FAR_FUTURE_S), ("RENAME", "s", "t"),
         ("SMEMBERS", "t"), ("EXPIRETIME", "t"), ints("k", 9), ("RENAMENX", "t", "k"),
         ("RENAME", "t", "k"), ("SMEMBERS", "k"), ("MOVE", "k", "1"), ("EXISTS", "k"),
         ("SELECT", "1"), ("SMEMBERS", "k"), ("EXPIRETIME", "k"), ("OBJECT", "ENCODING", "k"),
-        ("SELECT", "0"),
+        ("SELECT", "0"), ("SWAPDB", "0", "1"), ("SMEMBERS", "k"), ("SADD", "k", "3"),
+        ("SWAPDB", "0", "1"), ("SELECT", "1"), ("SMEMBERS", "k"), ("SELECT", "0"),
     ],
     "COPY makes an independent set, with REPLACE and DB": [
         ints("s", 1, 2), ("COPY", "s", "c"), ("SADD", "s", "3"), ("SREM", "s", "1"),
