@@ -57,15 +57,17 @@ def lookup_hash(client: Client, key: bytes) -> Hash | None:
     """The hash at ``key`` for a command that writes it, None when absent; WRONGTYPE for
     another type. Fields whose time has passed are dropped first (the key goes with
     the last of them), so no command ever sees an expired field."""
-    return _live_hash(client, key, lookup(client, key))
+    return live_hash(client, key, lookup(client, key))
 
 
 def read_hash(client: Client, key: bytes) -> Hash | None:
     """As :func:`lookup_hash`, for a command that only reads (a counted read lookup)."""
-    return _live_hash(client, key, lookup_read(client, key))
+    return live_hash(client, key, lookup_read(client, key))
 
 
-def _live_hash(client: Client, key: bytes, value: Any) -> Hash | None:
+def live_hash(client: Client, key: bytes, value: Any) -> Hash | None:
+    """The hash ``value`` that a lookup found at ``key``, its expired fields dropped first;
+    None when nothing is left. WRONGTYPE when ``value`` is another type."""
     if value is None:
         return None
     if value.__class__ is not Hash:

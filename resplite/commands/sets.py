@@ -22,7 +22,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import INT64_MAX, int_arg, parse_int
-from resplite.commands.generic import lookup, parse_scan_cursor
+from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -63,15 +63,26 @@ def limits(client: Client) -> Limits:
 
 
 def lookup_set(client: Client, key: bytes) -> Set | None:
-    """The set at ``key``, None when absent; WRONGTYPE for another type."""
+    """The set at ``key`` for a command that writes it (Redis's lookupKeyWrite), None when
+    absent; WRONGTYPE for another type."""
     value = lookup(client, key)
     if value is None or value.__class__ is Set:
         return value
     raise CommandError(errors.WRONGTYPE)
 
 
+def read_set(client: Client, key: bytes) -> Set | None:
+    """As :func:`lookup_set`, for a command that reads the set (a counted read lookup)."""
+    value = lookup_read(client, key)
+    if value is None or value.__class__ is Set:
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
 def _sets(client: Client, keys: list[bytes]) -> list[Set | None]:
-    return [lookup_set(client, key) for key in keys]
+    """The sets a command combines, read in argument order (WRONGTYPE at the first key
+    holding something else, missing keys included in the walk)."""
+    return [read_set(client, key) for key in keys]
 
 
 def _store(db: Database, key: bytes, result: Set) -> int:
@@ -163,13 +174,13 @@ def smove(client: Client, argv: list[bytes]) -> int:
 
 @command("sismember")
 def sismember(client: Client, argv: list[bytes]) -> int:
-    s = lookup_set(client, argv[1])
+    s = read_set(client, argv[1])
     return 1 if s is not None and argv[2] in s else 0
 
 
 @command("smismember")
 def smismember(client: Client, argv: list[bytes]) -> list[int]:
-    s = lookup_set(client, argv[1])
+    s = read_set(client, argv[1])
     if s is None:
         return [0] * (len(argv) - 2)
     return [1 if member in s else 0 for member in islice(argv, 2, None)]
@@ -177,13 +188,13 @@ def smismember(client: Client, argv: list[bytes]) -> list[int]:
 
 @command("scard")
 def scard(client: Client, argv: list[bytes]) -> int:
-    s = lookup_set(client, argv[1])
+    s = read_set(client, argv[1])
     return 0 if s is None else len(s)
 
 
 @command("smembers")
 def smembers(client: Client, argv: list[bytes]) -> OrderedSet:
-    s = lookup_set(client, argv[1])
+    s = read_set(client, argv[1])
     return EMPTY_SET if s is None else OrderedSet(s.members())
 
 
@@ -226,12 +237,12 @@ def srandmember(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 3:
         raise CommandError(errors.SYNTAX)
     if len(argv) == 2:
-        s = lookup_set(client, argv[1])
+        s = read_set(client, argv[1])
         return None if s is None else s.random_member()
     wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
         raise CommandError(errors.LONG_OUT_OF_RANGE)
-    s = lookup_set(client, argv[1])
+    s = read_set(client, argv[1])
     if s is None or wanted == 0:
         return []
     count = abs(wanted)
@@ -309,7 +320,7 @@ def sdiffstore(client: Client, argv: list[bytes]) -> int:
 @command("sscan")
 def sscan(client: Client, argv: list[bytes]) -> list[Any]:
     cursor = parse_scan_cursor(argv[2])
-    s = lookup_set(client, argv[1])
+    s = read_set(client, argv[1])
     if s is None:
         return [b"0", []]  # Redis answers before it looks at the options
     count = 10

@@ -32,7 +32,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.numbers import parse_int, parse_strtod
-from resplite.commands.generic import lookup, type_name
+from resplite.commands.generic import lookup_read, type_name
+from resplite.commands.hashes import live_hash
 from resplite.commands.sets import c_option
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
@@ -72,11 +73,14 @@ def lookup_by_pattern(client: Client, pattern: bytes, element: bytes) -> bytes |
         key = pattern[:star] + element + pattern[star + 1:arrow]
     else:
         key = pattern[:star] + element + pattern[star + 1:]
-    value = lookup(client, key)
+    value = lookup_read(client, key)
     if value is None:
         return None
     if field is not None:
-        return value.fields.get(field) if value.__class__ is Hash else None
+        if value.__class__ is not Hash:
+            return None
+        h = live_hash(client, key, value)
+        return None if h is None else h.get(field)
     return value if isinstance(value, bytes) else None
 
 
@@ -132,7 +136,7 @@ def _sort(client: Client, argv: list[bytes], readonly: bool) -> Any:
             raise CommandError(errors.SYNTAX)
         j += 1
 
-    value = lookup(client, argv[1])
+    value = lookup_read(client, argv[1])
     if value is not None and type_name(value) not in _SORTABLE:
         raise CommandError(errors.WRONGTYPE)
     if dontsort and value is not None and value.__class__ is Set and store is not None:

@@ -819,3 +819,41 @@ def test_values_helper_agrees_on_reply_types(pair) -> None:  # type: ignore[no-u
     for cmd in (("SRANDMEMBER", "s", "2"), ("SMISMEMBER", "s", "1"), ("SRANDMEMBER", "nokey", "2"),
                 ("SSCAN", "s", "0")):
         assert pair.ours.call(*cmd)[:1] == pair.ref.call(*cmd)[:1] == b"*"
+
+
+# -- keyspace hits and misses ----------------------------------------------------------------------
+
+# Read lookups count as keyspace hits or misses, write lookups do not (Redis's lookupKeyRead
+# and lookupKeyWrite); each command runs on a fresh data set after CONFIG RESETSTAT.
+_LOOKUP_COMMANDS = [
+    "SADD s 9", "SADD nx 1", "SREM s 1", "SREM nx 1", "SMOVE s t 1", "SMOVE nx t 1",
+    "SISMEMBER s 1", "SISMEMBER nx 1", "SMISMEMBER s 1 2", "SCARD s", "SCARD nx", "SMEMBERS s",
+    "SMEMBERS nx", "SPOP s", "SPOP s 0", "SPOP nx 2", "SRANDMEMBER s", "SRANDMEMBER nx 2",
+    "SRANDMEMBER s 0", "SINTER s t nx", "SINTER nx s", "SINTERCARD 2 s t", "SUNION s nx t",
+    "SDIFF s t", "SINTERSTORE d s t", "SUNIONSTORE d s nx", "SDIFFSTORE d nx s",
+    "SSCAN s 0", "SSCAN nx 0", "SORT s", "SORT nx", "SORT s BY w_*", "SORT s GET w_* GET #",
+    "SORT s BY h_*->f GET h_*->f", "SORT_RO s BY nosort", "SORT s STORE nx2", "SADD str 1",
+]
+
+
+def _lookup_counts(client) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    text = decode(client.call("INFO", "stats"))
+    assert isinstance(text, bytes)
+    fields = dict(line.split(b":", 1) for line in text.splitlines() if b":" in line)
+    return int(fields[b"keyspace_hits"]), int(fields[b"keyspace_misses"])
+
+
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair) -> None:  # type: ignore[no-untyped-def]
+    for command in _LOOKUP_COMMANDS:
+        counts = []
+        for client in (pair.ref, pair.ours):
+            client.call("FLUSHALL")
+            client.call("SADD", "s", "1", "2", "3")
+            client.call("SADD", "t", "2", "3", "4")
+            client.call("SET", "w_1", "5")
+            client.call("SET", "str", "x")
+            client.call("HSET", "h_2", "f", "7")
+            client.call("CONFIG", "RESETSTAT")
+            client.call(*command.split())
+            counts.append(_lookup_counts(client))
+        assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"
