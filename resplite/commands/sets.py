@@ -3,12 +3,16 @@ SINTER, SINTERCARD, SINTERSTORE, SUNION, SUNIONSTORE, SDIFF, SDIFFSTORE and SSCA
 
 The value type is :class:`resplite.store.set.Set`, which owns the encodings and the set
 algebra; these handlers parse arguments in Redis's order (so the first error Redis would
-report is the one reported), look keys up (WRONGTYPE for any other type, checked key by key
-in argument order), read the set directives into a :class:`~resplite.store.set.Limits`, and
+report is the one reported), look keys up as Redis does (a counted read lookup for the
+commands that only read, SSCAN and every source of the set algebra included; an uncounted
+write lookup for SADD, SREM, SMOVE and SPOP), raise WRONGTYPE for any other type (key by
+key in argument order), read the set directives into a :class:`~resplite.store.set.Limits`, and
 keep the keyspace rules: a key is created when its first member arrives and deleted with
 its last one, a STORE command replaces its destination (dropping its TTL) or deletes it
-when the result is empty. ``signal_modified`` follows Redis: SADD and SREM only when they
-changed something, SMOVE for each side it changed.
+when the result is empty. ``signal_modified`` and the keyspace events (``sadd``, ``srem``,
+``spop``, ``sinterstore``, ``sunionstore``, ``sdiffstore``, then ``del`` when a key goes)
+follow Redis: SADD and SREM only when they changed something, SMOVE for each side it
+changed.
 
 Replies: SMEMBERS, SINTER, SUNION, SDIFF and SPOP with a count are sets (``~`` in RESP3,
 arrays in RESP2), in the order Redis 7.2+ produces them for intsets and listpacks;
@@ -25,6 +29,8 @@ from resplite.commands.args import INT64_MAX, int_arg, parse_int
 from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC
+from resplite.engine.notify import SET as SET_EVENTS
 from resplite.engine.registry import command
 from resplite.protocol.replies import OrderedSet
 from resplite.store import set as setstore
@@ -33,7 +39,6 @@ from resplite.store.set import Limits, Set
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
-    from resplite.store.keyspace import Database
 
 EMPTY_SET = OrderedSet()
 # The longest SRANDMEMBER reply with repetitions we build (see errors.REPLY_TOO_LONG).
@@ -85,13 +90,16 @@ def _sets(client: Client, keys: list[bytes]) -> list[Set | None]:
     return [read_set(client, key) for key in keys]
 
 
-def _store(db: Database, key: bytes, result: Set) -> int:
+def _store(client: Client, key: bytes, result: Set, event: bytes) -> int:
     """Put a STORE command's result at ``key``, or delete ``key`` when it is empty."""
+    db = client.db
     if len(result):
         db.set(key, result)
         db.signal_modified(key)
+        client.server.notify(SET_EVENTS, event, key, db.index)
     elif db.delete(key):
         db.signal_modified(key)
+        client.server.notify(GENERIC, b"del", key, db.index)
     return len(result)
 
 
@@ -118,7 +126,9 @@ def sadd(client: Client, argv: list[bytes]) -> int:
             if add(member, lim):
                 added += 1
     if added:
-        client.db.signal_modified(key)
+        db = client.db
+        db.signal_modified(key)
+        client.server.notify(SET_EVENTS, b"sadd", key, db.index)
     return added
 
 
@@ -128,15 +138,22 @@ def srem(client: Client, argv: list[bytes]) -> int:
     s = lookup_set(client, key)
     if s is None:
         return 0
+    db = client.db
     removed = 0
+    emptied = False
     for member in islice(argv, 2, None):
         if s.remove(member):
             removed += 1
             if not len(s):
-                client.db.delete(key)
+                db.delete(key)
+                emptied = True
                 break
     if removed:
-        client.db.signal_modified(key)
+        db.signal_modified(key)
+        notify = client.server.notify
+        notify(SET_EVENTS, b"srem", key, db.index)
+        if emptied:
+            notify(GENERIC, b"del", key, db.index)
     return removed
 
 
@@ -157,8 +174,11 @@ def smove(client: Client, argv: list[bytes]) -> int:
     if not src.remove(member):
         return 0
     db = client.db
+    notify = client.server.notify
+    notify(SET_EVENTS, b"srem", src_key, db.index)
     if not len(src):
         db.delete(src_key)
+        notify(GENERIC, b"del", src_key, db.index)
     lim = limits(client)
     if dst is None:
         dst = Set.create(member, 1, lim)
@@ -166,6 +186,7 @@ def smove(client: Client, argv: list[bytes]) -> int:
     db.signal_modified(src_key)
     if dst.add(member, lim):
         db.signal_modified(dst_key)
+        notify(SET_EVENTS, b"sadd", dst_key, db.index)
     return 1
 
 
@@ -212,8 +233,11 @@ def spop(client: Client, argv: list[bytes]) -> Any:
         if s is None:
             return None
         member = s.pop_random()
+        notify = client.server.notify
+        notify(SET_EVENTS, b"spop", key, db.index)
         if not len(s):
             db.delete(key)
+            notify(GENERIC, b"del", key, db.index)
         db.signal_modified(key)
         return member
     count = parse_int(argv[2])
@@ -222,10 +246,13 @@ def spop(client: Client, argv: list[bytes]) -> Any:
     s = lookup_set(client, key)
     if s is None or count == 0:
         return EMPTY_SET
+    notify = client.server.notify
+    notify(SET_EVENTS, b"spop", key, db.index)
     if count >= len(s):
         # The whole set, answered as SUNION of it would answer it.
         popped = setstore.union([s], limits(client)).members()
         db.delete(key)
+        notify(GENERIC, b"del", key, db.index)
     else:
         popped = s.pop_many(count, limits(client))
     db.signal_modified(key)
@@ -287,7 +314,8 @@ def sintercard(client: Client, argv: list[bytes]) -> int:
 @command("sinterstore")
 def sinterstore(client: Client, argv: list[bytes]) -> int:
     sets = _sets(client, argv[2:])
-    return _store(client.db, argv[1], setstore.intersection_set(sets, limits(client)))
+    return _store(client, argv[1], setstore.intersection_set(sets, limits(client)),
+                  b"sinterstore")
 
 
 @command("sunion")
@@ -299,7 +327,7 @@ def sunion(client: Client, argv: list[bytes]) -> OrderedSet:
 @command("sunionstore")
 def sunionstore(client: Client, argv: list[bytes]) -> int:
     sets = _sets(client, argv[2:])
-    return _store(client.db, argv[1], setstore.union(sets, limits(client)))
+    return _store(client, argv[1], setstore.union(sets, limits(client)), b"sunionstore")
 
 
 @command("sdiff")
@@ -311,7 +339,7 @@ def sdiff(client: Client, argv: list[bytes]) -> OrderedSet:
 @command("sdiffstore")
 def sdiffstore(client: Client, argv: list[bytes]) -> int:
     sets = _sets(client, argv[2:])
-    return _store(client.db, argv[1], setstore.difference(sets, limits(client)))
+    return _store(client, argv[1], setstore.difference(sets, limits(client)), b"sdiffstore")
 
 
 # -- SSCAN --------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from resplite.commands.hashes import live_hash
 from resplite.commands.sets import c_option
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC
 from resplite.engine.registry import command
 from resplite.store.hash import Hash
 from resplite.store.set import Set
@@ -201,6 +202,7 @@ def store_list(client: Client, key: bytes, items: list[bytes]) -> int:
         raise CommandError(STORE_NEEDS_LISTS)
     if db.delete(key):
         db.signal_modified(key)
+        client.server.notify(GENERIC, b"del", key, db.index)
     return 0
 
 

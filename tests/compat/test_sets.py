@@ -25,6 +25,8 @@ from collections.abc import Iterator
 
 import pytest
 from compat_helpers import N, Step, decode, play, u, values
+from test_notifications import events  # noqa: F401  (the watcher fixture)
+from test_notifications import run as run_events
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -857,3 +859,21 @@ def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair) -> None:  # 
             client.call(*command.split())
             counts.append(_lookup_counts(client))
         assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"
+
+
+# -- keyspace events -------------------------------------------------------------------------------
+
+
+def test_set_keyspace_events(pair, request) -> None:  # type: ignore[no-untyped-def]
+    """The events of every set write, in Redis's order, new keys included."""
+    run_events(pair, request.getfixturevalue("events"), "KEAn", [
+        ("SADD", "s", "1", "2", "3"), ("SADD", "s", "1"), ("SREM", "s", "9"), ("SREM", "s", "1"),
+        ("SMOVE", "s", "t", "2"), ("SMOVE", "s", "t", "3"), ("SMOVE", "t", "t", "2"),
+        ("SMOVE", "t", "u", "9"), ("SADD", "u", "1"), ("SMOVE", "u", "t", "1"),
+        ("SPOP", "t", "0"), ("SPOP", "nokey"), ("SPOP", "t", "5"), ("SADD", "p", "1"),
+        ("SPOP", "p"), ("SADD", "a", "1", "2"), ("SADD", "b", "2", "3"),
+        ("SINTERSTORE", "d", "a", "b"), ("SUNIONSTORE", "d", "a", "b"),
+        ("SDIFFSTORE", "d", "a", "b"), ("SDIFFSTORE", "d", "a", "a"),
+        ("SDIFFSTORE", "d", "a", "a"), ("SINTERSTORE", "d", "a", "nokey"),
+        ("SUNIONSTORE", "e", "nokey"), ("SREM", "a", "1", "2"), ("SORT", "nokey", "STORE", "b"),
+    ])
