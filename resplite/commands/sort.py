@@ -92,15 +92,6 @@ def elements(value: Any, dontsort: bool, desc: bool) -> list[bytes]:
     return sequence_elements(value, dontsort, desc)
 
 
-def sequence_elements(value: Any, dontsort: bool, desc: bool) -> list[bytes]:
-    """A list's or a sorted set's elements in native order, reversed by DESC when nothing
-    is sorted (then the order is the answer), as Redis reads them for SORT."""
-    items = [bytes(e) for e in value]
-    if dontsort and desc:
-        items.reverse()
-    return items
-
-
 def _sort(client: Client, argv: list[bytes], readonly: bool) -> Any:
     desc = alpha = dontsort = False
     limit_start, limit_count = 0, -1
@@ -194,19 +185,41 @@ def _sorted(client: Client, items: list[bytes], sortby: bytes | None, alpha: boo
     return [e for _, e in scored]
 
 
+# -- lists and sorted sets ----------------------------------------------------------------------
+#
+# The two functions below are the whole of SORT's dependence on the list and sorted-set
+# types. They use only the store classes' public surface: a list iterates its elements from
+# head to tail; a sorted set lists its entries ``(score, member)`` by position
+# (``entries(start, stop)``) and can be made a skiplist (``convert()``).
+
+
+def sequence_elements(value: Any, dontsort: bool, desc: bool) -> list[bytes]:
+    """A list's or a sorted set's elements in native order, reversed by DESC when nothing
+    is sorted (then the order is the answer), as Redis reads them for SORT.
+
+    SORT turns a listpack sorted set into a skiplist for good before reading it, even
+    SORT_RO, as Redis does (OBJECT ENCODING shows it).
+    """
+    if type_name(value) == "zset":
+        value.convert()
+        items = [member for _, member in value.entries(0, len(value))]
+    else:
+        items = [bytes(e) for e in value]
+    if dontsort and desc:
+        items.reverse()
+    return items
+
+
 def store_list(client: Client, key: bytes, items: list[bytes]) -> int:
     """SORT ... STORE: the result as a list at ``key`` (replacing it, TTL dropped), or the
     key deleted when the result is empty; answers the length."""
     db = client.db
     if items:
-        raise CommandError(STORE_NEEDS_LISTS)
+        raise CommandError(errors.SORT_STORE_NEEDS_LISTS)
     if db.delete(key):
         db.signal_modified(key)
         client.server.notify(GENERIC, b"del", key, db.index)
     return 0
-
-
-STORE_NEEDS_LISTS = "ERR SORT STORE needs the list type, which this build does not have"
 
 
 @command("sort")

@@ -201,6 +201,7 @@ NUMKEYS_NOT_POSITIVE = "ERR numkeys should be greater than 0"
 NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
 LIMIT_CANT_BE_NEGATIVE = "ERR LIMIT can't be negative"
 SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
+SORT_STORE_NEEDS_LISTS = "ERR SORT STORE needs the list type, which this build does not have"
 # Not Redis's: it would build such a reply until memory ran out.
 REPLY_TOO_LONG = "ERR value is out of range"
 
