@@ -191,7 +191,7 @@ def zsets(pair):  # type: ignore[no-untyped-def]
 def test_sort_store_writes_a_list(lists) -> None:  # type: ignore[no-untyped-def]
     pair = lists
     play(pair, *WEIGHTS, ("SET", "d", "x", "EX", "100"), ("SORT", "s", "STORE", "d"),
-         ("TYPE", "d"), ("TTL", "d"), ("LRANGE", "d", "0", "-1"), ("OBJECT", "ENCODING", "d"),
+         ("TYPE", "d"), ("TTL", "d"), ("LRANGE", "d", "0", "-1"),
          ("SORT", "s", "BY", "w_*", "GET", "#", "GET", "w_*", "STORE", "d"),
          ("LRANGE", "d", "0", "-1"), ("SORT", "s", "GET", "nostar", "STORE", "d"),
          ("LRANGE", "d", "0", "-1"), ("SORT", "s", "BY", "nosort", "STORE", "d"),
@@ -199,6 +199,18 @@ def test_sort_store_writes_a_list(lists) -> None:  # type: ignore[no-untyped-def
          ("SORT", "t", "BY", "nosort", "STORE", "d"), ("LRANGE", "d", "0", "-1"),
          ("SORT", "t", "ALPHA", "LIMIT", "1", "1", "STORE", "d"), ("LRANGE", "d", "0", "-1"),
          ("SORT", "s", "STORE", "s"), ("TYPE", "s"), ("LRANGE", "s", "0", "-1"))
+
+
+@pytest.mark.redis_version("7.2")
+def test_sort_store_makes_a_small_list_a_listpack(lists) -> None:  # type: ignore[no-untyped-def]
+    """Redis 7.2+ builds the stored list as a quicklist, then converts a small one to a
+    listpack (7.0 has no listpack lists)."""
+    pair = lists
+    play(pair, ("SADD", "s", "3", "1", "2"), ("SORT", "s", "STORE", "d"))
+    assert pair.ours.call("OBJECT", "ENCODING", "d") == b"$8\r\nlistpack\r\n"
+    play(pair, ("SADD", "big", *[f"{i:0100d}" for i in range(200)]),
+         ("SORT", "big", "ALPHA", "STORE", "d"), ("LLEN", "d"))
+    assert pair.ours.call("OBJECT", "ENCODING", "d") == b"$9\r\nquicklist\r\n"
 
 
 def test_sort_of_lists(lists) -> None:  # type: ignore[no-untyped-def]
