@@ -10,11 +10,12 @@ needs), or a ``keynum`` (the number of keys read from an argument, as in ``LMPOP
 The interpreter mirrors Redis's ``getKeysUsingKeySpecs``: a spec that does not fit the line
 (first or last key out of bounds, a bad key count, an ``INCOMPLETE`` spec) makes the whole
 result invalid, and specs flagged ``NOT_KEY`` are skipped unless asked for. Where Redis would
-fall back to a command's own key callback because the specs fail, the line has no keys (which
-is what those callbacks answer for such lines, for the commands resplite implements); a command
-whose key flags vary with its arguments (``VARIABLE_FLAGS``: SET with or without GET) has a
-small rule here. COMMAND GETKEYS, GETKEYSANDFLAGS and anything else that needs a command's keys
-(cluster-aware clients, WATCH-like bookkeeping) read them through :func:`command_keys`.
+fall back to a command's own key callback because the specs fail, SORT and SORT_RO have
+theirs here; for every other command resplite implements the line then has no keys (which
+is what their callbacks answer for such lines); a command whose key flags vary with its
+arguments (``VARIABLE_FLAGS``: SET with or without GET) has a small rule here. COMMAND
+GETKEYS, GETKEYSANDFLAGS and anything else that needs a command's keys (cluster-aware
+clients, WATCH-like bookkeeping) read them through :func:`command_keys`.
 
 Positions are indexes into ``argv`` with ``argv[0]`` the command name, as in Redis.
 """
@@ -154,6 +155,39 @@ _VARIABLE_FLAG_KEYS: dict[str, Callable[[CommandSpec, Sequence[bytes]], list[Key
 }
 
 
+def _sort_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
+    # Redis's sortGetKeys: the sorted key, then the last STORE's key. Options are skipped
+    # with their arguments (LIMIT 2, GET and BY 1); a STORE key is looked at as an option
+    # in turn, as Redis's walk does.
+    keys = [KeyRef(1, ("RO", "ACCESS"))]
+    store = 0
+    i, argc = 2, len(argv)
+    while i < argc:
+        option = argv[i].split(b"\0", 1)[0].lower()
+        if option == b"limit":
+            i += 2
+        elif option == b"store" and i + 1 < argc:
+            store = i + 1
+        elif option in (b"get", b"by"):
+            i += 1
+        i += 1
+    if store:
+        keys.append(KeyRef(store, ("OW", "UPDATE")))
+    return keys
+
+
+def _sort_ro_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
+    return [KeyRef(1, ("RO", "ACCESS"))]
+
+
+# Commands with a key callback that Redis falls back to when their specs do not fit a line
+# (SORT's BY / GET / STORE keys are "unknown" to its specs).
+_KEY_CALLBACKS: dict[str, Callable[[CommandSpec, Sequence[bytes]], list[KeyRef]]] = {
+    "sort": _sort_keys,
+    "sort_ro": _sort_ro_keys,
+}
+
+
 def command_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
     """The keys of a command line whose arity has been checked, as COMMAND GETKEYS finds them.
 
@@ -167,4 +201,8 @@ def command_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
         rule = _VARIABLE_FLAG_KEYS.get(command.fullname)
         if rule is not None:
             return rule(command, argv)
-    return keys_from_specs(command, argv) or []
+    found = keys_from_specs(command, argv)
+    if found is None:
+        callback = _KEY_CALLBACKS.get(command.fullname)
+        return [] if callback is None else callback(command, argv)
+    return found

@@ -325,6 +325,18 @@ SCENARIOS: dict[str, Scenario] = {
         ("SDIFFSTORE", "f", "small", "big"), ("OBJECT", "ENCODING", "f"), ("SMEMBERS", "f"),
         ("SINTERSTORE", "g", "big", "big"), ("OBJECT", "ENCODING", "g"), ("SCARD", "g"),
     ],
+    "COMMAND GETKEYS of the set commands": [
+        ("COMMAND", "GETKEYS", "SADD", "s", "a", "b"),
+        ("COMMAND", "GETKEYS", "SMOVE", "a", "b", "m"),
+        ("COMMAND", "GETKEYS", "SINTER", "a", "b", "c"),
+        ("COMMAND", "GETKEYS", "SINTERSTORE", "d", "a", "b"),
+        ("COMMAND", "GETKEYS", "SINTERCARD", "2", "a", "b", "LIMIT", "1"),
+        ("COMMAND", "GETKEYS", "SINTERCARD", "3", "a", "b"),
+        ("COMMAND", "GETKEYSANDFLAGS", "SDIFFSTORE", "d", "a", "b"),
+        ("COMMAND", "GETKEYSANDFLAGS", "SMOVE", "a", "b", "m"),
+        ("COMMAND", "GETKEYSANDFLAGS", "SPOP", "s", "2"), ("COMMAND", "GETKEYS", "SSCAN", "s", "0"),
+        ("COMMAND", "INFO", "SINTERCARD", "SMOVE", "SPOP", "SORT", "SORT_RO"),
+    ],
     # Transactions
     "MULTI: each reply shows the set as it was at that command": [
         ints("k", 1), ("MULTI",), ("SMEMBERS", "k"), ("SADD", "k", "2"), ("SMEMBERS", "k"),

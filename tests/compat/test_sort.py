@@ -123,6 +123,17 @@ SCENARIOS: dict[str, list[Step]] = {
         ints("s", 1, 2), ("SORT", "s", "LIMIT", "5", "5", "STORE", "d"), ("EXISTS", "d"),
         ("SORT", "s", "LIMIT", "0", "0", "STORE", "nokey2"),
     ],
+    "COMMAND GETKEYS of SORT and SORT_RO (Redis's key callbacks)": [
+        ("COMMAND", "GETKEYS", "SORT", "s"), ("COMMAND", "GETKEYS", "SORT", "s", "STORE", "d"),
+        ("COMMAND", "GETKEYS", "SORT", "s", "BY", "w_*", "GET", "h_*->f", "STORE", "d"),
+        ("COMMAND", "GETKEYS", "SORT", "s", "STORE", "d", "STORE", "e", "LIMIT", "1", "2"),
+        ("COMMAND", "GETKEYS", "SORT", "s", "STORE", "limit", "x", "y"),
+        ("COMMAND", "GETKEYS", "SORT", "s", "GET", "store", "x"),
+        ("COMMAND", "GETKEYS", "SORT", "s", "STORE"), ("COMMAND", "GETKEYS", "SORT_RO", "s"),
+        ("COMMAND", "GETKEYS", "SORT_RO", "s", "BY", "w_*", "STORE", "d"),
+        ("COMMAND", "GETKEYSANDFLAGS", "SORT", "s", "STORE", "d"),
+        ("COMMAND", "GETKEYSANDFLAGS", "SORT_RO", "s", "GET", "#"),
+    ],
     "SORT inside MULTI; SORT_RO is read-only": [
         ints("s", 2, 1), ("MULTI",), ("SORT", "s"), ("SADD", "s", "0"), ("SORT_RO", "s", "DESC"),
         ("EXEC",),
