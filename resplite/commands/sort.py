@@ -22,9 +22,8 @@ Theory of operation, in Redis's order (its ``sort.c``):
    STOREd list). STORE writes a list (or deletes the destination when there is nothing)
    and answers its length.
 
-Lists and sorted sets plug in through :func:`sequence_elements`: their store classes
-iterate their elements in native order (a list from head to tail, a sorted set by
-ascending score).
+Sorted sets and lists plug in through :func:`sequence_elements` (and a list result through
+:func:`store_list`), in one section at the end.
 """
 
 from __future__ import annotations
@@ -41,6 +40,7 @@ from resplite.engine.notify import GENERIC
 from resplite.engine.registry import command
 from resplite.store.hash import Hash
 from resplite.store.set import Set
+from resplite.store.zset import ZSet
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -185,24 +185,27 @@ def _sorted(client: Client, items: list[bytes], sortby: bytes | None, alpha: boo
     return [e for _, e in scored]
 
 
-# -- lists and sorted sets ----------------------------------------------------------------------
+# -- sorted sets and lists ----------------------------------------------------------------------
 #
-# The two functions below are the whole of SORT's dependence on the list and sorted-set
-# types. They use only the store classes' public surface: a list iterates its elements from
-# head to tail; a sorted set lists its entries ``(score, member)`` by position
-# (``entries(start, stop)``) and can be made a skiplist (``convert()``).
+# The functions below are the whole of SORT's dependence on the sorted-set and list types.
+# A sorted set is read through its store class (:class:`~resplite.store.zset.ZSet`). Lists
+# are not in this build: the list case of :func:`sequence_elements` relies only on a list
+# iterating its elements from head to tail, and :func:`store_list` answers an error for a
+# non-empty result until the list type can be created here.
 
 
 def sequence_elements(value: Any, dontsort: bool, desc: bool) -> list[bytes]:
-    """A list's or a sorted set's elements in native order, reversed by DESC when nothing
-    is sorted (then the order is the answer), as Redis reads them for SORT.
+    """A sorted set's or a list's elements in native order (ascending score; head to tail),
+    reversed by DESC when nothing is sorted (then the order is the answer), as Redis reads
+    them for SORT.
 
     SORT turns a listpack sorted set into a skiplist for good before reading it, even
     SORT_RO, as Redis does (OBJECT ENCODING shows it).
     """
-    if type_name(value) == "zset":
-        value.convert()
-        items = [member for _, member in value.entries(0, len(value))]
+    if value.__class__ is ZSet:
+        zset: ZSet = value
+        zset.convert()
+        items = [member for _, member in zset.entries(0, len(zset))]
     else:
         items = [bytes(e) for e in value]
     if dontsort and desc:
