@@ -63,7 +63,7 @@ from resplite.store.zset import Entry, LexBound, ZSet, lex_in_max, lex_in_min
 if TYPE_CHECKING:
     from resplite.engine.client import Client
 
-# The longest reply of random draws with repetitions we build (see errors.ZSET_REPLY_TOO_LONG).
+# The longest reply of random draws with repetitions we build (see errors.REPLY_TOO_LONG).
 MAX_DRAWS = 1 << 25
 
 
@@ -587,7 +587,7 @@ def _zpop(client: Client, argv: list[bytes], highest: bool) -> Any:
     if len(argv) == 3:
         parsed = parse_int(argv[2])
         if parsed is None or parsed < 0:
-            raise CommandError(errors.ZSET_NOT_POSITIVE)
+            raise CommandError(errors.NOT_POSITIVE)
         count = parsed
     key = argv[1]
     zs = _zset(client, key)
@@ -658,7 +658,7 @@ def _mpop_args(argv: list[bytes], at: int) -> tuple[list[bytes], bool, int]:
     """ZMPOP's arguments from ``numkeys`` at index ``at``: (keys, highest, count)."""
     numkeys = parse_int(argv[at])
     if numkeys is None or numkeys < 1:
-        raise CommandError(errors.ZSET_NUMKEYS_NOT_POSITIVE)
+        raise CommandError(errors.NUMKEYS_NOT_POSITIVE)
     where = at + numkeys + 1
     n = len(argv)
     if where >= n:
@@ -723,20 +723,20 @@ def zrandmember(client: Client, argv: list[bytes]) -> Any:
         return None if zs is None else zs.random_entry()[1]
     wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
-        raise CommandError(errors.ZSET_COUNT_OUT_OF_RANGE)
+        raise CommandError(errors.LONG_OUT_OF_RANGE)
     if len(argv) > 4 or (len(argv) == 4 and _c_option(argv[3]) != b"withscores"):
         raise CommandError(errors.SYNTAX)
     withscores = len(argv) == 4
     # Redis bounds the count so that twice it (members and scores) still fits a long.
     if withscores and not -(INT64_MAX // 2) <= wanted <= INT64_MAX // 2:
-        raise CommandError(errors.ZSET_VALUE_OUT_OF_RANGE)
+        raise CommandError(errors.VALUE_OUT_OF_RANGE)
     zs = _read_zset(client, argv[1])
     if zs is None or wanted == 0:
         return []
     count = abs(wanted)
     if wanted < 0 or count == 1:
         if count > MAX_DRAWS:
-            raise CommandError(errors.ZSET_REPLY_TOO_LONG)
+            raise CommandError(errors.REPLY_TOO_LONG)
         entries = zs.random_entries(count)
     elif count >= len(zs):
         entries = zs.entries(0, len(zs), reverse=True)  # Redis walks its inputs from the top
@@ -830,7 +830,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
         elif card_only and remaining >= 2 and option == b"limit":
             parsed = parse_int(argv[j + 1])
             if parsed is None or parsed < 0:
-                raise CommandError(errors.ZSET_LIMIT_NEGATIVE)
+                raise CommandError(errors.LIMIT_CANT_BE_NEGATIVE)
             limit = parsed
             j += 2
         else:

@@ -175,16 +175,8 @@ ZRANGE_LIMIT_NEEDS_BY = (
 )
 ZRANGE_WITHSCORES_BYLEX = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 WEIGHT_NOT_FLOAT = "ERR weight value is not a float"
-ZSET_NOT_POSITIVE = "ERR value is out of range, must be positive"
-ZSET_COUNT_OUT_OF_RANGE = (
-    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-)
-ZSET_VALUE_OUT_OF_RANGE = "ERR value is out of range"
-ZSET_NUMKEYS_NOT_POSITIVE = "ERR numkeys should be greater than 0"
+VALUE_OUT_OF_RANGE = "ERR value is out of range"
 ZSET_COUNT_NOT_POSITIVE = "ERR count should be greater than 0"
-ZSET_LIMIT_NEGATIVE = "ERR LIMIT can't be negative"
-# Not Redis's: Redis would build such a reply until memory ran out.
-ZSET_REPLY_TOO_LONG = "ERR value is out of range"
 
 
 def at_least_one_key(fullname: str) -> str:
@@ -192,7 +184,7 @@ def at_least_one_key(fullname: str) -> str:
     return f"ERR at least 1 input key is needed for '{fullname}' command"
 
 
-# Sets (SPOP, SRANDMEMBER, SINTERCARD) and SORT, worded exactly as Redis words them.
+# Sets (SPOP, SRANDMEMBER, SINTERCARD), sorted sets and SORT, worded exactly as Redis words them.
 NOT_POSITIVE = "ERR value is out of range, must be positive"
 LONG_OUT_OF_RANGE = (
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
