@@ -297,7 +297,11 @@ class Stream:
         if self.length == 0:
             self.first_id = 0
         elif sid == self.first_id:
-            self.first_id = self._first_live_id()
+            # The next live entry after the one deleted: deleting from the front in order
+            # does not walk the same tombstones again and again.
+            for _, _, nxt in self.iter_forward(sid + 1):
+                self.first_id = nxt
+                break
         return True
 
     def _remove_node(self, ni: int) -> None:
@@ -397,7 +401,8 @@ class Stream:
         if not left:
             return
         for group in self.groups.values():
-            if group.ack(sid):
+            if sid in group.pel:
+                group.ack(sid)
                 left -= 1
                 if not left:
                     return
