@@ -4,7 +4,7 @@ There is no newer Redis binary to compare with, so these tests assert resplite's
 against the facts of Redis's documentation and source, each marked with the version whose
 behaviour it asserts. The server's clock is frozen at :data:`T0` and advanced by the test, so
 times and expiries are exact. ``xs`` is a raw connection to a flushed resplite, run once
-under RESP2 and once under RESP3; ``xs.v(...)`` decodes a reply (maps as dicts, whichever
+under RESP2 and once under RESP3 (import ``xs_fixture`` to use it); ``xs.v(...)`` decodes a reply (maps as dicts, whichever
 the protocol).
 """
 
@@ -44,10 +44,12 @@ class Conn(RawClient):
         return as_map(self.v("XINFO", "STREAM", key, *extra))
 
 
-@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
-def xs(resplite_instance: Any, resplite_clock: Any, request: pytest.FixtureRequest) -> Iterator[Conn]:
-    resplite_clock.set(T0)
+@pytest.fixture(name="xs", params=[2, 3], ids=["resp2", "resp3"])
+def xs_fixture(
+    resplite_instance: Any, resplite_clock: Any, request: pytest.FixtureRequest
+) -> Iterator[Conn]:
     resplite_clock.freeze()
+    resplite_clock.set(T0)
     conn = Conn(resplite_instance.host, resplite_instance.port)
     conn.resp = request.param
     if request.param == 3:

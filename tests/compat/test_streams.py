@@ -11,7 +11,11 @@ from typing import Any
 
 import pytest
 from compat_helpers import integer
-from stream_fixtures import T0, Conn, xs  # noqa: F401  (xs is a fixture)
+from stream_fixtures import (
+    T0,
+    Conn,
+    xs_fixture,  # noqa: F401  (the fixture)
+)
 from support.raw import RawClient
 
 FIELDS = ("idmp-duration", "idmp-maxsize", "pids-tracked", "iids-tracked", "iids-added",
