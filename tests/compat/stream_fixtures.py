@@ -4,8 +4,8 @@ There is no newer Redis binary to compare with, so these tests assert resplite's
 against the facts of Redis's documentation and source, each marked with the version whose
 behaviour it asserts. The server's clock is frozen at :data:`T0` and advanced by the test, so
 times and expiries are exact. ``xs`` is a raw connection to a flushed resplite, run once
-under RESP2 and once under RESP3 (import ``xs_fixture`` to use it); ``xs.v(...)`` decodes a reply (maps as dicts, whichever
-the protocol).
+under RESP2 and once under RESP3 (import ``xs_fixture`` to use it); ``xs.v(...)`` decodes a
+reply (maps as dicts, whichever the protocol).
 """
 
 from __future__ import annotations
