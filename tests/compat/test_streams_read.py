@@ -201,8 +201,10 @@ def test_blocked_xread_survives_del_and_is_served_later(pair) -> None:  # type: 
 import threading  # noqa: E402
 from typing import Any  # noqa: E402
 
-from stream_fixtures import Conn  # noqa: E402
-from stream_fixtures import xs_fixture  # noqa: E402,F401  (the fixture)
+from stream_fixtures import (
+    Conn,
+    xs_fixture,  # noqa: F401  (the fixture)
+)
 
 
 def three_streams(xs: Conn, n: int = 100) -> None:
