@@ -9,8 +9,16 @@ by claims, XINFO CONSUMERS' ``inactive``) is asserted in ``test_streams_newer.py
 from __future__ import annotations
 
 import re
+import time
+from typing import Any
 
 import pytest
+from stream_fixtures import (
+    T0,
+    Conn,
+    as_map,
+    xs_fixture,  # noqa: F401  (the fixture)
+)
 from support.helpshape import assert_same_shape, implemented
 
 _PENDING_IDLE = re.compile(rb"(\*4\r\n\$\d+\r\n\d+-\d+\r\n\$\d+\r\n[^\r]*\r\n):\d+\r\n")
@@ -408,15 +416,6 @@ def test_xinfo_groups_lag_while_reading(pair) -> None:  # type: ignore[no-untype
 
 # -- XNACK (Redis 8.8), against the facts of Redis's documentation ---------------------------
 
-from typing import Any  # noqa: E402
-
-from stream_fixtures import (  # noqa: E402
-    T0,
-    Conn,
-    as_map,
-    xs_fixture,  # noqa: F401  (the fixture)
-)
-
 _LLONG_MAX = (1 << 63) - 1
 
 
@@ -623,8 +622,6 @@ def _cmdstat(conn: Any, name: str) -> dict[str, int]:
 def test_blocked_xreadgroup_ended_by_nogroup_is_a_failed_call(
     xs: Conn, resplite_instance: Any
 ) -> None:
-    import time
-
     xs.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     xs.call("CONFIG", "RESETSTAT")
     reader = Conn(resplite_instance.host, resplite_instance.port)

@@ -8,9 +8,15 @@ CLAIM) is asserted in ``test_streams_newer.py``.
 
 from __future__ import annotations
 
+import threading
 import time
+from typing import Any
 
 import pytest
+from stream_fixtures import (
+    Conn,
+    xs_fixture,  # noqa: F401  (the fixture)
+)
 from support.raw import RawClient
 
 
@@ -197,15 +203,6 @@ def test_blocked_xread_survives_del_and_is_served_later(pair) -> None:  # type: 
 
 
 # -- MAXCOUNT and MAXSIZE (Redis 8.10), against the facts of Redis's documentation ------------
-
-import threading  # noqa: E402
-from typing import Any  # noqa: E402
-
-from stream_fixtures import (
-    Conn,
-    xs_fixture,  # noqa: F401  (the fixture)
-)
-
 
 def three_streams(xs: Conn, n: int = 100) -> None:
     for key in ("s1", "s2", "s3"):
