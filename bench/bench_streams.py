@@ -13,6 +13,12 @@ with the ratio resplite / Redis:
    walked from the cursor instead of from its start.
 4. Memory per entry: the growth of the server's resident set while 1 million entries of
    two fields with 8-byte values are added, divided by the number of entries.
+5. Reference policies (Redis 8.2's ACKED and DELREF) with 1 and with 100 consumer groups:
+   the server time per entry of XTRIM ... ACKED, XDELEX ACKED and XDELEX DELREF, and its
+   growth from 1 to 100 groups, which stays flat when "is this entry still pending in some
+   group" is answered without visiting every group. The reference Redis (7.0) has no
+   ACKED or DELREF, so this part runs resplite alone; run it on an older tree (put that
+   tree first on PYTHONPATH) to compare before and after.
 
 Options shrink or grow the runs (``--quick`` for a smoke run). Nothing here needs the test
 suite; the servers are started by :mod:`bench.common`.
@@ -266,6 +272,61 @@ def bench_memory(entries: int) -> None:
                 unit="B", digits=1)
 
 
+# -- 5. ACKED / DELREF with many groups ---------------------------------------------------------
+
+
+def _groups_read_and_ack(conn: Conn, key: str, groups: int, entries: int, keep: str) -> None:
+    """Each group reads every entry; all but group ``keep`` acknowledge them all."""
+    ids = [f"{i + 1}-0" for i in range(entries)]
+    for g in range(groups):
+        name = f"g{g}"
+        conn.call("XGROUP", "CREATE", key, name, "0")
+        conn.call("XREADGROUP", "GROUP", name, "c", "COUNT", entries, "STREAMS", key, ">")
+        if name != keep:
+            for k in range(0, entries, 1000):
+                conn.call("XACK", key, name, *ids[k : k + 1000])
+
+
+def refs_times(server: Server, groups: int, entries: int) -> dict[str, float]:
+    """Server µs per entry of the three reference-policy commands with ``groups`` groups."""
+    conn = Conn(server.port)
+    out: dict[str, float] = {}
+    try:
+        # XTRIM ACKED: every entry acknowledged by every group, all trimmed.
+        fill(server.port, "acked", entries)
+        _groups_read_and_ack(conn, "acked", groups, entries, keep="")
+        conn.call("CONFIG", "RESETSTAT")
+        removed = conn.call("XTRIM", "acked", "MINID", "=", f"{entries + 1}-0", "ACKED")
+        assert removed == entries, removed
+        out["XTRIM MINID ACKED"] = commandstats_usec(conn, "xtrim")[1] / entries
+        # XDELEX ACKED and DELREF: the last group keeps every entry pending.
+        ids = [f"{i + 1}-0" for i in range(entries)]
+        for policy in ("ACKED", "DELREF"):
+            key = f"del{policy}"
+            fill(server.port, key, entries)
+            _groups_read_and_ack(conn, key, groups, entries, keep=f"g{groups - 1}")
+            conn.call("CONFIG", "RESETSTAT")
+            for k in range(0, entries, 1000):
+                chunk = ids[k : k + 1000]
+                conn.call("XDELEX", key, policy, "IDS", len(chunk), *chunk)
+            out[f"XDELEX {policy}"] = commandstats_usec(conn, "xdelex")[1] / entries
+    finally:
+        conn.close()
+    return out
+
+
+def bench_refs(entries: int) -> None:
+    times: dict[int, dict[str, float]] = {}
+    for groups in (1, 100):
+        with start("resplite") as server:
+            times[groups] = refs_times(server, groups, entries)
+    print(f"\nReference policies: resplite server µs per entry ({entries:,} entries)")
+    print(f"{'':24} {'1 group':>14} {'100 groups':>14} {'growth':>7}")
+    for name, one in times[1].items():
+        many = times[100][name]
+        print(f"{name:24} {one:>14.2f} {many:>14.2f} {many / max(one, 1e-9):>7.2f}   µs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -279,15 +340,17 @@ def main() -> None:
     parser.add_argument("--pel-large", type=int, default=1_000_000)
     parser.add_argument("--claims", type=int, default=200, help="XAUTOCLAIM calls timed")
     parser.add_argument("--memory-entries", type=int, default=1_000_000)
-    parser.add_argument("--only", choices=("xadd", "consumers", "autoclaim", "memory"),
+    parser.add_argument("--refs-entries", type=int, default=10_000,
+                        help="entries per stream in the reference-policy part")
+    parser.add_argument("--only", choices=("xadd", "consumers", "autoclaim", "memory", "refs"),
                         action="append", help="run only these parts")
     parser.add_argument("--quick", action="store_true", help="small runs, for a smoke test")
     args = parser.parse_args()
     if args.quick:
         args.requests, args.rounds, args.entries = 20_000, 1, 20_000
         args.pel_small, args.pel_large, args.claims = 1_000, 20_000, 50
-        args.memory_entries = 50_000
-    parts = args.only or ["xadd", "consumers", "autoclaim", "memory"]
+        args.memory_entries, args.refs_entries = 50_000, 2_000
+    parts = args.only or ["xadd", "consumers", "autoclaim", "memory", "refs"]
     if "xadd" in parts:
         bench_xadd(args.requests, args.rounds)
     if "consumers" in parts:
@@ -296,6 +359,8 @@ def main() -> None:
         bench_autoclaim(args.pel_small, args.pel_large, args.claims)
     if "memory" in parts:
         bench_memory(args.memory_entries)
+    if "refs" in parts:
+        bench_refs(args.refs_entries)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     strings,
     transactions,
 )
-from resplite.engine.registry import HANDLERS
+from resplite.engine.registry import COUNTS_CHANGES, HANDLERS
 from resplite.engine.table import CommandSpec, build_table, load_spec_files
 
 SPEC_DIR = Path(__file__).with_name("specs")
@@ -50,4 +50,4 @@ def command_table() -> dict[bytes, CommandSpec]:
     Spec objects are frozen, so servers started in one process (the test kit starts many)
     share them.
     """
-    return build_table(load_spec_files(SPEC_DIR), HANDLERS)
+    return build_table(load_spec_files(SPEC_DIR), HANDLERS, COUNTS_CHANGES)

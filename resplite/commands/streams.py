@@ -1,10 +1,20 @@
-"""Stream entry commands: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XDELEX, XTRIM, XSETID.
+"""Stream entry commands: XADD, XRANGE, XREVRANGE, XLEN, XDEL, XDELEX, XTRIM, XSETID,
+XCFGSET.
 
 Arguments are checked in the order Redis checks them, so a command with several problems
 reports the same first one. XADD and XTRIM share one option parser (MAXLEN / MINID with
-``=`` or ``~``, LIMIT, and Redis 8.2's KEEPREF / DELREF / ACKED); XDELEX and XACKDEL share
-the ``[policy] IDS n id...`` parser. Every change to a stream signals the key, which
-wakes WATCHes and blocked readers.
+``=`` or ``~``, LIMIT, Redis 8.2's KEEPREF / DELREF / ACKED and, for XADD, Redis 8.6's
+IDMP / IDMPAUTO); XDELEX and XACKDEL share the ``[policy] IDS n id...`` parser. Every
+change to a stream signals the key, which wakes WATCHes and blocked readers.
+
+XADD with IDMP or IDMPAUTO consults the stream's idempotency state
+(:mod:`resplite.store.stream_idmp`) after expiring what the clock has aged out: a producer's
+repeated iid answers the entry it added then and changes nothing else. XCFGSET sets that
+state's duration and size (clearing the remembered iids when either changes).
+
+The write commands count their changes to the data set as Redis does (``rdb_changes_since_
+last_save``): XADD one per entry added, XDEL / XDELEX / XTRIM one per entry removed, XSETID
+and XCFGSET one.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from resplite.engine.notify import STREAM
 from resplite.engine.registry import command
 from resplite.protocol.replies import NULL_ARRAY, OK
 from resplite.store.stream import ElementsTooLarge, RefPolicy, Stream, TrimStrategy
+from resplite.store.stream_idmp import DURATION_RANGE, MAXSIZE_RANGE, content_iid
 from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_xadd_id
 
 if TYPE_CHECKING:
@@ -54,6 +65,8 @@ class TrimArgs:
     sid: int = 0
     id_given: bool = False
     seq_given: bool = True
+    idmp_pid: bytes | None = None  # IDMP / IDMPAUTO producer id
+    idmp_iid: bytes | None = None  # IDMP's idempotent id (None with IDMPAUTO)
 
 
 def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
@@ -99,6 +112,22 @@ def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
             policy = found
         elif xadd and upper == b"NOMKSTREAM":
             args.nomkstream = True
+        elif xadd and upper == b"IDMPAUTO" and more:
+            if args.idmp_pid is not None:
+                raise CommandError(errors.IDMP_TWICE)
+            i += 1
+            if not argv[i]:
+                raise CommandError(errors.IDMPAUTO_EMPTY_PID)
+            args.idmp_pid = argv[i]
+        elif xadd and upper == b"IDMP" and more >= 2:
+            if args.idmp_pid is not None:
+                raise CommandError(errors.IDMP_TWICE)
+            if not argv[i + 1]:
+                raise CommandError(errors.IDMP_EMPTY_PID)
+            if not argv[i + 2]:
+                raise CommandError(errors.IDMP_EMPTY_IID)
+            args.idmp_pid, args.idmp_iid = argv[i + 1], argv[i + 2]
+            i += 2
         elif xadd:
             parsed = parse_xadd_id(opt)
             if parsed is None:
@@ -110,6 +139,8 @@ def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
             raise CommandError(errors.SYNTAX)
         i += 1
     args.id_pos = i
+    if args.idmp_pid is not None and args.id_given:
+        raise CommandError(errors.IDMP_EXPLICIT_ID)
     if args.limit and args.strategy is None:
         raise CommandError(errors.LIMIT_WITHOUT_STRATEGY)
     if not xadd and args.strategy is None:
@@ -135,7 +166,7 @@ def _trim(stream: Stream, args: TrimArgs) -> int:
     return stream.trim(args.strategy, args.threshold, args.approx, args.limit, args.policy)
 
 
-@command("xadd")
+@command("xadd", counts_changes=True)
 def xadd(client: Client, argv: list[bytes]) -> Any:
     n = len(argv)
     if argv[2] == b"*" and n & 1:
@@ -161,6 +192,7 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         db.signal_modified(key)
         if server.notify_flags:
             server.notify(STREAM, b"xadd", key, db.index)
+        server.dirty += 1
         # The reply: "<ms>-" changes once a millisecond, so its text is kept.
         ms = new_id >> 64
         seq = new_id & 0xFFFFFFFFFFFFFFFF
@@ -192,26 +224,41 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(errors.WRONGTYPE)
     if stream.last_id == MAX_ID:
         raise CommandError(errors.STREAM_EXHAUSTED)
+    server = client.server
+    now = server.clock.time_ms()
+    pid = args.idmp_pid if args is not None else None
+    if pid is not None:
+        assert args is not None
+        iid = args.idmp_iid if args.idmp_iid is not None else content_iid(argv, field_pos)
+        limits = server.config.values
+        state = stream.idmp_state(limits["stream-idmp-duration"], limits["stream-idmp-maxsize"])
+        state.expire(now)
+        earlier = state.lookup(pid, iid)
+        if earlier is not None:
+            return format_id(earlier)  # a producer's retry: nothing is added
     if args is None or not args.id_given:
-        sid = stream.next_auto_id(client.server.clock.time_ms())
+        sid = stream.next_auto_id(now)
     elif args.seq_given:
         sid = args.sid
     else:
         sid = stream.next_seq_id(args.sid >> 64)
     if sid is None or sid <= stream.last_id:
         raise CommandError(errors.XADD_ID_TOO_SMALL)
-    limits = client.server.config.values
+    limits = server.config.values
     try:
         stream.append(sid, argv, field_pos, limits["stream-node-max-entries"],
                       limits["stream-node-max-bytes"])
     except ElementsTooLarge:
         raise CommandError(errors.ELEMENTS_TOO_LARGE) from None
+    if pid is not None:
+        state.record(pid, iid, sid)
     trimmed = args is not None and args.strategy is not None and _trim(stream, args) > 0
     db.signal_modified(key)
-    notify = client.server.notify
+    notify = server.notify
     notify(STREAM, b"xadd", key, db.index)
     if trimmed:
         notify(STREAM, b"xtrim", key, db.index)
+    server.dirty += 1
     return format_id(sid)
 
 
@@ -260,7 +307,7 @@ def xlen(client: Client, argv: list[bytes]) -> Any:
     return 0 if stream is None else stream.length
 
 
-@command("xdel")
+@command("xdel", counts_changes=True)
 def xdel(client: Client, argv: list[bytes]) -> Any:
     stream = get_stream(client, argv[1])
     if stream is None:
@@ -273,6 +320,7 @@ def xdel(client: Client, argv: list[bytes]) -> Any:
     if deleted:
         client.db.signal_modified(argv[1])
         client.server.notify(STREAM, b"xdel", argv[1], client.db_index)
+        client.server.dirty += deleted
     return deleted
 
 
@@ -307,7 +355,7 @@ def parse_ids_clause(argv: list[bytes], start: int) -> tuple[RefPolicy, int, int
     return policy or RefPolicy.KEEPREF, first, numids
 
 
-@command("xdelex")
+@command("xdelex", counts_changes=True)
 def xdelex(client: Client, argv: list[bytes]) -> Any:
     stream = get_stream(client, argv[1])
     policy, first, numids = parse_ids_clause(argv, 2)
@@ -316,8 +364,9 @@ def xdelex(client: Client, argv: list[bytes]) -> Any:
     ids = [require_id(arg, 0, strict=True) for arg in argv[first : first + numids]]
     replies: list[int] = []
     deleted = 0
+    min_last = stream.min_group_last_id() if policy is RefPolicy.ACKED else 0
     for sid in ids:
-        if policy is RefPolicy.ACKED and stream.is_referenced(sid):
+        if policy is RefPolicy.ACKED and stream.is_referenced(sid, min_last):
             replies.append(2)
             continue
         if policy is RefPolicy.DELREF:
@@ -330,10 +379,11 @@ def xdelex(client: Client, argv: list[bytes]) -> Any:
     if deleted:
         client.db.signal_modified(argv[1])
         client.server.notify(STREAM, b"xdel", argv[1], client.db_index)
+        client.server.dirty += deleted
     return replies
 
 
-@command("xtrim")
+@command("xtrim", counts_changes=True)
 def xtrim(client: Client, argv: list[bytes]) -> Any:
     args = parse_add_trim(client, argv, xadd=False)
     stream = get_stream(client, argv[1])
@@ -343,10 +393,11 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
     if removed:
         client.db.signal_modified(argv[1])
         client.server.notify(STREAM, b"xtrim", argv[1], client.db_index)
+        client.server.dirty += removed
     return removed
 
 
-@command("xsetid")
+@command("xsetid", counts_changes=True)
 def xsetid(client: Client, argv: list[bytes]) -> Any:
     sid = require_id(argv[2], 0, strict=True)
     entries_added = -1
@@ -387,6 +438,41 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
                 group.entries_read = entries_added
     if max_deleted:
         stream.max_deleted_id = max_deleted
+    client.server.dirty += 1
     # Like Redis, XSETID neither invalidates WATCH nor wakes blocked readers.
     client.server.notify(STREAM, b"xsetid", argv[1], client.db_index)
+    return OK
+
+
+@command("xcfgset", counts_changes=True)
+def xcfgset(client: Client, argv: list[bytes]) -> Any:
+    duration: int | None = None
+    maxsize: int | None = None
+    n = len(argv)
+    i = 2
+    while i < n:
+        upper = argv[i].upper()
+        if upper == b"IDMP-DURATION" and i + 1 < n:
+            duration = int_arg(argv[i + 1])
+            if not DURATION_RANGE[0] <= duration <= DURATION_RANGE[1]:
+                raise CommandError(errors.IDMP_DURATION_RANGE)
+        elif upper == b"IDMP-MAXSIZE" and i + 1 < n:
+            maxsize = int_arg(argv[i + 1])
+            if not MAXSIZE_RANGE[0] <= maxsize <= MAXSIZE_RANGE[1]:
+                raise CommandError(errors.IDMP_MAXSIZE_RANGE)
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 2
+    if duration is None and maxsize is None:
+        raise CommandError(errors.XCFGSET_NOTHING)
+    stream = get_stream(client, argv[1])
+    if stream is None:
+        raise CommandError(errors.NO_SUCH_KEY)
+    limits = client.server.config.values
+    state = stream.idmp_state(limits["stream-idmp-duration"], limits["stream-idmp-maxsize"])
+    duration = state.duration if duration is None else duration
+    maxsize = state.maxsize if maxsize is None else maxsize
+    if (duration, maxsize) != (state.duration, state.maxsize):
+        state.reset(duration, maxsize)
+    client.server.dirty += 1
     return OK

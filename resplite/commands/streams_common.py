@@ -94,10 +94,13 @@ def entries_raw(stream: Stream, start: int, end: int, count: int = 0, rev: bool 
 
 def consumer_for(client: Client, group: ConsumerGroup, key: bytes, name: bytes,
                  now: int) -> Consumer:
-    """The consumer ``name`` of ``group``, created (and reported, as Redis's
-    ``xgroup-createconsumer`` event) when XREADGROUP, XCLAIM or XAUTOCLAIM first names it."""
+    """The consumer ``name`` of ``group``, created (reported as Redis's
+    ``xgroup-createconsumer`` event, and counted as one change) when XREADGROUP, XCLAIM or
+    XAUTOCLAIM first names it."""
     consumer = group.consumer(name)
     if consumer is None:
         consumer = group.get_or_create_consumer(name, now)
-        client.server.notify(STREAM, b"xgroup-createconsumer", key, client.db_index)
+        server = client.server
+        server.dirty += 1
+        server.notify(STREAM, b"xgroup-createconsumer", key, client.db_index)
     return consumer

@@ -1,4 +1,4 @@
-"""Consumer group commands: XGROUP, XACK, XACKDEL, XPENDING, XCLAIM, XAUTOCLAIM.
+"""Consumer group commands: XGROUP, XACK, XACKDEL, XPENDING, XCLAIM, XAUTOCLAIM, XNACK.
 
 Each follows Redis's order of checks (option syntax, then the key and its type, then the
 group), and, as in Redis 7.2+, XCLAIM and XAUTOCLAIM create their consumer even when they
@@ -7,6 +7,16 @@ also sets its ``active-time``. Entries that no longer exist in the stream are dr
 the PEL when a claim meets them (and XAUTOCLAIM reports them). PEL walks start at the
 requested id (O(log p)) and stop after the work Redis would do: XAUTOCLAIM looks at no more
 than COUNT x 10 pending entries.
+
+XNACK (Redis 8.8) releases pending entries back to the group: they lose their owner, their
+delivery time becomes 0 (so any claim takes them at once, before merely idle ones) and
+their delivery count follows the mode (SILENT one less, FAIL unchanged, FATAL the largest
+count) unless RETRYCOUNT sets it. XPENDING and XINFO show such an entry with an empty
+consumer name; the extended XPENDING form reports its idle time as -1.
+
+Changes are counted as Redis counts them (``rdb_changes_since_last_save``): one per entry
+acknowledged, claimed, released or dropped, one per consumer created or deleted, one per
+group created, moved or destroyed.
 """
 
 from __future__ import annotations
@@ -30,7 +40,11 @@ from resplite.engine.notify import STREAM
 from resplite.engine.registry import command
 from resplite.protocol.encoder import bulk_array
 from resplite.protocol.replies import NULL_ARRAY, OK
-from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup, PendingEntry
+from resplite.store.consumer_group import (
+    INVALID_ENTRIES_READ,
+    MAX_DELIVERY_COUNT,
+    ConsumerGroup,
+)
 from resplite.store.stream import RefPolicy, Stream
 from resplite.store.stream_ids import MAX_ID, MIN_ID, U64, format_id, parse_id
 
@@ -110,7 +124,7 @@ def _xgroup_prologue(
     return stream, group, mkstream, entries_read
 
 
-@command("xgroup|create")
+@command("xgroup|create", counts_changes=True)
 def xgroup_create(client: Client, argv: list[bytes]) -> Any:
     stream, _, _, entries_read = _xgroup_prologue(client, argv, needs_group=False)
     if len(argv) > 8:
@@ -129,10 +143,11 @@ def xgroup_create(client: Client, argv: list[bytes]) -> Any:
     if stream.create_group(argv[3], last_id, entries_read) is None:
         raise CommandError(errors.BUSYGROUP)
     client.server.notify(STREAM, b"xgroup-create", key, client.db_index)
+    client.server.dirty += 1
     return OK
 
 
-@command("xgroup|setid")
+@command("xgroup|setid", counts_changes=True)
 def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
     stream, group, _, entries_read = _xgroup_prologue(client, argv, needs_group=True)
     if len(argv) not in (5, 7):
@@ -144,32 +159,35 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
     group.last_id = last_id
     group.entries_read = entries_read
     client.server.notify(STREAM, b"xgroup-setid", argv[2], client.db_index)
+    client.server.dirty += 1
     return OK
 
 
-@command("xgroup|destroy")
+@command("xgroup|destroy", counts_changes=True)
 def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
     stream, group, _, _ = _xgroup_prologue(client, argv, needs_group=False)
     if stream is None or group is None:
         return 0
-    del stream.groups[group.name]
+    stream.destroy_group(group)
+    client.server.dirty += 1
     client.server.notify(STREAM, b"xgroup-destroy", argv[2], client.db_index)
     # Readers blocked on this group must be re-run, and then answer NOGROUP.
     client.server.blocking.signal(client.db_index, argv[2])
     return 1
 
 
-@command("xgroup|createconsumer")
+@command("xgroup|createconsumer", counts_changes=True)
 def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
     _, group, _, _ = _xgroup_prologue(client, argv, needs_group=True)
     assert group is not None
     if group.create_consumer(argv[4], _now(client)) is None:
         return 0
     client.server.notify(STREAM, b"xgroup-createconsumer", argv[2], client.db_index)
+    client.server.dirty += 1
     return 1
 
 
-@command("xgroup|delconsumer")
+@command("xgroup|delconsumer", counts_changes=True)
 def xgroup_delconsumer(client: Client, argv: list[bytes]) -> Any:
     _, group, _, _ = _xgroup_prologue(client, argv, needs_group=True)
     assert group is not None
@@ -177,6 +195,7 @@ def xgroup_delconsumer(client: Client, argv: list[bytes]) -> Any:
     if consumer is None:
         return 0
     pending = group.delete_consumer(consumer)
+    client.server.dirty += 1
     client.server.notify(STREAM, b"xgroup-delconsumer", argv[2], client.db_index)
     return pending
 
@@ -189,7 +208,7 @@ def xgroup_help(client: Client, argv: list[bytes]) -> Any:
 # -- XACK / XACKDEL ----------------------------------------------------------------------------
 
 
-@command("xack")
+@command("xack", counts_changes=True)
 def xack(client: Client, argv: list[bytes]) -> Any:
     stream = read_stream(client, argv[1])
     group = stream.groups.get(argv[2]) if stream is not None else None
@@ -207,10 +226,11 @@ def xack(client: Client, argv: list[bytes]) -> Any:
     for sid in ids:
         if ack(sid):
             acked += 1
+    client.server.dirty += acked
     return acked
 
 
-@command("xackdel")
+@command("xackdel", counts_changes=True)
 def xackdel(client: Client, argv: list[bytes]) -> Any:
     stream = read_stream(client, argv[1])
     policy, first, numids = parse_ids_clause(argv, 3)
@@ -219,12 +239,14 @@ def xackdel(client: Client, argv: list[bytes]) -> Any:
         return [-1] * numids
     ids = [require_id(arg, 0, strict=True) for arg in argv[first : first + numids]]
     replies: list[int] = []
-    deleted = 0
+    deleted = acked = 0
+    min_last = stream.min_group_last_id() if policy is RefPolicy.ACKED else 0
     for sid in ids:
         if not group.ack(sid):
             replies.append(-1)
             continue
-        if policy is RefPolicy.ACKED and stream.is_referenced(sid):
+        acked += 1
+        if policy is RefPolicy.ACKED and stream.is_referenced(sid, min_last):
             replies.append(2)
             continue
         if policy is RefPolicy.DELREF:
@@ -235,6 +257,7 @@ def xackdel(client: Client, argv: list[bytes]) -> Any:
     if deleted:
         client.db.signal_modified(argv[1])
         client.server.notify(STREAM, b"xdel", argv[1], client.db_index)
+    client.server.dirty += acked
     return replies
 
 
@@ -297,7 +320,11 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
         idle = now - nack.delivery_time
         if min_idle and idle < min_idle:
             continue
-        out.append([format_id(sid), nack.consumer.name, max(idle, 0), nack.delivery_count])
+        if nack.consumer is None:
+            # Released by XNACK: no owner, delivery time 0, reported idle as -1.
+            out.append([format_id(sid), b"", -1, nack.delivery_count])
+        else:
+            out.append([format_id(sid), nack.consumer.name, max(idle, 0), nack.delivery_count])
         count -= 1
     return out
 
@@ -305,14 +332,7 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
 # -- XCLAIM / XAUTOCLAIM -------------------------------------------------------------------------
 
 
-def _take(group: ConsumerGroup, sid: int, nack: PendingEntry, consumer: Any) -> None:
-    if nack.consumer is None:
-        group.adopt(sid, nack, consumer)
-    else:
-        group.transfer(sid, nack, consumer)
-
-
-@command("xclaim")
+@command("xclaim", counts_changes=True)
 def xclaim(client: Client, argv: list[bytes]) -> Any:
     stream, group = _group_or_nogroup(client, argv[1], argv[2])
     min_idle = max(int_arg(argv[4], errors.XCLAIM_MIN_IDLE), 0)
@@ -352,7 +372,10 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
         else:
             raise CommandError(errors.xclaim_unknown_option(argv[j]))
         j += 1
-    if last_id > group.last_id:
+    server = client.server
+    # A LASTID past the group's is a change of its own, unless a claim carries it.
+    moved_last = last_id > group.last_id
+    if moved_last:
         group.last_id = last_id
     if when < 0 or when > now:
         when = now  # bogus times (clock skew on the client) count as "now", as in Redis
@@ -360,31 +383,35 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
     consumer.seen_time = now
     pel = group.pel
     out: list[Any] = []
+    changes = 0
     for sid in ids:
         nack = pel.get(sid)
         fields = stream.get(sid)
         if fields is None:
             if nack is not None:
                 group.ack(sid)  # the entry is gone: so is its pending record
+                changes += 1
             continue
         if force and nack is None:
-            nack = group.force_pending(sid, now)
+            nack = group.force_pending(sid, consumer, now)
         if nack is None:
             continue
         if nack.consumer is not None and min_idle and now - nack.delivery_time < min_idle:
             continue
-        _take(group, sid, nack, consumer)
+        changes += 1
+        group.transfer(sid, nack, consumer)
         group.retime(sid, nack, when)
         if retrycount >= 0:
             nack.delivery_count = retrycount
         elif not justid:
-            nack.delivery_count += 1
+            nack.count_delivery()
         out.append(format_id(sid) if justid else [format_id(sid), fields])
         consumer.active_time = now
+    server.dirty += changes or moved_last
     return out
 
 
-@command("xautoclaim")
+@command("xautoclaim", counts_changes=True)
 def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     min_idle = max(int_arg(argv[4], errors.XAUTOCLAIM_MIN_IDLE), 0)
     start, start_ex = interval_id(argv[5], 0)
@@ -435,13 +462,12 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
             continue
         if min_idle and now - nack.delivery_time < min_idle:
             continue
-        if nack.consumer is not consumer:
-            _take(group, sid, nack, consumer)
+        group.transfer(sid, nack, consumer)
         group.retime(sid, nack, now)
         if justid:
             claimed.append(b"%d-%d" % (sid >> 64, sid & U64))
         else:
-            nack.delivery_count += 1
+            nack.count_delivery()
             claimed.append([format_id(sid), fields])
         count -= 1
         consumer.active_time = now
@@ -452,8 +478,66 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
             cursor = nxt
     for sid in deleted:
         group.ack(sid)
+    client.server.dirty += len(claimed) + len(deleted)
     if justid:
         claimed_reply: Any = bulk_array(claimed)
     else:
         claimed_reply = claimed
     return [format_id(cursor), claimed_reply, [format_id(sid) for sid in deleted]]
+
+
+# -- XNACK -----------------------------------------------------------------------------------
+
+_XNACK_MODES = {b"SILENT": 0, b"FAIL": 1, b"FATAL": 2}
+
+
+def _nack_count(mode: int, count: int) -> int:
+    if mode == 0:
+        return count - 1 if count > 0 else 0  # SILENT: the delivery did not count
+    return count if mode == 1 else MAX_DELIVERY_COUNT
+
+
+@command("xnack", counts_changes=True)
+def xnack(client: Client, argv: list[bytes]) -> Any:
+    mode = _XNACK_MODES.get(argv[3].upper())
+    if mode is None or argv[4].upper() != b"IDS":
+        raise CommandError(errors.SYNTAX)
+    n = len(argv)
+    numids = parse_int(argv[5])
+    if numids is None or numids < 1:
+        raise CommandError(errors.NUMIDS_NOT_POSITIVE)
+    if numids > n - 6:
+        raise CommandError(errors.NUMIDS_MISMATCH)
+    first = 6
+    j = first + numids
+    retrycount = -1
+    force = False
+    while j < n:
+        opt = argv[j].upper()
+        if opt == b"RETRYCOUNT" and j + 1 < n:
+            j += 1
+            retrycount = int_arg(argv[j], errors.XNACK_RETRYCOUNT)
+            if retrycount < 0:
+                raise CommandError(errors.XNACK_RETRYCOUNT)
+        elif opt == b"FORCE":
+            force = True
+        else:
+            raise CommandError(errors.SYNTAX)
+        j += 1
+    ids = [require_id(arg, 0, strict=True) for arg in argv[first : first + numids]]
+    stream, group = _group_or_nogroup(client, argv[1], argv[2])
+    pel = group.pel
+    released = 0
+    for sid in ids:
+        nack = pel.get(sid)
+        if nack is None:
+            if not force or not stream.exists(sid):
+                continue
+            start = 0 if mode != 2 else MAX_DELIVERY_COUNT
+            group.force_release(sid, retrycount if retrycount >= 0 else start)
+        else:
+            count = retrycount if retrycount >= 0 else _nack_count(mode, nack.delivery_count)
+            group.release(sid, nack, count)
+        released += 1
+    client.server.dirty += released
+    return released

@@ -5,6 +5,12 @@ report Redis 7.2's times: ``seen-time`` / ``idle`` for the last attempted read o
 ``active-time`` / ``inactive`` for the last successful one (-1 when never). The radix tree
 figures are the ones Redis's node index would show for the same entries (see
 :mod:`resplite.store.radix_shape`). Groups and consumers are listed in name order.
+
+Redis 8.6 adds the idempotency fields to XINFO STREAM (``idmp-duration``, ``idmp-maxsize``,
+``pids-tracked``, ``iids-tracked``, ``iids-added``, ``iids-duplicates``, after
+``recorded-first-entry-id``), reported after expiring what the clock has aged out, as Redis
+does before every command; Redis 8.8 adds ``nacked-count`` to each group of the FULL form,
+where a released entry's consumer is the empty string.
 """
 
 from __future__ import annotations
@@ -51,8 +57,8 @@ def _entries_read(group: ConsumerGroup) -> int | None:
     return None if group.entries_read == INVALID_ENTRIES_READ else group.entries_read
 
 
-def _header(stream: Stream) -> dict[bytes, Any]:
-    return {
+def _header(client: Client, stream: Stream) -> dict[bytes, Any]:
+    reply: dict[bytes, Any] = {
         b"length": stream.length,
         b"radix-tree-keys": stream.node_count,
         b"radix-tree-nodes": stream.radix_tree_nodes(),
@@ -61,6 +67,22 @@ def _header(stream: Stream) -> dict[bytes, Any]:
         b"entries-added": stream.entries_added,
         b"recorded-first-entry-id": format_id(stream.first_id),
     }
+    state = stream.idmp
+    if state is None:
+        limits = client.server.config.values
+        reply[b"idmp-duration"] = limits["stream-idmp-duration"]
+        reply[b"idmp-maxsize"] = limits["stream-idmp-maxsize"]
+        reply[b"pids-tracked"] = reply[b"iids-tracked"] = 0
+        reply[b"iids-added"] = reply[b"iids-duplicates"] = 0
+        return reply
+    state.expire(client.server.clock.time_ms())
+    reply[b"idmp-duration"] = state.duration
+    reply[b"idmp-maxsize"] = state.maxsize
+    reply[b"pids-tracked"] = len(state.producers)
+    reply[b"iids-tracked"] = state.tracked
+    reply[b"iids-added"] = state.iids_added
+    reply[b"iids-duplicates"] = state.iids_duplicates
+    return reply
 
 
 def _full_group(stream: Stream, group: ConsumerGroup, count: int) -> dict[bytes, Any]:
@@ -68,8 +90,8 @@ def _full_group(stream: Stream, group: ConsumerGroup, count: int) -> dict[bytes,
     pending = []
     for sid in group.pel_ids.islice(0, count or None):
         nack = pel[sid]
-        pending.append([format_id(sid), nack.consumer.name, nack.delivery_time,
-                        nack.delivery_count])
+        owner = b"" if nack.consumer is None else nack.consumer.name
+        pending.append([format_id(sid), owner, nack.delivery_time, nack.delivery_count])
     consumers = []
     for consumer in group.sorted_consumers():
         own = []
@@ -91,6 +113,7 @@ def _full_group(stream: Stream, group: ConsumerGroup, count: int) -> dict[bytes,
         b"pel-count": len(pel),
         b"pending": pending,
         b"consumers": consumers,
+        b"nacked-count": len(group.nacked),
     }
 
 
@@ -99,7 +122,7 @@ def xinfo_stream(client: Client, argv: list[bytes]) -> Any:
     stream = _existing_stream(client, argv[2])
     options = argv[3:]
     if not options:
-        reply = _header(stream)
+        reply = _header(client, stream)
         reply[b"groups"] = len(stream.groups)
         reply[b"first-entry"] = _entry(stream.first_entry())
         reply[b"last-entry"] = _entry(stream.last_entry())
@@ -113,7 +136,7 @@ def xinfo_stream(client: Client, argv: list[bytes]) -> Any:
         count = int_arg(options[2])
         if count < 0:
             count = 10
-    reply = _header(stream)
+    reply = _header(client, stream)
     reply[b"entries"] = [
         [format_id(sid), fields] for sid, fields in stream.range(0, MAX_ID, count)
     ]

@@ -1,4 +1,5 @@
-"""XREAD and XREADGROUP, including BLOCK and Redis 8.4's CLAIM.
+"""XREAD and XREADGROUP, including BLOCK, Redis 8.4's CLAIM and Redis 8.10's MAXCOUNT and
+MAXSIZE.
 
 One code path serves both commands, as in Redis. Per stream it decides whether there is
 something to serve now: for XREAD, an entry above the given id; for XREADGROUP ``>``, an
@@ -15,6 +16,19 @@ type changes); a blocked XREADGROUP is re-run on any change and so answers NOGRO
 WRONGTYPE once its stream or group is gone. A blocked XREADGROUP with CLAIM is also re-run
 when the oldest pending entry becomes idle long enough to be claimed. Inside MULTI the
 dispatcher turns the request into its timeout reply (a null array), as Redis does.
+
+MAXCOUNT and MAXSIZE bound the whole reply, across the streams (COUNT bounds each stream):
+streams are served in the order given until MAXCOUNT entries have been served, or until the
+reply has reached MAXSIZE bytes, measured before each entry (so the entry that crosses the
+limit is the last one, and the first entry is always served). A stream the budget no longer
+reaches is left out of the reply, and an entry not served is not delivered (it does not
+enter the PEL). The reply's size is counted as the bytes of the stream names and entries
+written so far. A re-run after blocking starts with a full budget, as Redis re-executes
+the command.
+
+XREADGROUP counts its changes as Redis 7.4+ does (``rdb_changes_since_last_save``): one per
+consumer it creates and one per stream from which it delivered or claimed entries; a read
+of the consumer's own pending entries (a history id) changes nothing.
 
 Replies: RESP3 maps stream names to their entries, RESP2 lists ``[name, entries]`` pairs;
 nothing served is a null array.
@@ -47,6 +61,8 @@ _NEW_ONLY = MAX_ID  # ">": what the group has not delivered yet
 @dataclass(slots=True)
 class ReadArgs:
     count: int = 0
+    maxcount: int = 0  # MAXCOUNT; 0 without it
+    maxsize: int = 0  # MAXSIZE; 0 without it
     timeout: int = -1  # ms; -1 without BLOCK, 0 for ever
     min_idle: int = -1  # CLAIM; -1 without it
     noack: bool = False
@@ -87,6 +103,16 @@ def _parse(argv: list[bytes], grouped: bool, now: int) -> ReadArgs:
         elif opt == b"COUNT" and more:
             i += 1
             args.count = max(int_arg(argv[i]), 0)
+        elif opt == b"MAXCOUNT" and more:
+            i += 1
+            args.maxcount = int_arg(argv[i])
+            if args.maxcount <= 0:
+                raise CommandError(errors.MAXCOUNT_NOT_POSITIVE)
+        elif opt == b"MAXSIZE" and more:
+            i += 1
+            args.maxsize = int_arg(argv[i])
+            if args.maxsize <= 0:
+                raise CommandError(errors.MAXSIZE_NOT_POSITIVE)
         elif opt == b"STREAMS" and more:
             args.streams_at = i + 1
             rest = n - args.streams_at
@@ -111,7 +137,29 @@ def _parse(argv: list[bytes], grouped: bool, now: int) -> ReadArgs:
         raise CommandError(errors.SYNTAX)
     if grouped and args.group is None:
         raise CommandError(errors.XREADGROUP_NO_GROUP)
+    if args.maxcount and args.count and args.maxcount < args.count:
+        raise CommandError(errors.MAXCOUNT_BELOW_COUNT)
     return args
+
+
+class Budget:
+    """What MAXSIZE still allows: the reply's bytes so far and the entries served."""
+
+    __slots__ = ("entries", "limit", "used")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit  # bytes; 0: no limit
+        self.used = 0
+        self.entries = 0
+
+    def spent(self) -> bool:
+        """Whether no further entry may be served (never before the first one)."""
+        return bool(self.limit) and self.entries > 0 and self.used >= self.limit
+
+    def add(self, entry: list[Any]) -> None:
+        self.entries += 1
+        if self.limit:
+            self.used += len(encode(entry, 2))
 
 
 def _map_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
@@ -129,9 +177,11 @@ def _map_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
 
 
 def _claim(
-    stream: Stream, group: ConsumerGroup, consumer: Consumer, min_idle: int, count: int, now: int
+    stream: Stream, group: ConsumerGroup, consumer: Consumer, min_idle: int, count: int, now: int,
+    budget: Budget,
 ) -> list[Any]:
-    """CLAIM: hand the most idle pending entries (idle >= ``min_idle``) to ``consumer``."""
+    """CLAIM: hand the most idle pending entries (idle >= ``min_idle``) to ``consumer``,
+    the ones released by XNACK first."""
     eligible: list[int] = []
     for delivered, sid in group.by_idle():
         if (now - delivered) & U64 < min_idle:
@@ -144,31 +194,40 @@ def _claim(
         fields = stream.get(sid)
         if fields is None:
             continue  # deleted from the stream: left pending, not served
+        if budget.spent():
+            break
         nack = group.pel[sid]
-        out.append([format_id(sid), fields, now - nack.delivery_time, nack.delivery_count])
+        entry = [format_id(sid), fields, now - nack.delivery_time, nack.delivery_count]
+        out.append(entry)
+        budget.add(entry)
         group.transfer(sid, nack, consumer)
         group.retime(sid, nack, now)
-        nack.delivery_count += 1
+        nack.count_delivery()
         consumer.active_time = now
     return out
 
 
 def _history(
-    stream: Stream, group: ConsumerGroup, consumer: Consumer, start: int, count: int, now: int
+    stream: Stream, group: ConsumerGroup, consumer: Consumer, start: int, count: int, now: int,
+    budget: Budget,
 ) -> list[Any]:
     """The consumer's own pending entries from ``start``; deleted ones as ``[id, nil]``."""
     out: list[Any] = []
     for sid in consumer.pel.irange(minimum=start):
-        if count and len(out) >= count:
+        if (count and len(out) >= count) or budget.spent():
             break
         fields = stream.get(sid)
         if fields is None:
-            out.append([format_id(sid), NULL_ARRAY])
+            entry: list[Any] = [format_id(sid), NULL_ARRAY]
+            out.append(entry)
+            budget.add(entry)
             continue
-        out.append([format_id(sid), fields])
+        entry = [format_id(sid), fields]
+        out.append(entry)
+        budget.add(entry)
         nack = group.pel[sid]
         group.retime(sid, nack, now)
-        nack.delivery_count += 1
+        nack.count_delivery()
     return out
 
 
@@ -182,11 +241,14 @@ def _new_entries(
     claim_shape: bool,
     now: int,
     out: list[Any],
+    budget: Budget,
 ) -> Any:
     """Serve entries after ``start``; returns the reply's entries (``out`` extended or, when
-    there is nothing before them, the wire bytes of all of them)."""
-    if claim_shape or out:
+    there is nothing before them and no byte budget, the wire bytes of all of them)."""
+    if claim_shape or out or budget.limit:
         for node, i, sid in stream.iter_forward(start):
+            if budget.spent():
+                break
             if group is not None:
                 if sid > group.last_id:
                     stream.advance_group(group, sid)
@@ -194,17 +256,40 @@ def _new_entries(
                     assert consumer is not None
                     group.deliver(sid, consumer, now)
                     consumer.active_time = now
+            entry: list[Any]
             if claim_shape:
-                out.append([format_id(sid), node.fields_at(i), 0, 0])
+                entry = [format_id(sid), node.fields_at(i), 0, 0]
             else:
-                out.append([format_id(sid), node.fields_at(i)])
+                entry = [format_id(sid), node.fields_at(i)]
+            out.append(entry)
+            budget.add(entry)
             if count and len(out) == count:
                 break
         return out
     parts = [b""]
     n = stream.read_new_resp(start, count, group, None if noack else consumer, now, parts)
+    budget.entries += n
     parts[0] = b"*%d\r\n" % n
     return Raw(b"".join(parts))
+
+
+def _entries(stream: Stream, start: int, count: int, budget: Budget) -> Any:
+    """XREAD's entries after ``start``: the encoded fast path, or entry by entry under a
+    byte budget."""
+    if not budget.limit:
+        raw = entries_raw(stream, start, MAX_ID, count)
+        budget.entries += int(raw[1 : raw.index(b"\r")])
+        return raw
+    out: list[Any] = []
+    for node, i, sid in stream.iter_forward(start):
+        if budget.spent():
+            break
+        entry = [format_id(sid), node.fields_at(i)]
+        out.append(entry)
+        budget.add(entry)
+        if count and len(out) == count:
+            break
+    return out
 
 
 def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
@@ -253,8 +338,13 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
     served: list[tuple[bytes, Any]] = []
     min_idle = args.min_idle
     count = args.count
+    left = args.maxcount  # MAXCOUNT still to serve (0: no MAXCOUNT)
+    budget = Budget(args.maxsize)
+    server = client.server
     min_pel_time: int | None = None
     for idx in range(nstreams):
+        if (args.maxcount and not left) or budget.spent():
+            break  # the reply is full: the remaining streams are left out
         key = argv[first + idx]
         stream = lookup_read(client, key)
         if stream is None:
@@ -290,22 +380,33 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
         if not serve:
             continue
         start = gt + 1 if gt != MAX_ID else 0
+        limit = count
+        if args.maxcount and (not limit or left < limit):
+            limit = left
+        if budget.limit:
+            # The stream's name and its pair's header count towards the reply's size.
+            budget.used += len(key) + 16
+        before = budget.entries
         entries: Any
         if group is None:
-            entries = entries_raw(stream, start, MAX_ID, count)
+            entries = _entries(stream, start, limit, budget)
         else:
             assert consumer is not None
             if history:
-                entries = _history(stream, group, consumer, start, count, now)
+                entries = _history(stream, group, consumer, start, limit, now, budget)
             else:
                 entries = []
                 if min_idle != -1:
-                    entries = _claim(stream, group, consumer, min_idle, count, now)
-                if not claimed_only and not (count and len(entries) == count):
+                    entries = _claim(stream, group, consumer, min_idle, limit, now, budget)
+                if not claimed_only and not (limit and len(entries) == limit):
                     entries = _new_entries(
-                        stream, start, count, group, consumer, args.noack, min_idle != -1,
-                        now, entries,
+                        stream, start, limit, group, consumer, args.noack, min_idle != -1,
+                        now, entries, budget,
                     )
+                if budget.entries > before:
+                    server.dirty += 1  # entries delivered or claimed: the group changed
+        if args.maxcount:
+            left -= budget.entries - before
         served.append((key, entries))
 
     if served:
@@ -345,6 +446,6 @@ def xread(client: Client, argv: list[bytes]) -> Any:
     return _read(client, argv, grouped=False)
 
 
-@command("xreadgroup")
+@command("xreadgroup", counts_changes=True)
 def xreadgroup(client: Client, argv: list[bytes]) -> Any:
     return _read(client, argv, grouped=True)

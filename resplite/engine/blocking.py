@@ -58,6 +58,7 @@ class BlockedState:
     db_index: int
     deadline_ms: int | None
     seq: int
+    command: str = "NULL"  # the blocked command's full name, for its statistics
     keys: list[tuple[int, bytes]] = field(default_factory=list)
 
 
@@ -82,7 +83,7 @@ class BlockingManager:
         now = self.clock.time_ms()
         deadline = now + request.timeout_ms if request.timeout_ms > 0 else None
         seq = next(self._seq)
-        state = BlockedState(request, client.db_index, deadline, seq)
+        state = BlockedState(request, client.db_index, deadline, seq, client.last_command)
         for key in request.keys:
             slot = (client.db_index, key)
             if slot not in state.keys:
@@ -159,7 +160,11 @@ class BlockingManager:
         try:
             return state.request.retry()
         except CommandError as exc:
-            client.server.count_error(exc.message)
+            # The command ends in an error reply after all: a failed call, as Redis
+            # counts a re-executed command that fails (INFO commandstats failed_calls).
+            server = client.server
+            server.stats_for(state.command).failed_calls += 1
+            server.count_error(exc.message)
             return ErrorReply(exc.message)
         finally:
             if acting is not None:

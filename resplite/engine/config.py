@@ -255,6 +255,9 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("enable-clock-command", "no", enum_parser("no", "yes", "local"), mutable=False),
         Directive("stream-node-max-entries", 100, int_parser(0, _LONG_MAX)),
         Directive("stream-node-max-bytes", 4096, parse_memory, format_memory),
+        # Redis 8.6: the idempotency settings a stream starts with (XCFGSET changes them).
+        Directive("stream-idmp-duration", 100, int_parser(1, 86_400)),
+        Directive("stream-idmp-maxsize", 100, int_parser(1, 10_000)),
         Directive("hash-max-listpack-entries", 512, int_parser(0, _LONG_MAX)),
         Directive("hash-max-listpack-value", 64, parse_memory, format_memory),
         Directive("hll-sparse-max-bytes", 3000, parse_memory, format_memory),

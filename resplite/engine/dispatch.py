@@ -128,7 +128,7 @@ class Dispatcher:
         else:
             if reply.__class__ is BlockRequest and not client.may_block:
                 reply = reply.timeout_reply
-            elif spec.is_write:
+            elif spec.dirties:
                 server.dirty += 1
         elapsed = _now_ns() - start
         try:
@@ -193,7 +193,7 @@ class Dispatcher:
         else:
             if reply.__class__ is BlockRequest and not client.may_block:
                 reply = reply.timeout_reply
-            elif spec.is_write:
+            elif spec.dirties:
                 server.dirty += 1
         elapsed = _now_ns() - start
         stats = server.stats_for(spec.fullname)

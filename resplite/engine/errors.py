@@ -261,6 +261,21 @@ XCLAIM_TIME = "ERR Invalid TIME option argument for XCLAIM"
 XCLAIM_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
 XAUTOCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
 XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
+# Idempotent producers (Redis 8.6): XADD IDMP / IDMPAUTO and XCFGSET.
+IDMP_TWICE = "ERR IDMP/IDMPAUTO specified multiple times"
+IDMP_EXPLICIT_ID = "ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"
+IDMP_EMPTY_PID = "ERR IDMP requires a non-empty producer ID"
+IDMP_EMPTY_IID = "ERR IDMP requires a non-empty idempotent ID"
+IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"
+XCFGSET_NOTHING = "ERR At least one parameter must be specified"
+IDMP_DURATION_RANGE = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
+IDMP_MAXSIZE_RANGE = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+# XNACK (Redis 8.8).
+XNACK_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XNACK"
+# XREAD / XREADGROUP MAXCOUNT and MAXSIZE (Redis 8.10).
+MAXCOUNT_NOT_POSITIVE = "ERR MAXCOUNT must be a positive integer"
+MAXSIZE_NOT_POSITIVE = "ERR MAXSIZE must be a positive integer"
+MAXCOUNT_BELOW_COUNT = "ERR MAXCOUNT must be greater than or equal to COUNT"
 
 
 def _c_text(arg: bytes) -> str:

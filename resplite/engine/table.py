@@ -14,7 +14,7 @@ Dispatch, COMMAND INFO/DOCS/COUNT/LIST and GETKEYS all read these same objects.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -62,6 +62,8 @@ class CommandSpec:
     subcommands: Mapping[bytes, CommandSpec] = field(default_factory=dict)
     # Booleans read on every dispatch, computed once.
     is_write: bool = False
+    # A write whose handler does not count its own changes: the dispatcher adds one.
+    dirties: bool = False
     is_denyoom: bool = False
     is_noauth: bool = False
     is_no_multi: bool = False
@@ -118,7 +120,10 @@ def _derive_legacy_range(specs: tuple[KeySpec, ...]) -> tuple[int, int, int, boo
 
 
 def _make_spec(
-    data: dict[str, Any], handler: Handler | None, subs: Mapping[bytes, CommandSpec]
+    data: dict[str, Any],
+    handler: Handler | None,
+    subs: Mapping[bytes, CommandSpec],
+    counts_changes: bool = False,
 ) -> CommandSpec:
     container = data.get("container")
     name = data["name"].lower()
@@ -153,6 +158,7 @@ def _make_spec(
         handler=handler,
         subcommands=MappingProxyType(dict(subs)),
         is_write="write" in flags,
+        dirties="write" in flags and not counts_changes,
         is_denyoom="denyoom" in flags,
         is_noauth="no_auth" in flags,
         is_no_multi="no_multi" in flags,
@@ -188,8 +194,12 @@ def load_spec_files(spec_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
 def build_table(
     spec_files: list[tuple[Path, dict[str, Any]]],
     handlers: Mapping[str, Handler],
+    counts_changes: Set[str] = frozenset(),
 ) -> dict[bytes, CommandSpec]:
     """Build the frozen table, keyed by lower-case command name as bytes.
+
+    ``counts_changes`` names the handlers that count their own changes to the data set
+    (see :mod:`resplite.engine.registry`).
 
     The engine never imports a command module: the caller passes the handlers that the
     command modules registered (:func:`resplite.commands.command_table` does).
@@ -232,13 +242,14 @@ def build_table(
             if handler is None:
                 raise SpecError(f"no handler for {fullname}")
             used.add(fullname)
-            children[sub_name.encode()] = _make_spec(sub_data, handler, {})
+            children[sub_name.encode()] = _make_spec(
+                sub_data, handler, {}, fullname in counts_changes)
         handler = handlers.get(name)
         if handler is None and not children:
             raise SpecError(f"no handler for {name}")
         if handler is not None:
             used.add(name)
-        table[name.encode()] = _make_spec(data, handler, children)
+        table[name.encode()] = _make_spec(data, handler, children, name in counts_changes)
 
     unbound = sorted(set(handlers) - used)
     if unbound:

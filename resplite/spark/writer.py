@@ -11,10 +11,16 @@ Rows are numbered within their task, and a row's identity is (producer, batch, p
 number); a streaming query's replay of batch ``B`` sees the same rows in the same order when its
 source replays deterministically, as this connector's source does. Two mechanisms:
 
-* ``idmp`` (servers whose XADD accepts ``IDMP``, Redis 8.6+): every XADD carries
-  ``IDMP <producer>:<batch>:<partition>:<chunk> <row>``, chunks of 100 rows so the server's
-  default per-producer memory of 100 ids is enough. The server keeps these ids for its
-  ``IDMP-DURATION`` (default 100 s, see XCFGSET): a replay later than that writes again.
+* ``idmp`` (servers whose XADD accepts ``IDMP``: Redis 8.6+ and resplite): every XADD carries an
+  idempotent id. A row that carries the id of the stream entry it came from (an ``id`` column
+  ``<ms>-<seq>``, as this connector's source gives, with its ``stream`` column if any) is named
+  by that entry: ``IDMP <producer>@<stream>:<ms>:<seq div 100> <seq>``, so whichever query
+  writes it (a replay, or another query taking a dead one's entries over with the same
+  ``producerId``) writes it once. Other rows are named by position: ``IDMP
+  <producer>:<batch>:<partition>:<chunk> <row>``, chunks of 100 rows. Either way no producer
+  name carries more than 100 ids, the server's default memory per producer. The server keeps
+  the ids for its ``IDMP-DURATION`` (default 100 s, see XCFGSET): a rewrite later than that
+  writes again.
 * ``markers`` (any server): each chunk of rows is written in one MULTI/EXEC transaction together
   with a marker field in a hash (``markerKey``, default ``<stream>:spark-writes``); before writing,
   the task WATCHes the hash and skips chunks whose marker exists. Markers of batches older than
@@ -49,6 +55,8 @@ log = logging.getLogger("resplite.spark")
 
 SKIPPED_COLUMNS = frozenset({"stream", "id", "ms", "seq"})
 IDMP_CHUNK = 100
+# A row's fields and, when it came from a stream entry, that entry's (stream, ms, seq).
+Row = tuple[list[Any], "tuple[str, int, int] | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +95,14 @@ class _Sink:
             mode = self._mode(server) if opts.idempotent else "plain"
             rows = added = skipped = 0
             chunk = opts.write_batch_size if mode != "idmp" else IDMP_CHUNK
-            for index, fields in enumerate(_chunks(_rows(batches), chunk)):
-                rows += len(fields)
+            for index, chunk_rows in enumerate(_chunks(_rows(batches), chunk)):
+                rows += len(chunk_rows)
+                fields = [f for f, _ in chunk_rows]
                 if mode == "plain":
                     added += self._plain(server, fields)
                 elif mode == "idmp":
-                    added += self._idmp(server, fields, f"{producer}:{batch}:{partition}:{index}")
+                    added += self._idmp(
+                        server, chunk_rows, f"{producer}:{batch}:{partition}:{index}", producer)
                 else:
                     done = self._marked(server, fields, f"{producer}:{batch}:{partition}:{index}")
                     added += done
@@ -128,12 +138,20 @@ class _Sink:
         self._check(server, replies)
         return len(rows)
 
-    def _idmp(self, server: StreamServer, rows: Sequence[list[Any]], producer: str) -> int:
+    def _idmp(
+        self, server: StreamServer, rows: Sequence[Row], chunk: str, producer: str
+    ) -> int:
+        """XADD each row with its idempotent id: by source entry when it has one, else by
+        its position in ``chunk``."""
         trim = self._trim()
-        commands = (
-            ["XADD", self.key, "IDMP", producer, str(n), *trim, "*", *fields]
-            for n, fields in enumerate(rows)
-        )
+        commands = []
+        for n, (fields, source) in enumerate(rows):
+            if source is None:
+                pid, iid = chunk, str(n)
+            else:
+                stream, ms, seq = source
+                pid, iid = f"{producer}@{stream}:{ms}:{seq // IDMP_CHUNK}", str(seq)
+            commands.append(["XADD", self.key, "IDMP", pid, iid, *trim, "*", *fields])
         self._check(server, server.pipeline(commands))
         return len(rows)
 
@@ -221,7 +239,8 @@ class StreamsStreamWriter(_Sink, DataSourceStreamArrowWriter):
         if options.idempotent and not options.producer_id:
             raise OptionError(
                 "option 'producerId' is required with idempotent=true in a streaming query: "
-                "it must stay the same across restarts and differ between queries"
+                "it must stay the same across restarts and differ between queries writing "
+                "different rows"
             )
         self.producer = options.producer_id or "spark"
 
@@ -254,8 +273,8 @@ def _report(messages: Sequence[WriterCommitMessage | None], key: str, what: str)
              what, rows, added, key, skipped, "/".join(modes))  # fmt: skip
 
 
-def _chunks(rows: Iterator[list[Any]], size: int) -> Iterator[list[list[Any]]]:
-    chunk: list[list[Any]] = []
+def _chunks(rows: Iterator[Row], size: int) -> Iterator[list[Row]]:
+    chunk: list[Row] = []
     for row in rows:
         chunk.append(row)
         if len(chunk) >= size:
@@ -265,12 +284,25 @@ def _chunks(rows: Iterator[list[Any]], size: int) -> Iterator[list[list[Any]]]:
         yield chunk
 
 
-def _rows(batches: Iterator[pa.RecordBatch]) -> Iterator[list[Any]]:
-    """Field/value lists, one per row, in row order."""
+def _source_id(stream: Any, entry_id: Any) -> tuple[str, int, int] | None:
+    """The (stream, ms, seq) of a row's source entry, from its ``stream`` and ``id`` values."""
+    if not isinstance(entry_id, str):
+        return None
+    ms, _, seq = entry_id.partition("-")
+    if not (ms.isdigit() and seq.isdigit()):
+        return None
+    return ("" if stream is None else str(stream)), int(ms), int(seq)
+
+
+def _rows(batches: Iterator[pa.RecordBatch]) -> Iterator[Row]:
+    """Field/value lists, one per row, in row order, with the row's source entry if known."""
     import pyarrow as pa
 
     row_number = 0
     for batch in batches:
+        names = batch.schema.names
+        ids = batch.column(names.index("id")).to_pylist() if "id" in names else None
+        streams = batch.column(names.index("stream")).to_pylist() if "stream" in names else None
         columns: list[tuple[str, list[Any], bool]] = []
         for name, column in zip(batch.schema.names, batch.columns, strict=True):
             if name in SKIPPED_COLUMNS:
@@ -296,7 +328,10 @@ def _rows(batches: Iterator[pa.RecordBatch]) -> Iterator[list[Any]]:
                     f"row {row_number + i} of this task has no non-null column to write as a "
                     "field; a stream entry needs at least one field"
                 )
-            yield fields
+            source = None
+            if ids is not None:
+                source = _source_id(streams[i] if streams is not None else None, ids[i])
+            yield fields, source
         row_number += batch.num_rows
 
 

@@ -18,7 +18,15 @@ is deleted by XDEL disappears. The stream remembers what Redis remembers about i
 drive the consumer groups' read counters and lag (:meth:`group_lag`), which follow the
 newest Redis's rules, including when the lag cannot be known (``None``).
 
-Consumer groups (:mod:`resplite.store.consumer_group`) are kept by name in ``groups``.
+Consumer groups (:mod:`resplite.store.consumer_group`) are kept by name in ``groups``. They
+share ``refs`` (entry id -> number of groups that have it pending), which the PEL methods
+keep, so the reference policies of Redis 8.2 (ACKED, DELREF) ask "is this entry still
+pending in some group, or not yet delivered to one" in O(1) per entry: a dict lookup, and
+one comparison with the smallest last-delivered id, computed once per command.
+
+The idempotent-producer state of Redis 8.6 (:mod:`resplite.store.stream_idmp`) is ``idmp``,
+created on first use (IDMP, IDMPAUTO or XCFGSET); until then the stream reports the
+configured defaults.
 
 The store knows nothing of clients or clocks: times are passed in; errors are the small
 exceptions below, or ``None`` results, that the command layer words as Redis does. Its one
@@ -27,7 +35,8 @@ straight from the packed data, because building Python lists per entry is what r
 
 Invariants: ``length`` is the number of live entries in all nodes; ids in ``nodes`` are
 strictly increasing and all ``<= last_id``; ``first_id`` is the smallest live id (0 if
-none); ``max_deleted_id <= last_id``.
+none); ``max_deleted_id <= last_id``; ``refs`` counts exactly the PEL entries of the
+groups in ``groups``.
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from typing import Final
 
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, Consumer, ConsumerGroup
 from resplite.store.radix_shape import radix_node_count
+from resplite.store.stream_idmp import IdmpState
 from resplite.store.stream_ids import MAX_ID, U64
 from resplite.store.stream_node import DELETED, LISTPACK_MAX_SIZE, StreamNode
 
@@ -69,11 +79,13 @@ class Stream:
         "entries_added",
         "first_id",
         "groups",
+        "idmp",
         "keys",
         "last_id",
         "length",
         "max_deleted_id",
         "nodes",
+        "refs",
     )
 
     type_name: Final = "stream"  # TYPE
@@ -88,6 +100,8 @@ class Stream:
         self.max_deleted_id = 0
         self.entries_added = 0
         self.groups: dict[bytes, ConsumerGroup] = {}
+        self.refs: dict[int, int] = {}
+        self.idmp: IdmpState | None = None
 
     def __len__(self) -> int:
         return self.length
@@ -283,7 +297,11 @@ class Stream:
         if self.length == 0:
             self.first_id = 0
         elif sid == self.first_id:
-            self.first_id = self._first_live_id()
+            # The next live entry after the one deleted: deleting from the front in order
+            # does not walk the same tombstones again and again.
+            for _, _, nxt in self.iter_forward(sid + 1):
+                self.first_id = nxt
+                break
         return True
 
     def _remove_node(self, ni: int) -> None:
@@ -309,7 +327,7 @@ class Stream:
         minid = threshold
         by_len = strategy is TrimStrategy.MAXLEN
         keepref = policy is RefPolicy.KEEPREF
-        min_last = self._min_group_last_id() if policy is RefPolicy.ACKED else 0
+        min_last = self.min_group_last_id() if policy is RefPolicy.ACKED else 0
         nodes = self.nodes
         removed = 0
         ni = 0
@@ -361,25 +379,33 @@ class Stream:
 
     # -- consumer group references (Redis 8.2 KEEPREF / DELREF / ACKED) ------------------------
 
-    def _min_group_last_id(self) -> int:
+    def min_group_last_id(self) -> int:
+        """The smallest last-delivered id of the groups (the largest id when none): an entry
+        above it is not yet delivered to some group. O(groups): compute once per command."""
         groups = self.groups
         return min(g.last_id for g in groups.values()) if groups else MAX_ID
 
     def _referenced(self, sid: int, min_last: int) -> bool:
-        """Whether some group has not read ``sid`` yet or has it pending."""
+        """Whether some group has not read ``sid`` yet or has it pending (O(1))."""
         if not self.groups:
             return False
-        if min_last < sid:
-            return True
-        return any(sid in g.pel for g in self.groups.values())
+        return min_last < sid or sid in self.refs
 
-    def is_referenced(self, sid: int) -> bool:
-        return self._referenced(sid, self._min_group_last_id())
+    def is_referenced(self, sid: int, min_last: int | None = None) -> bool:
+        """:meth:`_referenced`, given :meth:`min_group_last_id` (computed if not given)."""
+        return self._referenced(sid, self.min_group_last_id() if min_last is None else min_last)
 
     def drop_references(self, sid: int) -> None:
-        """Remove ``sid`` from every group's PEL."""
+        """Remove ``sid`` from every group's PEL (stops once no group has it pending)."""
+        left = self.refs.get(sid, 0)
+        if not left:
+            return
         for group in self.groups.values():
-            group.ack(sid)
+            if sid in group.pel:
+                group.ack(sid)
+                left -= 1
+                if not left:
+                    return
 
     # -- read counters and lag ----------------------------------------------------------------
 
@@ -483,8 +509,20 @@ class Stream:
         """A new group, or None if the name is taken."""
         if name in self.groups:
             return None
-        group = self.groups[name] = ConsumerGroup(name, last_id, entries_read)
+        group = self.groups[name] = ConsumerGroup(name, last_id, entries_read, self.refs)
         return group
+
+    def destroy_group(self, group: ConsumerGroup) -> None:
+        """Remove ``group`` and its references (XGROUP DESTROY). O(its PEL)."""
+        group.drop_all()
+        del self.groups[group.name]
+
+    def idmp_state(self, duration: int, maxsize: int) -> IdmpState:
+        """The idempotency state, created with these settings on first use."""
+        state = self.idmp
+        if state is None:
+            state = self.idmp = IdmpState(duration, maxsize)
+        return state
 
     def sorted_groups(self) -> list[ConsumerGroup]:
         """Groups in name order, as Redis lists them."""
@@ -511,7 +549,8 @@ class Stream:
     # -- copying ------------------------------------------------------------------------------
 
     def copy(self) -> Stream:
-        """A deep copy (COPY): entries, history counters, groups, consumers and PELs."""
+        """A deep copy (COPY): entries, history counters, groups, consumers, PELs and the
+        idempotency state."""
         twin = Stream()
         twin.nodes = [node.copy() for node in self.nodes]
         twin.keys = list(self.keys)
@@ -520,5 +559,6 @@ class Stream:
         twin.first_id = self.first_id
         twin.max_deleted_id = self.max_deleted_id
         twin.entries_added = self.entries_added
-        twin.groups = {name: group.copy() for name, group in self.groups.items()}
+        twin.groups = {name: group.copy(twin.refs) for name, group in self.groups.items()}
+        twin.idmp = None if self.idmp is None else self.idmp.copy()
         return twin

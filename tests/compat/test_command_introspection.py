@@ -42,6 +42,8 @@ NOT_IN_REFERENCE = {
     "client|no-touch": "added in Redis 7.2",
     "xdelex": "added in Redis 8.2",
     "xackdel": "added in Redis 8.2",
+    "xcfgset": "added in Redis 8.6",
+    "xnack": "added in Redis 8.8",
     **{
         n: "hash field expiry, added in Redis 7.4"
         for n in ("hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",
@@ -54,9 +56,12 @@ NOT_IN_REFERENCE = {
 }
 # Commands whose COMMAND INFO is 7.0's but whose argument tree (COMMAND DOCS) is newer Redis's.
 NEWER_ARGUMENTS = {
-    "xadd": "Redis 8.2 adds KEEPREF | DELREF | ACKED (7.2 also renamed id_or_auto/field_value)",
+    "xadd": "Redis 8.2 adds KEEPREF | DELREF | ACKED, 8.6 IDMPAUTO | IDMP (7.2 also renamed "
+            "id_or_auto/field_value)",
     "xtrim": "Redis 8.2 adds KEEPREF | DELREF | ACKED",
-    "xreadgroup": "Redis 8.4 adds CLAIM min-idle-time (7.2 also renamed group_consumer)",
+    "xreadgroup": "Redis 8.4 adds CLAIM min-idle-time, 8.10 MAXCOUNT and MAXSIZE (7.2 also "
+                  "renamed group_consumer)",
+    "xread": "Redis 8.10 adds MAXCOUNT and MAXSIZE",
     "client|kill": "Redis 7.4 adds MAXAGE (7.2 also renamed client-type, addr, laddr, skipme)",
     "hscan": "Redis 7.4 adds NOVALUES",
     "bitop": "Redis 8.2 makes the operation a token and adds DIFF, DIFF1, ANDOR, ONE",
@@ -65,6 +70,10 @@ NEWER_ARGUMENTS = {
 }
 # Commands whose COMMAND INFO is newer Redis's: the arity, which the new argument changed.
 NEWER_ARITY = {"zrank": -3, "zrevrank": -3}  # Redis 7.2 (WITHSCORE)
+# Subcommands whose arguments are 7.0's but whose history names newer Redis's reply fields.
+NEWER_HISTORY = {
+    "xinfo|stream": "Redis 8.6 adds the idempotency fields, 8.8 nacked-count",
+}
 SHARED_NAMES = [n for n in ALL_NAMES if n not in NOT_IN_REFERENCE]
 SHARED_TOP_LEVEL = [n for n in TOP_LEVEL if n not in NOT_IN_REFERENCE]
 
@@ -236,7 +245,16 @@ def test_command_docs_structure_equals_redis(pair, name: str) -> None:
     assert [text(k) for k, _ in our_docs] == [name]
     ref_doc, our_doc = ref_docs[0][1], our_docs[0][1]
     keep = (docs_subcommands(ref_doc) & docs_subcommands(our_doc)) - set(NEWER_ARGUMENTS)
+    keep -= set(NEWER_HISTORY)
     assert dump(docs_structure(our_doc, keep)) == dump(docs_structure(ref_doc, keep))
+
+
+@pytest.mark.redis_version("8.8")
+def test_xinfo_stream_docs_name_the_newer_fields(pair) -> None:
+    doc = docs_dict(parse(pair.ours.call("COMMAND", "DOCS", "xinfo|stream")))["xinfo|stream"]
+    assert [version for version, _ in doc["history"]][-2:] == ["8.6.0", "8.8.0"]
+    assert "iids-duplicates" in doc["history"][-2][1]
+    assert "nacked-count" in doc["history"][-1][1]
 
 
 @pytest.mark.parametrize("name", sorted(NEWER_ARGUMENTS))

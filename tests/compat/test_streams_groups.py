@@ -9,8 +9,16 @@ by claims, XINFO CONSUMERS' ``inactive``) is asserted in ``test_streams_newer.py
 from __future__ import annotations
 
 import re
+import time
+from typing import Any
 
 import pytest
+from stream_fixtures import (
+    T0,
+    Conn,
+    as_map,
+    xs_fixture,  # noqa: F401  (the fixture)
+)
 from support.helpshape import assert_same_shape, implemented
 
 _PENDING_IDLE = re.compile(rb"(\*4\r\n\$\d+\r\n\d+-\d+\r\n\$\d+\r\n[^\r]*\r\n):\d+\r\n")
@@ -404,3 +412,231 @@ def test_xinfo_groups_lag_while_reading(pair) -> None:  # type: ignore[no-untype
         ("XREADGROUP", "GROUP", "a", "x", "STREAMS", "s", ">"),
         ("XINFO", "GROUPS", "s"),
     ])
+
+
+# -- XNACK (Redis 8.8), against the facts of Redis's documentation ---------------------------
+
+_LLONG_MAX = (1 << 63) - 1
+
+
+def nack_seed(xs: Conn, n: int = 3) -> list[str]:
+    ids = [xs.v("XADD", "s", f"{i}-1", "f", f"v{i}") for i in range(1, n + 1)]
+    xs.call("XGROUP", "CREATE", "s", "g", "0")
+    xs.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    return ids
+
+
+def pending(xs: Conn) -> list[list[Any]]:
+    return xs.v("XPENDING", "s", "g", "-", "+", "100")
+
+
+@pytest.mark.redis_version("8.8")
+def test_xnack_modes_set_the_delivery_count(xs: Conn, resplite_clock: Any) -> None:
+    nack_seed(xs, 4)
+    xs.call("XCLAIM", "s", "g", "c", "0", "1-1", "2-1", "3-1")  # counts 2, 2, 2, 1
+    assert xs.call("XNACK", "s", "g", "SILENT", "IDS", "1", "1-1") == b":1\r\n"
+    assert xs.call("XNACK", "s", "g", "FAIL", "IDS", "1", "2-1") == b":1\r\n"
+    assert xs.call("XNACK", "s", "g", "FATAL", "IDS", "1", "3-1") == b":1\r\n"
+    assert xs.call("XNACK", "s", "g", "fail", "IDS", "1", "4-1", "RETRYCOUNT", "7") == b":1\r\n"
+    resplite_clock.advance(500)
+    # Released: no owner, idle reported as -1, counts by mode (RETRYCOUNT wins).
+    assert pending(xs) == [["1-1", "", -1, 1], ["2-1", "", -1, 2], ["3-1", "", -1, _LLONG_MAX],
+                           ["4-1", "", -1, 7]]
+    # SILENT never goes below zero.
+    xs.call("XNACK", "s", "g", "SILENT", "IDS", "2", "1-1", "1-1")
+    assert pending(xs)[0] == ["1-1", "", -1, 0]
+
+
+@pytest.mark.redis_version("8.8")
+def test_xnack_counts_only_pending_ids_unless_forced(xs: Conn) -> None:
+    nack_seed(xs, 2)
+    xs.call("XADD", "s", "3-1", "f", "v3")
+    assert xs.call("XNACK", "s", "g", "FAIL", "IDS", "3", "1-1", "3-1", "9-9") == b":1\r\n"
+    # FORCE makes a released entry of an id not pending, if the stream has it.
+    assert xs.call("XNACK", "s", "g", "FAIL", "IDS", "2", "3-1", "9-9", "FORCE") == b":1\r\n"
+    assert xs.call("XNACK", "s", "g", "FATAL", "IDS", "1", "3-1", "FORCE") == b":1\r\n"
+    xs.call("XACK", "s", "g", "3-1")
+    xs.call("XNACK", "s", "g", "FATAL", "IDS", "1", "3-1", "FORCE")
+    xs.call("XADD", "s", "4-1", "f", "v4")
+    xs.call("XNACK", "s", "g", "SILENT", "IDS", "1", "4-1", "FORCE", "RETRYCOUNT", "5")
+    assert pending(xs) == [["1-1", "", -1, 1], ["2-1", "c", 0, 1], ["3-1", "", -1, _LLONG_MAX],
+                           ["4-1", "", -1, 5]]
+    # XPENDING's summary counts released entries but gives them to no consumer.
+    assert xs.v("XPENDING", "s", "g") == [4, "1-1", "4-1", [["c", "1"]]]
+    assert xs.v("XPENDING", "s", "g", "-", "+", "10", "c") == [["2-1", "c", 0, 1]]
+
+
+@pytest.mark.redis_version("8.8")
+def test_released_entries_are_claimed_first_in_release_order(xs: Conn, resplite_clock: Any) -> None:
+    nack_seed(xs, 4)
+    resplite_clock.advance(1000)
+    xs.call("XNACK", "s", "g", "FAIL", "IDS", "2", "3-1", "2-1")
+    # A new read (">") serves nothing: released entries are not new entries.
+    assert xs.call("XREADGROUP", "GROUP", "g", "d", "STREAMS", "s", ">") == (
+        b"_\r\n" if xs.resp == 3 else b"*-1\r\n")
+    # CLAIM takes the released ones first, in release order, however small min-idle-time is,
+    # then the most idle ones.
+    read = xs.v("XREADGROUP", "GROUP", "g", "d", "COUNT", "3", "CLAIM", "999999", "STREAMS",
+                "s", ">")
+    entries = read["s"] if xs.resp == 3 else read[0][1]
+    assert [(e[0], e[3]) for e in entries] == [("3-1", 1), ("2-1", 1)]
+    # Then the most idle first (ties by id): 1-1 and 4-1 since T0, 2-1 and 3-1 just now.
+    read = xs.v("XREADGROUP", "GROUP", "g", "e", "CLAIM", "0", "STREAMS", "s", ">")
+    entries = read["s"] if xs.resp == 3 else read[0][1]
+    assert [e[0] for e in entries] == ["1-1", "4-1", "2-1", "3-1"]
+
+
+@pytest.mark.redis_version("8.8")
+def test_xautoclaim_and_xclaim_take_released_entries_at_once(xs: Conn) -> None:
+    nack_seed(xs, 3)
+    xs.call("XNACK", "s", "g", "FAIL", "IDS", "2", "1-1", "3-1")
+    claimed = xs.v("XAUTOCLAIM", "s", "g", "d", "3600000", "0", "JUSTID")
+    assert claimed == ["0-0", ["1-1", "3-1"], []]
+    xs.call("XNACK", "s", "g", "SILENT", "IDS", "1", "1-1")
+    assert xs.v("XCLAIM", "s", "g", "e", "3600000", "1-1") == [["1-1", ["f", "v1"]]]
+    assert pending(xs) == [["1-1", "e", 0, 1], ["2-1", "c", 0, 1], ["3-1", "d", 0, 1]]
+
+
+@pytest.mark.redis_version("8.8")
+def test_xinfo_stream_full_shows_released_entries(xs: Conn) -> None:
+    nack_seed(xs, 3)
+    xs.call("XNACK", "s", "g", "FAIL", "IDS", "2", "2-1", "1-1")
+    group = as_map(xs.xinfo("s", "FULL")["groups"][0])
+    assert list(group)[-1] == "nacked-count"
+    assert group["nacked-count"] == 2
+    assert group["pending"] == [["1-1", "", 0, 1], ["2-1", "", 0, 1], ["3-1", "c", T0, 1]]
+    consumer = as_map(group["consumers"][0])
+    assert (consumer["pel-count"], consumer["pending"]) == (1, [["3-1", T0, 1]])
+    assert as_map(xs.v("XINFO", "CONSUMERS", "s", "g")[0])["pending"] == 1
+    assert as_map(xs.v("XINFO", "GROUPS", "s")[0])["pending"] == 3
+
+
+@pytest.mark.redis_version("8.8")
+@pytest.mark.parametrize(("args", "error"), [
+    (("s", "g", "BAD", "IDS", "1", "1-1"), b"-ERR syntax error"),
+    (("s", "g", "FAIL", "ID", "1", "1-1"), b"-ERR syntax error"),
+    (("s", "g", "FAIL", "IDS", "0", "1-1"), b"-ERR Number of IDs must be a positive integer"),
+    (("s", "g", "FAIL", "IDS", "x", "1-1"), b"-ERR Number of IDs must be a positive integer"),
+    (("s", "g", "FAIL", "IDS", "2", "1-1"),
+     b"-ERR The `numids` parameter must match the number of arguments"),
+    (("s", "g", "FAIL", "IDS", "1", "1-1", "2-1"), b"-ERR syntax error"),
+    (("s", "g", "FAIL", "IDS", "1", "1-1", "RETRYCOUNT", "-1"),
+     b"-ERR Invalid RETRYCOUNT option argument for XNACK"),
+    (("s", "g", "FAIL", "IDS", "1", "bad-id"),
+     b"-ERR Invalid stream ID specified as stream command argument"),
+    (("s", "nogroup", "FAIL", "IDS", "1", "1-1"),
+     b"-NOGROUP No such key 's' or consumer group 'nogroup'"),
+    (("nokey", "g", "FAIL", "IDS", "1", "1-1"),
+     b"-NOGROUP No such key 'nokey' or consumer group 'g'"),
+])
+def test_xnack_errors(xs: Conn, args: tuple[str, ...], error: bytes) -> None:
+    nack_seed(xs, 1)
+    assert xs.call("XNACK", *args) == error + b"\r\n"
+    assert pending(xs) == [["1-1", "c", 0, 1]]
+
+
+@pytest.mark.redis_version("8.8")
+def test_xnack_arity(xs: Conn) -> None:
+    assert xs.call("XNACK", "s", "g", "FAIL", "IDS", "1") == (
+        b"-ERR wrong number of arguments for 'xnack' command\r\n")
+
+
+# -- the change counter, against Redis 7.0 -----------------------------------------------------
+
+# Each runs on a fresh stream of five entries with a group g whose consumer c has read two.
+# (Consumers created without a claim or read differ since Redis 7.2: asserted below.)
+_GROUP_COMMANDS = [
+    "XACK x g 1-1 2-1 9-9", "XACK x g 9-9", "XACK x nog 1-1",
+    "XREADGROUP GROUP g c STREAMS x >", "XREADGROUP GROUP g c2 STREAMS x >",
+    "XREADGROUP GROUP g c COUNT 1 STREAMS x >", "XREADGROUP GROUP g c NOACK STREAMS x >",
+    "XREADGROUP GROUP g c3 NOACK STREAMS x >",
+    "XCLAIM x g d 0 1-1 2-1", "XCLAIM x g c 0 1-1", "XCLAIM x g c 0 1-1 JUSTID",
+    "XCLAIM x g d 0 3-1 FORCE", "XCLAIM x g c 0 1-1 LASTID 9-9", "XCLAIM x g c 0 1-1 RETRYCOUNT 5",
+    "XAUTOCLAIM x g d 0 0", "XAUTOCLAIM x g c 0 0 JUSTID", "XAUTOCLAIM x g c 0 0 COUNT 1",
+    "XGROUP CREATE x g2 0", "XGROUP CREATE nx g2 0 MKSTREAM", "XGROUP CREATE x g 0",
+    "XGROUP SETID x g 0", "XGROUP SETID x g 0 ENTRIESREAD 3", "XGROUP DESTROY x g",
+    "XGROUP DESTROY x nog", "XGROUP CREATECONSUMER x g c9", "XGROUP CREATECONSUMER x g c",
+    "XGROUP DELCONSUMER x g c", "XGROUP DELCONSUMER x g nobody", "XPENDING x g",
+    "XPENDING x g - + 10",
+]
+
+
+def _group_seed(conn: Any) -> None:
+    conn.call("FLUSHALL")
+    for i in range(1, 6):
+        conn.call("XADD", "x", f"{i}-1", "a", str(i))
+    conn.call("XGROUP", "CREATE", "x", "g", "0")
+    conn.call("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "x", ">")
+
+
+def _dirty(conn: Any) -> int:
+    text = conn.call("INFO", "persistence").decode(errors="replace")
+    line = next(x for x in text.split("\r\n") if x.startswith("rdb_changes_since_last_save:"))
+    return int(line.split(":")[1])
+
+
+def _changes(conn: Any, command: str) -> int:
+    _group_seed(conn)
+    before = _dirty(conn)
+    conn.call(*command.split())
+    return _dirty(conn) - before
+
+
+@pytest.mark.parametrize("command", _GROUP_COMMANDS)
+def test_group_commands_count_changes_as_redis(pair, command: str) -> None:  # type: ignore[no-untyped-def]
+    assert _changes(pair.ours, command) == _changes(pair.ref, command), command
+
+
+@pytest.mark.redis_version("7.4")
+@pytest.mark.parametrize(("command", "expected"), [
+    # A read of the consumer's own pending entries changes nothing (Redis 7.4, #13251).
+    ("XREADGROUP GROUP g c STREAMS x 0", 0),
+    ("XREADGROUP GROUP g c STREAMS x 9-9", 0),
+    # Since 7.2 a read or claim creates its consumer even when it gets nothing: one change.
+    ("XREADGROUP GROUP g new STREAMS x 0", 1),
+    ("XCLAIM x g d 0 9-9", 1),
+    ("XAUTOCLAIM x g d 99999999 0", 1),
+])
+def test_newer_change_counts(xs: Conn, command: str, expected: int) -> None:
+    assert _changes(xs, command) == expected
+
+
+@pytest.mark.redis_version("8.8")
+def test_xnack_counts_one_change_per_entry_released(xs: Conn) -> None:
+    _group_seed(xs)
+    before = _dirty(xs)
+    xs.call("XNACK", "x", "g", "FAIL", "IDS", "3", "1-1", "2-1", "9-9")
+    assert _dirty(xs) - before == 2
+
+
+# -- a blocked command that ends in an error is a failed call ---------------------------------
+
+
+def _cmdstat(conn: Any, name: str) -> dict[str, int]:
+    text = conn.call("INFO", "commandstats").decode(errors="replace")
+    line = next(x for x in text.split("\r\n") if x.startswith(f"cmdstat_{name}:"))
+    return {k: int(float(v)) for k, v in (p.split("=") for p in line.split(":", 1)[1].split(","))}
+
+
+@pytest.mark.redis_version("7.2")
+def test_blocked_xreadgroup_ended_by_nogroup_is_a_failed_call(
+    xs: Conn, resplite_instance: Any
+) -> None:
+    xs.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    xs.call("CONFIG", "RESETSTAT")
+    reader = Conn(resplite_instance.host, resplite_instance.port)
+    try:
+        reader.send_raw(b"*9\r\n$10\r\nXREADGROUP\r\n$5\r\nGROUP\r\n$1\r\ng\r\n$1\r\nc\r\n"
+                        b"$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n>\r\n")
+        deadline = time.monotonic() + 5
+        while xs.info("clients")["blocked_clients"] != "1":
+            assert time.monotonic() < deadline, "the reader never blocked"
+            time.sleep(0.005)
+        xs.call("XGROUP", "DESTROY", "s", "g")
+        assert reader.read_reply() == (
+            b"-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option\r\n")
+    finally:
+        reader.close()
+    stats = _cmdstat(xs, "xreadgroup")
+    assert (stats["calls"], stats["failed_calls"], stats["rejected_calls"]) == (1, 1, 0)
+    assert "errorstat_NOGROUP:count=1" in xs.call("INFO", "errorstats").decode()

@@ -8,9 +8,15 @@ CLAIM) is asserted in ``test_streams_newer.py``.
 
 from __future__ import annotations
 
+import threading
 import time
+from typing import Any
 
 import pytest
+from stream_fixtures import (
+    Conn,
+    xs_fixture,  # noqa: F401  (the fixture)
+)
 from support.raw import RawClient
 
 
@@ -194,3 +200,122 @@ def test_blocked_xread_survives_del_and_is_served_later(pair) -> None:  # type: 
         assert pair.ours.read_reply() == pair.ref.read_reply()
     finally:
         other.close()
+
+
+# -- MAXCOUNT and MAXSIZE (Redis 8.10), against the facts of Redis's documentation ------------
+
+def three_streams(xs: Conn, n: int = 100) -> None:
+    for key in ("s1", "s2", "s3"):
+        for i in range(1, n + 1):
+            xs.call("XADD", key, f"{i}-1", "f", f"{i:03d}")
+
+
+def per_stream(xs: Conn, reply: Any) -> dict[str, list[str]]:
+    """``{stream: [ids]}`` from an XREAD / XREADGROUP reply, in reply order."""
+    pairs = list(reply.items()) if xs.resp == 3 else [(k, v) for k, v in reply]
+    return {key: [entry[0] for entry in entries] for key, entries in pairs}
+
+
+def counts(xs: Conn, *args: str) -> dict[str, int]:
+    return {k: len(v) for k, v in per_stream(xs, xs.v(*args)).items()}
+
+
+@pytest.mark.redis_version("8.10")
+def test_maxcount_caps_the_whole_reply_across_streams(xs: Conn) -> None:
+    three_streams(xs)
+    streams = ("STREAMS", "s1", "s2", "s3", "0", "0", "0")
+    assert counts(xs, "XREAD", "COUNT", "50", *streams) == {"s1": 50, "s2": 50, "s3": 50}
+    assert counts(xs, "XREAD", "COUNT", "50", "MAXCOUNT", "80", *streams) == {"s1": 50, "s2": 30}
+    # Without COUNT, MAXCOUNT alone bounds the total, filling from the first stream.
+    assert counts(xs, "XREAD", "MAXCOUNT", "7", *streams) == {"s1": 7}
+    assert counts(xs, "XREAD", "MAXCOUNT", "5", "MAXSIZE", "100000", *streams) == {"s1": 5}
+    assert counts(xs, "XREAD", "COUNT", "2", "MAXCOUNT", "3", *streams) == {"s1": 2, "s2": 1}
+    assert counts(xs, "xread", "maxcount", "1000", *streams) == {"s1": 100, "s2": 100, "s3": 100}
+
+
+@pytest.mark.redis_version("8.10")
+def test_maxsize_stops_once_the_reply_reaches_it_but_serves_one_entry(xs: Conn) -> None:
+    xs.call("XADD", "big", "1-1", "f", "x" * 5000)
+    xs.call("XADD", "big", "2-1", "f", "y")
+    # A single entry larger than MAXSIZE is still served, and nothing after it.
+    assert counts(xs, "XREAD", "MAXSIZE", "50", "STREAMS", "big", "big", "0", "0") == {"big": 1}
+    three_streams(xs, 10)
+    # Each entry of s1 is 33 bytes on the wire: the reply reaches 100 bytes with the third
+    # (the entry that crosses the limit is the last one served).
+    small = counts(xs, "XREAD", "MAXSIZE", "100", "STREAMS", "s1", "s2", "0", "0")
+    assert small == {"s1": 3}
+    assert counts(xs, "XREAD", "MAXSIZE", "1000000", "STREAMS", "s1", "s2", "0", "0") == {
+        "s1": 10, "s2": 10}
+    assert counts(xs, "XREAD", "MAXSIZE", "1", "MAXCOUNT", "5", "STREAMS", "s1", "0") == {"s1": 1}
+
+
+@pytest.mark.redis_version("8.10")
+def test_xreadgroup_limits_deliver_only_what_they_serve(xs: Conn) -> None:
+    three_streams(xs, 10)
+    for key in ("s1", "s2", "s3"):
+        xs.call("XGROUP", "CREATE", key, "g", "0")
+    got = counts(xs, "XREADGROUP", "GROUP", "g", "c", "COUNT", "4", "MAXCOUNT", "6",
+                 "STREAMS", "s1", "s2", "s3", ">", ">", ">")
+    assert got == {"s1": 4, "s2": 2}
+    # Entries not served were not delivered: they are neither pending nor read.
+    assert xs.v("XPENDING", "s1", "g")[0] == 4
+    assert xs.v("XPENDING", "s2", "g")[0] == 2
+    assert xs.v("XPENDING", "s3", "g")[0] == 0
+    groups = xs.v("XINFO", "GROUPS", "s2")
+    group = groups[0] if xs.resp == 3 else dict(zip(groups[0][::2], groups[0][1::2], strict=True))
+    assert (group["last-delivered-id"], group["lag"]) == ("2-1", 8)
+    # History reads (the consumer's own pending entries) are bounded the same way.
+    got = counts(xs, "XREADGROUP", "GROUP", "g", "c", "MAXCOUNT", "5",
+                 "STREAMS", "s1", "s2", "0", "0")
+    assert got == {"s1": 4, "s2": 1}
+    got = counts(xs, "XREADGROUP", "GROUP", "g", "c", "MAXSIZE", "1",
+                 "STREAMS", "s1", "s2", ">", ">")
+    assert got == {"s1": 1}
+    assert xs.v("XPENDING", "s1", "g")[0] == 5
+
+
+@pytest.mark.redis_version("8.10")
+def test_a_blocked_read_is_served_within_its_limits(xs: Conn, resplite_instance: Any) -> None:
+    xs.call("XADD", "s1", "1-1", "f", "v")
+    xs.call("XADD", "s2", "1-1", "f", "v")
+    reader = Conn(resplite_instance.host, resplite_instance.port)
+    reader.resp = xs.resp
+    if xs.resp == 3:
+        reader.call("HELLO", "3")
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(reader.v(
+        "XREAD", "COUNT", "2", "MAXCOUNT", "3", "BLOCK", "0", "STREAMS", "s1", "s2", "$", "$")))
+    thread.start()
+    try:
+        deadline = time.monotonic() + 5
+        while xs.info("clients")["blocked_clients"] != "1":
+            assert time.monotonic() < deadline, "the reader never blocked"
+            time.sleep(0.005)
+        xs.call("MULTI")
+        for i in (2, 3, 4):
+            xs.call("XADD", "s1", f"{i}-1", "f", "v")
+            xs.call("XADD", "s2", f"{i}-1", "f", "v")
+        xs.call("EXEC")
+        thread.join(5)
+    finally:
+        reader.close()
+    assert per_stream(xs, result[0]) == {"s1": ["2-1", "3-1"], "s2": ["2-1"]}
+
+
+@pytest.mark.redis_version("8.10")
+@pytest.mark.parametrize(("options", "error"), [
+    (("MAXCOUNT", "0"), b"-ERR MAXCOUNT must be a positive integer"),
+    (("MAXCOUNT", "-1"), b"-ERR MAXCOUNT must be a positive integer"),
+    (("MAXCOUNT", "x"), b"-ERR value is not an integer or out of range"),
+    (("MAXSIZE", "0"), b"-ERR MAXSIZE must be a positive integer"),
+    (("MAXSIZE", "1.5"), b"-ERR value is not an integer or out of range"),
+    (("COUNT", "5", "MAXCOUNT", "3"), b"-ERR MAXCOUNT must be greater than or equal to COUNT"),
+    (("MAXCOUNT", "3", "COUNT", "5"), b"-ERR MAXCOUNT must be greater than or equal to COUNT"),
+])
+def test_maxcount_and_maxsize_errors(xs: Conn, options: tuple[str, ...], error: bytes) -> None:
+    xs.call("XADD", "s", "1-1", "f", "v")
+    xs.call("XGROUP", "CREATE", "s", "g", "0")
+    assert xs.call("XREAD", *options, "STREAMS", "s", "0") == error + b"\r\n"
+    assert xs.call("XREADGROUP", "GROUP", "g", "c", *options, "STREAMS", "s", ">") == (
+        error + b"\r\n")
+    assert xs.v("XPENDING", "s", "g")[0] == 0

@@ -219,3 +219,55 @@ async def test_async_password(protected_server, protocol, hiredis):
         assert await r.ping() is True
     finally:
         await r.aclose()
+
+
+# -- the newest stream calls (Redis 8.6 IDMP / XCFGSET, 8.8 XNACK, 8.10 MAXCOUNT / MAXSIZE) ------
+
+
+@pytest.mark.redis_version("8.10")
+@pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
+def test_sync_newest_stream_calls(server, protocol, hiredis):
+    """redis-py 8.1's own xadd(idmp=, idmpauto=), xcfgset and xnack; it has no keyword for
+    MAXCOUNT / MAXSIZE yet, so those go through execute_command."""
+    r = _sync_client(server, protocol, hiredis)
+    try:
+        key = f"newest:{protocol}:{int(hiredis)}"
+        r.delete(key)
+        first = r.xadd(key, {"amount": "100"}, idmp=("p1", b"payment-1"))
+        assert r.xadd(key, {"amount": "200"}, idmp=("p1", b"payment-1")) == first
+        auto = r.xadd(key, {"a": "1", "b": "2"}, idmpauto="p2")
+        assert r.xadd(key, {"b": "2", "a": "1"}, idmpauto="p2") == auto
+        assert r.xcfgset(key, idmp_duration=300, idmp_maxsize=50) == b"OK"  # no reply callback
+        info = r.xinfo_stream(key)
+        assert (info["idmp-duration"], info["idmp-maxsize"]) == (300, 50)
+        assert (info["iids-added"], info["iids-duplicates"], info["iids-tracked"]) == (2, 2, 0)
+        with pytest.raises(redis.ResponseError, match="IDMP-DURATION must be between"):
+            r.execute_command("XCFGSET", key, "IDMP-DURATION", "0")
+
+        r.xgroup_create(key, "g", "0")
+        r.xreadgroup("g", "c", {key: ">"})
+        assert r.xnack(key, "g", "FAIL", first, auto) == 2
+        assert r.xnack(key, "g", "FATAL", first, retrycount=3) == 1
+        pending = r.xpending_range(key, "g", "-", "+", 10)
+        assert [(p["consumer"], p["times_delivered"]) for p in pending] == [(b"", 3), (b"", 1)]
+        assert r.xnack(key, "g", "SILENT", "9-9", force=True) == 0  # not in the stream
+        # Released entries are claimable at once, whatever the idle time asked for.
+        r.xautoclaim(key, "g", "d", 3_600_000, "0-0", justid=True)
+        pending = r.xpending_range(key, "g", "-", "+", 10)
+        assert [p["consumer"] for p in pending] == [b"d", b"d"]
+
+        r.xadd(key, {"x": "1"})
+        reply = r.execute_command("XREAD", "MAXCOUNT", "2", "STREAMS", key, key, "0", "0")
+        assert _stream_entries(reply) == 2
+        reply = r.execute_command("XREADGROUP", "GROUP", "g", "c", "MAXSIZE", "1",
+                                  "STREAMS", key, ">")
+        assert _stream_entries(reply) == 1
+    finally:
+        r.close()
+
+
+def _stream_entries(reply) -> int:
+    """Entries in an XREAD reply as redis-py parses it (RESP2 pairs, RESP3 nested lists)."""
+    if isinstance(reply, dict):
+        return sum(len(v[0]) if v and isinstance(v[0], list) else len(v) for v in reply.values())
+    return sum(len(entries) for _, entries in reply)

@@ -1,7 +1,7 @@
 """The sink's command shapes, checked against a recording stand-in for the server.
 
-IDMP needs Redis 8.6, which the test machines do not run; these tests pin the commands the
-connector would send there, and how it chooses between IDMP and markers.
+These tests pin the commands the connector sends for IDMP (Redis 8.6+, and resplite) and how
+it chooses between IDMP and markers; test_streaming.py runs the IDMP sink end to end.
 """
 
 from __future__ import annotations
@@ -62,10 +62,35 @@ def test_asking_for_idmp_on_an_older_server_is_refused() -> None:
 def test_idmp_commands_carry_producer_and_row_before_trimming() -> None:
     server = Recorder({"IDMP"})
     sink = _sink(maxLen="1000")
-    sink._idmp(server, [["a", "1"], ["a", "2"]], "job:7:3:0")  # type: ignore[arg-type]
+    rows = [(["a", "1"], None), (["a", "2"], None)]
+    sink._idmp(server, rows, "job:7:3:0", "job")  # type: ignore[arg-type]
     assert server.sent == [
         ["XADD", "out", "IDMP", "job:7:3:0", "0", "MAXLEN", "~", 1000, "*", "a", "1"],
         ["XADD", "out", "IDMP", "job:7:3:0", "1", "MAXLEN", "~", 1000, "*", "a", "2"],
+    ]
+
+
+def test_rows_from_a_stream_entry_are_named_by_that_entry() -> None:
+    """Whichever query writes a source entry, it carries the same idempotent id, and no
+    producer name holds more than 100 of them."""
+    import pyarrow as pa
+
+    from resplite.spark.writer import _chunks, _rows
+
+    batch = pa.RecordBatch.from_pydict({
+        "stream": ["in", "in", "in"],
+        "id": ["1700000000000-0", "1700000000000-199", "bad"],
+        "n": ["1", "2", "3"],
+    })
+    rows = [row for chunk in _chunks(_rows(iter([batch])), 100) for row in chunk]
+    assert rows == [(["n", "1"], ("in", 1700000000000, 0)),
+                    (["n", "2"], ("in", 1700000000000, 199)), (["n", "3"], None)]
+    server = Recorder({"IDMP"})
+    _sink()._idmp(server, rows, "job:7:3:0", "job")  # type: ignore[arg-type]
+    assert [c[2:5] for c in server.sent] == [
+        ["IDMP", "job@in:1700000000000:0", "0"],
+        ["IDMP", "job@in:1700000000000:1", "199"],
+        ["IDMP", "job:7:3:0", "2"],
     ]
 
 

@@ -2,8 +2,9 @@
 
 Each test states how many entries were lost (always zero) and how many were delivered twice:
 zero wherever the guarantee promises exactly-once output (task retry, restart of the same query
-from its checkpoint with an idempotent sink), and exactly the uncommitted-but-written batch when
-another query takes over a dead one's entries.
+from its checkpoint with an idempotent sink, a takeover into this connector's IDMP sink), and
+exactly the uncommitted-but-written batch when another query takes over a dead one's entries
+into a sink that does not name rows by their source entry.
 """
 
 from __future__ import annotations
@@ -186,3 +187,52 @@ def test_second_query_takes_over_a_dead_querys_entries_with_xautoclaim(
     result = tally(ids, seen)
     # Query a's batch reached its sink but was never acknowledged: exactly it comes twice.
     assert (result.lost, result.duplicates) == (0, first_batch), result.line()
+
+
+def test_takeover_into_the_idmp_sink_writes_each_entry_once(
+    spark: Any, backend: Any, workdir: Path
+) -> None:
+    """The idempotent sink names each row by its source entry: the batch a dead query wrote
+    but never acknowledged, taken over and written again by another query with the same
+    producerId, adds nothing the second time."""
+    import redis
+
+    client = backend.client()
+    key, out = backend.key("idmp-in"), backend.key("idmp-out")
+    try:
+        client.execute_command("XADD", out, "IDMP", "probe", "1", "*", "f", "v")
+    except redis.ResponseError:
+        pytest.skip(f"{backend.name}'s XADD has no IDMP (Redis 8.6+)")
+    client.delete(out)
+    ids = produce(client, key, 3000)
+    client.xgroup_create(key, "g", "0")
+
+    def run(prefix: str, min_idle_ms: int, **trigger: object) -> Any:
+        limit = {"maxEntriesPerTrigger": 1000} if prefix == "a" else {}
+        return (
+            _source(spark, backend, key, consumerPrefix=prefix, claimMinIdleMs=min_idle_ms, **limit)
+            .select("stream", "id", "fields")
+            .writeStream.format(FORMAT)
+            .option("url", backend.url)
+            .option("stream", out)
+            .option("idempotent", "true")
+            .option("producerId", "copier")
+            .option("checkpointLocation", str(workdir / f"cp-{prefix}"))
+            .trigger(**trigger)
+            .start()
+        )
+
+    dead = run("a", 60_000, processingTime="1 hour")
+    wait_for(lambda: dead.lastProgress is not None, "query a's first batch")
+    dead.stop()
+    assert pending_count(client, key, "g") == dead.lastProgress["numInputRows"] == 1000
+    assert client.xlen(out) == 1000
+
+    run("b", 0, availableNow=True).awaitTermination()
+    assert pending_count(client, key, "g") == 0
+    copied = [fields[b"n"].decode() for _, fields in client.xrange(out)]
+    result = tally((str(n) for n in range(3000)), copied)
+    assert (result.lost, result.duplicates, result.out) == (0, 0, 3000), result.line()
+    info = client.xinfo_stream(out)
+    assert info["iids-duplicates"] == 1000  # query b's rewrite of a's batch, all refused
+    assert len(ids) == 3000

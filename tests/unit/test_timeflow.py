@@ -39,6 +39,7 @@ class FakeClient:
         self.conn = conn
         self.db_index = 0
         self.blocked: Any = None
+        self.last_command = "blpop"
 
 
 def make_state(active_expire: bool = True) -> Any:
