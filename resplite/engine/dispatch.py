@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.engine import errors
 from resplite.engine.blocking import BlockRequest
+from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.protocol.replies import QUEUED, ErrorReply
 
@@ -51,8 +52,14 @@ _REPLICA_KEYSPACE = "ERR Replica can't interact with the keyspace"
 # Commands MONITOR does not show (besides those flagged admin or skip_monitor).
 _NOT_MONITORED = frozenset({"admin", "skip_monitor"})
 _EXEMPT_FROM_OOM_IN_MULTI = frozenset({"exec", "discard", "quit", "reset"})
-# Commands Redis marks "protected", with the directive that allows them.
-_PROTECTED = {"debug": "enable-debug-command"}
+# Commands Redis marks "protected": the name its refusal shows and the directive that
+# allows them.
+_PROTECTED = {
+    "debug": ("DEBUG", "enable-debug-command"),
+    "module|load": ("MODULE", "enable-module-command"),
+    "module|loadex": ("MODULE", "enable-module-command"),
+    "module|unload": ("MODULE", "enable-module-command"),
+}
 _PROTECTED_REFUSED = (
     'ERR {name} command not allowed. If the {option} option is set to "local", you can run it '
     "from a local connection, otherwise you need to set this option in the configuration "
@@ -153,10 +160,11 @@ class Dispatcher:
         n = len(argv)
         if (arity > 0 and n != arity) or n < -arity:
             return self._reject(client, spec, errors.wrong_arity(spec.fullname))
-        if spec.fullname in _PROTECTED and not self._protected_allowed(client, spec):
-            option = _PROTECTED[spec.fullname]
+        protected = _PROTECTED.get(spec.fullname)
+        if protected is not None and not protected_action_allowed(
+                self.server.config[protected[1]], client.local):
             return self._reject(client, spec, _PROTECTED_REFUSED.format(
-                name=spec.fullname.upper(), option=option))
+                name=protected[0], option=protected[1]))
         if not client.authenticated and not spec.is_noauth:
             return self._reject(client, spec, errors.NOAUTH)
         server = self.server
@@ -237,10 +245,6 @@ class Dispatcher:
             # EXEC counts as a write of the worst command it would run.
             return any(q.is_denyoom for q, _ in queued)
         return spec.fullname not in _EXEMPT_FROM_OOM_IN_MULTI
-
-    def _protected_allowed(self, client: Client, spec: CommandSpec) -> bool:
-        setting = self.server.config[_PROTECTED[spec.fullname]]
-        return setting == "yes" or (setting == "local" and client.local)
 
     def _reject(self, client: Client, spec: CommandSpec | None, message: str) -> ErrorReply:
         if spec is not None and spec.fullname == "exec":
