@@ -7,13 +7,13 @@ pattern's matches under their own names. As in Redis 7.0, a pattern also matches
 alias names (``hash-max-*`` lists both ``hash-max-listpack-*`` and ``hash-max-ziplist-*``).
 
 CONFIG SET takes several ``name value`` pairs and is atomic, in Redis 7's order of checks:
-an unknown name wins over every other error (``Unknown option or number of arguments for
-CONFIG SET - 'x'``); then immutable directives, protected ones (``dir``, ``dbfilename``)
-unless ``enable-protected-configs`` allows this client, and names given twice (reported as
-typed); then every value is parsed (reported under the directive's own name); only when all parse
-are they stored, and their hooks run, which is how a SET takes effect at once
-(proto-max-bulk-len on every connection's reader, maxmemory, slowlog limits...). A hook that
-fails puts every value back.
+one pass over the names reports the first unknown name (``Unknown option or number of
+arguments for CONFIG SET - 'x'``), immutable directive, protected one (``dir``,
+``dbfilename``, unless ``enable-protected-configs`` allows this client) or name given twice
+(reported as typed); then every value is parsed (reported under the directive's own name);
+only when all parse are they stored, and their hooks run, which is how a SET takes effect at
+once (proto-max-bulk-len on every connection's reader, maxmemory, slowlog limits...). A hook
+that fails puts every value back.
 
 CONFIG REWRITE writes the current values into the configuration file the server was started
 with, as :func:`resplite.engine.config.rewrite_config` describes: every string quoted and
@@ -105,7 +105,9 @@ def set_directives(client: Client, pairs: list[tuple[bytes, bytes]]) -> None:
     for raw_name, _ in pairs:
         name = _canonical(raw_name)
         if name is None:
-            if unknown is None:
+            # The first refusal of any kind is the one reported, as Redis's single pass
+            # over the names stops recording at the first.
+            if unknown is None and refusal is None:
                 unknown = raw_name
             continue
         if unknown is not None or refusal is not None:

@@ -32,7 +32,7 @@ _HELP = help_reply("MODULE", [
     ("LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]", [
         "Load a module library with configuration and arguments; not supported either.",
     ]),
-    ("UNLOAD <name>", ["Unload a module."]),
+    ("UNLOAD <name>", ["Unload the module called <name>."]),
 ])
 
 

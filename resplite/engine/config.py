@@ -470,6 +470,9 @@ class Config:
         self.hooks: dict[str, list[Hook]] = {}
         self.config_file: str | None = None
         self.user_lines: list[list[str]] = []
+        # Redis reads every start-up line as one file: its first "save" line replaces the
+        # default rules and the next ones add to them.
+        self._save_lines = 0
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -534,7 +537,12 @@ class Config:
         key = canonical_name(name)
         if key is None:
             raise ConfigError("Bad directive or wrong number of arguments")
-        self._store(key, self.parse_words(key, words), True)
+        value = self.parse_words(key, words)
+        if key == "save":
+            if self._save_lines:
+                value = self.values["save"] + value
+            self._save_lines += 1
+        self._store(key, value, True)
 
     def _store(self, name: str, value: Any, at_startup: bool) -> None:
         self.values[name] = value
@@ -678,7 +686,9 @@ def directive_lines(config: Config, name: str) -> tuple[list[str], bool]:
             return [f'{name} ""'], True
         return [f"{name} {seconds} {changes}" for seconds, changes in value], True
     if kind == "bind":
-        if not differs:
+        # Redis leaves out only its own default, "* -::*"; resplite's narrower default
+        # (loopback only) is written, so the file says where the server listens.
+        if value == ("*", "-::*"):
             return [], False
         words = " ".join(quote(a) if _needs_quote(a) else a for a in value) or '""'
         return [f"{name} {words}"], True
