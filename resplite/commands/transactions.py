@@ -25,6 +25,7 @@ def multi(client: Client, argv: list[bytes]) -> Any:
     if client.multi is not None:
         raise CommandError(errors.MULTI_NESTED)
     client.multi = []
+    client.multi_bytes = 0
     client.multi_dirty = False
     return OK
 

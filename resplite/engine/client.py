@@ -69,6 +69,7 @@ class Client:
         "created_ms",
         "db",
         "db_index",
+        "ever_authenticated",
         "executing_multi",
         "fd",
         "gated",
@@ -81,6 +82,7 @@ class Client:
         "local",
         "monitor",
         "multi",
+        "multi_bytes",
         "multi_dirty",
         "name",
         "no_evict",
@@ -122,6 +124,9 @@ class Client:
         self.db_index = 0
         self.db: Database = server.keyspace[0]
         self.authenticated = not server.config["requirepass"]
+        # Once true, stays true (Redis 7.4.3+: the 1 KB output cap before AUTH no longer
+        # applies to a client that authenticated once, even after RESET or AUTH failures).
+        self.ever_authenticated = False
         self.user = "default"
         self.name = b""
         self.lib_name = b""
@@ -129,6 +134,7 @@ class Client:
         # None when not in MULTI; otherwise the queued (spec, argv) pairs.
         self.multi: list[tuple[CommandSpec, list[bytes]]] | None = None
         self.multi_dirty = False  # a command failed to queue: EXEC answers EXECABORT
+        self.multi_bytes = 0  # argument bytes queued (bounded by client-query-buffer-limit)
         self.executing_multi = False  # inside EXEC: blocking commands must not block
         # (db, key) -> whether the key was already logically expired when WATCHed
         self.watched: dict[tuple[int, bytes], bool] = {}
@@ -171,6 +177,8 @@ class Client:
 
     def set_authenticated(self, authenticated: bool) -> None:
         self.authenticated = authenticated
+        if authenticated:
+            self.ever_authenticated = True
         if self.conn is not None:
             self.conn.set_authenticated(authenticated)
 

@@ -9,7 +9,9 @@
 6. a RESP2 client in Pub/Sub mode may run only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET; a
    MONITOR client may not touch the keyspace;
 7. CLIENT PAUSE: a command the pause covers is held back (before MULTI queueing, as Redis);
-8. MULTI: ``no-multi`` commands are refused, others are queued;
+8. MULTI: ``no-multi`` commands are refused, others are queued (nothing is kept once the
+   transaction cannot run, and the queue's bytes are bounded by
+   ``client-query-buffer-limit``: past it the client is told and closed);
 9. the handler runs; a :class:`CommandError` becomes one error reply, and any other exception
    is logged with its traceback and answered with one error reply, never more. Commands at
    least ``slowlog-log-slower-than`` long enter the slow log. Then, as in Redis's ``call()``,
@@ -51,6 +53,10 @@ _SUBSCRIBED_ONLY = (
 _REPLICA_KEYSPACE = "ERR Replica can't interact with the keyspace"
 # Commands MONITOR does not show (besides those flagged admin or skip_monitor).
 _NOT_MONITORED = frozenset({"admin", "skip_monitor"})
+_MULTI_TOO_BIG = (
+    "ERR Transaction discarded: the queued commands exceed client-query-buffer-limit"
+)
+_POINTER = 8  # what Redis counts per queued argument beyond its bytes
 _EXEMPT_FROM_OOM_IN_MULTI = frozenset({"exec", "discard", "quit", "reset"})
 # Commands Redis marks "protected": the name its refusal shows and the directive that
 # allows them.
@@ -186,6 +192,23 @@ class Dispatcher:
         if client.multi is not None and not spec.is_transaction_control:
             if spec.is_no_multi:
                 return self._reject(client, spec, _NOT_IN_MULTI)
+            if client.multi_dirty or client.watch_dirty:
+                # EXEC will not run them: as Redis, answer QUEUED but keep nothing.
+                return QUEUED
+            size = client.multi_bytes + _POINTER * len(argv)
+            for arg in argv:
+                size += len(arg)
+            if size > self.server.query_buffer_limit:
+                # Queued commands are input the server holds for the client: the same
+                # bound as the query buffer applies, and the same remedy (closing it).
+                log.warning("Closing client that reached max query buffer length with "
+                            "queued MULTI commands: id=%d addr=%s (%d bytes queued)",
+                            client.id, client.addr, size)
+                client.multi = None
+                client.multi_bytes = 0
+                client.close_after_reply = True
+                return self._reject(client, spec, _MULTI_TOO_BIG)
+            client.multi_bytes = size
             client.multi.append((spec, argv))
             return QUEUED
         return self.call(client, spec, argv)

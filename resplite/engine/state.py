@@ -130,6 +130,9 @@ class ServerState:
         self.startup_memory = resident_memory()  # INFO's used_memory_startup
         config.on_change("maxmemory", self._set_maxmemory)
         config.on_change("proto-max-bulk-len", self._set_max_bulk_len)
+        # Read on every client read (Connection.data_received) and MULTI queueing.
+        self.query_buffer_limit: int = config["client-query-buffer-limit"]
+        config.on_change("client-query-buffer-limit", self._set_query_buffer_limit)
         # Last: these read the table, the slow log, the memory figures and the stats above.
         self.info = InfoState(self)
         self.dispatcher = Dispatcher(self)
@@ -163,6 +166,9 @@ class ServerState:
             if client.conn is not None:
                 client.conn.set_max_bulk_len(value)
 
+    def _set_query_buffer_limit(self, name: str, value: int) -> None:
+        self.query_buffer_limit = value
+
     def _set_maxmemory(self, name: str, value: int) -> None:
         self.maxmemory = value
         self.refresh_memory()
@@ -171,6 +177,10 @@ class ServerState:
         """Re-read the process's resident memory, which stands for Redis's used_memory."""
         self.used_memory = resident_memory()
         return self.used_memory
+
+    def default_user_nopass(self) -> bool:
+        """Whether the default user needs no password (protected mode then applies)."""
+        return not self.config["requirepass"]
 
     def over_maxmemory(self) -> bool:
         return bool(self.maxmemory) and self.used_memory > self.maxmemory
