@@ -204,7 +204,9 @@ def config_rewrite(client: Client, argv: list[bytes]) -> Any:
     if not config.config_file:
         raise CommandError(errors.NO_CONFIG_FILE)
     try:
-        rewrite_file(config, Path(config.config_file), None)
+        # Users go into the file unless an ACL file keeps them (then "user" lines go).
+        users = None if config["aclfile"] else client.server.acl.lines()
+        rewrite_file(config, Path(config.config_file), users)
     except OSError as exc:
         raise CommandError(f"ERR Rewriting config file: {exc.strerror}") from None
     return OK

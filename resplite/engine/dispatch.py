@@ -4,7 +4,11 @@
 2. arity, with the full name (``'xgroup|create'``);
 3. protected commands (DEBUG) refused unless ``enable-debug-command`` allows them, before
    authentication as in Redis;
-4. authentication (``noauth`` commands pass before AUTH);
+4. authentication (``noauth`` commands pass before AUTH), then, for a client whose user is
+   restricted, ``no-multi`` inside MULTI and the ACL: command, keys (read or write, from the
+   key specs) and channels, refused with Redis's ``NOPERM`` texts and logged in ACL LOG; a
+   user allowed everything (the default user's ``+@all ~* &*``) skips the check for one
+   attribute test;
 5. ``denyoom`` under ``maxmemory`` (inside MULTI every queued command counts as one);
 6. a RESP2 client in Pub/Sub mode may run only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET; a
    MONITOR client may not touch the keyspace;
@@ -27,13 +31,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from resplite.engine import errors
+from resplite.engine import acl, errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.protocol.replies import QUEUED, ErrorReply
 
 if TYPE_CHECKING:
+    from resplite.engine.acl import User
     from resplite.engine.client import Client
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
@@ -53,6 +58,13 @@ _SUBSCRIBED_ONLY = (
 _REPLICA_KEYSPACE = "ERR Replica can't interact with the keyspace"
 # Commands MONITOR does not show (besides those flagged admin or skip_monitor).
 _NOT_MONITORED = frozenset({"admin", "skip_monitor"})
+_NOPERM = {
+    acl.DENIED_CMD: "NOPERM this user has no permissions to run the '{}' command",
+    acl.DENIED_KEY: (
+        "NOPERM this user has no permissions to access one of the keys used as arguments"),
+    acl.DENIED_CHANNEL: (
+        "NOPERM this user has no permissions to access one of the channels used as arguments"),
+}
 _MULTI_TOO_BIG = (
     "ERR Transaction discarded: the queued commands exceed client-query-buffer-limit"
 )
@@ -123,8 +135,8 @@ class Dispatcher:
         n = len(argv)
         if (arity > 0 and n != arity) or n < -arity:
             return self._reject(client, spec, errors.wrong_arity(fullname))
-        if not client.authenticated and not spec.is_noauth:
-            return self._reject(client, spec, errors.NOAUTH)
+        if client.acl is not None or (not client.authenticated and not spec.is_noauth):
+            return self._execute_general(client, argv)
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
@@ -173,10 +185,28 @@ class Dispatcher:
                 name=protected[0], option=protected[1]))
         if not client.authenticated and not spec.is_noauth:
             return self._reject(client, spec, errors.NOAUTH)
+        if client.multi is not None and spec.is_no_multi and not spec.is_transaction_control:
+            return self._reject(client, spec, _NOT_IN_MULTI)
+        user = client.acl
+        if user is not None:
+            denied = self.permission_error(client, user, spec, argv)
+            if denied is not None:
+                return self._reject(client, spec, denied)
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
         return self._gate(client, spec, argv)
+
+    def permission_error(self, client: Client, user: User, spec: CommandSpec,
+                         argv: list[bytes]) -> str | None:
+        """None when ``user`` may run the line, else Redis's NOPERM text (the denial is
+        written to the ACL log)."""
+        result, pos = acl.check_command(user, spec, argv)
+        if result == acl.OK:
+            return None
+        obj = spec.fullname.encode() if result == acl.DENIED_CMD else argv[pos]
+        self.server.log_acl_denial(client, result, obj)
+        return _NOPERM[result].format(spec.fullname)
 
     def _gate(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
         """The last gates (subscribed context, CLIENT PAUSE, MULTI queueing), then the call."""

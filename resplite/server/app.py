@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from resplite.commands import command_table
+from resplite.commands.client import client_info_line
 from resplite.engine import timeflow
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config, ConfigError
@@ -84,7 +85,8 @@ class Server:
         self.config = config
         self.embedded = embedded
         self.state = ServerState(
-            config, clock, table=command_table(), scheduler=LoopScheduler()
+            config, clock, table=command_table(), scheduler=LoopScheduler(),
+            client_info=client_info_line,
         )
         self.dispatcher = self.state.dispatcher
         self.state.shutdown_requested = self.request_shutdown
