@@ -346,14 +346,14 @@ def test_acl_file_save_and_load(tmp_path: Path):
         pair.check("ACL", "SETUSER", "bob", "on", "nopass", "+@read", "~*")
         pair.check("ACL", "SAVE")
         assert files["resplite"].read_text() == files["redis"].read_text()
-        for kind, path in files.items():
+        for path in files.values():
             path.write_text(path.read_text() + "user carol on nopass +get\n")
         pair.check("ACL", "LOAD")
         pair.check("ACL", "LIST")
         # (Redis 7.0.15 crashes on an unclosed "(" in an ACL file: not sent to it.)
         bad = ("user x on +nosuch\nnot a user line\nuser alice on\nuser alice off\n"
                "user z on bogus bogus2\n")
-        for kind, path in files.items():
+        for path in files.values():
             path.write_text(bad)
         ref_reply, our_reply = pair.both("ACL", "LOAD")
         assert our_reply == ref_reply.replace(str(files["redis"]).encode(),
