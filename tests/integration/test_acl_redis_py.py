@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 import redis.asyncio
+from redis._parsers import _HiredisParser, _RESP2Parser, _RESP3Parser
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from redis._parsers import _HiredisParser, _RESP2Parser, _RESP3Parser
 from support.servers import ServerProcess, start_resplite
 
 PARSERS = {(2, False): _RESP2Parser, (3, False): _RESP3Parser, (2, True): _HiredisParser,
