@@ -663,36 +663,45 @@ def _needs_quote(word: str) -> bool:
     return not word or any(not 33 <= ord(c) < 127 or c in "\"'\\" for c in word)
 
 
-def directive_lines(config: Config, name: str) -> tuple[list[str], bool]:
-    """The lines CONFIG REWRITE writes for ``name`` and whether they must be written even
-    when the file does not mention the directive (its value differs from the default)."""
+def directive_lines(config: Config, name: str) -> list[tuple[str, bool]]:
+    """The lines CONFIG REWRITE writes for ``name``, each with whether it must be written
+    even when the file does not mention the directive (its value differs from the default)."""
     directive = DIRECTIVES[name]
     value = config.values[name]
     kind = directive.rewrite
     differs = value != directive.default
     if kind == "memory":
-        return [f"{name} {rewrite_memory(value)}"], differs
+        return [(f"{name} {rewrite_memory(value)}", differs)]
     if kind == "string":
-        return [f"{name} {quote(config.get_text(name))}"], differs
+        return [(f"{name} {quote(config.get_text(name))}", differs)]
     if kind == "null-string":
         # Redis keeps these as NULL while empty: no line at all.
-        return ([f"{name} {quote(value)}"], True) if value else ([], False)
+        return [(f"{name} {quote(value)}", True)] if value else []
     if kind == "octal":
-        return [f"{name} {value:o}"], differs
+        return [(f"{name} {value:o}", differs)]
     if kind == "dir":
-        return [f"{name} {quote(value)}"], True
+        return [(f"{name} {quote(value)}", True)]
     if kind == "save":
         if not value:
-            return [f'{name} ""'], True
-        return [f"{name} {seconds} {changes}" for seconds, changes in value], True
+            return [(f'{name} ""', True)]
+        return [(f"{name} {seconds} {changes}", True) for seconds, changes in value]
     if kind == "bind":
         # Redis leaves out only its own default, "* -::*"; resplite's narrower default
         # (loopback only) is written, so the file says where the server listens.
         if value == ("*", "-::*"):
-            return [], False
+            return []
         words = " ".join(quote(a) if _needs_quote(a) else a for a in value) or '""'
-        return [f"{name} {words}"], True
-    return [f"{name} {config.get_text(name)}"], differs
+        return [(f"{name} {words}", True)]
+    if kind == "obuf":
+        # One line per client class, "slave" written as "replica", sizes with units.
+        return [
+            (f"{name} {'replica' if cls == 'slave' else cls} {rewrite_memory(limit.hard)} "
+             f"{rewrite_memory(limit.soft)} {limit.soft_seconds}",
+             limit != directive.default[cls])
+            for cls in LIMIT_CLASSES
+            for limit in (value[cls],)
+        ]
+    return [(f"{name} {config.get_text(name)}", differs)]
 
 
 def rewrite_config(config: Config, old: bytes, users: list[str] | None) -> bytes:
@@ -723,11 +732,11 @@ def rewrite_config(config: Config, old: bytes, users: list[str] | None) -> bytes
 
     rewritten: set[str] = set()
 
-    def put(option: str, new_lines: list[str], force: bool) -> None:
+    def put(option: str, new_lines: list[tuple[str, bool]]) -> None:
         nonlocal has_signature
         rewritten.add(option)
         slots = where.get(option, [])
-        for new in new_lines:
+        for new, force in new_lines:
             if slots:
                 lines[slots.pop(0)] = new
             elif force:
@@ -737,9 +746,8 @@ def rewrite_config(config: Config, old: bytes, users: list[str] | None) -> bytes
                 lines.append(new)
 
     for name in DIRECTIVES:
-        new_lines, force = directive_lines(config, name)
-        put(name, new_lines, force)
-    put("user", [] if users is None else [f"user {u}" for u in users], True)
+        put(name, directive_lines(config, name))
+    put("user", [] if users is None else [(f"user {u}", True) for u in users])
     # What is left of a rewritten directive's old lines is a repeat: blank it.
     for option in rewritten:
         for slot in where.get(option, []):

@@ -449,3 +449,20 @@ def test_config_rewrite_writes_the_users(tmp_path: Path):
         texts[kind] = [line for line in conf.read_text().splitlines()
                        if line.startswith("user ")]
     assert texts["resplite"] == texts["redis"]
+
+
+def test_channel_permissions(acl_pair):
+    acl_pair.check("ACL", "SETUSER", "alice", "on", f">{PW}", "+@all", "~*", "resetchannels",
+                   "&news.*", "&alerts")
+    for line in (("publish", "news.sport", "x"), ("publish", "other", "x"),
+                 ("subscribe", "alerts", "other"), ("psubscribe", "news.*"),
+                 ("psubscribe", "news.s*"), ("spublish", "alerts", "x")):
+        acl_pair.check("ACL", "DRYRUN", "alice", *line)
+    user = _as_user(acl_pair, "alice")
+    user.check("PUBLISH", "news.sport", "x")
+    user.check("PUBLISH", "other", "x")
+    user.check("SUBSCRIBE", "other")
+    user.check("PSUBSCRIBE", "news.s*")
+    user.close()
+    ref, ours = acl_pair.both("ACL", "LOG")
+    assert _log_entries(ours) == _log_entries(ref)

@@ -75,12 +75,18 @@ def test_rewritten_file_reads_back_the_same_values(
             config.set(name, value, at_startup=True)
         config.values["save"] = tuple(save)
         config.values["bind"] = tuple(bind)
+        config.set("client-output-buffer-limit", f"pubsub {maxmemory} {timeout} {perm}")
         users = ["default on nopass ~* &* +@all", "alice on #" + "ab" * 32 + " ~x* +get"]
 
         path = Path(tmp) / "r.conf"
         path.write_bytes(old if b"bogus" not in old else b"")
         path.write_bytes(rewrite_config(config, path.read_bytes(), users))
         again = parse_args([str(path)])
+        # Redis spells "all classes" as "A" and so drops "n" (not part of "A") from what it
+        # shows and rewrites; the text CONFIG GET shows is what survives, in both.
+        events = "notify-keyspace-events"
+        assert again.get_text(events) == config.get_text(events)
+        del again.values[events], config.values[events]
         assert again.values == config.values
         assert again.user_lines == [u.split() for u in users]
 
@@ -131,7 +137,7 @@ def test_config_lines_follow_redis_file_rules(tmp_path: Path):
     assert config["bind"] == ("127.0.0.1", "::1")
     assert config["dbfilename"] == "a\nb"
     assert config["requirepass"] == "p\0q"
-    assert config["notify-keyspace-events"] == "AKE"
+    assert config.get_text("notify-keyspace-events") == "AKE"
     for bad, reason in ((b"timeout 1 2\n", "wrong number of arguments"),
                         (b"dbfilename a/b\n", "can't be a path"),
                         (b'timeout "1\n', "Unbalanced quotes"),
