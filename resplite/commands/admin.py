@@ -143,7 +143,25 @@ def acl_setuser(client: Client, argv: list[bytes]) -> Any:
     user = server.acl.get(name)
     assert user is not None
     server.users_changed(user)
+    _disconnect_lost_subscribers(client, user)
     return OK
+
+
+def _disconnect_lost_subscribers(caller: Client, user: User) -> None:
+    """Redis's ACLKillPubsubClientsIfNeeded: a client of ``user`` subscribed to a channel
+    (or pattern, compared literally) the new rules no longer allow is closed (the caller
+    after its reply)."""
+    for other in list(caller.server.clients.values()):
+        if other.user is not user:
+            continue
+        if all(acl.channel_allowed(user, c, is_pattern=False)
+               for c in (*other.channels, *other.shard_channels)) and all(
+                acl.channel_allowed(user, p, is_pattern=True) for p in other.patterns):
+            continue
+        if other is caller:
+            other.close_after_reply = True
+        elif other.conn is not None:
+            other.conn.close()
 
 
 @command("acl|deluser")

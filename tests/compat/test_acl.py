@@ -466,3 +466,20 @@ def test_channel_permissions(acl_pair):
     user.close()
     ref, ours = acl_pair.both("ACL", "LOG")
     assert _log_entries(ours) == _log_entries(ref)
+
+
+def test_subscribers_lose_their_connection_with_their_channels(acl_pair):
+    acl_pair.check("ACL", "SETUSER", "alice", "on", f">{PW}", "+@all", "~*", "resetchannels",
+                   "&news.*", "&alerts")
+    user = _as_user(acl_pair, "alice")
+    user.check("SUBSCRIBE", "alerts")
+    # Still allowed: the subscriber stays.
+    acl_pair.check("ACL", "SETUSER", "alice", "&more")
+    acl_pair.check("PUBLISH", "alerts", "hello")
+    ref, ours = user.ref.read_reply(), user.ours.read_reply()
+    assert ours == ref
+    acl_pair.check("ACL", "SETUSER", "alice", "resetchannels", "&news.*")
+    for conn in (user.ref, user.ours):
+        with pytest.raises(ConnectionError):
+            conn.read_reply()
+    user.close()
