@@ -9,5 +9,7 @@ RUN pip install --no-cache-dir . && rm -rf /root/.cache
 
 USER resplite
 EXPOSE 6379
-# The server listens on every interface inside the container.
-CMD ["resplite-server", "--bind", "0.0.0.0", "--port", "6379"]
+# The server listens on every interface inside the container, where connections come from
+# outside its loopback: protected mode is off, as in Redis's own image. Set a password
+# (--requirepass or ACL users) before publishing the port beyond your machine.
+CMD ["resplite-server", "--bind", "0.0.0.0", "--port", "6379", "--protected-mode", "no"]

@@ -84,7 +84,11 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "memory": ("usage", "stats", "doctor", "help"),
     "lolwut": (),
     "slowlog": ("get", "len", "reset", "help"),
-    "acl": ("whoami", "cat", "users", "help"),
+    "acl": (
+        "whoami", "cat", "users", "help", "setuser", "getuser", "deluser", "list", "genpass",
+        "log", "dryrun", "save", "load",
+    ),
+    "module": ("list", "load", "loadex", "unload", "help"),
     "wait": (),
     "readonly": (),
     "readwrite": (),

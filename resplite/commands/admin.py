@@ -1,9 +1,10 @@
-"""ACL (WHOAMI, CAT, USERS, HELP), MEMORY (USAGE, STATS, DOCTOR, HELP) and SLOWLOG (GET, LEN,
-RESET, HELP).
+"""ACL (SETUSER, GETUSER, DELUSER, USERS, LIST, WHOAMI, CAT, GENPASS, LOG, DRYRUN, SAVE,
+LOAD, HELP), MEMORY (USAGE, STATS, DOCTOR, HELP) and SLOWLOG (GET, LEN, RESET, HELP).
 
-resplite has one user, ``default`` (authenticated by ``requirepass`` when it is set), so the
-ACL subcommands report that user and the command categories of the spec data; ACL CAT lists
-subcommands as ``container|sub`` like Redis.
+The users and their rules live in :mod:`resplite.engine.acl`; these handlers parse, reply
+and close the connections of users that DELUSER or LOAD removes. ACL CAT lists subcommands as
+``container|sub`` like Redis. ACL LOG entries have Redis 7.2's fields (``entry-id`` and the
+two timestamps after 7.0's seven).
 
 MEMORY USAGE is an estimate: the Python sizes of the key and of the value (a value may say
 what it costs through a ``memory_usage()`` method, as streams do), plus the cost of a
@@ -14,26 +15,24 @@ meaning without Redis's allocator, are reported as a perfect fit.
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
-from resplite.engine import errors, info
+from resplite.engine import acl, errors, info
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
-from resplite.protocol.replies import OK, Verbatim
+from resplite.protocol.replies import OK, OrderedSet, Verbatim
 
 if TYPE_CHECKING:
+    from resplite.engine.acl import User
     from resplite.engine.client import Client
     from resplite.engine.table import CommandSpec
 
-# Redis's categories, in the order ACL CAT lists them.
-ACL_CATEGORIES = (
-    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-    "dangerous", "connection", "transaction", "scripting",
-)
+log = logging.getLogger("resplite.acl")
+
 # What one key costs the keyspace beyond its key and value objects (dict slot and entry).
 _ENTRY_OVERHEAD = 72
 
@@ -42,7 +41,26 @@ _ACL_HELP = help_reply("ACL", [
         "Without <category>, list the command categories; with it, the commands",
         "(subcommands as container|sub) that belong to it.",
     ]),
-    ("USERS", ["List the names of the users; resplite has one, 'default'."]),
+    ("DELUSER <username> [<username> ...]", [
+        "Remove the users and close their connections.",
+    ]),
+    ("DRYRUN <username> <command> [<arg> ...]", [
+        "Tell whether <username> may run the command line, without running it.",
+    ]),
+    ("GETUSER <username>", ["Describe the user's flags, passwords and permissions."]),
+    ("GENPASS [<bits>]", [
+        "Reply with a random password of 256 bits, or of <bits> bits, in hexadecimal.",
+    ]),
+    ("LIST", ["Reply with every user as an ACL rule line."]),
+    ("LOAD", ["Replace every user with the users of the ACL file."]),
+    ("LOG [<count> | RESET]", [
+        "Reply with the newest <count> (10) denied commands and logins, or clear them.",
+    ]),
+    ("SAVE", ["Write every user into the ACL file."]),
+    ("SETUSER <username> <attribute> [<attribute> ...]", [
+        "Create the user or change it by applying the rules in order.",
+    ]),
+    ("USERS", ["List the names of the users."]),
     ("WHOAMI", ["Reply with the user name this connection is logged in as."]),
 ])
 _MEMORY_HELP = help_reply("MEMORY", [
@@ -69,12 +87,22 @@ _SLOWLOG_HELP = help_reply("SLOWLOG", [
 
 @command("acl|whoami")
 def acl_whoami(client: Client, argv: list[bytes]) -> Any:
-    return client.user.encode()
+    return _name(client.user)
+
+
+def _name(user: User) -> bytes:
+    return user.name.encode("utf-8", "surrogateescape")
 
 
 @command("acl|users")
 def acl_users(client: Client, argv: list[bytes]) -> Any:
-    return [b"default"]
+    return [_name(u) for u in client.server.acl.sorted_users()]
+
+
+@command("acl|list")
+def acl_list(client: Client, argv: list[bytes]) -> Any:
+    return [b"user " + line.encode("utf-8", "surrogateescape")
+            for line in client.server.acl.lines()]
 
 
 def _specs(table: dict[bytes, CommandSpec]) -> list[CommandSpec]:
@@ -90,16 +118,215 @@ def acl_cat(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 3:
         raise CommandError(errors.subcommand_syntax(argv))
     if len(argv) == 2:
-        return [name.encode() for name in ACL_CATEGORIES]
+        return [name.encode() for name in acl.CATEGORIES]
     wanted = argv[2].decode("utf-8", "replace").lower()
-    if wanted not in ACL_CATEGORIES:
-        raise CommandError(errors.unknown_acl_category(argv[2]))
+    if wanted not in acl.CATEGORIES:
+        raise CommandError(errors.unknown_acl_category(argv[2][:128]))
     tag = "@" + wanted
     return [
         spec.fullname.encode()
         for spec in _specs(client.server.table)
         if tag in spec.acl_categories
     ]
+
+
+@command("acl|setuser")
+def acl_setuser(client: Client, argv: list[bytes]) -> Any:
+    name = argv[2]
+    if acl.has_spaces(name):
+        raise CommandError("ERR Usernames can't contain spaces or null characters")
+    server = client.server
+    try:
+        server.acl.set_user(name, argv[3:])
+    except acl.AclError as exc:
+        raise CommandError("ERR " + exc.message.replace("\r", " ").replace("\n", " ")) from None
+    user = server.acl.get(name)
+    assert user is not None
+    server.users_changed(user)
+    _disconnect_lost_subscribers(client, user)
+    return OK
+
+
+def _disconnect_lost_subscribers(caller: Client, user: User) -> None:
+    """Redis's ACLKillPubsubClientsIfNeeded: a client of ``user`` subscribed to a channel
+    (or pattern, compared literally) the new rules no longer allow is closed (the caller
+    after its reply)."""
+    for other in list(caller.server.clients.values()):
+        if other.user is not user:
+            continue
+        if all(acl.channel_allowed(user, c, is_pattern=False)
+               for c in (*other.channels, *other.shard_channels)) and all(
+                acl.channel_allowed(user, p, is_pattern=True) for p in other.patterns):
+            continue
+        if other is caller:
+            other.close_after_reply = True
+        elif other.conn is not None:
+            other.conn.close()
+
+
+@command("acl|deluser")
+def acl_deluser(client: Client, argv: list[bytes]) -> Any:
+    if any(name == b"default" for name in argv[2:]):
+        raise CommandError("ERR The 'default' user cannot be removed")
+    server = client.server
+    deleted = 0
+    for name in argv[2:]:
+        user = server.acl.users.pop(name.decode("utf-8", "surrogateescape"), None)
+        if user is not None:
+            deleted += 1
+            _disconnect_users(client, {id(user)})
+    return deleted
+
+
+def _disconnect_users(caller: Client, users: set[int]) -> None:
+    """Close every connection logged in as one of ``users`` (the caller after its reply)."""
+    server = caller.server
+    default = server.acl.default
+    for other in list(server.clients.values()):
+        if id(other.user) not in users:
+            continue
+        # As Redis: back to the default user, unauthenticated, until the close happens.
+        other.user = default
+        other.acl = None if default.unrestricted else default
+        other.set_authenticated(False)
+        if other is caller:
+            other.close_after_reply = True
+        elif other.conn is not None:
+            other.conn.close()
+
+
+def _selector_map(server_acl: acl.Acl, sel: acl.Selector) -> dict[bytes, Any]:
+    def text(value: str) -> bytes:
+        return value.encode("utf-8", "surrogateescape")
+
+    keys = b"~*" if sel.allkeys else b" ".join(p.text() for p in sel.patterns)
+    channels = b"&*" if sel.allchannels else b" ".join(b"&" + c for c in sel.channels)
+    return {
+        b"commands": text(server_acl.describe_commands(sel)),
+        b"keys": keys,
+        b"channels": channels,
+    }
+
+
+@command("acl|getuser")
+def acl_getuser(client: Client, argv: list[bytes]) -> Any:
+    server_acl = client.server.acl
+    user = server_acl.get(argv[2])
+    if user is None:
+        return None
+    reply: dict[bytes, Any] = {
+        b"flags": OrderedSet(f.encode() for f in user.flag_names()),
+        b"passwords": [p.encode() for p in user.passwords],
+    }
+    reply.update(_selector_map(server_acl, user.root))
+    reply[b"selectors"] = [_selector_map(server_acl, s) for s in user.selectors[1:]]
+    return reply
+
+
+@command("acl|genpass")
+def acl_genpass(client: Client, argv: list[bytes]) -> Any:
+    bits = 256
+    if len(argv) == 3:
+        parsed = parse_int(argv[2])
+        if parsed is None:
+            raise CommandError(errors.NOT_INTEGER)
+        bits = parsed
+    elif len(argv) > 3:
+        raise CommandError(errors.subcommand_syntax(argv))
+    if bits <= 0 or bits > acl.GENPASS_MAX_BITS:
+        raise CommandError(
+            "ERR ACL GENPASS argument must be the number of bits for the output password, a "
+            f"positive number up to {acl.GENPASS_MAX_BITS}")
+    return acl.genpass(bits).encode()
+
+
+@command("acl|log")
+def acl_log(client: Client, argv: list[bytes]) -> Any:
+    server = client.server
+    count = 10
+    if len(argv) == 3:
+        if argv[2].lower() == b"reset":
+            server.acl.log.clear()
+            return OK
+        parsed = parse_int(argv[2])
+        if parsed is None:
+            raise CommandError(errors.NOT_INTEGER)
+        count = max(parsed, 0)
+    elif len(argv) > 3:
+        raise CommandError(errors.subcommand_syntax(argv))
+    now = server.clock.time_ms()
+    return [
+        {
+            b"count": entry.count,
+            b"reason": acl.Acl.reason_name(entry.reason).encode(),
+            b"context": entry.context.encode(),
+            b"object": entry.object,
+            b"username": entry.username.encode("utf-8", "surrogateescape"),
+            b"age-seconds": (now - entry.ctime_ms) / 1000,
+            b"client-info": entry.client_info,
+            # Redis 7.2 and later: a stable id and when the entry was made and last bumped.
+            b"entry-id": entry.entry_id,
+            b"timestamp-created": entry.created_ms,
+            b"timestamp-last-updated": entry.ctime_ms,
+        }
+        for entry in server.acl.log[:count]
+    ]
+
+
+@command("acl|dryrun")
+def acl_dryrun(client: Client, argv: list[bytes]) -> Any:
+    server = client.server
+    user = server.acl.get(argv[2])
+    if user is None:
+        raise CommandError(f"ERR User '{errors.user_text(argv[2], 1 << 20)}' not found")
+    line = argv[3:]
+    # Redis's lookupCommand: a container alone is itself (its arity then refuses it).
+    spec = server.table.get(line[0].lower())
+    if spec is not None and spec.subcommands and len(line) > 1:
+        spec = spec.subcommands.get(line[1].lower())
+    if spec is None:
+        raise CommandError(f"ERR Command '{errors.user_text(argv[3], 1 << 20)}' not found")
+    if (spec.arity > 0 and len(line) != spec.arity) or len(line) < -spec.arity:
+        raise CommandError(errors.wrong_arity(spec.fullname))
+    result, pos = acl.check_command(user, spec, line)
+    if result == acl.DENIED_CMD:
+        return f"This user has no permissions to run the '{spec.fullname}' command".encode()
+    if result == acl.DENIED_KEY:
+        return b"This user has no permissions to access the '" + line[pos] + b"' key"
+    if result == acl.DENIED_CHANNEL:
+        return b"This user has no permissions to access the '" + line[pos] + b"' channel"
+    return OK
+
+
+@command("acl|load")
+def acl_load(client: Client, argv: list[bytes]) -> Any:
+    server = client.server
+    path = server.config["aclfile"]
+    if not path:
+        raise CommandError("ERR " + acl.NOT_CONFIGURED_FOR_FILE)
+    before = {id(u) for u in server.acl.users.values() if u is not server.acl.default}
+    problems = acl.load_acl_file(server.acl, path)
+    if problems is not None:
+        raise CommandError("ERR " + problems)
+    # Every user but the default one was replaced: their connections are closed.
+    _disconnect_users(client, before)
+    server.users_changed(*server.acl.users.values())
+    return OK
+
+
+@command("acl|save")
+def acl_save(client: Client, argv: list[bytes]) -> Any:
+    server = client.server
+    path = server.config["aclfile"]
+    if not path:
+        raise CommandError("ERR " + acl.NOT_CONFIGURED_FOR_FILE)
+    try:
+        acl.save_acl_file(server.acl, path)
+    except OSError as exc:
+        log.warning("Saving the ACL file %s: %s", path, exc)
+        raise CommandError("ERR There was an error trying to save the ACLs. Please check the "
+                           "server logs for more information") from None
+    return OK
 
 
 @command("acl|help")

@@ -180,7 +180,7 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"multi={len(multi) if multi is not None else -1} watch={len(client.watched)} "
         f"qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 "
         f"obl=0 oll=0 omem={omem} tot-mem={tot_mem} events={'rw' if omem else 'r'} "
-        f"cmd={client.last_command} user={client.user} "
+        f"cmd={client.last_command} user={client.user.name} "
         f"redir={tracking.redirect if tracking is not None else -1} resp={client.resp} "
         f"lib-name={client.lib_name.decode('utf-8', 'surrogateescape')} "
         f"lib-ver={client.lib_ver.decode('utf-8', 'surrogateescape')}"
@@ -505,9 +505,10 @@ def _parse_kill_filters(client: Client, argv: list[bytes]) -> dict[str, Any]:
         elif opt == b"laddr":
             filters["laddr"] = value.decode("utf-8", "surrogateescape")
         elif opt == b"user":
-            if value != client.user.encode():
+            user = client.server.acl.get(value)
+            if user is None:
                 raise CommandError(errors.no_such_user(value))
-            filters["user"] = value.decode()
+            filters["user"] = user
         elif opt == b"skipme":
             flag = value.lower()
             if flag == b"yes":
@@ -531,7 +532,7 @@ def _matches(candidate: Client, caller: Client, filters: dict[str, Any]) -> bool
         return False
     if "id" in filters and candidate.id != filters["id"]:
         return False
-    if "user" in filters and candidate.user != filters["user"]:
+    if "user" in filters and candidate.user is not filters["user"]:
         return False
     if candidate is caller and filters["skipme"]:
         return False

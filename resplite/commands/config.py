@@ -7,16 +7,17 @@ pattern's matches under their own names. As in Redis 7.0, a pattern also matches
 alias names (``hash-max-*`` lists both ``hash-max-listpack-*`` and ``hash-max-ziplist-*``).
 
 CONFIG SET takes several ``name value`` pairs and is atomic, in Redis 7's order of checks:
-an unknown name wins over every other error (``Unknown option or number of arguments for
-CONFIG SET - 'x'``); then immutable directives and names given twice (reported as typed);
-then every value is parsed (reported under the directive's own name); only when all parse
-are they stored, and their hooks run, which is how a SET takes effect at once
-(proto-max-bulk-len on every connection's reader, maxmemory, slowlog limits...). A hook that
-fails puts every value back.
+one pass over the names reports the first unknown name (``Unknown option or number of
+arguments for CONFIG SET - 'x'``), immutable directive, protected one (``dir``,
+``dbfilename``, unless ``enable-protected-configs`` allows this client) or name given twice
+(reported as typed); then every value is parsed (reported under the directive's own name);
+only when all parse are they stored, and their hooks run, which is how a SET takes effect at
+once (proto-max-bulk-len on every connection's reader, maxmemory, slowlog limits...). A hook
+that fails puts every value back.
 
 CONFIG REWRITE writes the current values into the configuration file the server was started
-with, keeping comments and unrelated lines, replacing each directive's first line, dropping
-its repeats and appending directives that changed from their defaults.
+with, as :func:`resplite.engine.config.rewrite_config` describes: every string quoted and
+escaped, so no value can smuggle a directive into the file.
 """
 
 from __future__ import annotations
@@ -27,7 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands.helptext import help_reply
 from resplite.engine import errors
-from resplite.engine.config import ALIASES, DIRECTIVES, Config, ConfigError
+from resplite.engine.config import (
+    ALIASES,
+    DIRECTIVES,
+    Config,
+    ConfigError,
+    canonical_name,
+    protected_action_allowed,
+    rewrite_config,
+)
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK
@@ -59,9 +68,9 @@ _HELP = help_reply("CONFIG", [
 
 def _canonical(name: bytes) -> str | None:
     """The directive a name (any case, old aliases included) refers to, if resplite has it."""
-    lowered = name.decode("utf-8", "replace").lower()
-    lowered = ALIASES.get(lowered, lowered)
-    return lowered if lowered in DIRECTIVES else None
+    return canonical_name(name.decode("utf-8", "replace"))
+
+
 
 
 @command("config|get")
@@ -82,25 +91,31 @@ def config_get(client: Client, argv: list[bytes]) -> Any:
             if key not in seen and glob_match(pattern, key, nocase=True):
                 matches[key] = name
                 seen.add(key)
-    return {key: config.get_text(name).encode() for key, name in matches.items()}
+    return {key: config.get_text(name).encode("utf-8", "surrogateescape")
+            for key, name in matches.items()}
 
 
-def set_directives(server: ServerState, pairs: list[tuple[bytes, bytes]]) -> None:
+def set_directives(client: Client, pairs: list[tuple[bytes, bytes]]) -> None:
     """Validate, parse and apply ``pairs`` all together, or raise with Redis's text."""
-    config = server.config
+    config = client.server.config
+    protected_ok = protected_action_allowed(config["enable-protected-configs"], client.local)
     unknown: bytes | None = None
     refusal: tuple[bytes, str] | None = None
     names: list[str] = []
     for raw_name, _ in pairs:
         name = _canonical(raw_name)
         if name is None:
-            if unknown is None:
+            # The first refusal of any kind is the one reported, as Redis's single pass
+            # over the names stops recording at the first.
+            if unknown is None and refusal is None:
                 unknown = raw_name
             continue
         if unknown is not None or refusal is not None:
             continue
         if not DIRECTIVES[name].mutable:
             refusal = (raw_name, "can't set immutable config")
+        elif DIRECTIVES[name].protected and not protected_ok:
+            refusal = (raw_name, "can't set protected config")
         elif name in names:
             refusal = (raw_name, "duplicate parameter")
         names.append(name)
@@ -146,7 +161,7 @@ def config_set(client: Client, argv: list[bytes]) -> Any:
     if len(argv) % 2:
         raise CommandError(errors.SYNTAX)
     pairs = [(argv[i], argv[i + 1]) for i in range(2, len(argv), 2)]
-    set_directives(client.server, pairs)
+    set_directives(client, pairs)
     return OK
 
 
@@ -164,42 +179,23 @@ def config_resetstat(client: Client, argv: list[bytes]) -> Any:
     return OK
 
 
-def rewrite_file(config: Config, path: Path) -> None:
-    """Rewrite ``path`` so that it states the current configuration (see module docstring)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    written: set[str] = set()
-    out: list[str] = []
-    for line in lines:
-        words = line.strip().split(None, 1)
-        if not words or words[0].startswith("#"):
-            out.append(line)
-            continue
-        name = ALIASES.get(words[0].lower(), words[0].lower())
-        if name not in DIRECTIVES:
-            out.append(line)
-            continue
-        if name in written:
-            continue  # a repeat: the first line now carries the value
-        written.add(name)
-        out.append(_directive_line(config, name))
-    missing = [
-        name for name, directive in DIRECTIVES.items()
-        if name not in written and config.values[name] != directive.default
-    ]
-    if missing:
-        out.append("# Generated by CONFIG REWRITE")
-        out.extend(_directive_line(config, name) for name in missing)
+def rewrite_file(config: Config, path: Path, users: list[str] | None) -> None:
+    """Rewrite ``path`` so that it states the current configuration (see module docstring).
+
+    The new text goes to a temporary file renamed over the old one, so a failure leaves the
+    old file whole.
+    """
+    try:
+        old = path.read_bytes()
+    except FileNotFoundError:
+        old = b""
+    new = rewrite_config(config, old, users)
     tmp = path.with_name(f".{path.name}.rewrite-{os.getpid()}")
-    tmp.write_text("\n".join(out) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _directive_line(config: Config, name: str) -> str:
-    text = config.get_text(name)
-    if text == "" or any(c in text for c in ' "\'\\'):
-        quoted = text.replace("\\", "\\\\").replace('"', '\\"')
-        return f'{name} "{quoted}"'
-    return f"{name} {text}"
+    try:
+        tmp.write_bytes(new)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 @command("config|rewrite")
@@ -208,7 +204,9 @@ def config_rewrite(client: Client, argv: list[bytes]) -> Any:
     if not config.config_file:
         raise CommandError(errors.NO_CONFIG_FILE)
     try:
-        rewrite_file(config, Path(config.config_file))
+        # Users go into the file unless an ACL file keeps them (then "user" lines go).
+        users = None if config["aclfile"] else client.server.acl.lines()
+        rewrite_file(config, Path(config.config_file), users)
     except OSError as exc:
         raise CommandError(f"ERR Rewriting config file: {exc.strerror}") from None
     return OK

@@ -8,11 +8,10 @@ CLIENT and its subcommands live in :mod:`resplite.commands.client`.
 
 from __future__ import annotations
 
-import hmac
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
-from resplite.engine import errors
+from resplite.engine import acl, errors
 from resplite.engine.client import REPLY_ON
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -51,22 +50,16 @@ def echo(client: Client, argv: list[bytes]) -> Any:
     return argv[1]
 
 
-def check_password(client: Client, user: bytes, password: bytes) -> bool:
-    """Authenticate ``client`` as the default user; the only user resplite has."""
-    required: str = client.server.config["requirepass"]
-    if user != b"default":
-        return False
-    if not required:
-        # The default user is "nopass" while no requirepass is set: any password works.
-        return True
-    return hmac.compare_digest(password, required.encode())
-
-
-def _authenticate(client: Client, user: bytes, password: bytes) -> None:
-    if not check_password(client, user, password):
+def _authenticate(client: Client, name: bytes, password: bytes, command_name: bytes) -> None:
+    """Log ``client`` in as ``name`` (ACLAuthenticateUser); a failure is logged in ACL LOG
+    under the user name given, with the command as the object, as Redis does."""
+    server = client.server
+    user = server.acl.authenticate(name, password)
+    if user is None:
+        server.log_acl_denial(client, acl.DENIED_AUTH, command_name,
+                              username=name.decode("utf-8", "surrogateescape"))
         raise CommandError(errors.WRONGPASS)
-    client.set_authenticated(True)
-    client.user = "default"
+    client.log_in(user)
 
 
 @command("auth")
@@ -74,11 +67,11 @@ def auth(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 3:
         raise CommandError(errors.SYNTAX)
     if len(argv) == 2:
-        if not client.server.config["requirepass"]:
+        if client.server.acl.default.nopass:
             raise CommandError(_AUTH_NO_PASSWORD)
-        _authenticate(client, b"default", argv[1])
+        _authenticate(client, b"default", argv[1], argv[0])
     else:
-        _authenticate(client, argv[1], argv[2])
+        _authenticate(client, argv[1], argv[2], argv[0])
     return OK
 
 
@@ -114,7 +107,7 @@ def hello(client: Client, argv: list[bytes]) -> Any:
         else:
             raise CommandError(f"ERR Syntax error in HELLO option '{errors.user_text(argv[i])}'")
     if user is not None:
-        _authenticate(client, user, password)
+        _authenticate(client, user, password, argv[0])
     if not client.authenticated:
         raise CommandError(_HELLO_NOAUTH)
     if name is not None:
@@ -171,6 +164,11 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     client.no_evict = False
     client.no_touch = False
     client.reply_mode = REPLY_ON
-    if server.config["requirepass"]:
-        client.set_authenticated(False)
+    # Back to the default user, authenticated only if it needs no password (Redis's
+    # clearClientConnectionState).
+    default = server.acl.default
+    if client.user is not default or not (default.nopass and default.enabled):
+        client.user = default
+        client.acl = None if default.unrestricted else default
+        client.set_authenticated(default.nopass and default.enabled)
     return Status("RESET")

@@ -4,14 +4,16 @@ SAVE, BGSAVE, BGREWRITEAOF, ROLE, WAIT, LOLWUT, READONLY, READWRITE.
 CONFIG lives in :mod:`resplite.commands.config`; ACL, MEMORY and SLOWLOG in
 :mod:`resplite.commands.admin`.
 
-resplite keeps its data in memory only. SAVE and BGSAVE succeed at once without writing a
-file: they record a save point (LASTSAVE moves, ``rdb_changes_since_last_save`` returns to 0,
-``rdb_saves`` grows), so that tools which save before an operation, or wait for a background
-save to finish, keep working; nothing survives a restart. BGREWRITEAOF likewise.
+resplite keeps its data in memory only and never claims otherwise: SAVE, BGSAVE and
+BGREWRITEAOF answer an error saying no persistence is configured (after checking their
+arguments as Redis does), LASTSAVE stays at the start time and INFO persistence reports no
+save (``rdb_saves:0``, every change since the start unsaved). ``appendonly yes`` and ``save``
+rules are accepted, for configuration files written for Redis, with a warning in the log.
 
 SHUTDOWN stops the server gracefully (every connection is closed, the caller gets no reply,
 as with Redis); its NOSAVE / SAVE / NOW / FORCE / ABORT words are parsed as Redis parses
-them, and SAVE has nothing to write. WAIT has no replicas to wait for: it answers 0 at once
+them. SHUTDOWN SAVE cannot save, so it fails as Redis's does when its save fails, unless
+FORCE is given. WAIT has no replicas to wait for: it answers 0 at once
 when asked for none, and otherwise blocks until its timeout (for ever with 0) as Redis does
 without replicas. DEBUG is limited to SLEEP, SET-ACTIVE-EXPIRE, OBJECT and HELP, and is
 refused by the dispatcher unless ``enable-debug-command`` allows it. DEBUG SLEEP stops the
@@ -20,6 +22,7 @@ whole server for its duration, exactly as in Redis.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -36,6 +39,8 @@ from resplite.version import REDIS_VERSION
 if TYPE_CHECKING:
     from resplite.engine.client import Client
     from resplite.engine.state import ServerState
+
+log = logging.getLogger("resplite.server")
 
 _INT_MAX = (1 << 31) - 1
 _LLONG_MAX = (1 << 63) - 1
@@ -141,32 +146,21 @@ def lastsave(client: Client, argv: list[bytes]) -> Any:
     return client.server.last_save_time
 
 
-def record_save(server: ServerState) -> None:
-    """A save point without a file: see the module docstring."""
-    server.dirty = 0
-    server.last_save_time = server.clock.time_ms() // 1000
-    istate = server.info
-    istate.rdb_saves += 1
-    istate.last_bgsave_ms = 0
-
-
 @command("save")
 def save(client: Client, argv: list[bytes]) -> Any:
-    record_save(client.server)
-    return OK
+    raise CommandError(errors.NO_PERSISTENCE)
 
 
 @command("bgsave")
 def bgsave(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 1 and not (len(argv) == 2 and argv[1].lower() == b"schedule"):
         raise CommandError(errors.SYNTAX)
-    record_save(client.server)
-    return Status("Background saving started")
+    raise CommandError(errors.NO_PERSISTENCE)
 
 
 @command("bgrewriteaof")
 def bgrewriteaof(client: Client, argv: list[bytes]) -> Any:
-    return Status("Background append only file rewriting started")
+    raise CommandError(errors.NO_PERSISTENCE)
 
 
 # -- shutdown -----------------------------------------------------------------------------
@@ -186,6 +180,10 @@ def shutdown(client: Client, argv: list[bytes]) -> Any:
     if b"abort" in given:
         # A shutdown here is immediate, so there is never one in progress to abort.
         raise CommandError(errors.NO_SHUTDOWN_IN_PROGRESS)
+    if b"save" in given and b"force" not in given:
+        log.warning("Error trying to save the DB, can't exit: resplite has no persistence "
+                    "(SHUTDOWN SAVE). Use SHUTDOWN NOSAVE or FORCE.")
+        raise CommandError(errors.SHUTDOWN_FAILED)
     server = client.server
     client.close_after_reply = True
     if server.shutdown_requested is not None:

@@ -4,20 +4,32 @@ Queueing itself happens in the dispatcher (every command but the transaction-con
 is queued once its name, arity and gates pass). EXEC answers EXECABORT when a command failed
 to queue, a null array when a WATCHed key changed (any write, deletion, FLUSH, or expiry of a
 key that was live when watched), and otherwise the array of every queued command's reply,
-errors included. Commands inside EXEC never block.
+errors included. Commands inside EXEC never block, and a restricted user's commands are
+checked against the ACL again (rules may have changed since they were queued).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.engine import errors
+from resplite.engine import acl, errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
-from resplite.protocol.replies import NULL_ARRAY, OK
+from resplite.protocol.replies import NULL_ARRAY, OK, ErrorReply
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
+
+
+_ACL_CHANGED = (
+    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+    "EXEC call. This command is no longer allowed for the following reason: "
+)
+_ACL_CHANGED_REASON = {
+    acl.DENIED_CMD: "no permission to execute the command or subcommand",
+    acl.DENIED_KEY: "no permission to touch the specified keys",
+    acl.DENIED_CHANNEL: "no permission to access one of the channels used as arguments",
+}
 
 
 @command("multi")
@@ -25,6 +37,7 @@ def multi(client: Client, argv: list[bytes]) -> Any:
     if client.multi is not None:
         raise CommandError(errors.MULTI_NESTED)
     client.multi = []
+    client.multi_bytes = 0
     client.multi_dirty = False
     return OK
 
@@ -62,6 +75,17 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
     client.executing_multi = True
     try:
         for spec, args in queued:
+            user = client.acl
+            if user is not None:
+                # Rules may have changed since the command was queued: Redis checks again.
+                result, pos = acl.check_command(user, spec, args)
+                if result != acl.OK:
+                    obj = spec.fullname.encode() if result == acl.DENIED_CMD else args[pos]
+                    server.log_acl_denial(client, result, obj)
+                    message = _ACL_CHANGED + _ACL_CHANGED_REASON[result]
+                    server.count_error(message)
+                    replies.append(ErrorReply(message))
+                    continue
             replies.append(call(client, spec, args))
     finally:
         client.executing_multi = False

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from resplite.engine.acl import User
     from resplite.engine.blocking import BlockedState
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
@@ -60,6 +61,7 @@ class ClientConnection(Protocol):
 
 class Client:
     __slots__ = (
+        "acl",
         "addr",
         "authenticated",
         "blocked",
@@ -69,6 +71,7 @@ class Client:
         "created_ms",
         "db",
         "db_index",
+        "ever_authenticated",
         "executing_multi",
         "fd",
         "gated",
@@ -81,6 +84,7 @@ class Client:
         "local",
         "monitor",
         "multi",
+        "multi_bytes",
         "multi_dirty",
         "name",
         "no_evict",
@@ -121,14 +125,21 @@ class Client:
         self.resp = 2
         self.db_index = 0
         self.db: Database = server.keyspace[0]
-        self.authenticated = not server.config["requirepass"]
-        self.user = "default"
+        # As Redis: a new connection is the default user's, authenticated when that user
+        # needs no password and is on.
+        self.user: User = server.acl.default
+        self.acl: User | None = None if self.user.unrestricted else self.user
+        self.authenticated = self.user.nopass and self.user.enabled
+        # Once true, stays true (Redis 7.4.3+: the 1 KB output cap before AUTH no longer
+        # applies to a client that authenticated once, even after RESET or AUTH failures).
+        self.ever_authenticated = False
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
         # None when not in MULTI; otherwise the queued (spec, argv) pairs.
         self.multi: list[tuple[CommandSpec, list[bytes]]] | None = None
         self.multi_dirty = False  # a command failed to queue: EXEC answers EXECABORT
+        self.multi_bytes = 0  # argument bytes queued (bounded by client-query-buffer-limit)
         self.executing_multi = False  # inside EXEC: blocking commands must not block
         # (db, key) -> whether the key was already logically expired when WATCHed
         self.watched: dict[tuple[int, bytes], bool] = {}
@@ -169,8 +180,16 @@ class Client:
             self.reply_mode = REPLY_SKIP
         return mode == REPLY_ON
 
+    def log_in(self, user: User) -> None:
+        """Authenticated as ``user`` (AUTH, HELLO AUTH)."""
+        self.user = user
+        self.acl = None if user.unrestricted else user
+        self.set_authenticated(True)
+
     def set_authenticated(self, authenticated: bool) -> None:
         self.authenticated = authenticated
+        if authenticated:
+            self.ever_authenticated = True
         if self.conn is not None:
             self.conn.set_authenticated(authenticated)
 

@@ -4,12 +4,18 @@
 2. arity, with the full name (``'xgroup|create'``);
 3. protected commands (DEBUG) refused unless ``enable-debug-command`` allows them, before
    authentication as in Redis;
-4. authentication (``noauth`` commands pass before AUTH);
+4. authentication (``noauth`` commands pass before AUTH), then, for a client whose user is
+   restricted, ``no-multi`` inside MULTI and the ACL: command, keys (read or write, from the
+   key specs) and channels, refused with Redis's ``NOPERM`` texts and logged in ACL LOG; a
+   user allowed everything (the default user's ``+@all ~* &*``) skips the check for one
+   attribute test;
 5. ``denyoom`` under ``maxmemory`` (inside MULTI every queued command counts as one);
 6. a RESP2 client in Pub/Sub mode may run only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET; a
    MONITOR client may not touch the keyspace;
 7. CLIENT PAUSE: a command the pause covers is held back (before MULTI queueing, as Redis);
-8. MULTI: ``no-multi`` commands are refused, others are queued;
+8. MULTI: ``no-multi`` commands are refused, others are queued (nothing is kept once the
+   transaction cannot run, and the queue's bytes are bounded by
+   ``client-query-buffer-limit``: past it the client is told and closed);
 9. the handler runs; a :class:`CommandError` becomes one error reply, and any other exception
    is logged with its traceback and answered with one error reply, never more. Commands at
    least ``slowlog-log-slower-than`` long enter the slow log. Then, as in Redis's ``call()``,
@@ -25,12 +31,14 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from resplite.engine import errors
+from resplite.engine import acl, errors
 from resplite.engine.blocking import BlockRequest
+from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.protocol.replies import QUEUED, ErrorReply
 
 if TYPE_CHECKING:
+    from resplite.engine.acl import User
     from resplite.engine.client import Client
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
@@ -50,9 +58,26 @@ _SUBSCRIBED_ONLY = (
 _REPLICA_KEYSPACE = "ERR Replica can't interact with the keyspace"
 # Commands MONITOR does not show (besides those flagged admin or skip_monitor).
 _NOT_MONITORED = frozenset({"admin", "skip_monitor"})
+_NOPERM = {
+    acl.DENIED_CMD: "NOPERM this user has no permissions to run the '{}' command",
+    acl.DENIED_KEY: (
+        "NOPERM this user has no permissions to access one of the keys used as arguments"),
+    acl.DENIED_CHANNEL: (
+        "NOPERM this user has no permissions to access one of the channels used as arguments"),
+}
+_MULTI_TOO_BIG = (
+    "ERR Transaction discarded: the queued commands exceed client-query-buffer-limit"
+)
+_POINTER = 8  # what Redis counts per queued argument beyond its bytes
 _EXEMPT_FROM_OOM_IN_MULTI = frozenset({"exec", "discard", "quit", "reset"})
-# Commands Redis marks "protected", with the directive that allows them.
-_PROTECTED = {"debug": "enable-debug-command"}
+# Commands Redis marks "protected": the name its refusal shows and the directive that
+# allows them.
+_PROTECTED = {
+    "debug": ("DEBUG", "enable-debug-command"),
+    "module|load": ("MODULE", "enable-module-command"),
+    "module|loadex": ("MODULE", "enable-module-command"),
+    "module|unload": ("MODULE", "enable-module-command"),
+}
 _PROTECTED_REFUSED = (
     'ERR {name} command not allowed. If the {option} option is set to "local", you can run it '
     "from a local connection, otherwise you need to set this option in the configuration "
@@ -110,8 +135,8 @@ class Dispatcher:
         n = len(argv)
         if (arity > 0 and n != arity) or n < -arity:
             return self._reject(client, spec, errors.wrong_arity(fullname))
-        if not client.authenticated and not spec.is_noauth:
-            return self._reject(client, spec, errors.NOAUTH)
+        if client.acl is not None or (not client.authenticated and not spec.is_noauth):
+            return self._execute_general(client, argv)
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
@@ -153,16 +178,35 @@ class Dispatcher:
         n = len(argv)
         if (arity > 0 and n != arity) or n < -arity:
             return self._reject(client, spec, errors.wrong_arity(spec.fullname))
-        if spec.fullname in _PROTECTED and not self._protected_allowed(client, spec):
-            option = _PROTECTED[spec.fullname]
+        protected = _PROTECTED.get(spec.fullname)
+        if protected is not None and not protected_action_allowed(
+                self.server.config[protected[1]], client.local):
             return self._reject(client, spec, _PROTECTED_REFUSED.format(
-                name=spec.fullname.upper(), option=option))
+                name=protected[0], option=protected[1]))
         if not client.authenticated and not spec.is_noauth:
             return self._reject(client, spec, errors.NOAUTH)
+        if client.multi is not None and spec.is_no_multi and not spec.is_transaction_control:
+            return self._reject(client, spec, _NOT_IN_MULTI)
+        user = client.acl
+        if user is not None:
+            denied = self.permission_error(client, user, spec, argv)
+            if denied is not None:
+                return self._reject(client, spec, denied)
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
         return self._gate(client, spec, argv)
+
+    def permission_error(self, client: Client, user: User, spec: CommandSpec,
+                         argv: list[bytes]) -> str | None:
+        """None when ``user`` may run the line, else Redis's NOPERM text (the denial is
+        written to the ACL log)."""
+        result, pos = acl.check_command(user, spec, argv)
+        if result == acl.OK:
+            return None
+        obj = spec.fullname.encode() if result == acl.DENIED_CMD else argv[pos]
+        self.server.log_acl_denial(client, result, obj)
+        return _NOPERM[result].format(spec.fullname)
 
     def _gate(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
         """The last gates (subscribed context, CLIENT PAUSE, MULTI queueing), then the call."""
@@ -178,6 +222,23 @@ class Dispatcher:
         if client.multi is not None and not spec.is_transaction_control:
             if spec.is_no_multi:
                 return self._reject(client, spec, _NOT_IN_MULTI)
+            if client.multi_dirty or client.watch_dirty:
+                # EXEC will not run them: as Redis, answer QUEUED but keep nothing.
+                return QUEUED
+            size = client.multi_bytes + _POINTER * len(argv)
+            for arg in argv:
+                size += len(arg)
+            if size > self.server.query_buffer_limit:
+                # Queued commands are input the server holds for the client: the same
+                # bound as the query buffer applies, and the same remedy (closing it).
+                log.warning("Closing client that reached max query buffer length with "
+                            "queued MULTI commands: id=%d addr=%s (%d bytes queued)",
+                            client.id, client.addr, size)
+                client.multi = None
+                client.multi_bytes = 0
+                client.close_after_reply = True
+                return self._reject(client, spec, _MULTI_TOO_BIG)
+            client.multi_bytes = size
             client.multi.append((spec, argv))
             return QUEUED
         return self.call(client, spec, argv)
@@ -237,10 +298,6 @@ class Dispatcher:
             # EXEC counts as a write of the worst command it would run.
             return any(q.is_denyoom for q, _ in queued)
         return spec.fullname not in _EXEMPT_FROM_OOM_IN_MULTI
-
-    def _protected_allowed(self, client: Client, spec: CommandSpec) -> bool:
-        setting = self.server.config[_PROTECTED[spec.fullname]]
-        return setting == "yes" or (setting == "local" and client.local)
 
     def _reject(self, client: Client, spec: CommandSpec | None, message: str) -> ErrorReply:
         if spec is not None and spec.fullname == "exec":

@@ -69,14 +69,12 @@ def total_system_memory() -> int:
 
 
 class InfoState:
-    """Figures INFO keeps between calls: memory peak and start, rate samples, fake saves."""
+    """Figures INFO keeps between calls: memory peak and start, rate samples."""
 
     __slots__ = (
-        "last_bgsave_ms",
         "master_replid",
         "peak_memory",
         "rate_sample",
-        "rdb_saves",
         "startup_memory",
     )
 
@@ -86,8 +84,6 @@ class InfoState:
         self.master_replid = os.urandom(20).hex()
         # (monotonic ms, commands, input bytes, output bytes) at the previous INFO
         self.rate_sample = (state.clock.monotonic_ms(), 0, 0, 0)
-        self.rdb_saves = 0
-        self.last_bgsave_ms = -1
 
 
 def memory_figures(state: ServerState) -> tuple[int, int, int]:
@@ -234,7 +230,6 @@ def _memory(state: ServerState) -> Lines:
 
 
 def _persistence(state: ServerState) -> Lines:
-    istate = state.info
     return [
         ("loading", 0),
         ("async_loading", 0),
@@ -248,10 +243,11 @@ def _persistence(state: ServerState) -> Lines:
         ("rdb_bgsave_in_progress", 0),
         ("rdb_last_save_time", state.last_save_time),
         ("rdb_last_bgsave_status", "ok"),
-        ("rdb_last_bgsave_time_sec", istate.last_bgsave_ms // 1000 if istate.last_bgsave_ms >= 0
-         else -1),
+        # Nothing is ever saved (no persistence): no save time, no saves, no AOF even with
+        # appendonly yes.
+        ("rdb_last_bgsave_time_sec", -1),
         ("rdb_current_bgsave_time_sec", -1),
-        ("rdb_saves", istate.rdb_saves),
+        ("rdb_saves", 0),
         ("rdb_last_cow_size", 0),
         ("rdb_last_load_keys_expired", 0),
         ("rdb_last_load_keys_loaded", 0),

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from resplite.engine import notify
+from resplite.engine.acl import Acl, User, load_configured_users
 from resplite.engine.blocking import BlockingManager
 from resplite.engine.client import REPLY_OFF
 from resplite.engine.clock import Clock
@@ -38,6 +39,11 @@ from resplite.store.keyspace import Keyspace
 if TYPE_CHECKING:
     from resplite.engine.client import Client
     from resplite.engine.table import CommandSpec
+
+
+def _short_client_info(client: Client) -> bytes:
+    return f"id={client.id} addr={client.addr} user={client.user.name}".encode(
+        "utf-8", "surrogateescape")
 
 
 def resident_memory() -> int:
@@ -73,6 +79,7 @@ class ServerState:
         *,
         table: dict[bytes, CommandSpec],
         scheduler: Scheduler = NO_TIMERS,
+        client_info: Callable[[Client], bytes] | None = None,
     ) -> None:
         self.config = config
         # The shell's timers (blocked-client timeouts, the end of a CLIENT PAUSE).
@@ -130,6 +137,18 @@ class ServerState:
         self.startup_memory = resident_memory()  # INFO's used_memory_startup
         config.on_change("maxmemory", self._set_maxmemory)
         config.on_change("proto-max-bulk-len", self._set_max_bulk_len)
+        # Read on every client read (Connection.data_received) and MULTI queueing.
+        self.query_buffer_limit: int = config["client-query-buffer-limit"]
+        config.on_change("client-query-buffer-limit", self._set_query_buffer_limit)
+        # Users: requirepass is the default user's password; "user" lines of the config
+        # file, then the ACL file, define the others (a bad one stops the start).
+        self.acl = Acl(table, config["acl-pubsub-default"])
+        self.acl.set_default_password(config["requirepass"])
+        config.on_change("requirepass", self._set_requirepass)
+        config.on_change("acl-pubsub-default", self._set_pubsub_default)
+        load_configured_users(self.acl, config.user_lines, config["aclfile"])
+        # How the ACL log describes a client (the shell passes CLIENT LIST's line).
+        self.client_info: Callable[[Client], bytes] = client_info or _short_client_info
         # Last: these read the table, the slow log, the memory figures and the stats above.
         self.info = InfoState(self)
         self.dispatcher = Dispatcher(self)
@@ -163,6 +182,30 @@ class ServerState:
             if client.conn is not None:
                 client.conn.set_max_bulk_len(value)
 
+    def _set_requirepass(self, name: str, value: str) -> None:
+        self.acl.set_default_password(value)
+        self.users_changed(self.acl.default)
+
+    def _set_pubsub_default(self, name: str, value: str) -> None:
+        self.acl.pubsub_default = value
+
+    def users_changed(self, *users: User) -> None:
+        """Rules of ``users`` changed: refresh what their clients' dispatch reads."""
+        for client in self.clients.values():
+            if client.user in users:
+                client.acl = None if client.user.unrestricted else client.user
+
+    def log_acl_denial(self, client: Client, reason: int, obj: bytes,
+                       username: str | None = None) -> None:
+        """An ACL LOG entry for ``client`` (context ``multi`` inside a transaction)."""
+        self.acl.add_log(
+            reason, "multi" if client.multi is not None or client.executing_multi
+            else "toplevel", obj, username if username is not None else client.user.name,
+            self.clock.time_ms(), self.client_info(client), self.config["acllog-max-len"])
+
+    def _set_query_buffer_limit(self, name: str, value: int) -> None:
+        self.query_buffer_limit = value
+
     def _set_maxmemory(self, name: str, value: int) -> None:
         self.maxmemory = value
         self.refresh_memory()
@@ -171,6 +214,10 @@ class ServerState:
         """Re-read the process's resident memory, which stands for Redis's used_memory."""
         self.used_memory = resident_memory()
         return self.used_memory
+
+    def default_user_nopass(self) -> bool:
+        """Whether the default user needs no password (protected mode then applies)."""
+        return self.acl.default.nopass
 
     def over_maxmemory(self) -> bool:
         return bool(self.maxmemory) and self.used_memory > self.maxmemory

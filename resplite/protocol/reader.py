@@ -315,8 +315,9 @@ class RequestReader:
 
     # -- input --------------------------------------------------------------------------
 
-    def feed(self, data: bytes | bytearray | memoryview) -> None:
-        """Buffer bytes received from the client."""
+    def feed(self, data: bytes | bytearray | memoryview) -> int:
+        """Buffer bytes received from the client; answer how many wait unparsed (Redis's
+        query buffer: the current partial request and any complete ones not yet taken)."""
         hr = self._hr
         if not self._buf and hr is not None and data.__class__ is bytes and data:
             # Nothing buffered in fast mode, the usual case: an empty buffer always has its
@@ -332,13 +333,13 @@ class RequestReader:
                 self._clear_to = size - _HAZARD_SPAN if size > _HAZARD_SPAN else 0
             else:
                 self._extend()
-            return
+            return size
         buf = self._buf
         cut = self._pos
         if cut >= len(buf):
             # Nothing pending (the usual case): the new data becomes the buffer, uncopied.
             if not data or self._error is not None:
-                return
+                return 0
             if type(data) is not bytes:
                 data = bytes(data)
             self._buf = data
@@ -354,9 +355,9 @@ class RequestReader:
                     self._clear_to = size - _HAZARD_SPAN if size > _HAZARD_SPAN else 0
                 else:
                     self._extend()
-            return
+            return len(data)
         if not data or self._error is not None:
-            return
+            return len(buf) - cut
         if isinstance(buf, bytearray):
             # Drop the consumed prefix only once it is a large share of the buffer, so that
             # a request arriving byte by byte does not pay for a resize per byte.
@@ -370,6 +371,11 @@ class RequestReader:
             self._buf = merged
             if cut:
                 self._shift(cut)
+        return len(self._buf) - self._pos
+
+    def pending_head(self, size: int) -> bytes:
+        """The first ``size`` bytes waiting unparsed (for a log line about this client)."""
+        return bytes(self._buf[self._pos : self._pos + size])
 
     def _shift(self, cut: int) -> None:
         """Renumber offsets after the first ``cut`` bytes left the buffer."""
@@ -623,6 +629,10 @@ class RequestReader:
             if len(buf) - pos > INLINE_MAX_SIZE:
                 raise ProtocolError(_MSG_BIG_INLINE)
             return NEED_DATA
+        if newline - pos > INLINE_MAX_SIZE:
+            # However the bytes arrived: Redis reads at most 16 KB at a time and refuses a
+            # line still unfinished past 64 KB, so a longer line is refused here whole too.
+            raise ProtocolError(_MSG_BIG_INLINE)
         end = newline - 1 if newline > pos and buf[newline - 1] == 13 else newline
         argv = split_inline(bytes(buf[pos:end]))
         if argv is None:

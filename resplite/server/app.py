@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import gc
 import logging
 import os
@@ -28,14 +29,42 @@ from collections.abc import Callable
 from typing import Any
 
 from resplite.commands import command_table
+from resplite.commands.client import client_info_line
 from resplite.engine import timeflow
 from resplite.engine.clock import Clock
-from resplite.engine.config import Config
+from resplite.engine.config import Config, ConfigError
 from resplite.engine.scheduler import TimerHandle
 from resplite.engine.state import ServerState
 from resplite.server.connection import Connection
 
 log = logging.getLogger("resplite.server")
+
+_FAMILY_MISSING = frozenset({errno.ENOPROTOOPT, errno.EPROTONOSUPPORT, errno.ESOCKTNOSUPPORT,
+                             errno.EPFNOSUPPORT, errno.EAFNOSUPPORT})
+# Redis's CONFIG SET texts when listening again fails.
+_REBIND_FAILED = {
+    "bind": "Failed to bind to specified addresses.",
+    "port": "Unable to listen on this port. Check server logs.",
+}
+
+
+def _listen(family: int, host: str, port: int, backlog: int) -> socket.socket:
+    """One listening socket, as Redis's anetTcpServer makes it (the first address the name
+    resolves to; an IPv6 socket only for IPv6)."""
+    infos = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(infos[0][4])
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class LoopScheduler:
@@ -56,11 +85,14 @@ class Server:
         self.config = config
         self.embedded = embedded
         self.state = ServerState(
-            config, clock, table=command_table(), scheduler=LoopScheduler()
+            config, clock, table=command_table(), scheduler=LoopScheduler(),
+            client_info=client_info_line,
         )
         self.dispatcher = self.state.dispatcher
         self.state.shutdown_requested = self.request_shutdown
-        self._listeners: list[asyncio.base_events.Server] = []
+        self._listeners: list[asyncio.base_events.Server] = []  # the Unix socket's
+        self._tcp_listeners: list[asyncio.base_events.Server] = []
+        self._rebinding: set[asyncio.Task[None]] = set()
         self._stopped: asyncio.Event | None = None
         self._cron_task: asyncio.Task[None] | None = None
         self.port = 0
@@ -79,19 +111,10 @@ class Server:
         port = config["port"]
         backlog = config["tcp-backlog"]
         if port != 0 or not config["unixsocket"]:
-            sock_port = port
-            for host in config["bind"]:
-                host = host.lstrip("-")  # Redis's "-" prefix: optional address
-                if host == "*":
-                    host = "0.0.0.0"
-                listener = await loop.create_server(
-                    self._protocol, host, sock_port, backlog=backlog, reuse_address=True
-                )
-                self._listeners.append(listener)
-                if sock_port == 0:
-                    # An ephemeral port: every further address binds the same one.
-                    sock_port = listener.sockets[0].getsockname()[1]
-            self.port = sock_port
+            sockets, self.port = self._bind_tcp(config["bind"], port)
+            for sock in sockets:
+                self._tcp_listeners.append(
+                    await loop.create_server(self._protocol, sock=sock, backlog=backlog))
         if config["unixsocket"]:
             path = config["unixsocket"]
             with contextlib.suppress(FileNotFoundError):
@@ -103,10 +126,9 @@ class Server:
             self.unix_socket = path
         self.state.tcp_port = self.port
         self.state.unix_socket = self.unix_socket
-        for listener in self._listeners:
-            for sock in listener.sockets:
-                if sock.family in (socket.AF_INET, socket.AF_INET6):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        config.on_change("bind", self._rebind)
+        config.on_change("port", self._rebind)
+        self._warn_about_persistence()
         self._cron_task = loop.create_task(self._cron())
         # Long-lived start-up objects (the command table, module state) never need the
         # cyclic collector again; freezing them keeps each collection small. Not when
@@ -115,11 +137,94 @@ class Server:
             gc.collect()
             gc.freeze()
         where = [f"{sock.getsockname()[0]}:{sock.getsockname()[1]}"
-                 for lst in self._listeners for sock in lst.sockets
+                 for lst in self._all_listeners() for sock in lst.sockets
                  if sock.family in (socket.AF_INET, socket.AF_INET6)]
         if self.unix_socket:
             where.append(self.unix_socket)
         log.info("Ready to accept connections on %s (pid %d)", ", ".join(where), os.getpid())
+
+    def _all_listeners(self) -> list[asyncio.base_events.Server]:
+        return self._tcp_listeners + self._listeners
+
+    def _bind_tcp(self, addresses: tuple[str, ...], port: int) -> tuple[list[socket.socket], int]:
+        """Listening sockets for ``addresses`` as Redis's listenToPort makes them.
+
+        An address starting with ``-`` is optional (skipped when it does not exist here),
+        ``*`` is every IPv4 address and ``::*`` every IPv6 one; an address family the
+        machine lacks is skipped; any other failure closes what was opened and raises. With
+        port 0 the first socket takes an ephemeral port and the others the same one.
+        """
+        backlog = self.config["tcp-backlog"]
+        opened: list[socket.socket] = []
+        try:
+            for raw in addresses:
+                optional = raw.startswith("-")
+                host = raw[1:] if optional else raw
+                host = {"*": "0.0.0.0", "::*": "::"}.get(host, host)
+                family = socket.AF_INET6 if ":" in host else socket.AF_INET
+                try:
+                    opened.append(_listen(family, host, port, backlog))
+                except OSError as exc:
+                    log.warning("Warning: Could not create server TCP listening socket "
+                                "%s:%d: %s", host, port, exc.strerror or exc)
+                    if optional and exc.errno == errno.EADDRNOTAVAIL:
+                        continue
+                    if exc.errno in _FAMILY_MISSING:
+                        continue
+                    raise
+                if port == 0:
+                    port = opened[-1].getsockname()[1]
+        except BaseException:
+            for sock in opened:
+                sock.close()
+            raise
+        return opened, port
+
+    def _rebind(self, name: str, value: object) -> None:
+        """CONFIG SET bind / port: close the TCP listeners and listen again, as Redis 7's
+        changeBindAddr / changeListenPort do (port 0 closes them and listens on none)."""
+        if self._stopped is None:
+            return  # not started: start() reads the values
+        loop = asyncio.get_running_loop()
+        for listener in self._tcp_listeners:
+            listener.close()
+        self._tcp_listeners = []
+        port = self.config["port"]
+        self.port = self.state.tcp_port = 0 if port == 0 else self.port
+        if port == 0:
+            return
+        try:
+            sockets, port = self._bind_tcp(self.config["bind"], port)
+        except OSError as exc:
+            log.warning("Failed to bind: %s", exc)
+            raise ConfigError(_REBIND_FAILED[name]) from None
+        self.port = self.state.tcp_port = port
+        backlog = self.config["tcp-backlog"]
+        for sock in sockets:
+            # The sockets already listen (connections wait in their backlog); accepting
+            # starts on the loop's next turn.
+            task = loop.create_task(self._serve_socket(sock, backlog))
+            self._rebinding.add(task)
+            task.add_done_callback(self._rebinding.discard)
+
+    async def _serve_socket(self, sock: socket.socket, backlog: int) -> None:
+        loop = asyncio.get_running_loop()
+        listener = await loop.create_server(self._protocol, sock=sock, backlog=backlog)
+        if sock.fileno() < 0 or self._stopped is None or self._stopped.is_set():
+            listener.close()
+            return
+        self._tcp_listeners.append(listener)
+
+    def _warn_about_persistence(self) -> None:
+        """Persistence is not implemented: say so at start rather than imply it."""
+        config = self.config
+        if config["appendonly"]:
+            log.warning("WARNING: appendonly is set to yes, but resplite has no persistence: "
+                        "nothing is written to disk and every key is lost when it stops.")
+        if config["save"]:
+            log.warning("WARNING: save rules are configured (%s), but resplite has no "
+                        "persistence: no snapshot will ever be written.",
+                        self.config.get_text("save"))
 
     async def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         await self.start()
@@ -153,6 +258,8 @@ class Server:
             self._stopped.set()
 
     async def stop(self) -> None:
+        self._listeners = self._all_listeners()
+        self._tcp_listeners = []
         for listener in self._listeners:
             listener.close()
         for client in list(self.state.clients.values()):

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 
+from resplite.engine.acl import AclError
 from resplite.engine.config import ConfigError, parse_args
 from resplite.version import REDIS_VERSION, __version__
 
@@ -73,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         asyncio.run(run())
+    except AclError as exc:
+        sys.stderr.write(f"\n*** FATAL CONFIG ERROR ***\n{exc.message}\n")
+        return 1
     except OSError as exc:
         logging.getLogger("resplite").error("Could not start: %s", exc)
         return 1

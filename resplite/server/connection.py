@@ -22,12 +22,22 @@ Push messages for this client (Pub/Sub, invalidations, MONITOR lines) wait in it
 command caused right after that command's reply. Pushes to other clients are written once
 the batch is done, one write per client (``send``); a push goes out even while CLIENT REPLY
 is OFF, as in Redis.
+
+Limits, as Redis enforces them:
+
+* protected mode: while ``protected-mode`` is on and the default user needs no password, a
+  client that is not local (Unix socket, 127.0.0.1 or ::1) gets Redis's ``-DENIED`` text and
+  is closed at once;
+* the query buffer: when the bytes waiting unparsed (the partial request, a huge bulk
+  included) pass ``client-query-buffer-limit``, the client is closed and a warning logged;
+* before AUTH the request reader accepts 10 arguments of 16 KB at most, and a client that
+  has never authenticated is closed once more than 1 KB of replies waits unsent (Redis 7.4.3
+  and 8.0: a client that never reads its -NOAUTH replies cannot grow the server's memory).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
 import socket
 from typing import TYPE_CHECKING, Any, cast
@@ -48,6 +58,30 @@ log = logging.getLogger("resplite.connection")
 # Stop reading from a blocked or slow client once this much input waits unparsed.
 _MAX_BACKLOG = 1 << 20
 _MAX_CLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
+# Replies that may wait unsent for a client that never authenticated (Redis's
+# REPLY_BUFFER_SIZE_UNAUTHENTICATED_CLIENT).
+UNAUTH_OUTPUT_LIMIT = 1024
+DENIED = (
+    b"-DENIED Redis is running in protected mode because protected "
+    b"mode is enabled and no password is set for the default user. "
+    b"In this mode connections are only accepted from the loopback interface. "
+    b"If you want to connect from external computers to Redis you "
+    b"may adopt one of the following solutions: "
+    b"1) Just disable protected mode sending the command "
+    b"'CONFIG SET protected-mode no' from the loopback interface "
+    b"by connecting to Redis from the same host the server is "
+    b"running, however MAKE SURE Redis is not publicly accessible "
+    b"from internet if you do so. Use CONFIG REWRITE to make this "
+    b"change permanent. "
+    b"2) Alternatively you can just disable the protected mode by "
+    b"editing the Redis configuration file, and setting the protected "
+    b"mode option to 'no', and then restarting the server. "
+    b"3) If you started the server manually just for testing, restart "
+    b"it with the '--protected-mode no' option. "
+    b"4) Setup a an authentication password for the default user. "
+    b"NOTE: You only need to do one of the above things in order for "
+    b"the server to start accepting connections from the outside.\r\n"
+)
 
 
 class Connection(asyncio.Protocol):
@@ -79,6 +113,17 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport = cast("asyncio.Transport", transport)
         server = self.server
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("sockname")
+        fd_sock = transport.get_extra_info("socket")
+        local = is_local(fd_sock, peer)
+        if not local and protected_mode_refuses(server):
+            # Refused before it counts as a connection, as Redis's clientAcceptHandler does.
+            server.rejected_connections += 1
+            transport.write(DENIED)
+            transport.close()
+            self.closing = True
+            return
         server.total_connections += 1
         if len(server.clients) >= server.config["maxclients"]:
             server.rejected_connections += 1
@@ -86,9 +131,6 @@ class Connection(asyncio.Protocol):
             transport.close()
             self.closing = True
             return
-        peer = transport.get_extra_info("peername")
-        sock = transport.get_extra_info("sockname")
-        fd_sock = transport.get_extra_info("socket")
         client = Client(
             server,
             server.new_client_id(),
@@ -97,7 +139,7 @@ class Connection(asyncio.Protocol):
             addr=_format_addr(peer or sock),
             laddr=_format_addr(sock),
             fd=fd_sock.fileno() if fd_sock is not None else -1,
-            local=_is_local(fd_sock, peer),
+            local=local,
         )
         self.reader.authenticated = client.authenticated
         server.clients[client.id] = client
@@ -111,10 +153,13 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
-        self.server.net_input_bytes += len(data)
-        self.reader.feed(data)
+        server = self.server
+        server.net_input_bytes += len(data)
         # Not closing, so connection_made has accepted the client and set it.
         client: Client = self.client  # type: ignore[assignment]
+        if self.reader.feed(data) > server.query_buffer_limit:
+            self._query_buffer_overflow(client)
+            return
         if client.blocked is not None or self.writing_paused:
             self.backlog += len(data)
             if self.backlog > _MAX_BACKLOG and not self.reading_paused:
@@ -195,8 +240,15 @@ class Connection(asyncio.Protocol):
             data = b"".join(out)
             server.net_output_bytes += len(data)
             transport.write(data)
+            if not client.authenticated and not client.ever_authenticated and \
+                    transport.get_write_buffer_size() > UNAUTH_OUTPUT_LIMIT:
+                log.warning("Client id=%d addr=%s closed for overcoming of output buffer "
+                            "limits (never authenticated).", client.id, client.addr)
+                self.abort()
         if output.pending:
             output.flush()
+        if self.closing:
+            return
         if self.reading_paused and not self.writing_paused and client.blocked is None:
             self.reading_paused = False
             self.backlog = 0
@@ -208,6 +260,17 @@ class Connection(asyncio.Protocol):
             self.server.net_output_bytes += len(data)
             self.transport.write(data)
         out.clear()
+
+    def _query_buffer_overflow(self, client: Client) -> None:
+        from resplite.commands.client import client_info_line
+        from resplite.engine.config import quote
+
+        head = self.reader.pending_head(64)
+        log.warning("Closing client that reached max query buffer length: %s "
+                    "(qbuf initial bytes: %s)",
+                    client_info_line(client).decode("utf-8", "replace"),
+                    quote(head.decode("utf-8", "surrogateescape")))
+        self.abort()
 
     # -- ClientConnection -----------------------------------------------------------------
 
@@ -273,15 +336,16 @@ def _format_addr(addr: Any) -> str:
     return ""
 
 
-def _is_local(sock: socket.socket | None, peer: Any) -> bool:
-    """Whether the peer is on a Unix socket or at a loopback address."""
+def is_local(sock: socket.socket | None, peer: Any) -> bool:
+    """Redis's islocalClient: a Unix socket peer, or one at exactly 127.0.0.1 or ::1 (other
+    loopback addresses such as 127.0.0.2 are not local to Redis, nor to resplite)."""
     if sock is not None and sock.family == socket.AF_UNIX:
         return True
     if not isinstance(peer, tuple) or not peer:
         return False
-    try:
-        address = ipaddress.ip_address(str(peer[0]).strip("[]"))
-    except ValueError:
-        return False
-    mapped = getattr(address, "ipv4_mapped", None)
-    return address.is_loopback or (mapped is not None and mapped.is_loopback)
+    return str(peer[0]) in ("127.0.0.1", "::1")
+
+
+def protected_mode_refuses(server: ServerState) -> bool:
+    """Whether non-local clients are refused: protected mode on and the default user open."""
+    return bool(server.config["protected-mode"]) and server.default_user_nopass()

@@ -352,16 +352,31 @@ def test_time_and_lastsave(pair):
     assert re.fullmatch(rb":\d{10}\r\n", ours) and re.fullmatch(rb":\d{10}\r\n", ref)
 
 
-def test_save_and_bgsave_stand_ins(pair):
+NO_PERSISTENCE = (b"-ERR no persistence is configured: resplite keeps data in memory only, "
+                  b"nothing was written\r\n")
+
+
+def test_save_bgsave_and_bgrewriteaof_say_nothing_is_persisted(pair):
+    """resplite has no persistence: it never answers as if it had saved (argument errors
+    stay Redis's), LASTSAVE does not move and INFO persistence reports no save."""
     pair.check("SET", "k", "1")
-    pair.check("SAVE")
-    persistence = dict(_info(pair, "persistence")[1]["Persistence"])
-    assert persistence["rdb_changes_since_last_save"] == "0"
+    lastsave = pair.ours.call("LASTSAVE")
+    for args in (("SAVE",), ("BGSAVE",), ("BGSAVE", "SCHEDULE"), ("BGREWRITEAOF",)):
+        assert pair.ours.call(*args) == NO_PERSISTENCE, args  # Redis: +OK and a file
     pair.check("BGSAVE", "foo")
     pair.check("BGSAVE", "schedule", "x")
-    ours = pair.ours.call("BGSAVE")
-    assert ours == b"+Background saving started\r\n"
-    assert pair.ours.call("BGREWRITEAOF").startswith(b"+Background append only file")
+    pair.check("SAVE", "x")
+    assert pair.ours.call("LASTSAVE") == lastsave
+    persistence = dict(_info(pair, "persistence")[1]["Persistence"])
+    assert persistence["rdb_changes_since_last_save"] != "0"
+    assert persistence["rdb_saves"] == "0"
+    assert persistence["rdb_last_bgsave_time_sec"] == "-1"
+    assert persistence["aof_enabled"] == "0"
+
+
+def test_shutdown_save_fails_as_a_failed_save_does(pair):
+    assert pair.ours.call("SHUTDOWN", "SAVE") == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+    assert pair.ours.call("PING") == b"+PONG\r\n"
 
 
 def test_role_wait_readonly(pair):

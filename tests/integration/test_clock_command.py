@@ -219,7 +219,8 @@ def test_the_gate_refuses_every_subcommand_but_help(setting: str) -> None:
     if setting == "local" and address is None:
         pytest.skip("no non-loopback address to connect from")
     bind = "127.0.0.1" if setting == "no" else f"127.0.0.1 {address}"
-    with resplite.serve(enable_clock_command=setting, bind=bind) as server:
+    # Protected mode (on by default, as in Redis) would refuse the non-loopback client.
+    with resplite.serve(enable_clock_command=setting, bind=bind, protected_mode=False) as server:
         host = "127.0.0.1" if setting == "no" else address
         client = RawClient(host or "", server.port)
         try:

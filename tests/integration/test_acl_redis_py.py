@@ -1,0 +1,99 @@
+"""redis-py's ACL API against resplite: acl_* calls parse our replies (RESP2 and RESP3, Python
+and hiredis parsers), and clients log in as their own restricted users (AUTH and HELLO AUTH)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+import redis.asyncio
+from redis._parsers import _HiredisParser, _RESP2Parser, _RESP3Parser
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+from support.servers import ServerProcess, start_resplite
+
+PARSERS = {(2, False): _RESP2Parser, (3, False): _RESP3Parser, (2, True): _HiredisParser,
+           (3, True): _HiredisParser}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerProcess]:
+    srv = start_resplite()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(params=sorted(PARSERS), ids=lambda p: f"resp{p[0]}-{'hiredis' if p[1] else 'py'}")
+def admin(request, server) -> Iterator[redis.Redis]:
+    protocol, _ = request.param
+    pool = redis.ConnectionPool(host=server.host, port=server.port, protocol=protocol,
+                                parser_class=PARSERS[request.param], decode_responses=True)
+    client = redis.Redis(connection_pool=pool)
+    yield client
+    for name in client.acl_users():
+        if name != "default":
+            client.acl_deluser(name)
+    client.acl_log_reset()
+    client.close()
+    pool.disconnect()
+
+
+def test_acl_calls_parse(admin: redis.Redis):
+    assert admin.acl_whoami() == "default"
+    assert admin.acl_setuser("alice", enabled=True, passwords=["+pw"], keys=["k*"],
+                             commands=["+get", "+set", "+@hash"], channels=["news.*"])
+    user = admin.acl_getuser("alice")
+    assert "on" in user["flags"]
+    assert user["keys"] == ["~k*"] or user["keys"] == "~k*"
+    assert "+get" in str(user["commands"])
+    assert sorted(admin.acl_users()) == ["alice", "default"]
+    listing = admin.acl_list()
+    assert any(line.startswith("user alice on #") for line in listing)
+    assert "hash" in admin.acl_cat()
+    assert "hset" in admin.acl_cat("hash")
+    assert len(admin.acl_genpass()) == 64
+    assert len(admin.acl_genpass(128)) == 32
+    assert admin.acl_dryrun("alice", "get", "k1") == "OK"
+    assert "no permissions" in admin.acl_dryrun("alice", "del", "k1")
+    assert admin.acl_deluser("alice") == 1
+    assert admin.acl_getuser("alice") is None
+
+
+def test_users_log_in_and_are_held_to_their_rules(server: ServerProcess, admin: redis.Redis):
+    admin.acl_setuser("alice", enabled=True, passwords=["+pw"], keys=["k*"],
+                      commands=["+get", "+set", "+client|setinfo", "+hello", "+auth"])
+    for protocol in (2, 3):
+        alice = redis.Redis(host=server.host, port=server.port, username="alice",
+                            password="pw", protocol=protocol, decode_responses=True)
+        assert alice.set("k1", "v")
+        assert alice.get("k1") == "v"
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            alice.get("other")
+        with pytest.raises(redis.exceptions.NoPermissionError):
+            alice.delete("k1")
+        alice.close()
+    # No retries: redis-py would otherwise retry a refused login with back-off.
+    with pytest.raises(redis.exceptions.AuthenticationError):
+        redis.Redis(host=server.host, port=server.port, username="alice", password="wrong",
+                    retry=Retry(NoBackoff(), 0)).ping()
+    entries = admin.acl_log()
+    reasons = {e["reason"] for e in entries}
+    assert {"key", "command", "auth"} <= reasons
+    assert all("client-info" in e for e in entries)
+    assert admin.acl_log(count=1)[0]["count"] >= 1
+
+
+async def test_asyncio_client_with_a_user(server: ServerProcess):
+    admin = redis.asyncio.Redis(host=server.host, port=server.port, decode_responses=True)
+    await admin.acl_setuser("bob", enabled=True, nopass=True, keys=["*"],
+                            commands=["+@all", "-@dangerous"])
+    bob = redis.asyncio.Redis(host=server.host, port=server.port, username="bob",
+                              password="any", decode_responses=True)
+    assert await bob.set("x", "1")
+    assert await bob.acl_whoami() == "bob"
+    with pytest.raises(redis.exceptions.NoPermissionError):
+        await bob.flushall()
+    await bob.aclose()
+    await admin.acl_deluser("bob")
+    await admin.aclose()

@@ -1,0 +1,136 @@
+"""The ACL engine: descriptions rebuild the rules, checks follow the key specs, the open user
+costs the dispatcher nothing, and files that Redis 7.0 would crash on are refused cleanly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resplite.commands import command_table
+from resplite.engine import acl
+from resplite.engine.acl import Acl, AclError
+from resplite.engine.config import Config
+from resplite.engine.state import ServerState
+
+TABLE = command_table()
+NAMES = sorted(acl.CommandIndex(TABLE).order)
+RULES = st.one_of(
+    st.sampled_from(["+@all", "-@all", "allcommands", "nocommands"]),
+    st.builds(lambda sign, c: f"{sign}@{c}", st.sampled_from("+-"),
+              st.sampled_from(acl.CATEGORIES)),
+    st.builds(lambda sign, n: f"{sign}{n}", st.sampled_from("+-"), st.sampled_from(NAMES)),
+    st.sampled_from(["+select|0", "+select|3", "+client|id", "+debug|sleep"]),
+)
+
+
+def _fresh() -> Acl:
+    return Acl(TABLE, "resetchannels")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(RULES, max_size=12))
+def test_a_description_rebuilds_exactly_the_same_commands(rules):
+    """ACL LIST / SAVE / CONFIG REWRITE write what ACLDescribeSelectorCommandRules finds:
+    applying that text to a new user gives the very same permissions."""
+    registry = _fresh()
+    registry.set_user(b"u", [r.encode() for r in rules])
+    user = registry.get("u")
+    assert user is not None
+    text = registry.describe(user)
+    again = _fresh()
+    again.set_user(b"u", text.encode().split(b" "))
+    copy = again.get("u")
+    assert copy is not None
+    assert copy.root.allowed == user.root.allowed
+    # A first argument of a command allowed whole changes nothing (and is not described).
+    def firstargs(sel: acl.Selector) -> dict[str, list[bytes]]:
+        return {k: v for k, v in sel.firstargs.items() if k not in sel.allowed}
+
+    assert firstargs(copy.root) == firstargs(user.root)
+    assert again.describe(copy) == text
+
+
+def test_a_failed_setuser_changes_nothing():
+    registry = _fresh()
+    registry.set_user(b"u", [b"on", b">pw", b"+get", b"~k*"])
+    before = registry.describe(registry.users["u"])
+    with pytest.raises(AclError, match="Unknown command"):
+        registry.set_user(b"u", [b"off", b"resetpass", b"+nosuch"])
+    assert registry.describe(registry.users["u"]) == before
+    assert registry.authenticate(b"u", b"pw") is registry.users["u"]
+
+
+def test_key_permissions_follow_the_key_specs():
+    registry = _fresh()
+    registry.set_user(b"u", [b"on", b"nopass", b"+@all", b"%R~r*", b"%W~w*"])
+    user = registry.users["u"]
+
+    def check(*line: bytes) -> int:
+        spec = TABLE[line[0]]
+        if spec.subcommands:
+            spec = spec.subcommands[line[1]]
+        return acl.check_command(user, spec, list(line))[0]
+
+    assert check(b"get", b"r1") == acl.OK
+    assert check(b"get", b"w1") == acl.DENIED_KEY
+    assert check(b"set", b"w1", b"v") == acl.OK
+    assert check(b"set", b"w1", b"v", b"GET") == acl.DENIED_KEY  # GET reads the old value
+    assert check(b"copy", b"r1", b"w1") == acl.OK
+    assert check(b"copy", b"w1", b"r1") == acl.DENIED_KEY
+    assert check(b"xread", b"STREAMS", b"r1", b"w1", b"0", b"0") == acl.DENIED_KEY
+    # A selector stops at its first refused key; across selectors the last such key counts.
+    assert acl.check_command(user, TABLE[b"mget"], [b"mget", b"r1", b"x", b"y"]) == (
+        acl.DENIED_KEY, 2)
+    registry.set_user(b"u", [b"(~r* ~x +mget)"])
+    assert acl.check_command(user, TABLE[b"mget"], [b"mget", b"r1", b"x", b"y"]) == (
+        acl.DENIED_KEY, 3)
+
+
+def test_channel_check_for_pubsub():
+    registry = _fresh()
+    registry.set_user(b"u", [b"&news.*", b"&exact"])
+    user = registry.users["u"]
+    assert acl.channel_allowed(user, b"news.sport", is_pattern=False)
+    assert not acl.channel_allowed(user, b"other", is_pattern=False)
+    # A PSUBSCRIBE pattern is compared with the ACL's patterns literally.
+    assert acl.channel_allowed(user, b"news.*", is_pattern=True)
+    assert not acl.channel_allowed(user, b"news.s*", is_pattern=True)
+    registry.set_user(b"v", [b"allchannels"])
+    assert acl.channel_allowed(registry.users["v"], b"anything", is_pattern=True)
+
+
+def test_only_restricted_users_reach_the_check():
+    """The default user (+@all ~* &*) is unrestricted: its clients carry no ACL to check,
+    so the dispatcher's common path is taken; a restricted user's clients carry it."""
+    state = ServerState(Config(), table=TABLE)
+    assert state.acl.default.unrestricted
+    from resplite.engine.client import Client
+
+    client = Client(state, state.new_client_id(), None)
+    assert client.acl is None and client.authenticated
+    state.clients[client.id] = client
+    state.acl.set_user(b"default", [b"-debug"])
+    state.users_changed(state.acl.default)
+    assert client.acl is state.acl.default
+    state.acl.set_user(b"default", [b"+@all"])
+    state.users_changed(state.acl.default)
+    assert client.acl is None
+
+
+def test_an_unclosed_selector_in_an_acl_file_is_refused(tmp_path: Path):
+    # Redis 7.0.15 crashes on this file; resplite reports it and keeps its users.
+    path = tmp_path / "users.acl"
+    path.write_text("user default on nopass ~* &* +@all\nuser y on (~a\n")
+    registry = _fresh()
+    problems = acl.load_acl_file(registry, str(path))
+    assert problems is not None and "Unmatched parenthesis" in problems
+    assert list(registry.users) == ["default"]
+
+
+def test_genpass_lengths():
+    for bits, chars in ((1, 1), (4, 1), (5, 2), (256, 64), (4096, 1024)):
+        text = acl.genpass(bits)
+        assert len(text) == chars and all(c in "0123456789abcdef" for c in text)
