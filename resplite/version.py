@@ -6,4 +6,4 @@ test suites gate features on it (docs/compatibility.md says what it means).
 """
 
 __version__ = "0.1.0"
-REDIS_VERSION = "8.4.0"
+REDIS_VERSION = "8.10.0"
