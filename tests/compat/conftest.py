@@ -5,16 +5,28 @@ version under test (the fixture runs every test under RESP2 and RESP3), on fresh
 servers. ``pair.check(*cmd)`` sends the command to both and asserts the raw reply bytes are
 equal. Servers are started once per test process on free ports. Without a redis-server the
 tests skip visibly, except under CI, where its absence is an error.
+
+``server``, ``conn``, ``rconn`` and ``xs`` are resplite alone, its clock frozen at
+``support.newer.T0``:
+for tests marked ``@pytest.mark.redis_version("x.y")`` that assert a newer Redis than the
+reference, whose binary is not installed (``support/newer.py``).
+
+Where the tests are: ``README.md`` in this folder.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
+from support.newer import T0, Conn
 from support.pair import Normalizer, Pair, loose_ids, open_pair
 from support.servers import ServerProcess, redis_server_path, start_redis, start_resplite
+
+if TYPE_CHECKING:
+    from resplite.testing.embedded import ClockControl, ServerHandle
 
 __all__ = ["Normalizer", "Pair", "loose_ids", "open_pair"]
 
@@ -67,3 +79,45 @@ def server_pair_factory() -> Iterator[Callable[..., tuple[ServerProcess, ServerP
     yield make
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def server(
+    resplite_instance: ServerHandle, resplite_clock: ClockControl
+) -> Iterator[ServerHandle]:
+    """resplite alone (the test kit's server), its clock frozen at ``T0`` for the test."""
+    resplite_clock.set(T0)
+    resplite_clock.freeze()
+    yield resplite_instance
+    resplite_clock.reset()
+
+
+@pytest.fixture
+def conn(server: ServerHandle) -> Iterator[Conn]:
+    """A RESP3 connection to ``server``, so that maps read as dicts."""
+    c = Conn(server.host, server.port, resp=3)
+    yield c
+    c.close()
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def rconn(server: ServerHandle, request: pytest.FixtureRequest) -> Iterator[Conn]:
+    """A connection to ``server`` under RESP2, then RESP3 (``rconn.resp``)."""
+    c = Conn(server.host, server.port, resp=request.param)
+    yield c
+    c.close()
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def xs(
+    resplite_instance: ServerHandle, resplite_clock: ClockControl, request: pytest.FixtureRequest
+) -> Iterator[Conn]:
+    """A connection to a flushed resplite alone under RESP2, then RESP3, clock frozen at
+    ``T0``; ``xs.v(...)`` decodes a reply (maps as dicts, whichever the protocol)."""
+    resplite_clock.freeze()
+    resplite_clock.set(T0)
+    c = Conn(resplite_instance.host, resplite_instance.port, resp=request.param)
+    c.call("FLUSHALL")
+    yield c
+    c.close()
+    resplite_clock.reset()

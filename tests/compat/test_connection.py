@@ -1,11 +1,10 @@
-"""Connection commands and the dispatcher's order of checks, byte for byte against Redis.
+"""Connection commands (``resplite/commands/connection.py``), byte for byte against Redis.
 
 PING, ECHO, HELLO (every option and error), AUTH (with and without ``requirepass``), SELECT,
-QUIT, RESET, the texts of unknown commands and subcommands and of wrong arity, and the order
-in which the dispatcher applies its checks (existence, arity, protected commands,
-authentication, MULTI). HELLO's ``version`` and ``id`` are blanked: resplite reports the
-Redis version whose behaviour it follows (``resplite.version.REDIS_VERSION``) where the
-reference is 7.0.15, and client ids depend on each server's history.
+QUIT, RESET, and the handshakes of client libraries. HELLO's ``version`` and ``id`` are
+blanked: resplite reports the Redis version whose behaviour it follows
+(``resplite.version.REDIS_VERSION``) where the reference is 7.0.15, and client ids depend on
+each server's history. The dispatcher's texts and order of checks are in ``test_dispatch.py``.
 """
 
 from __future__ import annotations
@@ -112,59 +111,6 @@ def test_reset_restores_connection_state(pair):
     pair.check("RESET", "x")
 
 
-def test_unknown_command_texts(pair):
-    pair.check("NOSUCHCOMMAND")
-    pair.check("nosuch", "a", "b c", "")
-    pair.check("FOO", *[str(i) for i in range(200)])
-    pair.check("FOO", "x" * 300)
-    pair.check(b"\xff\xfe", b"\x01")
-    pair.check("PING")
-
-
-def test_unknown_subcommand_texts(pair):
-    pair.check("CONFIG", "NOSUCH")
-    pair.check("client", "bogus", "x")
-    pair.check("CLIENT", "MAINT_NOTIFICATIONS", "ON", "moving-endpoint-type", "internal-ip")
-    pair.check("OBJECT", "nosuch", "k")
-    pair.check("PING")
-
-
-@pytest.mark.parametrize(
-    "cmd",
-    [
-        ("GET",),
-        ("GET", "a", "b"),
-        ("SET", "k"),
-        ("CONFIG",),
-        ("CONFIG", "GET"),
-        ("CONFIG", "SET", "maxclients"),
-        ("CLIENT",),
-        ("CLIENT", "ID", "x"),
-        ("CLIENT", "SETNAME"),
-        ("CLIENT", "KILL"),
-        ("DBSIZE", "x"),
-        ("SWAPDB", "0"),
-        ("MULTI", "x"),
-        ("EXEC", "x"),
-        ("WATCH",),
-        ("SELECT",),
-        ("ECHO",),
-        ("DEBUG",),
-        ("TIME", "x"),
-    ],
-    ids=lambda c: " ".join(c),
-)
-def test_arity_texts(pair, cmd):
-    pair.check(*cmd)
-
-
-def test_checks_order_unknown_before_arity(pair):
-    # An unknown subcommand is reported even when the argument count is also wrong.
-    pair.check("CONFIG", "NOSUCH", "a", "b", "c")
-    # A known subcommand with the wrong count fails arity.
-    pair.check("CONFIG", "RESETSTAT", "extra")
-
-
 def _hello_hint(reply: bytes) -> bytes:
     # Redis 7.2 added "<proto>" to the hint in HELLO's NOAUTH text; resplite follows 7.4.
     return reply.replace(b"the HELLO AUTH <user>", b"the HELLO <proto> AUTH <user>")
@@ -209,42 +155,6 @@ def test_requirepass_noauth_and_wrongpass(server_pair_factory):
     finally:
         ref.close()
         ours.close()
-
-
-def test_requirepass_unauthenticated_limits(server_pair_factory):
-    # Before AUTH, Redis refuses big multibulk requests outright and closes the connection.
-    ref_srv, our_srv = server_pair_factory("--requirepass", "pw")
-    ref, ours = _raw(ref_srv), _raw(our_srv)
-    try:
-        ref.send(*["x"] * 20)
-        ours.send(*["x"] * 20)
-        assert ours.read_reply() == ref.read_reply()
-        assert ref.is_closed() and ours.is_closed()
-    finally:
-        ref.close()
-        ours.close()
-
-
-def test_debug_is_refused_before_authentication(server_pair_factory):
-    ref_srv, our_srv = server_pair_factory(
-        "--requirepass", "pw", "--enable-debug-command", "no"
-    )
-    ref, ours = _raw(ref_srv), _raw(our_srv)
-    try:
-        for cmd in (("DEBUG", "SLEEP", "0"), ("DEBUG", "HELP"), ("DEBUG",), ("AUTH", "pw"),
-                    ("DEBUG", "SLEEP", "0"), ("MULTI",), ("DEBUG", "SLEEP", "0"), ("EXEC",)):
-            assert ours.call(*cmd) == ref.call(*cmd), cmd
-    finally:
-        ref.close()
-        ours.close()
-
-
-def test_inline_commands(pair):
-    assert pair.raw_both(b"PING\r\n") == (b"+PONG\r\n", b"+PONG\r\n")
-    ref, ours = pair.raw_both(b'ECHO "a b"\r\n')
-    assert ours == ref
-    ref, ours = pair.raw_both(b"NOSUCH x\r\n")
-    assert ours == ref
 
 
 # What client libraries send when they connect (see REFERENCE.md), in order. CLIENT SETINFO

@@ -8,7 +8,8 @@ Each case goes to a fresh connection as raw bytes. Two checks per case:
   request still waiting for bytes means no reply and an open connection;
 * resplite answers byte for byte as Redis does, and closes exactly when Redis does.
 
-Unauthenticated limits are checked against servers started with ``requirepass``.
+Unauthenticated limits are checked against servers started with ``requirepass``. Inline
+commands, last, go through the ``pair`` of shared servers.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pytest
+from support.raw import RawClient
 from support.servers import ServerProcess, redis_server_path, start_redis, start_resplite
 
 from resplite.protocol.errors import ProtocolError
@@ -268,3 +270,32 @@ def test_resplite_unauthenticated_limits_as_redis(
         resplite_with_password: ServerProcess) -> None:
     expected = exchange(redis_with_password, case.chunks)
     assert exchange(resplite_with_password, case.chunks) == expected
+
+
+# -- through servers of the test's own and the shared pair -------------------------------------
+
+
+def _raw(server):
+    return RawClient(server.host, server.port)
+
+
+def test_requirepass_unauthenticated_limits(server_pair_factory):
+    # Before AUTH, Redis refuses big multibulk requests outright and closes the connection.
+    ref_srv, our_srv = server_pair_factory("--requirepass", "pw")
+    ref, ours = _raw(ref_srv), _raw(our_srv)
+    try:
+        ref.send(*["x"] * 20)
+        ours.send(*["x"] * 20)
+        assert ours.read_reply() == ref.read_reply()
+        assert ref.is_closed() and ours.is_closed()
+    finally:
+        ref.close()
+        ours.close()
+
+
+def test_inline_commands(pair):
+    assert pair.raw_both(b"PING\r\n") == (b"+PONG\r\n", b"+PONG\r\n")
+    ref, ours = pair.raw_both(b'ECHO "a b"\r\n')
+    assert ours == ref
+    ref, ours = pair.raw_both(b"NOSUCH x\r\n")
+    assert ours == ref

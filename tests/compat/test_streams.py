@@ -1,8 +1,14 @@
-"""Stream entry commands of Redis 8.6: idempotent producers (XADD IDMP / IDMPAUTO, XCFGSET,
-the idempotency fields of XINFO STREAM), and the change counter of the entry commands.
+"""Stream entry commands (``resplite/commands/streams.py``) against a real redis-server: XADD,
+XRANGE, XREVRANGE, XLEN, XDEL, XTRIM and XSETID, byte for byte, under RESP2 and RESP3; and
+streams in the keyspace: TYPE, OBJECT ENCODING, DEL, RENAME, COPY (a deep copy: groups,
+consumers and pending entries included), expiry, and the stream writes that WATCH sees.
 
-The idempotency tests assert the facts of Redis's documentation and test suite (no 8.6
-binary is at hand); the change-counter test compares every command with the 7.0 reference.
+Ids are explicit wherever the reply would show them, so both servers produce the same ones.
+What changed after Redis 7.0 (XSETID and the largest deleted id, XDELEX, the KEEPREF /
+DELREF / ACKED trimming policies, Redis 8.6's idempotent producers: XADD IDMP / IDMPAUTO,
+XCFGSET and the idempotency fields of XINFO STREAM) is asserted against resplite alone, with
+its clock frozen, and marked with the version. The change counter of the entry commands is
+compared with the 7.0 reference.
 """
 
 from __future__ import annotations
@@ -11,12 +17,591 @@ from typing import Any
 
 import pytest
 from compat_helpers import integer
-from stream_fixtures import (
-    T0,
-    Conn,
-    xs_fixture,  # noqa: F401  (the fixture)
-)
+from support.newer import T0, Conn, add_entries, groups_setup
 from support.raw import RawClient
+
+Cmd = tuple[str | bytes | int, ...]
+
+
+def seed(pair, key: str = "s", n: int = 5, fields: int = 1) -> None:  # type: ignore[no-untyped-def]
+    for i in range(1, n + 1):
+        args: list[str | int] = ["XADD", key, f"{i}-1"]
+        for f in range(fields):
+            args += [f"f{f}", f"v{i}"]
+        pair.check(*args)
+
+
+# -- XADD ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("XADD", "s", "1-1", "a", "1"),
+        ("XADD", "s", "0-0", "a", "1"),  # 0-0 is refused before the key is created
+        ("XADD", "s", "00001-5", "a", "1"),
+        ("XADD", "s", " 2-0", "a", "1"),
+        ("XADD", "s", "+3-0", "a", "1"),
+        ("XADD", "s", "foo", "a", "1"),
+        ("XADD", "s", "-", "a", "1"),
+        ("XADD", "s", "+", "a", "1"),
+        ("XADD", "s", "1-1-1", "a", "1"),
+        ("XADD", "s", "*", "a"),
+        ("XADD", "s", "*", "a", "1", "b"),
+        ("XADD", "s", "NOMKSTREAM", "*", "a", "1"),
+        ("XADD", "s", "nomkstream", "maxlen", "1", "*", "a", "b"),
+        ("XADD", "s", "MAXLEN", "-1", "*", "a", "1"),
+        ("XADD", "s", "MAXLEN", "abc", "*", "a", "1"),
+        ("XADD", "s", "MAXLEN", "1", "MINID", "5", "*", "a", "1"),
+        ("XADD", "s", "MAXLEN", "1", "MAXLEN", "2", "*", "a", "1"),
+        ("XADD", "s", "LIMIT", "5", "*", "a", "1"),
+        ("XADD", "s", "MAXLEN", "5", "LIMIT", "5", "*", "a", "1"),
+        ("XADD", "s", "MAXLEN", "~", "5", "LIMIT", "-1", "*", "a", "1"),
+        ("XADD", "s", "MAXLEN", "~", "5", "LIMIT", "x", "*", "a", "1"),
+        ("XADD", "s", "MINID", "~", "-", "*", "a", "1"),
+        ("XADD", "s", "MINID", "abc", "*", "a", "1"),
+        ("XADD", "s", "MAXLEN", "=", "0", "1-1", "a", "1"),
+    ],
+    ids=lambda c: " ".join(map(str, c)),
+)
+def test_xadd_arguments_and_errors(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
+    pair.check(*cmd)
+    pair.check("EXISTS", "s")
+    pair.check("XLEN", "s")
+
+
+def test_xadd_ids_must_grow(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.check_all([
+        ("XADD", "s", "5-5", "a", "1"),
+        ("XADD", "s", "5-5", "a", "1"),
+        ("XADD", "s", "5-4", "a", "1"),
+        ("XADD", "s", "4-9", "a", "1"),
+        ("XADD", "s", "5-*", "a", "1"),
+        ("XADD", "s", "5-*", "a", "1"),
+        ("XADD", "s", "4-*", "a", "1"),
+        ("XADD", "s", "6-*", "a", "1"),
+        ("XADD", "s", "6", "a", "1"),
+        ("XRANGE", "s", "-", "+"),
+    ])
+
+
+def test_xadd_sequence_wildcard_on_an_empty_stream(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.check("XADD", "s", "0-*", "a", "1")
+    pair.check("XADD", "s", "0-*", "a", "1")
+    pair.check("XRANGE", "s", "-", "+")
+
+
+def test_xadd_at_the_last_possible_id(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.check_all([
+        ("XADD", "s", "18446744073709551615-18446744073709551614", "a", "1"),
+        ("XADD", "s", "18446744073709551615-*", "a", "1"),
+        ("XADD", "s", "*", "a", "1"),
+        ("XADD", "s", "18446744073709551615-*", "a", "1"),
+        ("XADD", "s", "NOMKSTREAM", "18446744073709551615-18446744073709551615", "a", "1"),
+        ("XLEN", "s"),
+    ])
+
+
+def test_xadd_fields_that_differ_from_the_node_master(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.check_all([
+        ("XADD", "s", "1-1", "a", "1", "b", "2"),
+        ("XADD", "s", "1-2", "b", "2", "a", "1"),
+        ("XADD", "s", "1-3", "a", "x"),
+        ("XADD", "s", "1-4", "a", "", "", "y"),
+        ("XADD", "s", "1-5", "a", "1", "b", "2"),
+        ("XADD", "s", "1-6", "12345", "-7", "3.5", "0"),
+        ("XRANGE", "s", "-", "+"),
+        ("XREVRANGE", "s", "+", "-"),
+    ])
+
+
+def test_xadd_binary_and_large_values(pair) -> None:  # type: ignore[no-untyped-def]
+    big = b"\x00\r\n\xff" * 3000
+    pair.check("XADD", "s", "1-1", b"f\x00", big, "g", b"x" * 70000)
+    pair.check("XRANGE", "s", "-", "+")
+
+
+def test_xadd_on_another_type(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.check("SET", "str", "x")
+    for cmd in [
+        ("XADD", "str", "*", "a", "1"),
+        ("XADD", "str", "NOMKSTREAM", "*", "a", "1"),
+        ("XLEN", "str"),
+        ("XRANGE", "str", "-", "+"),
+        ("XREVRANGE", "str", "+", "-"),
+        ("XDEL", "str", "1"),
+        ("XTRIM", "str", "MAXLEN", "1"),
+        ("XSETID", "str", "1"),
+        ("XINFO", "STREAM", "str"),
+    ]:
+        pair.check(*cmd)
+
+
+# -- trimming: node layout decides what "~" removes -------------------------------------------
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 50, 99, 100, 101, 150, 249, 250, 251])
+def test_approximate_maxlen_removes_the_nodes_redis_removes(pair, threshold: int) -> None:  # type: ignore[no-untyped-def]
+    for i in range(1, 251):
+        pair.ref.send("XADD", "s", f"{i}-0", "f", f"v{i}")
+        pair.ours.send("XADD", "s", f"{i}-0", "f", f"v{i}")
+    for _ in range(250):
+        pair.ref.read_reply()
+        pair.ours.read_reply()
+    pair.check("XTRIM", "s", "MAXLEN", "~", threshold)
+    pair.check("XLEN", "s")
+    pair.check("XINFO", "STREAM", "s")
+
+
+def test_node_split_by_bytes(pair) -> None:  # type: ignore[no-untyped-def]
+    for i in range(1, 61):
+        pair.check("XADD", "s", f"{i}-0", "field", "x" * (50 + 7 * i))
+    pair.check("XINFO", "STREAM", "s")
+    pair.check("XTRIM", "s", "MAXLEN", "~", "30")
+    pair.check("XINFO", "STREAM", "s")
+
+
+def test_node_settings_change_at_runtime(pair) -> None:  # type: ignore[no-untyped-def]
+    try:
+        pair.check("CONFIG", "SET", "stream-node-max-entries", "7")
+        pair.check("CONFIG", "SET", "stream-node-max-bytes", "300")
+        for i in range(1, 41):
+            pair.check("XADD", "s", f"{i}-0", "f", "v" * (i % 13))
+        pair.check("XINFO", "STREAM", "s")
+        pair.check("XADD", "s", "MAXLEN", "~", "20", "41-0", "f", "v")
+        pair.check("XINFO", "STREAM", "s")
+        pair.check("CONFIG", "SET", "stream-node-max-entries", "0")
+        pair.check("CONFIG", "SET", "stream-node-max-bytes", "0")
+        for i in range(42, 300):
+            pair.check("XADD", "s", f"{i}-0", "f", "v")
+        pair.check("XINFO", "STREAM", "s")
+    finally:
+        for a, b in (("stream-node-max-entries", "100"), ("stream-node-max-bytes", "4096")):
+            pair.ref.call("CONFIG", "SET", a, b)
+            pair.ours.call("CONFIG", "SET", a, b)
+
+
+@pytest.mark.parametrize(
+    "trim",
+    [
+        ("MAXLEN", "3"),
+        ("MAXLEN", "=", "3"),
+        ("MAXLEN", "~", "3"),
+        ("MAXLEN", "~", "3", "LIMIT", "0"),
+        ("MAXLEN", "~", "150", "LIMIT", "99"),
+        ("MAXLEN", "~", "50", "LIMIT", "100"),
+        ("MAXLEN", "~", "50", "LIMIT", "201"),
+        ("MAXLEN", "0"),
+        ("MINID", "150"),
+        ("MINID", "=", "150-1"),
+        ("MINID", "~", "150"),
+        ("MINID", "~", "250", "LIMIT", "150"),
+        ("MINID", "0"),
+        ("MINID", "999"),
+    ],
+    ids=lambda t: " ".join(t),
+)
+def test_xtrim_strategies(pair, trim: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    for i in range(1, 301):
+        pair.ref.send("XADD", "s", f"{i}-0", "f", "v")
+        pair.ours.send("XADD", "s", f"{i}-0", "f", "v")
+    for _ in range(300):
+        pair.ref.read_reply()
+        pair.ours.read_reply()
+    pair.check("XTRIM", "s", *trim)
+    pair.check("XINFO", "STREAM", "s")
+    pair.check("XRANGE", "s", "-", "+", "COUNT", "3")
+
+
+def test_xadd_with_trimming(pair) -> None:  # type: ignore[no-untyped-def]
+    for i in range(1, 120):
+        pair.check("XADD", "s", "MAXLEN", "~", "10", f"{i}-0", "f", "v")
+    pair.check("XINFO", "STREAM", "s")
+    for i in range(120, 140):
+        pair.check("XADD", "s", "MINID", "130", f"{i}-0", "f", "v")
+    pair.check("XINFO", "STREAM", "s")
+
+
+def test_exact_trim_after_deletes(pair) -> None:  # type: ignore[no-untyped-def]
+    seed(pair, n=8)
+    pair.check("XDEL", "s", "8-1", "3-1")
+    pair.check("XTRIM", "s", "MINID", "8-1")
+    pair.check("XINFO", "STREAM", "s")
+    pair.check("XADD", "s", "9-1", "f", "v")
+    pair.check("XINFO", "STREAM", "s")
+    pair.check("XTRIM", "s", "MAXLEN", "0")
+    pair.check("XINFO", "STREAM", "s")
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("XTRIM", "s", "foo"),
+        ("XTRIM", "s", "MAXLEN", "~"),
+        ("XTRIM", "s", "MAXLEN", "=", "1", "LIMIT", "1"),
+        ("XTRIM", "s", "MINID", "abc"),
+        ("XTRIM", "s", "MINID", "-"),
+        ("XTRIM", "s", "MINID", "+"),
+        ("XTRIM", "s", "MAXLEN", "1", "NOMKSTREAM"),
+        ("XTRIM", "s", "LIMIT", "5", "MAXLEN", "~", "1"),
+        ("XTRIM", "s", "MAXLEN", "1", "foo"),
+        ("XTRIM", "nokey", "MAXLEN", "1"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_xtrim_errors(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
+    seed(pair)
+    pair.check(*cmd)
+
+
+# -- XRANGE / XREVRANGE -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("XRANGE", "s", "-", "+"),
+        ("XRANGE", "s", "-", "+", "COUNT", "0"),
+        ("XRANGE", "s", "-", "+", "COUNT", "-1"),
+        ("XRANGE", "s", "-", "+", "COUNT", "2"),
+        ("XRANGE", "s", "-", "+", "count", "1", "COUNT", "3"),
+        ("XRANGE", "s", "2", "4"),
+        ("XRANGE", "s", "2-1", "2-1"),
+        ("XRANGE", "s", "(2-1", "(4-1"),
+        ("XRANGE", "s", "(2", "+"),
+        ("XRANGE", "s", "(-", "+"),
+        ("XRANGE", "s", "(", "+"),
+        ("XRANGE", "s", "-", "(0-0"),
+        ("XRANGE", "s", "(18446744073709551615-18446744073709551615", "+"),
+        ("XRANGE", "s", "4", "2"),
+        ("XRANGE", "s", "x", "+"),
+        ("XRANGE", "s", "-", "+", "foo"),
+        ("XRANGE", "s", "-", "+", "COUNT"),
+        ("XRANGE", "s", "-", "+", "COUNT", "x"),
+        ("XRANGE", "nokey", "-", "+"),
+        ("XRANGE", "nokey", "x", "+"),
+        ("XREVRANGE", "s", "+", "-"),
+        ("XREVRANGE", "s", "+", "-", "COUNT", "2"),
+        ("XREVRANGE", "s", "(4-1", "(1-1"),
+        ("XREVRANGE", "s", "3", "-"),
+        ("XREVRANGE", "s", "-", "+"),
+        ("XREVRANGE", "s", "+", "(18446744073709551615-18446744073709551615"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_ranges(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
+    seed(pair, fields=2)
+    pair.check("XDEL", "s", "3-1")
+    pair.check(*cmd)
+
+
+def test_ranges_across_many_nodes(pair) -> None:  # type: ignore[no-untyped-def]
+    for i in range(1, 451):
+        pair.ref.send("XADD", "s", f"{i // 3}-{i % 3}", "f", f"v{i}")
+        pair.ours.send("XADD", "s", f"{i // 3}-{i % 3}", "f", f"v{i}")
+    for _ in range(450):
+        pair.ref.read_reply()
+        pair.ours.read_reply()
+    pair.check("XDEL", "s", "33-0", "99-2", "100-0", "120-1")
+    for cmd in [
+        ("XRANGE", "s", "33", "34"),
+        ("XRANGE", "s", "99-2", "100-1", "COUNT", "1"),
+        ("XREVRANGE", "s", "101", "98"),
+        ("XREVRANGE", "s", "+", "-", "COUNT", "5"),
+        ("XRANGE", "s", "(149-2", "+"),
+        ("XLEN", "s"),
+    ]:
+        pair.check(*cmd)
+
+
+# -- XLEN / XDEL ---------------------------------------------------------------------------
+
+
+def test_xdel(pair) -> None:  # type: ignore[no-untyped-def]
+    seed(pair)
+    pair.check_all([
+        ("XDEL", "s", "x"),
+        ("XDEL", "s", "1-1", "x"),
+        ("XDEL", "s", "-"),
+        ("XLEN", "s"),
+        ("XDEL", "nokey", "x"),
+        ("XDEL", "s", "1-1", "1-1", "9-9"),
+        ("XDEL", "s", "2"),
+        ("XDEL", "s", "2-1"),
+        ("XLEN", "s"),
+        ("XINFO", "STREAM", "s"),
+        ("XDEL", "s", "3-1", "4-1", "5-1"),
+        ("XINFO", "STREAM", "s"),
+        ("EXISTS", "s"),
+        ("XADD", "s", "5-1", "a", "1"),
+        ("XADD", "s", "5-2", "a", "1"),
+        ("XINFO", "STREAM", "s"),
+    ])
+
+
+# -- XSETID --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("XSETID", "s", "x"),
+        ("XSETID", "s", "-"),
+        ("XSETID", "s", "1-1"),
+        ("XSETID", "s", "9-1", "ENTRIESADDED", "x"),
+        ("XSETID", "s", "9-1", "ENTRIESADDED", "-1"),
+        ("XSETID", "s", "9-1", "ENTRIESADDED", "0"),
+        ("XSETID", "s", "9-1", "ENTRIESADDED"),
+        ("XSETID", "s", "9-1", "MAXDELETEDID", "x"),
+        ("XSETID", "s", "9-1", "MAXDELETEDID", "10-0"),
+        ("XSETID", "s", "9-1", "foo"),
+        ("XSETID", "s", "9-1", "MAXDELETEDID", "3-0", "ENTRIESADDED", "10"),
+        ("XSETID", "s", "5-1"),
+        ("XSETID", "nokey", "1-1"),
+        ("XSETID", "nokey", "x"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_xsetid(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
+    seed(pair)
+    pair.check(*cmd)
+    pair.check("XINFO", "STREAM", "s")
+
+
+# -- the radix tree after deletes ---------------------------------------------------------
+
+
+def test_radix_tree_figures_follow_deletes(pair) -> None:  # type: ignore[no-untyped-def]
+    for i in range(1, 1201):
+        ms = (i * 7919) % 100_003 + i * 100_000
+        pair.ref.send("XADD", "s", f"{ms}-{i % 5}", "f", "v")
+        pair.ours.send("XADD", "s", f"{ms}-{i % 5}", "f", "v")
+    for _ in range(1200):
+        pair.ref.read_reply()
+        pair.ours.read_reply()
+    pair.check("XINFO", "STREAM", "s")
+    reply = pair.check("XRANGE", "s", "-", "+")
+    ids = [line for line in reply.split(b"\r\n") if b"-" in line and line[:1].isdigit()]
+    for sid in ids[100:400] + ids[650:700] + ids[1100:]:
+        pair.check("XDEL", "s", sid)
+    pair.check("XINFO", "STREAM", "s")
+
+
+# -- streams in the keyspace ------------------------------------------------------------------
+
+
+def seed_with_group(pair, key: str = "s") -> None:  # type: ignore[no-untyped-def]
+    for i in range(1, 4):
+        pair.check("XADD", key, f"{i}-1", "f", f"v{i}")
+    pair.check("XGROUP", "CREATE", key, "g", "0")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", key, ">")
+
+
+def test_type_and_encoding(pair) -> None:  # type: ignore[no-untyped-def]
+    seed_with_group(pair)
+    pair.check("TYPE", "s")
+    pair.check("OBJECT", "ENCODING", "s")
+    pair.check("SET", "str", "x")
+    pair.check("SCAN", "0", "TYPE", "stream")
+    pair.check("XGROUP", "CREATE", "empty", "g", "$", "MKSTREAM")
+    pair.check("TYPE", "empty")
+    pair.check("OBJECT", "ENCODING", "empty")
+    pair.check("EXISTS", "s", "empty")
+
+
+def test_del_and_unlink(pair) -> None:  # type: ignore[no-untyped-def]
+    seed_with_group(pair)
+    seed_with_group(pair, "t")
+    pair.check("DEL", "s")
+    pair.check("UNLINK", "t")
+    pair.check("XLEN", "s")
+    pair.check("XINFO", "GROUPS", "t")
+    pair.check("XADD", "s", "1-1", "a", "b")
+    pair.check("XINFO", "STREAM", "s")
+
+
+def test_rename_keeps_groups(pair) -> None:  # type: ignore[no-untyped-def]
+    seed_with_group(pair)
+    pair.check("RENAME", "s", "r")
+    pair.check("XINFO", "GROUPS", "r")
+    pair.check("XRANGE", "r", "-", "+")
+    pair.check("RENAMENX", "r", "s")
+    pair.check("TYPE", "s")
+
+
+def test_copy_is_deep(pair) -> None:  # type: ignore[no-untyped-def]
+    seed_with_group(pair)
+    pair.check("COPY", "s", "c")
+    pair.check("XADD", "s", "9-1", "only", "original")
+    pair.check("XACK", "s", "g", "1-1")
+    pair.check("XGROUP", "CREATE", "s", "other", "$")
+    pair.check("XDEL", "s", "2-1")
+    pair.check("XRANGE", "c", "-", "+")
+    pair.check("XPENDING", "c", "g")
+    pair.check("XINFO", "GROUPS", "c")
+    pair.check("XINFO", "STREAM", "c")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "c", ">")
+    pair.check("XINFO", "GROUPS", "s")
+    pair.check("COPY", "s", "c")
+    pair.check("COPY", "s", "c", "REPLACE")
+    pair.check("XINFO", "STREAM", "c")
+
+
+def test_expiry_applies_to_streams(pair) -> None:  # type: ignore[no-untyped-def]
+    seed_with_group(pair)
+    pair.check("EXPIRE", "s", "100")
+    pair.check("TTL", "s")
+    pair.check("XADD", "s", "9-1", "a", "b")  # writing a stream keeps its TTL
+    pair.check("TTL", "s")
+    pair.check("PEXPIRE", "s", "1")
+    pair.check("DEBUG", "SLEEP", "0.01")
+    pair.check("XLEN", "s")
+    pair.check("EXISTS", "s")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+
+
+def test_writes_invalidate_watch(pair) -> None:  # type: ignore[no-untyped-def]
+    seed_with_group(pair)
+    other = pair.connect_extra()
+    try:
+        for write in [
+            ("XADD", "s", "10-1", "a", "b"),
+            ("XDEL", "s", "10-1"),
+            ("XDEL", "s", "77-7"),
+            ("XTRIM", "s", "MAXLEN", "2"),
+            ("XTRIM", "s", "MAXLEN", "2"),
+            ("XGROUP", "CREATE", "new", "g", "$", "MKSTREAM"),
+            ("XSETID", "s", "99-0"),
+            ("XGROUP", "CREATE", "s", "h", "0"),
+            ("XGROUP", "SETID", "s", "h", "0"),
+            ("XGROUP", "CREATECONSUMER", "s", "h", "x"),
+            ("XGROUP", "DELCONSUMER", "s", "h", "x"),
+            ("XGROUP", "DESTROY", "s", "h"),
+            ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"),
+            ("XACK", "s", "g", "1-1"),
+            ("XCLAIM", "s", "g", "d", "0", "2-1"),
+            ("XAUTOCLAIM", "s", "g", "e", "0", "0"),
+            ("XLEN", "s"),
+        ]:
+            pair.check("WATCH", "s")
+            other.check(*write)
+            pair.check("MULTI")
+            pair.check("PING")
+            pair.check("EXEC")
+    finally:
+        other.close()
+
+
+# -- newer Redis, against resplite alone ---------------------------------------------------------
+
+
+@pytest.mark.redis_version("7.2")
+def test_xsetid_cannot_go_below_the_largest_deleted_id(conn: Conn) -> None:
+    add_entries(conn, n=3)
+    conn.call("XDEL", "s", "2-1", "3-1")
+    assert conn.call("XSETID", "s", "2-5") == (
+        b"-ERR The ID specified in XSETID is smaller than current max_deleted_entry_id\r\n")
+    assert conn.call("XSETID", "s", "3-1") == b"+OK\r\n"
+
+
+@pytest.mark.redis_version("7.2")
+def test_xadd_sequence_exhausted_within_a_millisecond(conn: Conn) -> None:
+    conn.call("XADD", "s", "7-18446744073709551615", "a", "1")
+    assert conn.call("XADD", "s", "7-*", "a", "1") == (
+        b"-ERR The ID specified in XADD is equal or smaller than the target stream top item\r\n")
+    assert conn.call("XADD", "s", "8-*", "a", "1") == b"$3\r\n8-0\r\n"
+
+
+@pytest.mark.redis_version("8.8")
+def test_xsetid_lowering_entries_added_clamps_read_counters(conn: Conn) -> None:
+    # Redis PR 15489: a group never claims to have read more than was ever added.
+    add_entries(conn, n=6)
+    conn.call("XGROUP", "CREATE", "s", "g", "0")
+    conn.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    conn.call("XTRIM", "s", "MAXLEN", "2")
+    conn.call("XSETID", "s", "6-1", "ENTRIESADDED", "2")
+    group = conn.v("XINFO", "GROUPS", "s")[0]
+    assert (group["entries-read"], group["lag"]) == (2, 0)
+
+
+@pytest.mark.redis_version("8.2")
+def test_xdelex_policies(conn: Conn) -> None:
+    groups_setup(conn)
+    # 1-1 read and acknowledged by both; 2-1 pending in g2; 5-1 unread by both; 1-5 was
+    # never added (below every group's last id, so nothing refers to it: not found).
+    assert conn.v("XDELEX", "s", "ACKED", "IDS", "4", "1-1", "2-1", "5-1", "1-5") == [1, 2, 2, -1]
+    assert conn.v("XDELEX", "s", "IDS", "1", "2-1") == [1]
+    assert conn.v("XPENDING", "s", "g2")[0] == 1  # KEEPREF (the default) leaves it pending
+    assert conn.v("XDELEX", "s", "DELREF", "IDS", "2", "4-1", "2-1") == [1, -1]
+    assert conn.v("XPENDING", "s", "g1")[0] == 0
+    assert conn.v("XPENDING", "s", "g2")[0] == 0  # DELREF of a missing entry still drops refs
+    assert conn.v("XLEN", "s") == 3
+    assert conn.v("XDELEX", "nokey", "IDS", "2", "1-1", "not-an-id") == [-1, -1]
+
+
+@pytest.mark.redis_version("8.2")
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (("IDS", "0", "1-1"), b"-ERR Number of IDs must be a positive integer\r\n"),
+        (("IDS", "-1", "1-1"), b"-ERR Number of IDs must be a positive integer\r\n"),
+        (("IDS", "x", "1-1"), b"-ERR Number of IDs must be a positive integer\r\n"),
+        (("IDS", "3", "1-1"),
+         b"-ERR The `numids` parameter must match the number of arguments\r\n"),
+        (("IDS", "1", "1-1", "2-1"), b"-ERR syntax error\r\n"),
+        (("KEEPREF", "ACKED", "IDS", "1", "1-1"), b"-ERR syntax error\r\n"),
+        (("FOO", "IDS", "1", "1-1"), b"-ERR syntax error\r\n"),
+        (("IDS", "1", "x"), b"-ERR Invalid stream ID specified as stream command argument\r\n"),
+    ],
+)
+def test_xdelex_and_xackdel_argument_errors(
+    conn: Conn, args: tuple[str, ...], error: bytes
+) -> None:
+    add_entries(conn)
+    conn.call("XGROUP", "CREATE", "s", "g", "0")
+    assert conn.call("XDELEX", "s", *args) == error
+    assert conn.call("XACKDEL", "s", "g", *args) == error
+
+
+@pytest.mark.redis_version("8.2")
+def test_xdelex_on_another_type(conn: Conn) -> None:
+    conn.call("SET", "str", "x")
+    wrongtype = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    assert conn.call("XDELEX", "str", "IDS", "1", "1-1") == wrongtype
+    assert conn.call("XDELEX", "str", "FOO", "BAR", "BAZ") == wrongtype
+    assert conn.call("XACKDEL", "str", "g", "IDS", "1", "1-1") == wrongtype
+
+
+@pytest.mark.redis_version("8.2")
+def test_trimming_with_reference_policies(conn: Conn) -> None:
+    groups_setup(conn)
+    # Only 1-1 is read and acknowledged by both groups (g2 has not read past 2-1).
+    assert conn.v("XTRIM", "s", "MAXLEN", "0", "ACKED") == 1
+    assert [e[0] for e in conn.v("XRANGE", "s", "-", "+")] == ["2-1", "3-1", "4-1", "5-1", "6-1"]
+    assert conn.v("XADD", "s", "KEEPREF", "MAXLEN", "3", "7-1", "f", "v") == "7-1"
+    assert [e[0] for e in conn.v("XRANGE", "s", "-", "+")] == ["5-1", "6-1", "7-1"]
+    assert conn.v("XPENDING", "s", "g1")[0] == 1  # 4-1 is gone from the stream, still pending
+    conn.call("XREADGROUP", "GROUP", "g2", "c", "STREAMS", "s", ">")  # 5-1, 6-1, 7-1
+    assert conn.v("XTRIM", "s", "MINID", "7", "DELREF") == 2
+    assert [p[0] for p in conn.v("XPENDING", "s", "g2", "-", "+", "10")] == ["2-1", "7-1"]
+    assert conn.call("XTRIM", "s", "MAXLEN", "1", "ACKED", "DELREF") == b"-ERR syntax error\r\n"
+    assert conn.call("XADD", "s", "ACKED", "ACKED", "*", "f", "v") == (
+        b"-ERR Invalid stream ID specified as stream command argument\r\n")
+
+
+@pytest.mark.redis_version("8.2")
+def test_approximate_trim_with_acked_weighs_every_entry(conn: Conn) -> None:
+    for i in range(1, 251):
+        conn.call("XADD", "s", f"{i}-0", "f", "v")
+    conn.call("XGROUP", "CREATE", "s", "g", "150-0")
+    # Without KEEPREF, "~" no longer drops whole nodes blindly: only read entries go.
+    assert conn.v("XTRIM", "s", "MAXLEN", "~", "0", "ACKED") == 150
+    assert conn.v("XLEN", "s") == 100
+    info = conn.v("XINFO", "STREAM", "s")
+    assert (info["radix-tree-keys"], info["recorded-first-entry-id"]) == (2, "151-0")
+
+
+# -- Redis 8.6: idempotent producers (XADD IDMP / IDMPAUTO, XCFGSET) ---------------------------
 
 FIELDS = ("idmp-duration", "idmp-maxsize", "pids-tracked", "iids-tracked", "iids-added",
           "iids-duplicates")

@@ -1,32 +1,21 @@
-"""Consumer groups against a real redis-server: XGROUP, XREADGROUP (without blocking), XACK,
-XPENDING, XCLAIM, XAUTOCLAIM and XINFO GROUPS, byte for byte in RESP2 and RESP3.
+"""Consumer groups (``resplite/commands/streams_groups.py``) against a real redis-server:
+XGROUP, XACK, XACKDEL, XPENDING, XCLAIM and XAUTOCLAIM, byte for byte in RESP2 and RESP3.
 
 Idle times are the only values that depend on when each server ran the command; they are
 masked (XPENDING's third field). Behaviour that changed after Redis 7.0 (consumers created
-by claims, XINFO CONSUMERS' ``inactive``) is asserted in ``test_streams_newer.py``.
+by claims, ENTRIESREAD clamped, XACKDEL, Redis 8.8's XNACK) is asserted against resplite
+alone, with its clock frozen, and marked with the version. The change counter of the group
+commands is compared with the 7.0 reference.
 """
 
 from __future__ import annotations
 
-import re
-import time
 from typing import Any
 
 import pytest
-from stream_fixtures import (
-    T0,
-    Conn,
-    as_map,
-    xs_fixture,  # noqa: F401  (the fixture)
-)
+from support import normalize
 from support.helpshape import assert_same_shape, implemented
-
-_PENDING_IDLE = re.compile(rb"(\*4\r\n\$\d+\r\n\d+-\d+\r\n\$\d+\r\n[^\r]*\r\n):\d+\r\n")
-
-
-def mask_idle(reply: bytes) -> bytes:
-    """Blank the idle-time field of XPENDING's extended entries."""
-    return _PENDING_IDLE.sub(rb"\1:<idle>\r\n", reply)
+from support.newer import T0, Conn, add_entries, as_map, groups_setup
 
 
 def seed(pair, key: str = "s", n: int = 5) -> None:  # type: ignore[no-untyped-def]
@@ -133,73 +122,6 @@ def test_xgroup_on_another_type(pair) -> None:  # type: ignore[no-untyped-def]
         pair.check(*cmd)
 
 
-# -- XREADGROUP (no blocking) ---------------------------------------------------------------
-
-
-def test_xreadgroup_delivery_and_history(pair) -> None:  # type: ignore[no-untyped-def]
-    seed(pair)
-    pair.check("XGROUP", "CREATE", "s", "g", "0")
-    pair.check_all([
-        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"),
-        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", "1-1"),
-        ("XREADGROUP", "GROUP", "g", "c", "NOACK", "COUNT", "1", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", "0"),
-        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s",
-         "18446744073709551615-18446744073709551615"),
-        ("XDEL", "s", "4-1"),
-        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", "0"),
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"),
-        ("XPENDING", "s", "g"),
-        ("XINFO", "GROUPS", "s"),
-    ])
-    pair.check("XPENDING", "s", "g", "-", "+", "10", normalize=mask_idle)
-
-
-def test_xreadgroup_several_streams(pair) -> None:  # type: ignore[no-untyped-def]
-    seed(pair, "a", 3)
-    seed(pair, "b", 2)
-    pair.check("XGROUP", "CREATE", "a", "g", "0")
-    pair.check("XGROUP", "CREATE", "b", "g", "$")
-    pair.check_all([
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", ">", ">"),
-        ("XADD", "b", "9-1", "x", "y"),
-        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "b", "a", ">", "0"),
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", "0", "0"),
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", ">", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "nokey", ">", ">"),
-        ("XREADGROUP", "GROUP", "nog", "c", "STREAMS", "a", ">"),
-    ])
-
-
-@pytest.mark.parametrize(
-    "cmd",
-    [
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "$"),
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "x"),
-        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "x", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "-1", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "COUNT", "2", "STREAMS", "s", ">"),
-        ("XREADGROUP", "COUNT", "1", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "NOACK", "NOACK", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "foo", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "x", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "-1", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "nokey", ">"),
-        ("XREADGROUP", "GROUP", "nog", "c", "STREAMS", "s", ">"),
-        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "nokey", ">", "x"),
-    ],
-    ids=lambda c: " ".join(c),
-)
-def test_xreadgroup_errors(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
-    seed(pair)
-    pair.check("XGROUP", "CREATE", "s", "g", "0")
-    pair.check(*cmd)
-
-
 # -- XACK -----------------------------------------------------------------------------------
 
 
@@ -264,7 +186,7 @@ def test_xpending(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untype
     pair.check("XREADGROUP", "GROUP", "g", "a", "COUNT", "2", "STREAMS", "s", ">")
     pair.check("XREADGROUP", "GROUP", "g", "b", "COUNT", "2", "STREAMS", "s", ">")
     pair.check("XREADGROUP", "GROUP", "g", "a", "COUNT", "1", "STREAMS", "s", ">")
-    pair.check(*cmd, normalize=mask_idle)
+    pair.check(*cmd, normalize=normalize.pending_idle)
 
 
 def test_xpending_empty_group(pair) -> None:  # type: ignore[no-untyped-def]
@@ -306,7 +228,7 @@ def test_xclaim(pair) -> None:  # type: ignore[no-untyped-def]
         ("XPENDING", "s", "g"),
         ("XCLAIM", "s", "g", "c2", "0", "1-1", "5-1", "FORCE", "JUSTID", "RETRYCOUNT", "3"),
     ])
-    pair.check("XPENDING", "s", "g", "-", "+", "10", normalize=mask_idle)
+    pair.check("XPENDING", "s", "g", "-", "+", "10", normalize=normalize.pending_idle)
 
 
 @pytest.mark.parametrize(
@@ -392,26 +314,50 @@ def test_xautoclaim_errors(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[
     pair.check(*cmd)
 
 
-# -- XINFO GROUPS and lag ------------------------------------------------------------------------
+# -- newer Redis, against resplite alone ---------------------------------------------------------
 
 
-def test_xinfo_groups_lag_while_reading(pair) -> None:  # type: ignore[no-untyped-def]
-    seed(pair, n=10)
-    pair.check_all([
-        ("XGROUP", "CREATE", "s", "a", "0"),
-        ("XGROUP", "CREATE", "s", "b", "$"),
-        ("XGROUP", "CREATE", "s", "c", "5-1", "ENTRIESREAD", "5"),
-        ("XINFO", "GROUPS", "s"),
-        ("XREADGROUP", "GROUP", "a", "x", "COUNT", "3", "STREAMS", "s", ">"),
-        ("XINFO", "GROUPS", "s"),
-        ("XADD", "s", "11-1", "f", "v"),
-        ("XREADGROUP", "GROUP", "c", "x", "COUNT", "1", "STREAMS", "s", ">"),
-        ("XINFO", "GROUPS", "s"),
-        ("XDEL", "s", "2-1"),
-        ("XINFO", "GROUPS", "s"),
-        ("XREADGROUP", "GROUP", "a", "x", "STREAMS", "s", ">"),
-        ("XINFO", "GROUPS", "s"),
-    ])
+@pytest.mark.redis_version("7.2")
+def test_reads_and_claims_create_their_consumer_even_when_nothing_is_delivered(
+    conn: Conn,
+) -> None:
+    add_entries(conn)
+    conn.call("XGROUP", "CREATE", "s", "g", "$")
+    assert conn.call("XREADGROUP", "GROUP", "g", "reader", "STREAMS", "s", ">") == b"_\r\n"
+    assert conn.v("XCLAIM", "s", "g", "claimer", "0", "1-1") == []
+    assert conn.v("XAUTOCLAIM", "s", "g", "auto", "0", "0") == ["0-0", [], []]
+    names = [c["name"] for c in conn.v("XINFO", "CONSUMERS", "s", "g")]
+    assert names == ["auto", "claimer", "reader"]
+
+
+@pytest.mark.redis_version("8.2")
+def test_entriesread_is_clamped_to_entries_added(conn: Conn) -> None:
+    add_entries(conn, n=3)
+    conn.call("XGROUP", "CREATE", "s", "g", "0", "ENTRIESREAD", "99")
+    conn.call("XGROUP", "CREATE", "s", "h", "0")
+    conn.call("XGROUP", "SETID", "s", "h", "2-1", "ENTRIESREAD", "50")
+    groups = {g["name"]: g for g in conn.v("XINFO", "GROUPS", "s")}
+    # g's last id is before the first entry: its lag is the length, whatever it has read.
+    assert (groups["g"]["entries-read"], groups["g"]["lag"]) == (3, 3)
+    assert (groups["h"]["entries-read"], groups["h"]["lag"]) == (3, 0)
+
+
+@pytest.mark.redis_version("8.2")
+def test_xackdel_policies(conn: Conn) -> None:
+    groups_setup(conn)
+    # g1 pending: 4-1.  g2 pending: 2-1.  Both have read 1-1 .. (g1) 4-1 / (g2) 2-1.
+    assert conn.v("XACKDEL", "s", "g1", "ACKED", "IDS", "2", "4-1", "3-1") == [2, -1]
+    assert conn.v("XPENDING", "s", "g1")[0] == 0  # acknowledged even when kept
+    assert conn.v("XACKDEL", "s", "g2", "IDS", "1", "2-1") == [1]
+    assert conn.v("XRANGE", "s", "2-1", "2-1") == []
+    assert conn.v("XACKDEL", "s", "nog", "IDS", "2", "1-1", "x") == [-1, -1]
+    assert conn.v("XACKDEL", "nokey", "g", "IDS", "1", "1-1") == [-1]
+    conn.call("XREADGROUP", "GROUP", "g1", "c", "STREAMS", "s", ">")
+    conn.call("XREADGROUP", "GROUP", "g2", "c", "STREAMS", "s", ">")
+    assert conn.v("XACKDEL", "s", "g1", "DELREF", "IDS", "1", "5-1") == [1]
+    assert conn.v("XPENDING", "s", "g2", "-", "+", "10") == [
+        ["3-1", "c", 0, 1], ["4-1", "c", 0, 1], ["6-1", "c", 0, 1],
+    ]
 
 
 # -- XNACK (Redis 8.8), against the facts of Redis's documentation ---------------------------
@@ -607,36 +553,3 @@ def test_xnack_counts_one_change_per_entry_released(xs: Conn) -> None:
     before = _dirty(xs)
     xs.call("XNACK", "x", "g", "FAIL", "IDS", "3", "1-1", "2-1", "9-9")
     assert _dirty(xs) - before == 2
-
-
-# -- a blocked command that ends in an error is a failed call ---------------------------------
-
-
-def _cmdstat(conn: Any, name: str) -> dict[str, int]:
-    text = conn.call("INFO", "commandstats").decode(errors="replace")
-    line = next(x for x in text.split("\r\n") if x.startswith(f"cmdstat_{name}:"))
-    return {k: int(float(v)) for k, v in (p.split("=") for p in line.split(":", 1)[1].split(","))}
-
-
-@pytest.mark.redis_version("7.2")
-def test_blocked_xreadgroup_ended_by_nogroup_is_a_failed_call(
-    xs: Conn, resplite_instance: Any
-) -> None:
-    xs.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
-    xs.call("CONFIG", "RESETSTAT")
-    reader = Conn(resplite_instance.host, resplite_instance.port)
-    try:
-        reader.send_raw(b"*9\r\n$10\r\nXREADGROUP\r\n$5\r\nGROUP\r\n$1\r\ng\r\n$1\r\nc\r\n"
-                        b"$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n>\r\n")
-        deadline = time.monotonic() + 5
-        while xs.info("clients")["blocked_clients"] != "1":
-            assert time.monotonic() < deadline, "the reader never blocked"
-            time.sleep(0.005)
-        xs.call("XGROUP", "DESTROY", "s", "g")
-        assert reader.read_reply() == (
-            b"-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option\r\n")
-    finally:
-        reader.close()
-    stats = _cmdstat(xs, "xreadgroup")
-    assert (stats["calls"], stats["failed_calls"], stats["rejected_calls"]) == (1, 1, 0)
-    assert "errorstat_NOGROUP:count=1" in xs.call("INFO", "errorstats").decode()

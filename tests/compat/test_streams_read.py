@@ -1,9 +1,11 @@
-"""XREAD and XREADGROUP against a real redis-server, including BLOCK, byte for byte.
+"""XREAD and XREADGROUP (``resplite/commands/streams_read.py``) against a real redis-server,
+including BLOCK, byte for byte.
 
 Blocking cases use a second connection to each server; a reader is known to be parked once
 INFO reports it among ``blocked_clients`` (waiting on that is synchronisation, not timing).
 Behaviour newer than Redis 7.0 (re-running a blocked XREADGROUP whose group vanished, ``+``,
-CLAIM) is asserted in ``test_streams_newer.py``.
+CLAIM, MAXCOUNT and MAXSIZE) is asserted against resplite alone, with its clock frozen, and
+marked with the version.
 """
 
 from __future__ import annotations
@@ -13,11 +15,10 @@ import time
 from typing import Any
 
 import pytest
-from stream_fixtures import (
-    Conn,
-    xs_fixture,  # noqa: F401  (the fixture)
-)
+from support import normalize
+from support.newer import Conn, add_entries, other, value
 from support.raw import RawClient
+from support.resptree import parse, to_python
 
 
 def seed(pair, key: str = "s", n: int = 3) -> None:  # type: ignore[no-untyped-def]
@@ -101,6 +102,73 @@ def test_xread_sees_entries_beyond_a_deleted_top(pair) -> None:  # type: ignore[
     pair.check("XDEL", "s", "3-1")
     pair.check("XREAD", "STREAMS", "s", "2-1")
     pair.check("XREAD", "STREAMS", "s", "$")
+
+
+# -- XREADGROUP (no blocking) ---------------------------------------------------------------
+
+
+def test_xreadgroup_delivery_and_history(pair) -> None:  # type: ignore[no-untyped-def]
+    seed(pair, n=5)
+    pair.check("XGROUP", "CREATE", "s", "g", "0")
+    pair.check_all([
+        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"),
+        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", "1-1"),
+        ("XREADGROUP", "GROUP", "g", "c", "NOACK", "COUNT", "1", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", "0"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s",
+         "18446744073709551615-18446744073709551615"),
+        ("XDEL", "s", "4-1"),
+        ("XREADGROUP", "GROUP", "g", "c2", "STREAMS", "s", "0"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0"),
+        ("XPENDING", "s", "g"),
+        ("XINFO", "GROUPS", "s"),
+    ])
+    pair.check("XPENDING", "s", "g", "-", "+", "10", normalize=normalize.pending_idle)
+
+
+def test_xreadgroup_several_streams(pair) -> None:  # type: ignore[no-untyped-def]
+    seed(pair, "a", 3)
+    seed(pair, "b", 2)
+    pair.check("XGROUP", "CREATE", "a", "g", "0")
+    pair.check("XGROUP", "CREATE", "b", "g", "$")
+    pair.check_all([
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", ">", ">"),
+        ("XADD", "b", "9-1", "x", "y"),
+        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "b", "a", ">", "0"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", "0", "0"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "b", ">", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", "nokey", ">", ">"),
+        ("XREADGROUP", "GROUP", "nog", "c", "STREAMS", "a", ">"),
+    ])
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "$"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "x"),
+        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "x", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "-1", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "COUNT", "2", "STREAMS", "s", ">"),
+        ("XREADGROUP", "COUNT", "1", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "NOACK", "NOACK", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "foo", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "x", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "BLOCK", "-1", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "nokey", ">"),
+        ("XREADGROUP", "GROUP", "nog", "c", "STREAMS", "s", ">"),
+        ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "nokey", ">", "x"),
+    ],
+    ids=lambda c: " ".join(c),
+)
+def test_xreadgroup_errors(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    seed(pair, n=5)
+    pair.check("XGROUP", "CREATE", "s", "g", "0")
+    pair.check(*cmd)
 
 
 # -- blocking -----------------------------------------------------------------------------------
@@ -200,6 +268,211 @@ def test_blocked_xread_survives_del_and_is_served_later(pair) -> None:  # type: 
         assert pair.ours.read_reply() == pair.ref.read_reply()
     finally:
         other.close()
+
+
+# -- newer Redis, against resplite alone ---------------------------------------------------------
+
+
+@pytest.mark.redis_version("7.2")
+@pytest.mark.parametrize(
+    ("change", "answer"),
+    [
+        (("DEL", "s"), b"-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with "
+                       b"GROUP option\r\n"),
+        (("XGROUP", "DESTROY", "s", "g"), b"-NOGROUP No such key 's' or consumer group 'g' "
+                                          b"in XREADGROUP with GROUP option\r\n"),
+        (("SET", "s", "x"), b"-WRONGTYPE Operation against a key holding the wrong kind of "
+                            b"value\r\n"),
+        (("FLUSHALL",), b"-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with "
+                        b"GROUP option\r\n"),
+    ],
+    ids=["del", "destroy", "type-change", "flushall"],
+)
+def test_blocked_xreadgroup_answers_when_its_group_goes(
+    server: Any, conn: Conn, change: tuple[str, ...], answer: bytes
+) -> None:
+    add_entries(conn)
+    conn.call("XGROUP", "CREATE", "s", "g", "$")
+    writer = other(server)
+    try:
+        conn.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+        wait_blocked(writer)
+        writer.call(*change)
+        assert conn.read_reply() == answer
+    finally:
+        writer.close()
+
+
+@pytest.mark.redis_version("7.2")
+def test_blocked_xread_ignores_type_changes_and_deletes(server: Any, conn: Conn) -> None:
+    add_entries(conn)
+    writer = other(server)
+    try:
+        conn.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+        wait_blocked(writer)
+        writer.call("SET", "s", "not a stream")
+        writer.call("DEL", "s")
+        writer.call("XADD", "s", "1-1", "old", "id")  # below the id fixed when it blocked
+        wait_blocked(writer)
+        writer.call("XADD", "s", "7-1", "k", "v")
+        assert value(conn.read_reply()) == {"s": [["7-1", ["k", "v"]]]}
+    finally:
+        writer.close()
+
+
+@pytest.mark.redis_version("7.2")
+def test_blocked_xreadgroup_rerun_that_finds_nothing_stays_blocked(
+    server: Any, conn: Conn, resplite_clock: Any
+) -> None:
+    add_entries(conn)
+    conn.call("XGROUP", "CREATE", "s", "g", "$")
+    writer = other(server)
+    try:
+        conn.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "1000", "STREAMS", "s", ">")
+        wait_blocked(writer)
+        writer.call("XDEL", "s", "1-1")  # a change with nothing new: re-run, still blocked
+        resplite_clock.advance(999)
+        wait_blocked(writer)
+        resplite_clock.advance(1)
+        assert conn.read_reply() == b"_\r\n"
+    finally:
+        writer.close()
+
+
+@pytest.mark.redis_version("7.4")
+def test_xread_plus_reads_the_last_entry(server: Any, conn: Conn) -> None:
+    add_entries(conn)
+    conn.call("XDEL", "s", "5-1")
+    assert conn.v("XREAD", "STREAMS", "s", "+") == {"s": [["4-1", ["f", "v4"]]]}
+    assert conn.call("XREAD", "STREAMS", "nokey", "+") == b"_\r\n"
+    both = parse(conn.call("XREAD", "COUNT", "1", "STREAMS", "s", "s", "+", "0"))
+    assert [(to_python(k), to_python(v)) for k, v in both[1]] == [
+        ("s", [["4-1", ["f", "v4"]]]), ("s", [["1-1", ["f", "v1"]]]),
+    ]
+    writer = other(server)
+    try:
+        conn.send("XREAD", "BLOCK", "0", "STREAMS", "e", "+")
+        wait_blocked(writer)
+        writer.call("XADD", "e", "3-3", "a", "b")
+        assert value(conn.read_reply()) == {"e": [["3-3", ["a", "b"]]]}
+    finally:
+        writer.close()
+
+
+@pytest.mark.redis_version("7.4")
+def test_plus_and_unbalanced_lists_errors(conn: Conn) -> None:
+    add_entries(conn)
+    conn.call("XGROUP", "CREATE", "s", "g", "$")
+    assert conn.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "+") == (
+        b"-ERR The + ID is meaningless in the context of XREADGROUP: you want to read the "
+        b"history of this consumer by specifying a proper ID, or use the > ID to get new "
+        b"messages. The + ID would just return an empty result set.\r\n")
+    assert conn.call("XREAD", "STREAMS", "s", "t", "0") == (
+        b"-ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' "
+        b"must be specified.\r\n")
+    assert conn.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "t", ">") == (
+        b"-ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' "
+        b"must be specified.\r\n")
+
+
+def claim_setup(c: Conn, clock: Any) -> None:
+    add_entries(c, n=6)
+    c.call("XGROUP", "CREATE", "s", "g", "0")
+    c.call("XREADGROUP", "GROUP", "g", "old", "COUNT", "2", "STREAMS", "s", ">")  # 1-1, 2-1
+    clock.advance(100)
+    c.call("XREADGROUP", "GROUP", "g", "old", "COUNT", "1", "STREAMS", "s", ">")  # 3-1
+    clock.advance(100)
+    c.call("XCLAIM", "s", "g", "old", "0", "1-1", "IDLE", "50")  # 1-1 now the least idle
+
+
+@pytest.mark.redis_version("8.4")
+def test_claim_takes_the_most_idle_first_then_new_entries(rconn: Conn, resplite_clock: Any) -> None:
+    claim_setup(rconn, resplite_clock)
+    raw = rconn.call("XREADGROUP", "GROUP", "g", "new", "CLAIM", "60", "COUNT", "4",
+                     "STREAMS", "s", ">")
+    head = b"%1\r\n" if rconn.resp == 3 else b"*1\r\n*2\r\n"
+    assert raw == head + (
+        b"$1\r\ns\r\n*4\r\n"
+        b"*4\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$2\r\nv2\r\n:200\r\n:1\r\n"
+        b"*4\r\n$3\r\n3-1\r\n*2\r\n$1\r\nf\r\n$2\r\nv3\r\n:100\r\n:1\r\n"
+        b"*4\r\n$3\r\n4-1\r\n*2\r\n$1\r\nf\r\n$2\r\nv4\r\n:0\r\n:0\r\n"
+        b"*4\r\n$3\r\n5-1\r\n*2\r\n$1\r\nf\r\n$2\r\nv5\r\n:0\r\n:0\r\n"
+    )
+    pending = rconn.v("XPENDING", "s", "g", "-", "+", "10")
+    assert pending == [["1-1", "old", 50, 2], ["2-1", "new", 0, 2], ["3-1", "new", 0, 2],
+                       ["4-1", "new", 0, 1], ["5-1", "new", 0, 1]]
+
+
+@pytest.mark.redis_version("8.4")
+def test_claim_count_can_be_filled_by_claims_alone(conn: Conn, resplite_clock: Any) -> None:
+    claim_setup(conn, resplite_clock)
+    got = conn.v("XREADGROUP", "GROUP", "g", "new", "CLAIM", "0", "COUNT", "2", "STREAMS", "s", ">")
+    assert [e[0] for e in got["s"]] == ["2-1", "3-1"]
+    info = conn.v("XINFO", "GROUPS", "s")[0]
+    assert info["last-delivered-id"] == "3-1"  # no new entry was delivered
+
+
+@pytest.mark.redis_version("8.4")
+def test_claim_skips_deleted_entries_and_keeps_them_pending(
+    conn: Conn, resplite_clock: Any
+) -> None:
+    claim_setup(conn, resplite_clock)
+    conn.call("XDEL", "s", "2-1")
+    got = conn.v("XREADGROUP", "GROUP", "g", "new", "CLAIM", "60", "COUNT", "1",
+                 "STREAMS", "s", ">")
+    # 2-1 was the one eligible entry but is gone: COUNT is then met by a new entry.
+    assert got == {"s": [["4-1", ["f", "v4"], 0, 0]]}
+    assert conn.v("XPENDING", "s", "g", "2-1", "2-1", "1")[0][1] == "old"
+
+
+@pytest.mark.redis_version("8.4")
+def test_claim_with_a_history_id_reads_the_consumers_own_entries(
+    conn: Conn, resplite_clock: Any
+) -> None:
+    claim_setup(conn, resplite_clock)
+    got = conn.v("XREADGROUP", "GROUP", "g", "old", "CLAIM", "0", "STREAMS", "s", "0")
+    assert [e[0] for e in got["s"]] == ["1-1", "2-1", "3-1"]
+    assert all(len(e) == 2 for e in got["s"])
+
+
+@pytest.mark.redis_version("8.4")
+def test_claim_errors(conn: Conn) -> None:
+    add_entries(conn)
+    conn.call("XGROUP", "CREATE", "s", "g", "0")
+    assert conn.call("XREADGROUP", "GROUP", "g", "c", "CLAIM", "x", "STREAMS", "s", ">") == (
+        b"-ERR min-idle-time is not an integer or out of range\r\n")
+    assert conn.call("XREADGROUP", "GROUP", "g", "c", "CLAIM", "-1", "STREAMS", "s", ">") == (
+        b"-ERR min-idle-time must be a positive integer\r\n")
+    assert conn.call("XREAD", "CLAIM", "5", "STREAMS", "s", "0") == (
+        b"-ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.\r\n")
+
+
+@pytest.mark.redis_version("8.4")
+def test_blocked_claim_wakes_when_an_entry_becomes_idle_enough(
+    server: Any, conn: Conn, resplite_clock: Any
+) -> None:
+    add_entries(conn, n=2)
+    conn.call("XGROUP", "CREATE", "s", "g", "0")
+    conn.call("XREADGROUP", "GROUP", "g", "old", "STREAMS", "s", ">")
+    watcher = other(server)
+    try:
+        conn.send("XREADGROUP", "GROUP", "g", "new", "CLAIM", "1000", "BLOCK", "0",
+                  "STREAMS", "s", ">")
+        wait_blocked(watcher)
+        resplite_clock.advance(1000)
+        wait_blocked(watcher)  # idle == min-idle-time is not yet past the wake-up point
+        resplite_clock.advance(1)
+        got = value(conn.read_reply())
+        assert [(e[0], e[2], e[3]) for e in got["s"]] == [("1-1", 1001, 1), ("2-1", 1001, 1)]
+    finally:
+        watcher.close()
+
+
+@pytest.mark.redis_version("7.2")
+def test_block_timeout_out_of_range(conn: Conn) -> None:
+    add_entries(conn)
+    assert conn.call("XREAD", "BLOCK", "9223372036854775807", "STREAMS", "s", "0") == (
+        b"-ERR timeout is out of range\r\n")
 
 
 # -- MAXCOUNT and MAXSIZE (Redis 8.10), against the facts of Redis's documentation ------------
@@ -319,3 +592,36 @@ def test_maxcount_and_maxsize_errors(xs: Conn, options: tuple[str, ...], error: 
     assert xs.call("XREADGROUP", "GROUP", "g", "c", *options, "STREAMS", "s", ">") == (
         error + b"\r\n")
     assert xs.v("XPENDING", "s", "g")[0] == 0
+
+
+# -- a blocked command that ends in an error is a failed call ---------------------------------
+
+
+def _cmdstat(conn: Any, name: str) -> dict[str, int]:
+    text = conn.call("INFO", "commandstats").decode(errors="replace")
+    line = next(x for x in text.split("\r\n") if x.startswith(f"cmdstat_{name}:"))
+    return {k: int(float(v)) for k, v in (p.split("=") for p in line.split(":", 1)[1].split(","))}
+
+
+@pytest.mark.redis_version("7.2")
+def test_blocked_xreadgroup_ended_by_nogroup_is_a_failed_call(
+    xs: Conn, resplite_instance: Any
+) -> None:
+    xs.call("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    xs.call("CONFIG", "RESETSTAT")
+    reader = Conn(resplite_instance.host, resplite_instance.port)
+    try:
+        reader.send_raw(b"*9\r\n$10\r\nXREADGROUP\r\n$5\r\nGROUP\r\n$1\r\ng\r\n$1\r\nc\r\n"
+                        b"$5\r\nBLOCK\r\n$1\r\n0\r\n$7\r\nSTREAMS\r\n$1\r\ns\r\n$1\r\n>\r\n")
+        deadline = time.monotonic() + 5
+        while xs.info("clients")["blocked_clients"] != "1":
+            assert time.monotonic() < deadline, "the reader never blocked"
+            time.sleep(0.005)
+        xs.call("XGROUP", "DESTROY", "s", "g")
+        assert reader.read_reply() == (
+            b"-NOGROUP No such key 's' or consumer group 'g' in XREADGROUP with GROUP option\r\n")
+    finally:
+        reader.close()
+    stats = _cmdstat(xs, "xreadgroup")
+    assert (stats["calls"], stats["failed_calls"], stats["rejected_calls"]) == (1, 1, 0)
+    assert "errorstat_NOGROUP:count=1" in xs.call("INFO", "errorstats").decode()

@@ -16,6 +16,9 @@ from support.resptree import Node, dump, parse
 # The reference server's version and the one resplite reports.
 VERSIONS = (b"7.0.15", REDIS_VERSION.encode())
 
+# An extended XPENDING entry: id, consumer, then the idle time this blanks.
+_PENDING_IDLE = re.compile(rb"(\*4\r\n\$\d+\r\n\d+-\d+\r\n\$\d+\r\n[^\r]*\r\n):\d+\r\n")
+
 # Shapes of INFO values, from most to least specific.
 _SHAPES = (
     ("int", re.compile(r"-?\d+")),
@@ -52,6 +55,11 @@ def _blank_hello(node: Node) -> Node:
     if kind == b"%":
         return (b"%", out)
     return (b"*", [x for pair in out for x in pair])
+
+
+def pending_idle(reply: bytes) -> bytes:
+    """Blank the idle-time field of XPENDING's extended entries."""
+    return _PENDING_IDLE.sub(rb"\1:<idle>\r\n", reply)
 
 
 def verbatim_text(data: bytes) -> bytes:

@@ -7,14 +7,17 @@ send: the tests marked with those versions assert them.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from support import normalize
 from support.raw import RawClient
-from support.resptree import Node, dump, parse
+from support.resptree import Node, dump, parse, to_python
 from support.servers import ServerProcess
 
 Normalizer = Callable[[bytes], bytes]
+InfoSections = dict[str, list[tuple[str, str]]]
 
 
 STREAM_ID = re.compile(rb"\d{13}-\d+")
@@ -94,6 +97,35 @@ class Pair:
         self.ref.send_raw(data)
         self.ours.send_raw(data)
         return self.ref.read_reply(), self.ours.read_reply()
+
+    def info(self, *sections: str) -> tuple[InfoSections, InfoSections]:
+        """INFO from both servers, as sections of fields (the reply type checked: verbatim
+        text under RESP3, a bulk string under RESP2)."""
+        ref, ours = self.both("INFO", *sections)
+        if self.resp == 3:
+            assert ref.startswith(b"=") and ours.startswith(b"=") and b"txt:" in ours[:16]
+        else:
+            assert ref.startswith(b"$") and ours.startswith(b"$")
+        return (normalize.info_sections(normalize.verbatim_text(ref)),
+                normalize.info_sections(normalize.verbatim_text(ours)))
+
+    @contextlib.contextmanager
+    def configured(self, **settings: str) -> Iterator[None]:
+        """CONFIG SET on both servers for the block (``proto_max_bulk_len="1mb"``), then
+        resplite's previous values set back on both, since the servers outlive the test."""
+        names = [name.replace("_", "-") for name in settings]
+        saved = []
+        for name in names:
+            value = to_python(parse(self.ours.call("CONFIG", "GET", name)))
+            saved.append(value[1] if isinstance(value, list) else value[name])
+        try:
+            for name, value in zip(names, settings.values(), strict=True):
+                self.check("CONFIG", "SET", name, value)
+            yield
+        finally:
+            for name, value in zip(names, saved, strict=True):
+                self.ref.call("CONFIG", "SET", name, value)
+                self.ours.call("CONFIG", "SET", name, value)
 
     def connect_extra(self) -> Pair:
         """A second pair of connections to the same two servers, same protocol."""

@@ -1,0 +1,1 @@
+"""Integration tests: resplite driven by real clients, tools and the test kit."""

@@ -1,0 +1,1 @@
+"""Unit tests: one module at a time, without a server."""
