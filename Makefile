@@ -26,6 +26,7 @@ install-dev: $(VENV)/.test-deps
 run: $(VENV)/.run-deps
 	$(BIN)/resplite-server --port $(PORT)
 
+# mypy checks resplite/ and tests/ (the files listed under [tool.mypy] in pyproject.toml).
 test: $(VENV)/.test-deps
 	$(BIN)/ruff check resplite tests bench
 	$(BIN)/mypy

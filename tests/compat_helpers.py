@@ -1,22 +1,31 @@
-"""Small helpers shared by the keyspace and string compatibility tests."""
+"""Small helpers shared by the compatibility tests (``from compat_helpers import ...``).
+
+It lives at the top of ``tests/``, an import root for pytest and mypy alike, so that every
+compat test file finds it under the same name.
+"""
 
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from support.pair import Pair
+from support.raw import RawClient
 
 Command = tuple[bytes | str | int, ...]
 
 _INT = re.compile(rb"^:(-?\d+)\r\n$")
 
 
-def decode(data: bytes) -> object:
-    """A raw reply as Python values, keeping bulk strings as bytes (keys may be binary)."""
+def decode(data: bytes) -> Any:
+    """A raw reply as Python values, keeping bulk strings as bytes (keys may be binary): bytes,
+    int, None, lists and dicts, as the reply's shape says (hence ``Any``, as ``to_python``)."""
     value, end = _decode(data, 0)
     assert end == len(data), data
     return value
 
 
-def _decode(buf: bytes, i: int) -> tuple[object, int]:
+def _decode(buf: bytes, i: int) -> tuple[Any, int]:
     kind = buf[i : i + 1]
     nl = buf.index(b"\r\n", i)
     head = buf[i + 1 : nl]
@@ -44,7 +53,7 @@ def _decode(buf: bytes, i: int) -> tuple[object, int]:
     return head, i  # simple strings, errors, doubles, booleans
 
 
-def run(pair, *commands: Command) -> None:  # type: ignore[no-untyped-def]
+def run(pair: Pair, *commands: Command) -> None:
     """Send each command to both servers and demand byte-equal replies."""
     for command in commands:
         pair.check(*command)
@@ -56,7 +65,7 @@ def integer(reply: bytes) -> int:
     return int(m.group(1))
 
 
-def check_close(pair, *command: bytes | str | int, tolerance: int = 200) -> None:  # type: ignore[no-untyped-def]
+def check_close(pair: Pair, *command: bytes | str | int, tolerance: int = 200) -> None:
     """Both replies are integers within ``tolerance`` of each other (time-dependent values)."""
     expected, got = pair.both(*command)
     a, b = integer(expected), integer(got)
@@ -65,13 +74,13 @@ def check_close(pair, *command: bytes | str | int, tolerance: int = 200) -> None
     assert (a < 0 or b < 0) <= (a == b), f"{command}: redis {a}, resplite {b}"
 
 
-def values(pair, *command: bytes | str | int) -> tuple[object, object]:  # type: ignore[no-untyped-def]
+def values(pair: Pair, *command: bytes | str | int) -> tuple[Any, Any]:
     """Both replies decoded into Python values (for order-insensitive comparisons)."""
     expected, got = pair.both(*command)
     return decode(expected), decode(got)
 
 
-def scan_all(client, *options: bytes | str | int) -> list[bytes]:  # type: ignore[no-untyped-def]
+def scan_all(client: RawClient, *options: bytes | str | int) -> list[bytes]:
     """Every key a full SCAN iteration returns on one server (with repetitions)."""
     cursor = b"0"
     keys: list[bytes] = []

@@ -17,13 +17,19 @@ Where the tests are: ``README.md`` in this folder.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
 from support.newer import T0, Conn
 from support.pair import Normalizer, Pair, loose_ids, open_pair
-from support.servers import ServerProcess, redis_server_path, start_redis, start_resplite
+from support.servers import (
+    ServerPairFactory,
+    ServerProcess,
+    redis_server_path,
+    start_redis,
+    start_resplite,
+)
 
 if TYPE_CHECKING:
     from resplite.testing.embedded import ClockControl, ServerHandle
@@ -64,7 +70,7 @@ def pair(request: pytest.FixtureRequest, redis_ref: ServerProcess,
 
 
 @pytest.fixture
-def server_pair_factory() -> Iterator[Callable[..., tuple[ServerProcess, ServerProcess]]]:
+def server_pair_factory() -> Iterator[ServerPairFactory]:
     """Start a dedicated redis-server and resplite with extra directives."""
     started: list[ServerProcess] = []
 

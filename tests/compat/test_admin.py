@@ -14,10 +14,11 @@ import re
 
 import pytest
 from support.helpshape import assert_same_shape, implemented
-from support.resptree import parse, to_python
+from support.pair import Pair
+from support.resptree import Node, parse, to_python
 
 
-def test_slowlog(pair):
+def test_slowlog(pair: Pair) -> None:
     with pair.configured(slowlog_log_slower_than="0", slowlog_max_len="3"):
         pair.check("SLOWLOG", "RESET")
         pair.check("SLOWLOG", "LEN")
@@ -42,7 +43,7 @@ def test_slowlog(pair):
     pair.check("SLOWLOG", "RESET")
 
 
-def test_acl_stand_ins(pair):
+def test_acl_stand_ins(pair: Pair) -> None:
     pair.check("ACL", "WHOAMI")
     pair.check("ACL", "USERS")
     pair.check("ACL", "CAT")
@@ -56,15 +57,15 @@ def test_acl_stand_ins(pair):
         assert ours <= ref | newer, category
 
 
-def test_memory(pair):
+def test_memory(pair: Pair) -> None:
     pair.check("MEMORY", "USAGE", "nokey")
     pair.check("SET", "k", "hello")
     for bad in (("SAMPLES",), ("foo", "1"), ("SAMPLES", "-1"), ("SAMPLES", "abc")):
         pair.check("MEMORY", "USAGE", "k", *bad)
     ref, ours = pair.both("MEMORY", "USAGE", "k", "SAMPLES", "0")
     assert re.fullmatch(rb":\d+\r\n", ours) and re.fullmatch(rb":\d+\r\n", ref)
-    ref, ours = (parse(r) for r in pair.both("MEMORY", "STATS"))
-    ref_kinds, our_kinds = (_map_kinds(node) for node in (ref, ours))
+    ref_stats, our_stats = (parse(r) for r in pair.both("MEMORY", "STATS"))
+    ref_kinds, our_kinds = (_map_kinds(node) for node in (ref_stats, our_stats))
     assert [k for k in our_kinds if not k.startswith("db.")] == [
         k for k in ref_kinds if not k.startswith("db.")]
     for key, kind in our_kinds.items():
@@ -73,7 +74,7 @@ def test_memory(pair):
     assert ours[:1] == ref[:1]
 
 
-def _map_kinds(node) -> dict[str, bytes]:
+def _map_kinds(node: Node) -> dict[str, bytes]:
     """Key -> reply type of a map reply (RESP3 map or RESP2 flat array)."""
     kind, items = node
     pairs = items if kind == b"%" else list(zip(items[::2], items[1::2], strict=True))
@@ -81,6 +82,6 @@ def _map_kinds(node) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("container", ["ACL", "MEMORY", "SLOWLOG"])
-def test_help_has_the_shape_of_redis(pair, container: str) -> None:
+def test_help_has_the_shape_of_redis(pair: Pair, container: str) -> None:
     ref, ours = pair.both(container, "HELP")
     assert_same_shape(ref, ours, ours_has=implemented(container))

@@ -18,6 +18,7 @@ import socket
 import pytest
 from support import normalize
 from support.helpshape import assert_same_shape, implemented
+from support.pair import Pair
 from support.raw import RawClient
 
 # Fields whose values depend on the process, checked for shape only.
@@ -57,7 +58,7 @@ def assert_same_client_lines(ref: bytes, ours: bytes, resp: int) -> None:
                 assert value == ref_values[name], (name, value, ref_values[name])
 
 
-def test_client_id_and_info(pair):
+def test_client_id_and_info(pair: Pair) -> None:
     ref, ours = pair.both("CLIENT", "ID")
     assert re.fullmatch(rb":\d+\r\n", ours) and re.fullmatch(rb":\d+\r\n", ref)
     ref, ours = pair.both("CLIENT", "INFO")
@@ -66,11 +67,11 @@ def test_client_id_and_info(pair):
     assert dict(line)["id"] == ours_id(pair)
 
 
-def ours_id(pair) -> str:
+def ours_id(pair: Pair) -> str:
     return pair.ours.call("CLIENT", "ID")[1:-2].decode()
 
 
-def test_client_info_reflects_state(pair):
+def test_client_info_reflects_state(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         other.check("SELECT", "5")
@@ -93,7 +94,7 @@ def test_client_info_reflects_state(pair):
         other.close()
 
 
-def test_client_list_filters(pair):
+def test_client_list_filters(pair: Pair) -> None:
     ref, ours = pair.both("CLIENT", "LIST", "ID", "999999")
     assert_same_client_lines(ref, ours, pair.resp)
     ref_id = pair.ref.call("CLIENT", "ID")[1:-2]
@@ -123,11 +124,11 @@ def test_client_list_filters(pair):
     ],
     ids=lambda a: " ".join(a),
 )
-def test_client_list_errors(pair, args):
+def test_client_list_errors(pair: Pair, args: tuple[str, ...]) -> None:
     pair.check("CLIENT", "LIST", *args)
 
 
-def test_client_list_sees_other_connection(pair):
+def test_client_list_sees_other_connection(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         other.check("CLIENT", "SETNAME", "the-other")
@@ -140,7 +141,7 @@ def test_client_list_sees_other_connection(pair):
         other.close()
 
 
-def test_setname_getname(pair):
+def test_setname_getname(pair: Pair) -> None:
     pair.check("CLIENT", "GETNAME")
     pair.check("CLIENT", "SETNAME", "abc")
     pair.check("CLIENT", "GETNAME")
@@ -171,18 +172,18 @@ def test_setname_getname(pair):
     ],
     ids=lambda c: " ".join(c),
 )
-def test_client_subcommand_replies(pair, cmd):
+def test_client_subcommand_replies(pair: Pair, cmd: tuple[str, ...]) -> None:
     pair.check("CLIENT", *cmd)
     pair.check("PING")
 
 
-def test_client_help_shape(pair):
+def test_client_help_shape(pair: Pair) -> None:
     ref, ours = pair.both("CLIENT", "HELP")
     # SETINFO and NO-TOUCH came with Redis 7.2.
     assert_same_shape(ref, ours, ours_has=implemented("client"), newer={"SETINFO", "NO-TOUCH"})
 
 
-def test_client_reply_modes(pair):
+def test_client_reply_modes(pair: Pair) -> None:
     script = [
         ("CLIENT", "REPLY", "SKIP"), ("CLIENT", "ID"), ("PING",), ("ECHO", "one"),
         ("CLIENT", "REPLY", "OFF"), ("PING",), ("NOSUCH",), ("CLIENT", "REPLY", "SKIP"),
@@ -201,11 +202,11 @@ def test_client_reply_modes(pair):
     assert pair.ref.call("PING") == pair.ours.call("PING")  # nothing else was sent
 
 
-def _ids(extra):
+def _ids(extra: Pair) -> tuple[bytes, bytes]:
     return extra.ref.call("CLIENT", "ID")[1:-2], extra.ours.call("CLIENT", "ID")[1:-2]
 
 
-def test_client_kill_by_id_and_addr(pair):
+def test_client_kill_by_id_and_addr(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         ref_id, our_id = _ids(other)
@@ -239,7 +240,7 @@ def _sockname(conn: RawClient) -> str:
     return f"{host}:{port}"
 
 
-def test_client_kill_self(pair):
+def test_client_kill_self(pair: Pair) -> None:
     ref_id, our_id = pair.ref.call("CLIENT", "ID")[1:-2], pair.ours.call("CLIENT", "ID")[1:-2]
     # SKIPME yes (the default) spares the caller.
     assert pair.ref.call("CLIENT", "KILL", "ID", ref_id) == b":0\r\n"
@@ -250,14 +251,14 @@ def test_client_kill_self(pair):
     assert pair.ref.is_closed() and pair.ours.is_closed()
 
 
-def test_client_kill_self_old_form(pair):
+def test_client_kill_self_old_form(pair: Pair) -> None:
     addrs = [_sockname(c) for c in (pair.ref, pair.ours)]
     assert pair.ref.call("CLIENT", "KILL", addrs[0]) == b"+OK\r\n"
     assert pair.ours.call("CLIENT", "KILL", addrs[1]) == b"+OK\r\n"
     assert pair.ref.is_closed() and pair.ours.is_closed()
 
 
-def test_client_unblock_wakes_a_blocked_client(pair):
+def test_client_unblock_wakes_a_blocked_client(pair: Pair) -> None:
     for reason in ((), ("TIMEOUT",), ("ERROR",)):
         other = pair.connect_extra()
         try:
@@ -299,7 +300,7 @@ def _expect_no_reply(conn: RawClient, timeout: float = 0.15) -> None:
         conn.sock.settimeout(5)
 
 
-def test_client_pause_write_holds_writes_until_unpause(pair):
+def test_client_pause_write_holds_writes_until_unpause(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         pair.check("CLIENT", "PAUSE", "5000", "WRITE")
@@ -316,7 +317,7 @@ def test_client_pause_write_holds_writes_until_unpause(pair):
         other.close()
 
 
-def test_client_pause_holds_multi_queueing_and_ends_by_itself(pair):
+def test_client_pause_holds_multi_queueing_and_ends_by_itself(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         other.check("MULTI")
@@ -333,7 +334,7 @@ def test_client_pause_holds_multi_queueing_and_ends_by_itself(pair):
         other.close()
 
 
-def test_client_pause_all_holds_everyone_including_the_caller(pair):
+def test_client_pause_all_holds_everyone_including_the_caller(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         pair.check("CLIENT", "PAUSE", "1000", "ALL")
@@ -349,7 +350,7 @@ def test_client_pause_all_holds_everyone_including_the_caller(pair):
 
 
 @pytest.mark.redis_version("7.2")
-def test_client_pause_refuses_an_end_past_the_clock_range(pair):
+def test_client_pause_refuses_an_end_past_the_clock_range(pair: Pair) -> None:
     # Redis 7.0 adds such a timeout to the clock and overflows (not sent to it here); newer
     # Redis refuses it with the error WAIT and blocking reads give.
     out_of_range = b"-ERR timeout is out of range\r\n"
@@ -360,7 +361,7 @@ def test_client_pause_refuses_an_end_past_the_clock_range(pair):
 
 
 @pytest.mark.redis_version("7.2")
-def test_client_setinfo(pair):
+def test_client_setinfo(pair: Pair) -> None:
     ours = pair.ours
     assert ours.call("CLIENT", "SETINFO", "LIB-NAME", "redis-py") == b"+OK\r\n"
     assert ours.call("CLIENT", "SETINFO", "lib-ver", "8.1.0") == b"+OK\r\n"
@@ -387,7 +388,7 @@ def test_client_setinfo(pair):
 
 
 @pytest.mark.redis_version("7.2")
-def test_client_no_touch(pair):
+def test_client_no_touch(pair: Pair) -> None:
     ours = pair.ours
     assert ours.call("CLIENT", "NO-TOUCH", "on") == b"+OK\r\n"
     assert b"flags=T " in normalize.verbatim_text(ours.call("CLIENT", "INFO"))
@@ -397,7 +398,7 @@ def test_client_no_touch(pair):
 
 
 @pytest.mark.redis_version("7.4")
-def test_client_kill_maxage(pair):
+def test_client_kill_maxage(pair: Pair) -> None:
     ours = pair.ours
     assert ours.call("CLIENT", "KILL", "MAXAGE", "100000") == b":0\r\n"
     assert ours.call("CLIENT", "KILL", "MAXAGE", "0") == (

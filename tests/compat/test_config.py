@@ -15,11 +15,12 @@ import re
 
 import pytest
 from support.helpshape import assert_same_shape, implemented
+from support.pair import Pair
 from support.raw import RawClient
 from support.resptree import parse, to_python
 
 
-def test_config_get(pair):
+def test_config_get(pair: Pair) -> None:
     for name in ("maxmemory", "maxclients", "timeout", "maxmemory-policy", "appendonly",
                  "databases", "proto-max-bulk-len", "MAXCLIENTS", "hz", "save", "requirepass",
                  "slowlog-log-slower-than", "slowlog-max-len", "notify-keyspace-events",
@@ -40,7 +41,7 @@ def _as_map(reply: bytes) -> dict[str, str]:
     return value
 
 
-def test_config_get_patterns_list_the_old_alias_names(pair):
+def test_config_get_patterns_list_the_old_alias_names(pair: Pair) -> None:
     """Redis 7.0 matches a pattern against the ziplist-era names too, each listed once."""
     pair.check("CONFIG", "SET", "hash-max-ziplist-value", "32")
     try:
@@ -58,7 +59,7 @@ def test_config_get_patterns_list_the_old_alias_names(pair):
         pair.check("CONFIG", "SET", "hash-max-listpack-value", "64")
 
 
-def test_config_get_patterns_are_a_subset(pair):
+def test_config_get_patterns_are_a_subset(pair: Pair) -> None:
     for pattern in ("max*", "*", "MAX*ients", "slowlog-*", "?z", "[mt]*"):
         ref, ours = (to_python(parse(r)) for r in pair.both("CONFIG", "GET", pattern))
         if pair.resp == 2:
@@ -109,13 +110,13 @@ def test_config_get_patterns_are_a_subset(pair):
     ],
     ids=lambda a: " ".join(a),
 )
-def test_config_set_errors(pair, args):
+def test_config_set_errors(pair: Pair, args: tuple[str, ...]) -> None:
     pair.check("CONFIG", "SET", *args)
     pair.check("CONFIG", "GET", "maxclients")  # atomic: nothing changed
     pair.check("CONFIG", "GET", "timeout")
 
 
-def test_config_set_several_and_get_back(pair):
+def test_config_set_several_and_get_back(pair: Pair) -> None:
     with pair.configured(maxclients="500", timeout="300"):
         pair.check("CONFIG", "GET", "maxclients")
         pair.check("CONFIG", "GET", "timeout")
@@ -130,7 +131,7 @@ def test_config_set_several_and_get_back(pair):
         pair.check("CONFIG", "SET", "hz", "10")
 
 
-def test_config_set_proto_max_bulk_len_reaches_open_connections(pair):
+def test_config_set_proto_max_bulk_len_reaches_open_connections(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         with pair.configured(proto_max_bulk_len="1mb"):
@@ -143,7 +144,7 @@ def test_config_set_proto_max_bulk_len_reaches_open_connections(pair):
         other.close()
 
 
-def test_config_set_maxmemory_refuses_writes(pair):
+def test_config_set_maxmemory_refuses_writes(pair: Pair) -> None:
     admin = pair.connect_extra()
     try:
         pair.check("MULTI")
@@ -164,11 +165,17 @@ def test_config_set_maxmemory_refuses_writes(pair):
     pair.check("SET", "k", "v")
 
 
-def test_config_set_maxclients_refuses_connections(pair):
+def _connected_clients(info: bytes) -> int:
+    match = re.search(rb"connected_clients:(\d+)", info)
+    assert match is not None, info
+    return int(match[1])
+
+
+def test_config_set_maxclients_refuses_connections(pair: Pair) -> None:
     host_ref, port_ref = pair.ref.sock.getpeername()[:2]
     host_ours, port_ours = pair.ours.sock.getpeername()[:2]
-    count = int(re.search(rb"connected_clients:(\d+)", pair.ours.call("INFO", "clients"))[1])
-    ref_count = int(re.search(rb"connected_clients:(\d+)", pair.ref.call("INFO", "clients"))[1])
+    count = _connected_clients(pair.ours.call("INFO", "clients"))
+    ref_count = _connected_clients(pair.ref.call("INFO", "clients"))
     pair.ours.call("CONFIG", "SET", "maxclients", str(count))
     pair.ref.call("CONFIG", "SET", "maxclients", str(ref_count))
     try:
@@ -185,7 +192,7 @@ def test_config_set_maxclients_refuses_connections(pair):
         pair.ref.call("CONFIG", "SET", "maxclients", "10000")
 
 
-def test_config_set_requirepass_applies_to_new_connections(pair):
+def test_config_set_requirepass_applies_to_new_connections(pair: Pair) -> None:
     host_ref, port_ref = pair.ref.sock.getpeername()[:2]
     host_ours, port_ours = pair.ours.sock.getpeername()[:2]
     with pair.configured(requirepass="s3cret"):
@@ -201,7 +208,7 @@ def test_config_set_requirepass_applies_to_new_connections(pair):
                 conn.close()
 
 
-def test_config_resetstat_rewrite_help(pair):
+def test_config_resetstat_rewrite_help(pair: Pair) -> None:
     pair.check("NOSUCH")
     pair.check("CONFIG", "RESETSTAT")
     ref, ours = pair.info("stats", "errorstats", "commandstats")
@@ -211,6 +218,6 @@ def test_config_resetstat_rewrite_help(pair):
 
 
 @pytest.mark.parametrize("container", ["CONFIG"])
-def test_help_has_the_shape_of_redis(pair, container: str) -> None:
+def test_help_has_the_shape_of_redis(pair: Pair, container: str) -> None:
     ref, ours = pair.both(container, "HELP")
     assert_same_shape(ref, ours, ours_has=implemented(container))

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import pytest
 from support import normalize
+from support.pair import Normalizer, Pair
 from support.raw import RawClient
+from support.servers import ServerPairFactory, ServerProcess
 
 
-def test_ping_echo(pair):
+def test_ping_echo(pair: Pair) -> None:
     pair.check("PING")
     pair.check("ping", "hello")
     pair.check("PING", "a", "b")
@@ -24,7 +26,7 @@ def test_ping_echo(pair):
     pair.check("ECHO", "a", "b")
 
 
-def test_hello_replies(pair):
+def test_hello_replies(pair: Pair) -> None:
     pair.check("HELLO", normalize=normalize.hello)
     pair.check("HELLO", "2", normalize=normalize.hello)
     pair.check("HELLO", "3", normalize=normalize.hello)
@@ -56,18 +58,18 @@ def test_hello_replies(pair):
     ],
     ids=lambda a: " ".join(a),
 )
-def test_hello_errors(pair, args):
+def test_hello_errors(pair: Pair, args: tuple[str, ...]) -> None:
     pair.check("HELLO", *args)
     pair.check("PING")  # the connection is unchanged and still usable
 
 
-def test_hello_bad_auth_keeps_protocol(pair):
+def test_hello_bad_auth_keeps_protocol(pair: Pair) -> None:
     # A refused HELLO 3 must not switch the protocol of a RESP2 connection.
     pair.check("HELLO", "3", "AUTH", "nobody", "x")
     pair.check("CONFIG", "GET", "maxclients")
 
 
-def test_auth_without_password(pair):
+def test_auth_without_password(pair: Pair) -> None:
     pair.check("AUTH", "x")
     pair.check("AUTH", "default", "whatever")
     pair.check("AUTH", "someone", "x")
@@ -75,7 +77,7 @@ def test_auth_without_password(pair):
     pair.check("AUTH")
 
 
-def test_select(pair):
+def test_select(pair: Pair) -> None:
     pair.check("SELECT", "1")
     pair.check("DBSIZE")
     pair.check("SELECT", "15")
@@ -87,18 +89,18 @@ def test_select(pair):
     pair.check("SELECT", "0")
 
 
-def test_quit_closes_after_ok(pair):
+def test_quit_closes_after_ok(pair: Pair) -> None:
     pair.check("QUIT")
     assert pair.ref.is_closed() and pair.ours.is_closed()
 
 
-def test_quit_with_arguments(pair):
+def test_quit_with_arguments(pair: Pair) -> None:
     # QUIT's arity is -1: extra words are accepted and ignored.
     pair.check("QUIT", "now")
     assert pair.ref.is_closed() and pair.ours.is_closed()
 
 
-def test_reset_restores_connection_state(pair):
+def test_reset_restores_connection_state(pair: Pair) -> None:
     pair.check("SELECT", "3")
     pair.check("CLIENT", "SETNAME", "before-reset")
     pair.check("CLIENT", "NO-EVICT", "on")
@@ -116,15 +118,15 @@ def _hello_hint(reply: bytes) -> bytes:
     return reply.replace(b"the HELLO AUTH <user>", b"the HELLO <proto> AUTH <user>")
 
 
-def _raw(server):
+def _raw(server: ServerProcess) -> RawClient:
     return RawClient(server.host, server.port)
 
 
-def test_requirepass_noauth_and_wrongpass(server_pair_factory):
+def test_requirepass_noauth_and_wrongpass(server_pair_factory: ServerPairFactory) -> None:
     ref_srv, our_srv = server_pair_factory("--requirepass", "pw")
     ref, ours = _raw(ref_srv), _raw(our_srv)
 
-    def check(*cmd, normalize=None):
+    def check(*cmd: str, normalize: Normalizer | None = None) -> None:
         a, b = ref.call(*cmd), ours.call(*cmd)
         if normalize is not None:
             a, b = normalize(a), normalize(b)
@@ -186,7 +188,7 @@ CONNECT_SEQUENCES = {
 
 @pytest.mark.redis_version("7.2")
 @pytest.mark.parametrize("library", sorted(CONNECT_SEQUENCES))
-def test_client_library_handshakes(pair, library):
+def test_client_library_handshakes(pair: Pair, library: str) -> None:
     for cmd in CONNECT_SEQUENCES[library]:
         ref, ours = pair.both(*cmd)
         if cmd[:2] == ("CLIENT", "SETINFO"):

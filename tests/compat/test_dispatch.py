@@ -9,14 +9,16 @@ its handler runs. AUTH and HELLO themselves are in ``test_connection.py``.
 from __future__ import annotations
 
 import pytest
+from support.pair import Pair
 from support.raw import RawClient
+from support.servers import ServerPairFactory, ServerProcess
 
 
-def _raw(server):
+def _raw(server: ServerProcess) -> RawClient:
     return RawClient(server.host, server.port)
 
 
-def test_unknown_command_texts(pair):
+def test_unknown_command_texts(pair: Pair) -> None:
     pair.check("NOSUCHCOMMAND")
     pair.check("nosuch", "a", "b c", "")
     pair.check("FOO", *[str(i) for i in range(200)])
@@ -25,7 +27,7 @@ def test_unknown_command_texts(pair):
     pair.check("PING")
 
 
-def test_unknown_subcommand_texts(pair):
+def test_unknown_subcommand_texts(pair: Pair) -> None:
     pair.check("CONFIG", "NOSUCH")
     pair.check("client", "bogus", "x")
     pair.check("CLIENT", "MAINT_NOTIFICATIONS", "ON", "moving-endpoint-type", "internal-ip")
@@ -58,18 +60,18 @@ def test_unknown_subcommand_texts(pair):
     ],
     ids=lambda c: " ".join(c),
 )
-def test_arity_texts(pair, cmd):
+def test_arity_texts(pair: Pair, cmd: tuple[str, ...]) -> None:
     pair.check(*cmd)
 
 
-def test_checks_order_unknown_before_arity(pair):
+def test_checks_order_unknown_before_arity(pair: Pair) -> None:
     # An unknown subcommand is reported even when the argument count is also wrong.
     pair.check("CONFIG", "NOSUCH", "a", "b", "c")
     # A known subcommand with the wrong count fails arity.
     pair.check("CONFIG", "RESETSTAT", "extra")
 
 
-def test_debug_is_refused_before_authentication(server_pair_factory):
+def test_debug_is_refused_before_authentication(server_pair_factory: ServerPairFactory) -> None:
     ref_srv, our_srv = server_pair_factory(
         "--requirepass", "pw", "--enable-debug-command", "no"
     )

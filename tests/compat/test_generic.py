@@ -13,18 +13,20 @@ import random
 import time
 
 import pytest
-from compat_helpers import check_close, decode, run, scan_all, values
+from compat_helpers import Command, check_close, decode, run, scan_all, values
 from support.helpshape import assert_same_shape, implemented
+from support.pair import Pair
+from support.servers import ServerPairFactory
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
 FAR_FUTURE_S = "4102444800"  # 2100-01-01
 FAR_FUTURE_MS = "4102444800123"
 
-Scenario = list[tuple[object, ...]]
+Scenario = list[Command]
 
 
-def stream(key: str = "s") -> tuple[object, ...]:
+def stream(key: str = "s") -> Command:
     return ("XADD", key, "1-1", "f", "v")
 
 
@@ -210,20 +212,20 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_keyspace_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
-    run(pair, *SCENARIOS[scenario])  # type: ignore[arg-type]
+def test_keyspace_scenario(pair: Pair, scenario: str) -> None:
+    run(pair, *SCENARIOS[scenario])
 
 
 # -- time-dependent replies -------------------------------------------------------------------
 
 
-def test_object_help_has_the_shape_of_redis(pair) -> None:  # type: ignore[no-untyped-def]
+def test_object_help_has_the_shape_of_redis(pair: Pair) -> None:
     for spelling in ("HELP", "help"):
         ref, ours = pair.both("OBJECT", spelling)
         assert_same_shape(ref, ours, ours_has=implemented("object"))
 
 
-def test_relative_expiry_reports_close_ttls(pair) -> None:  # type: ignore[no-untyped-def]
+def test_relative_expiry_reports_close_ttls(pair: Pair) -> None:
     run(pair, ("SET", "k", "v"), ("PEXPIRE", "k", "100000"), ("TTL", "k"))
     check_close(pair, "PTTL", "k")
     check_close(pair, "PEXPIRETIME", "k", tolerance=1000)
@@ -233,7 +235,7 @@ def test_relative_expiry_reports_close_ttls(pair) -> None:  # type: ignore[no-un
     check_close(pair, "PTTL", "j")
 
 
-def test_lazy_expiry_hides_keys_from_every_command(pair) -> None:  # type: ignore[no-untyped-def]
+def test_lazy_expiry_hides_keys_from_every_command(pair: Pair) -> None:
     run(pair, ("SET", "persistent", "1"), ("SET", "gone", "x", "PX", "1"),
         ("SET", "gone2", "x", "PX", "1"), ("SET", "gone3", "x", "PX", "1"),
         ("SET", "gone4", "x", "PX", "1"), ("SET", "gone5", "x", "PX", "1"))
@@ -243,7 +245,7 @@ def test_lazy_expiry_hides_keys_from_every_command(pair) -> None:  # type: ignor
         ("OBJECT", "ENCODING", "gone5"), ("RANDOMKEY",), ("DBSIZE",))
 
 
-def test_active_expiry_frees_keys_nobody_reads(pair) -> None:  # type: ignore[no-untyped-def]
+def test_active_expiry_frees_keys_nobody_reads(pair: Pair) -> None:
     for i in range(50):
         pair.check("SET", f"k{i}", "v", "PX", "1")
     deadline = time.monotonic() + 3
@@ -271,14 +273,14 @@ PATTERNS = [
 ]
 
 
-def _load_keys(pair) -> None:  # type: ignore[no-untyped-def]
+def _load_keys(pair: Pair) -> None:
     for key in KEY_SET:
         pair.check("SET", key, "1")
     pair.check("XADD", "stream:1", "1-1", "f", "v")
 
 
 @pytest.mark.parametrize("pattern", PATTERNS, ids=[repr(p)[2:-1] for p in PATTERNS])
-def test_keys_patterns(pair, pattern: bytes) -> None:  # type: ignore[no-untyped-def]
+def test_keys_patterns(pair: Pair, pattern: bytes) -> None:
     _load_keys(pair)
     expected, got = values(pair, "KEYS", pattern)
     assert isinstance(expected, list) and isinstance(got, list)
@@ -286,7 +288,7 @@ def test_keys_patterns(pair, pattern: bytes) -> None:  # type: ignore[no-untyped
 
 
 @pytest.mark.parametrize("pattern", [b"*", b"**", b"user:*", b"a?c", b"[^a-\xff]", b"*1"])
-def test_scan_match_covers_the_same_keys(pair, pattern: bytes) -> None:  # type: ignore[no-untyped-def]
+def test_scan_match_covers_the_same_keys(pair: Pair, pattern: bytes) -> None:
     _load_keys(pair)
     for count in ("1", "3", "1000"):
         expected = scan_all(pair.ref, "MATCH", pattern, "COUNT", count)
@@ -295,7 +297,7 @@ def test_scan_match_covers_the_same_keys(pair, pattern: bytes) -> None:  # type:
         assert len(got) == len(set(got))  # no writes happened: no repetition
 
 
-def test_scan_type_filter(pair) -> None:  # type: ignore[no-untyped-def]
+def test_scan_type_filter(pair: Pair) -> None:
     _load_keys(pair)
     for kind in ("string", "STREAM", "list", "none", "bogus"):
         expected = scan_all(pair.ref, "TYPE", kind, "COUNT", "5")
@@ -304,7 +306,7 @@ def test_scan_type_filter(pair) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.redis_version("7.4")
-def test_scan_refuses_novalues_by_name(pair) -> None:  # type: ignore[no-untyped-def]
+def test_scan_refuses_novalues_by_name(pair: Pair) -> None:
     """Redis 7.4 knows NOVALUES and says only HSCAN takes it; 7.0 calls it a syntax error."""
     run(pair, ("SET", "k", "v"))
     novalues_only = b"-ERR NOVALUES option can only be used in HSCAN\r\n"
@@ -318,7 +320,7 @@ def test_scan_refuses_novalues_by_name(pair) -> None:  # type: ignore[no-untyped
     pair.check("SCAN", "x", "NOVALUES")
 
 
-def test_scan_large_database_in_steps(pair) -> None:  # type: ignore[no-untyped-def]
+def test_scan_large_database_in_steps(pair: Pair) -> None:
     pipeline = [("SET", f"key:{i}", "v") for i in range(2000)]
     for client in (pair.ref, pair.ours):
         client.pipeline(pipeline)
@@ -332,7 +334,7 @@ def test_scan_large_database_in_steps(pair) -> None:  # type: ignore[no-untyped-
     assert isinstance(one_ref, list) and len(one_ref[1]) >= 50
 
 
-def test_scan_survives_writes_between_calls(pair) -> None:  # type: ignore[no-untyped-def]
+def test_scan_survives_writes_between_calls(pair: Pair) -> None:
     rng = random.Random(5)
     stable = [f"stable:{i}" for i in range(300)]
     for client in (pair.ref, pair.ours):
@@ -347,7 +349,9 @@ def test_scan_survives_writes_between_calls(pair) -> None:  # type: ignore[no-un
             cursor = reply[0]
             seen.update(reply[1])
             step += 1
-            churn = [("SET", f"tmp:{step}:{j}", "v") for j in range(rng.randint(0, 40))]
+            churn: list[tuple[str, ...]] = [
+                ("SET", f"tmp:{step}:{j}", "v") for j in range(rng.randint(0, 40))
+            ]
             churn += [("DEL", f"tmp:{step - 1}:{j}") for j in range(20)]
             client.pipeline(churn)
             if cursor == b"0":
@@ -355,7 +359,7 @@ def test_scan_survives_writes_between_calls(pair) -> None:  # type: ignore[no-un
         assert {k.encode() for k in stable} <= seen
 
 
-def test_randomkey_returns_live_keys(pair) -> None:  # type: ignore[no-untyped-def]
+def test_randomkey_returns_live_keys(pair: Pair) -> None:
     keys = {f"k{i}".encode() for i in range(20)}
     for key in keys:
         pair.check("SET", key, "v")
@@ -367,7 +371,7 @@ def test_randomkey_returns_live_keys(pair) -> None:  # type: ignore[no-untyped-d
     assert len(drawn) > 10  # uniform enough to reach most keys
 
 
-def test_randomkey_skips_expired_keys(pair) -> None:  # type: ignore[no-untyped-def]
+def test_randomkey_skips_expired_keys(pair: Pair) -> None:
     for i in range(200):
         pair.check("SET", f"old{i}", "v", "PX", "1")
     pair.check("SET", "live", "v")
@@ -378,7 +382,7 @@ def test_randomkey_skips_expired_keys(pair) -> None:  # type: ignore[no-untyped-
 # -- OBJECT under an LFU policy, and FLUSH / SWAPDB / WATCH interplay -----------------------
 
 
-def test_object_freq_and_idletime_under_lfu(server_pair_factory) -> None:  # type: ignore[no-untyped-def]
+def test_object_freq_and_idletime_under_lfu(server_pair_factory: ServerPairFactory) -> None:
     from support.pair import open_pair
 
     ref, ours = server_pair_factory("--maxmemory-policy", "allkeys-lfu")
@@ -396,7 +400,7 @@ def test_object_freq_and_idletime_under_lfu(server_pair_factory) -> None:  # typ
             pair.close()
 
 
-def test_refcount_without_shared_integers(server_pair_factory) -> None:  # type: ignore[no-untyped-def]
+def test_refcount_without_shared_integers(server_pair_factory: ServerPairFactory) -> None:
     from support.pair import open_pair
 
     ref, ours = server_pair_factory("--maxmemory", "1gb", "--maxmemory-policy", "allkeys-lru")
@@ -407,7 +411,7 @@ def test_refcount_without_shared_integers(server_pair_factory) -> None:  # type:
         pair.close()
 
 
-def test_scan_after_flush_and_swapdb(pair) -> None:  # type: ignore[no-untyped-def]
+def test_scan_after_flush_and_swapdb(pair: Pair) -> None:
     for client in (pair.ref, pair.ours):
         client.pipeline([("SET", f"a{i}", "v") for i in range(30)])
         client.call("SCAN", "0", "COUNT", "5")
@@ -423,7 +427,7 @@ def test_scan_after_flush_and_swapdb(pair) -> None:  # type: ignore[no-untyped-d
     run(pair, ("SELECT", "0"))
 
 
-def test_watch_sees_keyspace_changes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_watch_sees_keyspace_changes(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         for change in (

@@ -13,6 +13,7 @@ import random
 
 import pytest
 from compat_helpers import decode
+from support.pair import Pair
 
 KEYS = ["a", "b", "c", "s", "n", ""]
 VALUES = [
@@ -138,8 +139,8 @@ def _comparable(command: list[str], reply: bytes) -> object:
     if name in ("KEYS", "SCAN"):
         value = decode(reply)
         if name == "SCAN" and isinstance(value, list):
-            return value[0], sorted(value[1])  # type: ignore[arg-type]
-        return sorted(value) if isinstance(value, list) else value  # type: ignore[arg-type]
+            return value[0], sorted(value[1])
+        return sorted(value) if isinstance(value, list) else value
     if name in ("TTL", "PTTL") and reply.startswith(b":") and not reply.startswith(b":-"):
         return "positive ttl"  # far-future expiries: the exact figure moves with the clock
     if command[:2] == ["OBJECT", "IDLETIME"] and reply.startswith(b":"):
@@ -158,7 +159,7 @@ def _same(command: list[str], expected: bytes, got: bytes) -> bool:
 
 
 @pytest.mark.parametrize("seed", range(int(os.environ.get("FUZZ_SEEDS", "6"))))
-def test_random_sequences(pair, seed: int) -> None:  # type: ignore[no-untyped-def]
+def test_random_sequences(pair: Pair, seed: int) -> None:
     rng = random.Random(seed * 7919 + pair.resp)
     for step in range(int(os.environ.get("FUZZ_STEPS", "400"))):
         command = _command(rng)

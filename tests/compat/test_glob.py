@@ -6,6 +6,7 @@ import random
 
 from support.raw import RawClient
 from support.resptree import parse
+from support.servers import ServerProcess
 
 from resplite.store.glob import glob_match
 
@@ -16,7 +17,7 @@ KEYS = [
 ALPHABET = [b"a", b"b", b"c", b"A", b"*", b"?", b"[", b"]", b"^", b"-", b"\\", b"x"]
 
 
-def test_glob_agrees_with_redis_keys(redis_ref) -> None:
+def test_glob_agrees_with_redis_keys(redis_ref: ServerProcess) -> None:
     client = RawClient(redis_ref.host, redis_ref.port)
     try:
         client.call("SELECT", "9")

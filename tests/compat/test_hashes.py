@@ -14,10 +14,12 @@ Where resplite follows a newer Redis than the 7.0 reference (HSCAN NOVALUES from
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
-from compat_helpers import decode, run, values
+from compat_helpers import Command, decode, run, values
+from support.pair import Pair
+from support.raw import RawClient
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -25,10 +27,10 @@ FAR_FUTURE_S = "4102444800"
 LONG_64 = "v" * 64
 LONG_65 = "v" * 65
 
-Scenario = list[tuple[object, ...]]
+Scenario = list[Command]
 
 
-def stream(key: str = "s") -> tuple[object, ...]:
+def stream(key: str = "s") -> Command:
     return ("XADD", key, "1-1", "f", "v")
 
 
@@ -299,15 +301,15 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_hash_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
-    run(pair, *SCENARIOS[scenario])  # type: ignore[arg-type]
+def test_hash_scenario(pair: Pair, scenario: str) -> None:
+    run(pair, *SCENARIOS[scenario])
 
 
 # -- configuration-dependent encodings -------------------------------------------------------------
 
 
 @pytest.fixture
-def small_limits(pair) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def small_limits(pair: Pair) -> Iterator[None]:
     """Both servers with tiny listpack limits, restored afterwards (the servers are shared)."""
     run(pair, ("CONFIG", "SET", "hash-max-listpack-entries", "3"),
         ("CONFIG", "SET", "hash-max-ziplist-value", "8"))
@@ -319,7 +321,7 @@ def small_limits(pair) -> Iterator[None]:  # type: ignore[no-untyped-def]
             conn.call("CONFIG", "SET", "hash-max-listpack-value", "64")
 
 
-def test_encoding_follows_lowered_limits(pair, small_limits) -> None:  # type: ignore[no-untyped-def]
+def test_encoding_follows_lowered_limits(pair: Pair, small_limits: None) -> None:
     run(
         pair,
         ("HSET", "h", "a", "1", "b", "2", "c", "3"), ("OBJECT", "ENCODING", "h"),
@@ -336,7 +338,7 @@ def test_encoding_follows_lowered_limits(pair, small_limits) -> None:  # type: i
     )
 
 
-def test_raised_limits_do_not_convert_back(pair, small_limits) -> None:  # type: ignore[no-untyped-def]
+def test_raised_limits_do_not_convert_back(pair: Pair, small_limits: None) -> None:
     run(pair, ("HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4"), ("OBJECT", "ENCODING", "h"),
         ("CONFIG", "SET", "hash-max-listpack-entries", "512"), ("HDEL", "h", "a", "b"),
         ("HSET", "h", "e", "5"), ("OBJECT", "ENCODING", "h"), ("HSET", "g", "a", "1"),
@@ -345,7 +347,9 @@ def test_raised_limits_do_not_convert_back(pair, small_limits) -> None:  # type:
         ("HSETNX", "z", "a", "1"), ("OBJECT", "ENCODING", "z"))
 
 
-def test_a_listpack_over_a_lowered_limit_converts_at_the_next_write(pair, small_limits) -> None:  # type: ignore[no-untyped-def]
+def test_a_listpack_over_a_lowered_limit_converts_at_the_next_write(
+    pair: Pair, small_limits: None
+) -> None:
     run(pair, ("CONFIG", "SET", "hash-max-listpack-entries", "10"),
         ("HSET", "h", *[x for i in range(6) for x in (f"f{i}", "v")]),
         ("CONFIG", "SET", "hash-max-listpack-entries", "3"), ("OBJECT", "ENCODING", "h"),
@@ -354,7 +358,9 @@ def test_a_listpack_over_a_lowered_limit_converts_at_the_next_write(pair, small_
 
 
 @pytest.mark.redis_version("7.2")
-def test_wide_hset_converts_before_writing_even_with_repeated_fields(pair, small_limits) -> None:  # type: ignore[no-untyped-def]
+def test_wide_hset_converts_before_writing_even_with_repeated_fields(
+    pair: Pair, small_limits: None
+) -> None:
     """Redis 7.2+ converts when an HSET brings more pairs than the entry limit, duplicates
     included; 7.0 only looks at the resulting size."""
     cmd = ("HSET", "h", "f", "1", "f", "2", "f", "3", "f", "4")
@@ -368,7 +374,7 @@ def test_wide_hset_converts_before_writing_even_with_repeated_fields(pair, small
 # -- large hashes (hashtable encoding) -------------------------------------------------------------
 
 
-def _fill(pair, key: str, n: int, prefix: str = "field:") -> None:  # type: ignore[no-untyped-def]
+def _fill(pair: Pair, key: str, n: int, prefix: str = "field:") -> None:
     args: list[str] = []
     for i in range(n):
         args += [f"{prefix}{i}", f"value-{i * 7}"]
@@ -382,12 +388,12 @@ def _pairs(flat: list[bytes]) -> list[tuple[bytes, bytes]]:
 def _map(value: object) -> dict[bytes, bytes]:
     """HGETALL decoded: a RESP3 map, or a RESP2 flat array."""
     if isinstance(value, dict):
-        return value  # type: ignore[return-value]
+        return value
     assert isinstance(value, list)
     return dict(_pairs(value))
 
 
-def test_large_hash_contents_compared_sorted(pair) -> None:  # type: ignore[no-untyped-def]
+def test_large_hash_contents_compared_sorted(pair: Pair) -> None:
     _fill(pair, "h", 600)
     run(pair, ("OBJECT", "ENCODING", "h"), ("HLEN", "h"), ("HGET", "h", "field:599"),
         ("HMGET", "h", "field:0", "nope", "field:300"), ("HSTRLEN", "h", "field:12"),
@@ -397,16 +403,21 @@ def test_large_hash_contents_compared_sorted(pair) -> None:  # type: ignore[no-u
     assert _map(ours) == _map(ref) and len(_map(ours)) == 599
     for cmd in ("HKEYS", "HVALS"):
         ref, ours = values(pair, cmd, "h")
-        assert sorted(ours) == sorted(ref)  # type: ignore[type-var]
+        assert sorted(ours) == sorted(ref)
     ref, ours = values(pair, "HRANDFIELD", "h", "1000", "WITHVALUES")
     if pair.resp == 3:
-        assert all(isinstance(p, list) and len(p) == 2 for p in ours)  # type: ignore[union-attr]
-        ours = [x for p in ours for x in p]  # type: ignore[union-attr]
-        ref = [x for p in ref for x in p]  # type: ignore[union-attr]
-    assert sorted(_pairs(ours)) == sorted(_pairs(ref))  # type: ignore[arg-type]
+        assert all(isinstance(p, list) and len(p) == 2 for p in ours)
+        ours = [x for p in ours for x in p]
+        ref = [x for p in ref for x in p]
+    assert sorted(_pairs(ours)) == sorted(_pairs(ref))
 
 
-def _hscan_all(client, key: str, *options: str | int, between=None) -> list[list[bytes]]:  # type: ignore[no-untyped-def]
+def _hscan_all(
+    client: RawClient,
+    key: str,
+    *options: str | int,
+    between: Callable[[int], None] | None = None,
+) -> list[list[bytes]]:
     """Every batch of a full HSCAN iteration; ``between(step)`` runs after each call."""
     cursor = b"0"
     batches = []
@@ -424,7 +435,7 @@ def _hscan_all(client, key: str, *options: str | int, between=None) -> list[list
         assert step < 10_000, "HSCAN did not terminate"
 
 
-def test_hscan_of_a_hashtable_returns_every_pair(pair) -> None:  # type: ignore[no-untyped-def]
+def test_hscan_of_a_hashtable_returns_every_pair(pair: Pair) -> None:
     _fill(pair, "h", 700)
     for options in ((), ("COUNT", "1"), ("COUNT", "37"), ("COUNT", "1000")):
         expected = dict(_pairs([x for b in _hscan_all(pair.ref, "h", *options) for x in b]))
@@ -436,7 +447,7 @@ def test_hscan_of_a_hashtable_returns_every_pair(pair) -> None:  # type: ignore[
             assert len(batches) > 5 and all(len(b) <= 2 * 60 for b in batches)
 
 
-def test_hscan_of_a_hashtable_with_match_and_novalues_shape(pair) -> None:  # type: ignore[no-untyped-def]
+def test_hscan_of_a_hashtable_with_match_and_novalues_shape(pair: Pair) -> None:
     _fill(pair, "h", 600)
     _fill(pair, "h", 50, prefix="other:")
     for options in (("MATCH", "other:*"), ("MATCH", "field:1?", "COUNT", "5")):
@@ -445,7 +456,7 @@ def test_hscan_of_a_hashtable_with_match_and_novalues_shape(pair) -> None:  # ty
         assert sorted(_pairs(ours)) == sorted(_pairs(ref)) and ref
 
 
-def test_hscan_cursor_survives_writes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_hscan_cursor_survives_writes(pair: Pair) -> None:
     """A field present for the whole iteration is returned, whatever is written meanwhile."""
     _fill(pair, "h", 800)
     ours = pair.ours
@@ -465,7 +476,7 @@ def test_hscan_cursor_survives_writes(pair) -> None:  # type: ignore[no-untyped-
     assert stable <= seen
 
 
-def test_hscan_over_a_converted_hash_keeps_going(pair, small_limits) -> None:  # type: ignore[no-untyped-def]
+def test_hscan_over_a_converted_hash_keeps_going(pair: Pair, small_limits: None) -> None:
     """The first call answers a listpack whole (cursor 0); once converted, cursors work."""
     run(pair, ("HSET", "h", "a", "1", "b", "2"), ("HSCAN", "h", "0"))
     _fill(pair, "h", 50)
@@ -477,21 +488,21 @@ def test_hscan_over_a_converted_hash_keeps_going(pair, small_limits) -> None:  #
 # -- HRANDFIELD draws ------------------------------------------------------------------------------
 
 
-def _draw(client, resp: int, *args: str) -> list[tuple[bytes, bytes | None]]:  # type: ignore[no-untyped-def]
+def _draw(client: RawClient, resp: int, *args: str) -> Sequence[tuple[bytes, bytes | None]]:
     """An HRANDFIELD reply as (field, value-or-None) pairs, checking its RESP shape."""
     reply = decode(client.call("HRANDFIELD", *args))
     assert isinstance(reply, list)
     if "WITHVALUES" not in args:
         assert all(isinstance(f, bytes) for f in reply)
-        return [(f, None) for f in reply]  # type: ignore[misc]
+        return [(f, None) for f in reply]
     if resp == 3:
         assert all(isinstance(p, list) and len(p) == 2 for p in reply)
-        return [tuple(p) for p in reply]  # type: ignore[misc]
-    return _pairs(reply)  # type: ignore[arg-type]
+        return [tuple(p) for p in reply]
+    return _pairs(reply)
 
 
 @pytest.mark.parametrize("size", [5, 600], ids=["listpack", "hashtable"])
-def test_hrandfield_draws(pair, size: int) -> None:  # type: ignore[no-untyped-def]
+def test_hrandfield_draws(pair: Pair, size: int) -> None:
     _fill(pair, "h", size)
     contents = {f"field:{i}".encode(): f"value-{i * 7}".encode() for i in range(size)}
     order = list(contents)
@@ -515,7 +526,7 @@ def test_hrandfield_draws(pair, size: int) -> None:  # type: ignore[no-untyped-d
                         assert positions == sorted(positions)
 
 
-def test_hrandfield_covers_the_hash(pair) -> None:  # type: ignore[no-untyped-def]
+def test_hrandfield_covers_the_hash(pair: Pair) -> None:
     """Draws are random, not stuck: a few hundred of them cover a small hash."""
     _fill(pair, "h", 6)
     for client in (pair.ref, pair.ours):
@@ -531,7 +542,7 @@ def test_hrandfield_covers_the_hash(pair) -> None:  # type: ignore[no-untyped-de
 
 
 @pytest.mark.redis_version("7.4")
-def test_hscan_novalues(pair) -> None:  # type: ignore[no-untyped-def]
+def test_hscan_novalues(pair: Pair) -> None:
     ours = pair.ours
     run(pair, ("HSET", "h", "c", "1", "a", "2", "b", "3"))
     assert decode(ours.call("HSCAN", "h", "0", "NOVALUES")) == [b"0", [b"c", b"a", b"b"]]
@@ -552,7 +563,7 @@ def test_hscan_novalues(pair) -> None:  # type: ignore[no-untyped-def]
 # -- WATCH -----------------------------------------------------------------------------------------
 
 
-def test_watch_sees_hash_writes_but_not_no_ops(pair) -> None:  # type: ignore[no-untyped-def]
+def test_watch_sees_hash_writes_but_not_no_ops(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         run(pair, ("HSET", "h", "f", "1"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from compat_helpers import decode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.pair import Pair
 
 KEYS = (b"h", b"g")
 STRING_KEY = b"s"
@@ -99,15 +100,15 @@ def _sorted_whole(cmd: tuple[bytes, ...], reply: bytes) -> object:
     value = decode(reply)
     if cmd[0] == b"HSCAN" and isinstance(value, list) and len(value) == 2:
         cursor, items = value
-        return cursor, sorted(zip(items[::2], items[1::2], strict=True))  # type: ignore[index]
+        return cursor, sorted(zip(items[::2], items[1::2], strict=True))
     if isinstance(value, dict):
         return sorted(value.items())
     if cmd[0] == b"HGETALL" and isinstance(value, list):
         return sorted(zip(value[::2], value[1::2], strict=True))
-    return sorted(value) if isinstance(value, list) else value  # type: ignore[type-var]
+    return sorted(value) if isinstance(value, list) else value
 
 
-def _same(pair, cmd: tuple[bytes, ...], want: bytes, have: bytes) -> bool:  # type: ignore[no-untyped-def]
+def _same(pair: Pair, cmd: tuple[bytes, ...], want: bytes, have: bytes) -> bool:
     if want == have:
         return True
     if want[:1] == b"-" or have[:1] == b"-":
@@ -135,8 +136,8 @@ FINALE = [
 @given(sequence=st.lists(command(), min_size=5, max_size=40),
        max_entries=st.sampled_from([b"3", b"4", b"512"]),
        max_value=st.sampled_from([b"4", b"8", b"64"]))
-def test_random_hash_sequences_match_redis(pair, sequence: list[tuple[bytes, ...]],
-                                           max_entries: bytes, max_value: bytes) -> None:  # type: ignore[no-untyped-def]
+def test_random_hash_sequences_match_redis(pair: Pair, sequence: list[tuple[bytes, ...]],
+                                           max_entries: bytes, max_value: bytes) -> None:
     for conn in (pair.ref, pair.ours):
         conn.call("FLUSHALL")
         conn.call("CONFIG", "SET", "hash-max-listpack-entries", max_entries)

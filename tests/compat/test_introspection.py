@@ -20,8 +20,10 @@ from collections.abc import Iterator
 
 import pytest
 from support.helpshape import assert_same_shape, implemented
+from support.pair import Pair
 from support.raw import RawClient
 from support.resptree import Node, dump, parse, text, to_python
+from support.servers import ServerProcess
 
 from resplite.commands import SPEC_DIR
 
@@ -181,7 +183,7 @@ def tokens(args: list[dict]) -> set[str]:
 
 
 @pytest.mark.parametrize("name", [n for n in SHARED_NAMES if n not in NEWER_ARITY])
-def test_command_info_equals_redis(pair, name: str) -> None:
+def test_command_info_equals_redis(pair: Pair, name: str) -> None:
     """COMMAND INFO <name>: same bytes as Redis 7.0 (subcommands: the shared ones, sorted)."""
     ref, ours = pair.both("COMMAND", "INFO", name)
     ref_entry, our_entry = parse(ref)[1][0], parse(ours)[1][0]
@@ -203,7 +205,7 @@ def test_command_info_equals_redis_but_for_a_newer_arity(pair, name: str) -> Non
 
 
 @pytest.mark.parametrize("name", sorted(NOT_IN_REFERENCE))
-def test_newer_commands_are_unknown_to_the_reference(pair, name: str) -> None:
+def test_newer_commands_are_unknown_to_the_reference(pair: Pair, name: str) -> None:
     """Commands listed as newer than 7.0 really are absent there, and present here."""
     ref, ours = pair.both("COMMAND", "INFO", name)
     assert parse(ref)[1][0][0] in (b"$", b"_")
@@ -211,7 +213,7 @@ def test_newer_commands_are_unknown_to_the_reference(pair, name: str) -> None:
     assert entry[0] == name
 
 
-def test_command_info_several_names_and_unknown_ones(pair) -> None:
+def test_command_info_several_names_and_unknown_ones(pair: Pair) -> None:
     """COMMAND INFO: one entry per name asked, null for unknown or malformed names."""
     pair.check(
         "COMMAND", "INFO", "nosuch", "get", "GET", "xgroup|create", "XGROUP|CREATE", "get|x",
@@ -219,7 +221,7 @@ def test_command_info_several_names_and_unknown_ones(pair) -> None:
     )
 
 
-def test_command_and_command_info_list_every_command(pair) -> None:
+def test_command_and_command_info_list_every_command(pair: Pair) -> None:
     """COMMAND and COMMAND INFO without names: one entry per top-level spec file."""
     everything = pair.ours.call("COMMAND")
     assert pair.ours.call("COMMAND", "INFO") == everything
@@ -227,7 +229,7 @@ def test_command_and_command_info_list_every_command(pair) -> None:
     assert names == TOP_LEVEL
 
 
-def test_command_count_is_the_number_of_top_level_specs(pair) -> None:
+def test_command_count_is_the_number_of_top_level_specs(pair: Pair) -> None:
     count = pair.ours.call("COMMAND", "COUNT")
     assert count == b":%d\r\n" % len(TOP_LEVEL)
     assert len(parse(pair.ours.call("COMMAND"))[1]) == len(TOP_LEVEL)
@@ -238,7 +240,7 @@ def test_command_count_is_the_number_of_top_level_specs(pair) -> None:
 
 
 @pytest.mark.parametrize("name", [n for n in SHARED_TOP_LEVEL if n not in NEWER_ARGUMENTS])
-def test_command_docs_structure_equals_redis(pair, name: str) -> None:
+def test_command_docs_structure_equals_redis(pair: Pair, name: str) -> None:
     """COMMAND DOCS <name>: Redis's structure and argument tree, our own prose."""
     ref, ours = pair.both("COMMAND", "DOCS", name)
     ref_docs, our_docs = pairs(parse(ref)), pairs(parse(ours))
@@ -258,14 +260,16 @@ def test_xinfo_stream_docs_name_the_newer_fields(pair) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(NEWER_ARGUMENTS))
-def test_command_docs_newer_argument_trees_keep_every_reference_token(pair, name: str) -> None:
+def test_command_docs_newer_argument_trees_keep_every_reference_token(
+    pair: Pair, name: str
+) -> None:
     """Everything Redis 7.0 documents is still documented; the tree itself is newer."""
     ref, ours = (docs_dict(parse(r)) for r in pair.both("COMMAND", "DOCS", name))
     assert tokens(ref[name].get("arguments", [])) < tokens(ours[name]["arguments"])
 
 
 @pytest.mark.redis_version("7.4")
-def test_client_kill_docs_name_the_maxage_filter(pair) -> None:
+def test_client_kill_docs_name_the_maxage_filter(pair: Pair) -> None:
     doc = docs_dict(parse(pair.ours.call("COMMAND", "DOCS", "client|kill")))["client|kill"]
     assert ["7.4.0", doc["history"][-1][1]] == doc["history"][-1]
     new_format = doc["arguments"][0]["arguments"][1]
@@ -276,7 +280,7 @@ def test_client_kill_docs_name_the_maxage_filter(pair) -> None:
     }
 
 
-def test_command_docs_prose_is_our_own(pair) -> None:
+def test_command_docs_prose_is_our_own(pair: Pair) -> None:
     """Summaries differ from Redis's by design, for every shared command."""
     ref = docs_dict(parse(pair.ref.call("COMMAND", "DOCS", *SHARED_TOP_LEVEL)))
     ours = docs_dict(parse(pair.ours.call("COMMAND", "DOCS", *SHARED_TOP_LEVEL)))
@@ -284,14 +288,14 @@ def test_command_docs_prose_is_our_own(pair) -> None:
     assert same == []
 
 
-def test_command_docs_repeats_unknown_and_subcommand_names(pair) -> None:
+def test_command_docs_repeats_unknown_and_subcommand_names(pair: Pair) -> None:
     """COMMAND DOCS: unknown names are left out; a name asked twice is answered twice."""
     ref, ours = pair.both("COMMAND", "DOCS", "nosuch", "get", "GET", "xgroup|create", "a|b|c")
     assert [text(k) for k, _ in pairs(parse(ours))] == [text(k) for k, _ in pairs(parse(ref))]
     assert [text(k) for k, _ in pairs(parse(ours))] == ["get", "get", "xgroup|create"]
 
 
-def test_command_docs_arguments_carry_display_text(pair) -> None:
+def test_command_docs_arguments_carry_display_text(pair: Pair) -> None:
     """As Redis 7.2+ reports it: every argument but oneof/block has display_text."""
     docs = docs_dict(parse(pair.ours.call("COMMAND", "DOCS")))
 
@@ -341,7 +345,7 @@ GETKEYS_LINES = [
 
 @pytest.mark.parametrize("line", GETKEYS_LINES)
 @pytest.mark.parametrize("sub", ["GETKEYS", "GETKEYSANDFLAGS"])
-def test_command_getkeys_equals_redis(pair, sub: str, line: str) -> None:
+def test_command_getkeys_equals_redis(pair: Pair, sub: str, line: str) -> None:
     pair.check("COMMAND", sub, *line.split(" "))
 
 
@@ -357,11 +361,11 @@ def test_command_getkeys_equals_redis(pair, sub: str, line: str) -> None:
     ],
     ids=lambda a: " ".join(a),
 )
-def test_command_errors_equal_redis(pair, args: tuple[str, ...]) -> None:
+def test_command_errors_equal_redis(pair: Pair, args: tuple[str, ...]) -> None:
     pair.check(*args)
 
 
-def test_command_help_has_the_shape_of_redis(pair) -> None:
+def test_command_help_has_the_shape_of_redis(pair: Pair) -> None:
     ref, ours = pair.both("COMMAND", "HELP")
     assert_same_shape(ref, ours, ours_has=implemented("command") | {"(no subcommand)"})
 
@@ -388,7 +392,7 @@ def test_command_help_has_the_shape_of_redis(pair) -> None:
     ],
     ids=lambda f: " ".join(f) or "all",
 )
-def test_command_list_equals_redis_on_shared_commands(pair, filters: tuple[str, ...]) -> None:
+def test_command_list_equals_redis_on_shared_commands(pair: Pair, filters: tuple[str, ...]) -> None:
     """COMMAND LIST [FILTERBY ...]: the same names as Redis among the commands both have."""
     ref, ours = pair.both("COMMAND", "LIST", *filters)
     assert parse(ours)[0] == b"*"
@@ -409,7 +413,7 @@ def test_command_list_equals_redis_on_shared_commands(pair, filters: tuple[str, 
     ],
     ids=lambda a: " ".join(a),
 )
-def test_command_list_syntax_errors_equal_redis(pair, args: tuple[str, ...]) -> None:
+def test_command_list_syntax_errors_equal_redis(pair: Pair, args: tuple[str, ...]) -> None:
     pair.check("COMMAND", "LIST", *args)
 
 
@@ -418,7 +422,9 @@ def test_command_list_syntax_errors_equal_redis(pair, args: tuple[str, ...]) -> 
 
 
 @pytest.mark.parametrize("protocol", [2, 3])
-def test_redis_py_reads_the_same_command_table(redis_ref, resplite_srv, protocol: int) -> None:
+def test_redis_py_reads_the_same_command_table(
+    redis_ref: ServerProcess, resplite_srv: ServerProcess, protocol: int
+) -> None:
     """redis-py's parsed COMMAND (what its cluster client uses) agrees on shared commands."""
     redis = pytest.importorskip("redis")
     ref = redis.Redis(host=redis_ref.host, port=redis_ref.port, protocol=protocol)
@@ -441,7 +447,7 @@ def test_redis_py_reads_the_same_command_table(redis_ref, resplite_srv, protocol
             assert b[field] == a[field], (name, field)
 
 
-def test_reference_and_resplite_agree_on_movable_keys(redis_ref) -> None:
+def test_reference_and_resplite_agree_on_movable_keys(redis_ref: ServerProcess) -> None:
     """The loader's derivation of first/last/step and movablekeys, checked on every 7.0 command.
 
     Redis computes these from key specs at start-up; the table does the same. Feeding each of

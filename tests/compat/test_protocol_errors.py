@@ -21,8 +21,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import pytest
+from support.pair import Pair
 from support.raw import RawClient
-from support.servers import ServerProcess, redis_server_path, start_redis, start_resplite
+from support.servers import (
+    ServerPairFactory,
+    ServerProcess,
+    redis_server_path,
+    start_redis,
+    start_resplite,
+)
 
 from resplite.protocol.errors import ProtocolError
 from resplite.protocol.reader import NEED_DATA, RequestReader
@@ -275,11 +282,11 @@ def test_resplite_unauthenticated_limits_as_redis(
 # -- through servers of the test's own and the shared pair -------------------------------------
 
 
-def _raw(server):
+def _raw(server: ServerProcess) -> RawClient:
     return RawClient(server.host, server.port)
 
 
-def test_requirepass_unauthenticated_limits(server_pair_factory):
+def test_requirepass_unauthenticated_limits(server_pair_factory: ServerPairFactory) -> None:
     # Before AUTH, Redis refuses big multibulk requests outright and closes the connection.
     ref_srv, our_srv = server_pair_factory("--requirepass", "pw")
     ref, ours = _raw(ref_srv), _raw(our_srv)
@@ -293,7 +300,7 @@ def test_requirepass_unauthenticated_limits(server_pair_factory):
         ours.close()
 
 
-def test_inline_commands(pair):
+def test_inline_commands(pair: Pair) -> None:
     assert pair.raw_both(b"PING\r\n") == (b"+PONG\r\n", b"+PONG\r\n")
     ref, ours = pair.raw_both(b'ECHO "a b"\r\n')
     assert ours == ref

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 
 import pytest
 from support import normalize
 from support.helpshape import assert_same_shape
+from support.pair import InfoSections, Pair
 from support.raw import RawClient
 from support.resptree import parse, to_python
+from support.servers import ServerPairFactory
 
 from resplite.version import REDIS_VERSION
 
@@ -25,7 +28,7 @@ from resplite.version import REDIS_VERSION
 _NOT_REPORTED: dict[str, str] = {}
 
 
-def _compare_sections(ref, ours, sections):
+def _compare_sections(ref: InfoSections, ours: InfoSections, sections: Iterable[str]) -> None:
     for title in sections:
         ref_fields, our_fields = ref[title], dict(ours[title])
         our_order = [f for f, _ in ours[title]]
@@ -41,7 +44,7 @@ def _compare_sections(ref, ours, sections):
                 title, field, value, our_fields[field])
 
 
-def test_info_default_sections(pair):
+def test_info_default_sections(pair: Pair) -> None:
     pair.check("SET", "k", "v")
     ref, ours = pair.info()
     assert list(ours) == list(ref)
@@ -49,7 +52,7 @@ def test_info_default_sections(pair):
     assert ours["Server"][0] == ("redis_version", REDIS_VERSION)
 
 
-def test_info_everything(pair):
+def test_info_everything(pair: Pair) -> None:
     pair.check("SET", "k", "v")
     pair.check("NOSUCH")
     ref, ours = pair.info("everything")
@@ -64,7 +67,7 @@ def test_info_everything(pair):
     assert dict(ours["Keyspace"])["db0"].startswith("keys=1,expires=0,avg_ttl=0")
 
 
-def test_info_all_default_and_section_selection(pair):
+def test_info_all_default_and_section_selection(pair: Pair) -> None:
     for args in (("all",), ("default",), ("SERVER",), ("clients", "server"),
                  ("keyspace", "server", "keyspace"), ("commandstats",), ("errorstats",),
                  ("nosuch",), ("server", "nosuch"), ("default", "commandstats")):
@@ -72,11 +75,11 @@ def test_info_all_default_and_section_selection(pair):
         assert list(ours) == [t for t in ref if t != "Latencystats"], args
 
 
-def test_info_empty_for_unknown_section(pair):
+def test_info_empty_for_unknown_section(pair: Pair) -> None:
     pair.check("INFO", "nosuch")
 
 
-def test_info_counters_move(pair):
+def test_info_counters_move(pair: Pair) -> None:
     before = dict(pair.info("stats")[1]["Stats"])
     pair.ours.call("NOSUCH")
     pair.ours.call("PING")
@@ -87,7 +90,7 @@ def test_info_counters_move(pair):
     assert persistence["loading"] == "0"
 
 
-def test_info_keyspace_lines(pair):
+def test_info_keyspace_lines(pair: Pair) -> None:
     pair.check("SET", "a", "1")
     pair.check("SET", "b", "1", "EX", "1000")
     pair.check("SELECT", "3")
@@ -101,7 +104,7 @@ def test_info_keyspace_lines(pair):
         assert our_line.endswith(",subexpiry=0")
 
 
-def test_dbsize_flush_swapdb(pair):
+def test_dbsize_flush_swapdb(pair: Pair) -> None:
     pair.check("DBSIZE")
     pair.check("SET", "a", "1")
     pair.check("SET", "b", "1")
@@ -123,7 +126,7 @@ def test_dbsize_flush_swapdb(pair):
         pair.check(*bad)
 
 
-def test_time_and_lastsave(pair):
+def test_time_and_lastsave(pair: Pair) -> None:
     ref, ours = pair.both("TIME")
     pattern = rb"\*2\r\n\$10\r\n(\d{10})\r\n\$\d\r\n(\d{1,6})\r\n"
     ref_m, our_m = re.fullmatch(pattern, ref), re.fullmatch(pattern, ours)
@@ -137,7 +140,7 @@ NO_PERSISTENCE = (b"-ERR no persistence is configured: resplite keeps data in me
                   b"nothing was written\r\n")
 
 
-def test_save_bgsave_and_bgrewriteaof_say_nothing_is_persisted(pair):
+def test_save_bgsave_and_bgrewriteaof_say_nothing_is_persisted(pair: Pair) -> None:
     """resplite has no persistence: it never answers as if it had saved (argument errors
     stay Redis's), LASTSAVE does not move and INFO persistence reports no save."""
     pair.check("SET", "k", "1")
@@ -155,12 +158,12 @@ def test_save_bgsave_and_bgrewriteaof_say_nothing_is_persisted(pair):
     assert persistence["aof_enabled"] == "0"
 
 
-def test_shutdown_save_fails_as_a_failed_save_does(pair):
+def test_shutdown_save_fails_as_a_failed_save_does(pair: Pair) -> None:
     assert pair.ours.call("SHUTDOWN", "SAVE") == b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
     assert pair.ours.call("PING") == b"+PONG\r\n"
 
 
-def test_role_wait_readonly(pair):
+def test_role_wait_readonly(pair: Pair) -> None:
     pair.check("ROLE")
     pair.check("WAIT", "0", "0")
     pair.check("WAIT", "a", "0")
@@ -173,13 +176,13 @@ def test_role_wait_readonly(pair):
     pair.check("READWRITE")
 
 
-def test_lolwut(pair):
+def test_lolwut(pair: Pair) -> None:
     pair.check("LOLWUT", normalize=normalize.version)
     pair.check("LOLWUT", "foo", normalize=normalize.version)
     pair.check("LOLWUT", "VERSION", "abc")
 
 
-def test_shutdown_argument_errors(pair):
+def test_shutdown_argument_errors(pair: Pair) -> None:
     for args in (("foo",), ("nosave", "save"), ("now", "force", "abort"), ("ABORT",),
                  ("abort", "nosave")):
         pair.check("SHUTDOWN", *args)
@@ -188,7 +191,7 @@ def test_shutdown_argument_errors(pair):
     pair.check("EXEC")
 
 
-def test_shutdown_stops_the_server(server_pair_factory):
+def test_shutdown_stops_the_server(server_pair_factory: ServerPairFactory) -> None:
     ref_srv, our_srv = server_pair_factory()
     for srv in (ref_srv, our_srv):
         conn = RawClient(srv.host, srv.port)
@@ -201,7 +204,7 @@ def test_shutdown_stops_the_server(server_pair_factory):
         assert srv.proc.wait(10) == 0
 
 
-def test_debug(pair):
+def test_debug(pair: Pair) -> None:
     pair.check("DEBUG", "SLEEP", "0")
     pair.check("DEBUG", "SLEEP", "abc")
     pair.check("DEBUG", "SLEEP", "0.001")
@@ -219,14 +222,14 @@ def test_debug(pair):
         assert ref_m and our_m and ref_m[1] == our_m[1], (ref, ours)
 
 
-def test_debug_help_has_the_shape_of_redis(pair) -> None:
+def test_debug_help_has_the_shape_of_redis(pair: Pair) -> None:
     # DEBUG is one command in resplite, not a container: its subcommands are listed here.
     ref, ours = pair.both("DEBUG", "HELP")
     assert_same_shape(ref, ours, ours_has={"OBJECT", "SET-ACTIVE-EXPIRE", "SLEEP", "HELP"})
     pair.check("DEBUG", "HELP", "x")
 
 
-def test_info_clients_counts_blocked_and_watching(pair):
+def test_info_clients_counts_blocked_and_watching(pair: Pair) -> None:
     blocked = pair.connect_extra()
     watcher = pair.connect_extra()
     try:
@@ -280,7 +283,7 @@ def _lookup_counts(client: RawClient) -> tuple[int, int]:
     return int(fields["keyspace_hits"]), int(fields["keyspace_misses"])
 
 
-def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair):
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair: Pair) -> None:
     for command in _LOOKUP_COMMANDS:
         counts = []
         for client in (pair.ref, pair.ours):

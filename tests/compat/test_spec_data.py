@@ -9,10 +9,15 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+from support.servers import ServerProcess
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_generated_specs_match_the_reference_server(redis_ref, capsys) -> None:
+def test_generated_specs_match_the_reference_server(
+    redis_ref: ServerProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
     spec = importlib.util.spec_from_file_location("gen_specs", ROOT / "tools" / "gen_specs.py")
     assert spec is not None and spec.loader is not None
     gen_specs = importlib.util.module_from_spec(spec)

@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 from compat_helpers import integer
 from support.newer import T0, Conn, add_entries, groups_setup
+from support.pair import Pair
 from support.raw import RawClient
 
 Cmd = tuple[str | bytes | int, ...]
 
 
-def seed(pair, key: str = "s", n: int = 5, fields: int = 1) -> None:  # type: ignore[no-untyped-def]
+def seed(pair: Pair, key: str = "s", n: int = 5, fields: int = 1) -> None:
     for i in range(1, n + 1):
         args: list[str | int] = ["XADD", key, f"{i}-1"]
         for f in range(fields):
@@ -64,13 +65,13 @@ def seed(pair, key: str = "s", n: int = 5, fields: int = 1) -> None:  # type: ig
     ],
     ids=lambda c: " ".join(map(str, c)),
 )
-def test_xadd_arguments_and_errors(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
+def test_xadd_arguments_and_errors(pair: Pair, cmd: Cmd) -> None:
     pair.check(*cmd)
     pair.check("EXISTS", "s")
     pair.check("XLEN", "s")
 
 
-def test_xadd_ids_must_grow(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xadd_ids_must_grow(pair: Pair) -> None:
     pair.check_all([
         ("XADD", "s", "5-5", "a", "1"),
         ("XADD", "s", "5-5", "a", "1"),
@@ -85,13 +86,13 @@ def test_xadd_ids_must_grow(pair) -> None:  # type: ignore[no-untyped-def]
     ])
 
 
-def test_xadd_sequence_wildcard_on_an_empty_stream(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xadd_sequence_wildcard_on_an_empty_stream(pair: Pair) -> None:
     pair.check("XADD", "s", "0-*", "a", "1")
     pair.check("XADD", "s", "0-*", "a", "1")
     pair.check("XRANGE", "s", "-", "+")
 
 
-def test_xadd_at_the_last_possible_id(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xadd_at_the_last_possible_id(pair: Pair) -> None:
     pair.check_all([
         ("XADD", "s", "18446744073709551615-18446744073709551614", "a", "1"),
         ("XADD", "s", "18446744073709551615-*", "a", "1"),
@@ -102,7 +103,7 @@ def test_xadd_at_the_last_possible_id(pair) -> None:  # type: ignore[no-untyped-
     ])
 
 
-def test_xadd_fields_that_differ_from_the_node_master(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xadd_fields_that_differ_from_the_node_master(pair: Pair) -> None:
     pair.check_all([
         ("XADD", "s", "1-1", "a", "1", "b", "2"),
         ("XADD", "s", "1-2", "b", "2", "a", "1"),
@@ -115,13 +116,13 @@ def test_xadd_fields_that_differ_from_the_node_master(pair) -> None:  # type: ig
     ])
 
 
-def test_xadd_binary_and_large_values(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xadd_binary_and_large_values(pair: Pair) -> None:
     big = b"\x00\r\n\xff" * 3000
     pair.check("XADD", "s", "1-1", b"f\x00", big, "g", b"x" * 70000)
     pair.check("XRANGE", "s", "-", "+")
 
 
-def test_xadd_on_another_type(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xadd_on_another_type(pair: Pair) -> None:
     pair.check("SET", "str", "x")
     for cmd in [
         ("XADD", "str", "*", "a", "1"),
@@ -141,7 +142,7 @@ def test_xadd_on_another_type(pair) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("threshold", [0, 1, 50, 99, 100, 101, 150, 249, 250, 251])
-def test_approximate_maxlen_removes_the_nodes_redis_removes(pair, threshold: int) -> None:  # type: ignore[no-untyped-def]
+def test_approximate_maxlen_removes_the_nodes_redis_removes(pair: Pair, threshold: int) -> None:
     for i in range(1, 251):
         pair.ref.send("XADD", "s", f"{i}-0", "f", f"v{i}")
         pair.ours.send("XADD", "s", f"{i}-0", "f", f"v{i}")
@@ -153,7 +154,7 @@ def test_approximate_maxlen_removes_the_nodes_redis_removes(pair, threshold: int
     pair.check("XINFO", "STREAM", "s")
 
 
-def test_node_split_by_bytes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_node_split_by_bytes(pair: Pair) -> None:
     for i in range(1, 61):
         pair.check("XADD", "s", f"{i}-0", "field", "x" * (50 + 7 * i))
     pair.check("XINFO", "STREAM", "s")
@@ -161,7 +162,7 @@ def test_node_split_by_bytes(pair) -> None:  # type: ignore[no-untyped-def]
     pair.check("XINFO", "STREAM", "s")
 
 
-def test_node_settings_change_at_runtime(pair) -> None:  # type: ignore[no-untyped-def]
+def test_node_settings_change_at_runtime(pair: Pair) -> None:
     try:
         pair.check("CONFIG", "SET", "stream-node-max-entries", "7")
         pair.check("CONFIG", "SET", "stream-node-max-bytes", "300")
@@ -201,7 +202,7 @@ def test_node_settings_change_at_runtime(pair) -> None:  # type: ignore[no-untyp
     ],
     ids=lambda t: " ".join(t),
 )
-def test_xtrim_strategies(pair, trim: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_xtrim_strategies(pair: Pair, trim: tuple[str, ...]) -> None:
     for i in range(1, 301):
         pair.ref.send("XADD", "s", f"{i}-0", "f", "v")
         pair.ours.send("XADD", "s", f"{i}-0", "f", "v")
@@ -213,7 +214,7 @@ def test_xtrim_strategies(pair, trim: tuple[str, ...]) -> None:  # type: ignore[
     pair.check("XRANGE", "s", "-", "+", "COUNT", "3")
 
 
-def test_xadd_with_trimming(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xadd_with_trimming(pair: Pair) -> None:
     for i in range(1, 120):
         pair.check("XADD", "s", "MAXLEN", "~", "10", f"{i}-0", "f", "v")
     pair.check("XINFO", "STREAM", "s")
@@ -222,7 +223,7 @@ def test_xadd_with_trimming(pair) -> None:  # type: ignore[no-untyped-def]
     pair.check("XINFO", "STREAM", "s")
 
 
-def test_exact_trim_after_deletes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_exact_trim_after_deletes(pair: Pair) -> None:
     seed(pair, n=8)
     pair.check("XDEL", "s", "8-1", "3-1")
     pair.check("XTRIM", "s", "MINID", "8-1")
@@ -249,7 +250,7 @@ def test_exact_trim_after_deletes(pair) -> None:  # type: ignore[no-untyped-def]
     ],
     ids=lambda c: " ".join(c),
 )
-def test_xtrim_errors(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
+def test_xtrim_errors(pair: Pair, cmd: Cmd) -> None:
     seed(pair)
     pair.check(*cmd)
 
@@ -289,13 +290,13 @@ def test_xtrim_errors(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
     ],
     ids=lambda c: " ".join(c),
 )
-def test_ranges(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
+def test_ranges(pair: Pair, cmd: Cmd) -> None:
     seed(pair, fields=2)
     pair.check("XDEL", "s", "3-1")
     pair.check(*cmd)
 
 
-def test_ranges_across_many_nodes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_ranges_across_many_nodes(pair: Pair) -> None:
     for i in range(1, 451):
         pair.ref.send("XADD", "s", f"{i // 3}-{i % 3}", "f", f"v{i}")
         pair.ours.send("XADD", "s", f"{i // 3}-{i % 3}", "f", f"v{i}")
@@ -317,7 +318,7 @@ def test_ranges_across_many_nodes(pair) -> None:  # type: ignore[no-untyped-def]
 # -- XLEN / XDEL ---------------------------------------------------------------------------
 
 
-def test_xdel(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xdel(pair: Pair) -> None:
     seed(pair)
     pair.check_all([
         ("XDEL", "s", "x"),
@@ -362,7 +363,7 @@ def test_xdel(pair) -> None:  # type: ignore[no-untyped-def]
     ],
     ids=lambda c: " ".join(c),
 )
-def test_xsetid(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
+def test_xsetid(pair: Pair, cmd: Cmd) -> None:
     seed(pair)
     pair.check(*cmd)
     pair.check("XINFO", "STREAM", "s")
@@ -371,7 +372,7 @@ def test_xsetid(pair, cmd: Cmd) -> None:  # type: ignore[no-untyped-def]
 # -- the radix tree after deletes ---------------------------------------------------------
 
 
-def test_radix_tree_figures_follow_deletes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_radix_tree_figures_follow_deletes(pair: Pair) -> None:
     for i in range(1, 1201):
         ms = (i * 7919) % 100_003 + i * 100_000
         pair.ref.send("XADD", "s", f"{ms}-{i % 5}", "f", "v")
@@ -390,14 +391,14 @@ def test_radix_tree_figures_follow_deletes(pair) -> None:  # type: ignore[no-unt
 # -- streams in the keyspace ------------------------------------------------------------------
 
 
-def seed_with_group(pair, key: str = "s") -> None:  # type: ignore[no-untyped-def]
+def seed_with_group(pair: Pair, key: str = "s") -> None:
     for i in range(1, 4):
         pair.check("XADD", key, f"{i}-1", "f", f"v{i}")
     pair.check("XGROUP", "CREATE", key, "g", "0")
     pair.check("XREADGROUP", "GROUP", "g", "c", "COUNT", "2", "STREAMS", key, ">")
 
 
-def test_type_and_encoding(pair) -> None:  # type: ignore[no-untyped-def]
+def test_type_and_encoding(pair: Pair) -> None:
     seed_with_group(pair)
     pair.check("TYPE", "s")
     pair.check("OBJECT", "ENCODING", "s")
@@ -409,7 +410,7 @@ def test_type_and_encoding(pair) -> None:  # type: ignore[no-untyped-def]
     pair.check("EXISTS", "s", "empty")
 
 
-def test_del_and_unlink(pair) -> None:  # type: ignore[no-untyped-def]
+def test_del_and_unlink(pair: Pair) -> None:
     seed_with_group(pair)
     seed_with_group(pair, "t")
     pair.check("DEL", "s")
@@ -420,7 +421,7 @@ def test_del_and_unlink(pair) -> None:  # type: ignore[no-untyped-def]
     pair.check("XINFO", "STREAM", "s")
 
 
-def test_rename_keeps_groups(pair) -> None:  # type: ignore[no-untyped-def]
+def test_rename_keeps_groups(pair: Pair) -> None:
     seed_with_group(pair)
     pair.check("RENAME", "s", "r")
     pair.check("XINFO", "GROUPS", "r")
@@ -429,7 +430,7 @@ def test_rename_keeps_groups(pair) -> None:  # type: ignore[no-untyped-def]
     pair.check("TYPE", "s")
 
 
-def test_copy_is_deep(pair) -> None:  # type: ignore[no-untyped-def]
+def test_copy_is_deep(pair: Pair) -> None:
     seed_with_group(pair)
     pair.check("COPY", "s", "c")
     pair.check("XADD", "s", "9-1", "only", "original")
@@ -447,7 +448,7 @@ def test_copy_is_deep(pair) -> None:  # type: ignore[no-untyped-def]
     pair.check("XINFO", "STREAM", "c")
 
 
-def test_expiry_applies_to_streams(pair) -> None:  # type: ignore[no-untyped-def]
+def test_expiry_applies_to_streams(pair: Pair) -> None:
     seed_with_group(pair)
     pair.check("EXPIRE", "s", "100")
     pair.check("TTL", "s")
@@ -460,7 +461,7 @@ def test_expiry_applies_to_streams(pair) -> None:  # type: ignore[no-untyped-def
     pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
 
 
-def test_writes_invalidate_watch(pair) -> None:  # type: ignore[no-untyped-def]
+def test_writes_invalidate_watch(pair: Pair) -> None:
     seed_with_group(pair)
     other = pair.connect_extra()
     try:
@@ -838,7 +839,7 @@ def changes(conn: RawClient, command: str) -> int:
 
 
 @pytest.mark.parametrize("command", _ENTRY_COMMANDS)
-def test_entry_commands_count_changes_as_redis(pair, command: str) -> None:  # type: ignore[no-untyped-def]
+def test_entry_commands_count_changes_as_redis(pair: Pair, command: str) -> None:
     assert changes(pair.ours, command) == changes(pair.ref, command), command
 
 

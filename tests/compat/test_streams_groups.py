@@ -16,9 +16,10 @@ import pytest
 from support import normalize
 from support.helpshape import assert_same_shape, implemented
 from support.newer import T0, Conn, add_entries, as_map, groups_setup
+from support.pair import Pair
 
 
-def seed(pair, key: str = "s", n: int = 5) -> None:  # type: ignore[no-untyped-def]
+def seed(pair: Pair, key: str = "s", n: int = 5) -> None:
     for i in range(1, n + 1):
         pair.check("XADD", key, f"{i}-1", "f", f"v{i}")
 
@@ -61,7 +62,7 @@ def seed(pair, key: str = "s", n: int = 5) -> None:  # type: ignore[no-untyped-d
     ],
     ids=lambda c: " ".join(c),
 )
-def test_xgroup_arguments(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_xgroup_arguments(pair: Pair, cmd: tuple[str, ...]) -> None:
     seed(pair)
     pair.check(*cmd)
     pair.check(*cmd)
@@ -69,13 +70,13 @@ def test_xgroup_arguments(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[n
     pair.check("XINFO", "GROUPS", "s")
 
 
-def test_xgroup_help_has_the_shape_of_redis(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xgroup_help_has_the_shape_of_redis(pair: Pair) -> None:
     for spelling in ("HELP", "help"):
         ref, ours = pair.both("XGROUP", spelling)
         assert_same_shape(ref, ours, ours_has=implemented("xgroup"))
 
 
-def test_xgroup_lifecycle(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xgroup_lifecycle(pair: Pair) -> None:
     seed(pair)
     pair.check_all([
         ("XGROUP", "CREATE", "s", "g", "0"),
@@ -105,7 +106,7 @@ def test_xgroup_lifecycle(pair) -> None:  # type: ignore[no-untyped-def]
     ])
 
 
-def test_xgroup_on_another_type(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xgroup_on_another_type(pair: Pair) -> None:
     pair.check("SET", "str", "x")
     for cmd in [
         ("XGROUP", "CREATE", "str", "g", "$"),
@@ -125,7 +126,7 @@ def test_xgroup_on_another_type(pair) -> None:  # type: ignore[no-untyped-def]
 # -- XACK -----------------------------------------------------------------------------------
 
 
-def test_xack(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xack(pair: Pair) -> None:
     seed(pair)
     pair.check_all([
         ("XACK", "s", "g", "1-1"),
@@ -180,7 +181,7 @@ def test_xack(pair) -> None:  # type: ignore[no-untyped-def]
     ],
     ids=lambda c: " ".join(c),
 )
-def test_xpending(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_xpending(pair: Pair, cmd: tuple[str, ...]) -> None:
     seed(pair)
     pair.check("XGROUP", "CREATE", "s", "g", "0")
     pair.check("XREADGROUP", "GROUP", "g", "a", "COUNT", "2", "STREAMS", "s", ">")
@@ -189,7 +190,7 @@ def test_xpending(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untype
     pair.check(*cmd, normalize=normalize.pending_idle)
 
 
-def test_xpending_empty_group(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xpending_empty_group(pair: Pair) -> None:
     seed(pair)
     pair.check("XGROUP", "CREATE", "s", "g", "$")
     pair.check("XPENDING", "s", "g")
@@ -199,13 +200,13 @@ def test_xpending_empty_group(pair) -> None:  # type: ignore[no-untyped-def]
 # -- XCLAIM / XAUTOCLAIM ---------------------------------------------------------------------
 
 
-def claim_setup(pair) -> None:  # type: ignore[no-untyped-def]
+def claim_setup(pair: Pair) -> None:
     seed(pair, n=6)
     pair.check("XGROUP", "CREATE", "s", "g", "0")
     pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
 
 
-def test_xclaim(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xclaim(pair: Pair) -> None:
     claim_setup(pair)
     pair.check_all([
         ("XCLAIM", "s", "g", "c2", "0", "1-1", "2-1", "JUSTID"),
@@ -250,12 +251,12 @@ def test_xclaim(pair) -> None:  # type: ignore[no-untyped-def]
     ],
     ids=lambda c: " ".join(c),
 )
-def test_xclaim_errors(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_xclaim_errors(pair: Pair, cmd: tuple[str, ...]) -> None:
     claim_setup(pair)
     pair.check(*cmd)
 
 
-def test_xautoclaim(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xautoclaim(pair: Pair) -> None:
     claim_setup(pair)
     pair.check_all([
         ("XAUTOCLAIM", "s", "g", "c2", "0", "0", "COUNT", "2"),
@@ -271,7 +272,7 @@ def test_xautoclaim(pair) -> None:  # type: ignore[no-untyped-def]
     ])
 
 
-def test_xautoclaim_scans_at_most_count_times_ten(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xautoclaim_scans_at_most_count_times_ten(pair: Pair) -> None:
     for i in range(1, 61):
         pair.ref.send("XADD", "s", f"{i}-1", "f", "v")
         pair.ours.send("XADD", "s", f"{i}-1", "f", "v")
@@ -309,7 +310,7 @@ def test_xautoclaim_scans_at_most_count_times_ten(pair) -> None:  # type: ignore
     ],
     ids=lambda c: " ".join(c),
 )
-def test_xautoclaim_errors(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_xautoclaim_errors(pair: Pair, cmd: tuple[str, ...]) -> None:
     claim_setup(pair)
     pair.check(*cmd)
 
@@ -529,7 +530,7 @@ def _changes(conn: Any, command: str) -> int:
 
 
 @pytest.mark.parametrize("command", _GROUP_COMMANDS)
-def test_group_commands_count_changes_as_redis(pair, command: str) -> None:  # type: ignore[no-untyped-def]
+def test_group_commands_count_changes_as_redis(pair: Pair, command: str) -> None:
     assert _changes(pair.ours, command) == _changes(pair.ref, command), command
 
 

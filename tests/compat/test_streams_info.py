@@ -10,14 +10,18 @@ resplite alone, with its clock frozen, and marked with the version.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 from support.helpshape import assert_same_shape, implemented
 from support.newer import T0, Conn, add_entries
+from support.pair import Pair
+
+if TYPE_CHECKING:
+    from resplite.testing.embedded import ClockControl
 
 
-def seed(pair, key: str = "s", n: int = 5, fields: Sequence[str] = ("f",)) -> None:  # type: ignore[no-untyped-def]
+def seed(pair: Pair, key: str = "s", n: int = 5, fields: Sequence[str] = ("f",)) -> None:
     for i in range(1, n + 1):
         args: list[str | int] = ["XADD", key, f"{i}-1"]
         for field in fields:
@@ -28,7 +32,7 @@ def seed(pair, key: str = "s", n: int = 5, fields: Sequence[str] = ("f",)) -> No
 # -- XINFO STREAM --------------------------------------------------------------------------
 
 
-def test_xinfo_stream_shapes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xinfo_stream_shapes(pair: Pair) -> None:
     pair.check("XADD", "e", "NOMKSTREAM", "*", "a", "1")
     pair.check("XGROUP", "CREATE", "e", "g", "$", "MKSTREAM")
     pair.check("XINFO", "STREAM", "e")
@@ -55,7 +59,7 @@ def test_xinfo_stream_shapes(pair) -> None:  # type: ignore[no-untyped-def]
         pair.check(*cmd)
 
 
-def test_xinfo_help_has_the_shape_of_redis(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xinfo_help_has_the_shape_of_redis(pair: Pair) -> None:
     for spelling in ("HELP", "help"):
         ref, ours = pair.both("XINFO", spelling)
         assert_same_shape(ref, ours, ours_has=implemented("xinfo"))
@@ -64,7 +68,7 @@ def test_xinfo_help_has_the_shape_of_redis(pair) -> None:  # type: ignore[no-unt
 # -- XINFO GROUPS and lag ------------------------------------------------------------------------
 
 
-def test_xinfo_groups_lag_while_reading(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xinfo_groups_lag_while_reading(pair: Pair) -> None:
     seed(pair, n=10)
     pair.check_all([
         ("XGROUP", "CREATE", "s", "a", "0"),
@@ -87,7 +91,9 @@ def test_xinfo_groups_lag_while_reading(pair) -> None:  # type: ignore[no-untype
 
 
 @pytest.mark.redis_version("7.2")
-def test_xinfo_consumers_reports_idle_and_inactive(rconn: Conn, resplite_clock: Any) -> None:
+def test_xinfo_consumers_reports_idle_and_inactive(
+    rconn: Conn, resplite_clock: ClockControl
+) -> None:
     add_entries(rconn)
     rconn.call("XGROUP", "CREATE", "s", "g", "0")
     rconn.call("XREADGROUP", "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">")
@@ -105,7 +111,9 @@ def test_xinfo_consumers_reports_idle_and_inactive(rconn: Conn, resplite_clock: 
 
 
 @pytest.mark.redis_version("7.2")
-def test_xinfo_stream_full_shows_seen_and_active_times(conn: Conn, resplite_clock: Any) -> None:
+def test_xinfo_stream_full_shows_seen_and_active_times(
+    conn: Conn, resplite_clock: ClockControl
+) -> None:
     add_entries(conn, n=2)
     conn.call("XGROUP", "CREATE", "s", "g", "0")
     conn.call("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.pair import without_newer_xinfo_fields
+from support.pair import Pair, without_newer_xinfo_fields
 
 KEYS = ("s", "t")
 GROUPS = ("g", "h")
@@ -229,8 +229,8 @@ FINALE: list[tuple[object, ...]] = [
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(sequence=commands, node_entries=st.sampled_from([2, 5, 100]),
        node_bytes=st.sampled_from([90, 250, 4096]))
-def test_random_stream_sequences_match_redis(pair, sequence: list[list[tuple[object, ...]]],
-                                             node_entries: int, node_bytes: int) -> None:  # type: ignore[no-untyped-def]
+def test_random_stream_sequences_match_redis(pair: Pair, sequence: list[list[tuple[object, ...]]],
+                                             node_entries: int, node_bytes: int) -> None:
     flat = materialize([cmd for group in sequence for cmd in group] + FINALE)
     for conn in (pair.ref, pair.ours):
         conn.call("FLUSHALL")

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support import normalize
 from support.newer import Conn, add_entries, other, value
+from support.pair import Pair
 from support.raw import RawClient
 from support.resptree import parse, to_python
 
+if TYPE_CHECKING:
+    from resplite.testing.embedded import ClockControl, ServerHandle
 
-def seed(pair, key: str = "s", n: int = 3) -> None:  # type: ignore[no-untyped-def]
+
+def seed(pair: Pair, key: str = "s", n: int = 3) -> None:
     for i in range(1, n + 1):
         pair.check("XADD", key, f"{i}-1", "f", f"v{i}")
 
@@ -37,7 +41,7 @@ def wait_blocked(client: RawClient, count: int = 1) -> None:
     raise AssertionError("the reader never blocked")
 
 
-def both_wait_blocked(pair, count: int = 1) -> None:  # type: ignore[no-untyped-def]
+def both_wait_blocked(pair: Pair, count: int = 1) -> None:
     wait_blocked(pair.ref, count)
     wait_blocked(pair.ours, count)
 
@@ -84,7 +88,7 @@ def both_wait_blocked(pair, count: int = 1) -> None:  # type: ignore[no-untyped-
     ],
     ids=lambda c: " ".join(c),
 )
-def test_xread(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_xread(pair: Pair, cmd: tuple[str, ...]) -> None:
     seed(pair)
     pair.check("XADD", "t", "1-5", "x", "y")
     pair.check("SET", "str", "x")
@@ -92,12 +96,12 @@ def test_xread(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-d
     pair.check(*cmd)
 
 
-def test_xread_same_stream_twice(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xread_same_stream_twice(pair: Pair) -> None:
     seed(pair)
     pair.check("XREAD", "STREAMS", "s", "s", "0", "2-1")
 
 
-def test_xread_sees_entries_beyond_a_deleted_top(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xread_sees_entries_beyond_a_deleted_top(pair: Pair) -> None:
     seed(pair)
     pair.check("XDEL", "s", "3-1")
     pair.check("XREAD", "STREAMS", "s", "2-1")
@@ -107,7 +111,7 @@ def test_xread_sees_entries_beyond_a_deleted_top(pair) -> None:  # type: ignore[
 # -- XREADGROUP (no blocking) ---------------------------------------------------------------
 
 
-def test_xreadgroup_delivery_and_history(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xreadgroup_delivery_and_history(pair: Pair) -> None:
     seed(pair, n=5)
     pair.check("XGROUP", "CREATE", "s", "g", "0")
     pair.check_all([
@@ -129,7 +133,7 @@ def test_xreadgroup_delivery_and_history(pair) -> None:  # type: ignore[no-untyp
     pair.check("XPENDING", "s", "g", "-", "+", "10", normalize=normalize.pending_idle)
 
 
-def test_xreadgroup_several_streams(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xreadgroup_several_streams(pair: Pair) -> None:
     seed(pair, "a", 3)
     seed(pair, "b", 2)
     pair.check("XGROUP", "CREATE", "a", "g", "0")
@@ -165,7 +169,7 @@ def test_xreadgroup_several_streams(pair) -> None:  # type: ignore[no-untyped-de
     ],
     ids=lambda c: " ".join(c),
 )
-def test_xreadgroup_errors(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+def test_xreadgroup_errors(pair: Pair, cmd: tuple[str, ...]) -> None:
     seed(pair, n=5)
     pair.check("XGROUP", "CREATE", "s", "g", "0")
     pair.check(*cmd)
@@ -174,7 +178,7 @@ def test_xreadgroup_errors(pair, cmd: tuple[str, ...]) -> None:  # type: ignore[
 # -- blocking -----------------------------------------------------------------------------------
 
 
-def test_block_until_an_entry_arrives(pair) -> None:  # type: ignore[no-untyped-def]
+def test_block_until_an_entry_arrives(pair: Pair) -> None:
     seed(pair)
     other = pair.connect_extra()
     try:
@@ -187,7 +191,7 @@ def test_block_until_an_entry_arrives(pair) -> None:  # type: ignore[no-untyped-
         other.close()
 
 
-def test_block_on_several_streams_serves_the_one_written(pair) -> None:  # type: ignore[no-untyped-def]
+def test_block_on_several_streams_serves_the_one_written(pair: Pair) -> None:
     seed(pair, "a")
     other = pair.connect_extra()
     try:
@@ -201,14 +205,14 @@ def test_block_on_several_streams_serves_the_one_written(pair) -> None:  # type:
         other.close()
 
 
-def test_block_timeout_answers_a_null_array(pair) -> None:  # type: ignore[no-untyped-def]
+def test_block_timeout_answers_a_null_array(pair: Pair) -> None:
     seed(pair)
     pair.check("XREAD", "BLOCK", "20", "STREAMS", "s", "$")
     pair.check("XGROUP", "CREATE", "s", "g", "$")
     pair.check("XREADGROUP", "GROUP", "g", "c", "BLOCK", "20", "STREAMS", "s", ">")
 
 
-def test_block_inside_multi_does_not_block(pair) -> None:  # type: ignore[no-untyped-def]
+def test_block_inside_multi_does_not_block(pair: Pair) -> None:
     seed(pair)
     pair.check("XGROUP", "CREATE", "s", "g", "$")
     pair.check("MULTI")
@@ -218,7 +222,7 @@ def test_block_inside_multi_does_not_block(pair) -> None:  # type: ignore[no-unt
     pair.check("EXEC")
 
 
-def test_xreadgroup_blocked_clients_are_served_in_order(pair) -> None:  # type: ignore[no-untyped-def]
+def test_xreadgroup_blocked_clients_are_served_in_order(pair: Pair) -> None:
     seed(pair)
     pair.check("XGROUP", "CREATE", "s", "g", "$")
     second = pair.connect_extra()
@@ -240,7 +244,7 @@ def test_xreadgroup_blocked_clients_are_served_in_order(pair) -> None:  # type: 
         writer.close()
 
 
-def test_blocked_reader_gets_all_entries_of_a_transaction(pair) -> None:  # type: ignore[no-untyped-def]
+def test_blocked_reader_gets_all_entries_of_a_transaction(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         for conn in (pair.ref, pair.ours):
@@ -255,7 +259,7 @@ def test_blocked_reader_gets_all_entries_of_a_transaction(pair) -> None:  # type
         other.close()
 
 
-def test_blocked_xread_survives_del_and_is_served_later(pair) -> None:  # type: ignore[no-untyped-def]
+def test_blocked_xread_survives_del_and_is_served_later(pair: Pair) -> None:
     seed(pair)
     other = pair.connect_extra()
     try:
@@ -289,7 +293,7 @@ def test_blocked_xread_survives_del_and_is_served_later(pair) -> None:  # type: 
     ids=["del", "destroy", "type-change", "flushall"],
 )
 def test_blocked_xreadgroup_answers_when_its_group_goes(
-    server: Any, conn: Conn, change: tuple[str, ...], answer: bytes
+    server: ServerHandle, conn: Conn, change: tuple[str, ...], answer: bytes
 ) -> None:
     add_entries(conn)
     conn.call("XGROUP", "CREATE", "s", "g", "$")
@@ -304,7 +308,7 @@ def test_blocked_xreadgroup_answers_when_its_group_goes(
 
 
 @pytest.mark.redis_version("7.2")
-def test_blocked_xread_ignores_type_changes_and_deletes(server: Any, conn: Conn) -> None:
+def test_blocked_xread_ignores_type_changes_and_deletes(server: ServerHandle, conn: Conn) -> None:
     add_entries(conn)
     writer = other(server)
     try:
@@ -322,7 +326,7 @@ def test_blocked_xread_ignores_type_changes_and_deletes(server: Any, conn: Conn)
 
 @pytest.mark.redis_version("7.2")
 def test_blocked_xreadgroup_rerun_that_finds_nothing_stays_blocked(
-    server: Any, conn: Conn, resplite_clock: Any
+    server: ServerHandle, conn: Conn, resplite_clock: ClockControl
 ) -> None:
     add_entries(conn)
     conn.call("XGROUP", "CREATE", "s", "g", "$")
@@ -340,7 +344,7 @@ def test_blocked_xreadgroup_rerun_that_finds_nothing_stays_blocked(
 
 
 @pytest.mark.redis_version("7.4")
-def test_xread_plus_reads_the_last_entry(server: Any, conn: Conn) -> None:
+def test_xread_plus_reads_the_last_entry(server: ServerHandle, conn: Conn) -> None:
     add_entries(conn)
     conn.call("XDEL", "s", "5-1")
     assert conn.v("XREAD", "STREAMS", "s", "+") == {"s": [["4-1", ["f", "v4"]]]}
@@ -375,7 +379,7 @@ def test_plus_and_unbalanced_lists_errors(conn: Conn) -> None:
         b"must be specified.\r\n")
 
 
-def claim_setup(c: Conn, clock: Any) -> None:
+def claim_setup(c: Conn, clock: ClockControl) -> None:
     add_entries(c, n=6)
     c.call("XGROUP", "CREATE", "s", "g", "0")
     c.call("XREADGROUP", "GROUP", "g", "old", "COUNT", "2", "STREAMS", "s", ">")  # 1-1, 2-1
@@ -386,7 +390,9 @@ def claim_setup(c: Conn, clock: Any) -> None:
 
 
 @pytest.mark.redis_version("8.4")
-def test_claim_takes_the_most_idle_first_then_new_entries(rconn: Conn, resplite_clock: Any) -> None:
+def test_claim_takes_the_most_idle_first_then_new_entries(
+    rconn: Conn, resplite_clock: ClockControl
+) -> None:
     claim_setup(rconn, resplite_clock)
     raw = rconn.call("XREADGROUP", "GROUP", "g", "new", "CLAIM", "60", "COUNT", "4",
                      "STREAMS", "s", ">")
@@ -404,7 +410,9 @@ def test_claim_takes_the_most_idle_first_then_new_entries(rconn: Conn, resplite_
 
 
 @pytest.mark.redis_version("8.4")
-def test_claim_count_can_be_filled_by_claims_alone(conn: Conn, resplite_clock: Any) -> None:
+def test_claim_count_can_be_filled_by_claims_alone(
+    conn: Conn, resplite_clock: ClockControl
+) -> None:
     claim_setup(conn, resplite_clock)
     got = conn.v("XREADGROUP", "GROUP", "g", "new", "CLAIM", "0", "COUNT", "2", "STREAMS", "s", ">")
     assert [e[0] for e in got["s"]] == ["2-1", "3-1"]
@@ -414,7 +422,7 @@ def test_claim_count_can_be_filled_by_claims_alone(conn: Conn, resplite_clock: A
 
 @pytest.mark.redis_version("8.4")
 def test_claim_skips_deleted_entries_and_keeps_them_pending(
-    conn: Conn, resplite_clock: Any
+    conn: Conn, resplite_clock: ClockControl
 ) -> None:
     claim_setup(conn, resplite_clock)
     conn.call("XDEL", "s", "2-1")
@@ -427,7 +435,7 @@ def test_claim_skips_deleted_entries_and_keeps_them_pending(
 
 @pytest.mark.redis_version("8.4")
 def test_claim_with_a_history_id_reads_the_consumers_own_entries(
-    conn: Conn, resplite_clock: Any
+    conn: Conn, resplite_clock: ClockControl
 ) -> None:
     claim_setup(conn, resplite_clock)
     got = conn.v("XREADGROUP", "GROUP", "g", "old", "CLAIM", "0", "STREAMS", "s", "0")
@@ -449,7 +457,7 @@ def test_claim_errors(conn: Conn) -> None:
 
 @pytest.mark.redis_version("8.4")
 def test_blocked_claim_wakes_when_an_entry_becomes_idle_enough(
-    server: Any, conn: Conn, resplite_clock: Any
+    server: ServerHandle, conn: Conn, resplite_clock: ClockControl
 ) -> None:
     add_entries(conn, n=2)
     conn.call("XGROUP", "CREATE", "s", "g", "0")

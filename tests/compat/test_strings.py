@@ -12,17 +12,18 @@ import random
 import time
 
 import pytest
-from compat_helpers import check_close, run
+from compat_helpers import Command, check_close, run
+from support.pair import Pair
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
 FAR_FUTURE_S = "4102444800"  # 2100-01-01
 FAR_FUTURE_MS = "4102444800123"
 
-Scenario = list[tuple[object, ...]]
+Scenario = list[Command]
 
 
-def stream(key: str = "s") -> tuple[object, ...]:
+def stream(key: str = "s") -> Command:
     return ("XADD", key, "1-1", "f", "v")
 
 
@@ -304,11 +305,11 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_string_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
-    run(pair, *SCENARIOS[scenario])  # type: ignore[arg-type]
+def test_string_scenario(pair: Pair, scenario: str) -> None:
+    run(pair, *SCENARIOS[scenario])
 
 
-def test_expiring_values_report_close_ttls(pair) -> None:  # type: ignore[no-untyped-def]
+def test_expiring_values_report_close_ttls(pair: Pair) -> None:
     run(pair, ("SET", "k", "v", "PX", "100000"), ("SET", "e", "v", "EX", "100"))
     check_close(pair, "PTTL", "k")
     check_close(pair, "PTTL", "e")
@@ -317,7 +318,7 @@ def test_expiring_values_report_close_ttls(pair) -> None:  # type: ignore[no-unt
     run(pair, ("GETEX", "k", "PX", "7000"), ("TTL", "k"))
 
 
-def test_lazy_expiry_of_a_short_ttl(pair) -> None:  # type: ignore[no-untyped-def]
+def test_lazy_expiry_of_a_short_ttl(pair: Pair) -> None:
     run(pair, ("SET", "k", "v", "PX", "1"), ("SET", "n", "5", "PX", "1"),
         ("SET", "g", "v", "PX", "1"))
     time.sleep(0.01)  # both servers see the 1 ms expiry pass
@@ -325,7 +326,7 @@ def test_lazy_expiry_of_a_short_ttl(pair) -> None:  # type: ignore[no-untyped-de
         ("TTL", "g"), ("GET", "g"))
 
 
-def test_setrange_and_append_respect_proto_max_bulk_len(pair) -> None:  # type: ignore[no-untyped-def]
+def test_setrange_and_append_respect_proto_max_bulk_len(pair: Pair) -> None:
     run(pair, ("CONFIG", "SET", "proto-max-bulk-len", "1mb"))
     try:
         run(
@@ -339,12 +340,12 @@ def test_setrange_and_append_respect_proto_max_bulk_len(pair) -> None:  # type: 
         run(pair, ("CONFIG", "SET", "proto-max-bulk-len", "512mb"))
 
 
-def test_lcs_table_limit_at_the_default_size(pair) -> None:  # type: ignore[no-untyped-def]
+def test_lcs_table_limit_at_the_default_size(pair: Pair) -> None:
     run(pair, ("SET", "a", "a" * 12000), ("SET", "b", "b" * 12000), ("LCS", "a", "b"),
         ("LCS", "a", "b", "LEN"))
 
 
-def test_lcs_random_strings(pair) -> None:  # type: ignore[no-untyped-def]
+def test_lcs_random_strings(pair: Pair) -> None:
     rng = random.Random(7)
     for _ in range(60):
         alphabet = "ab" if rng.random() < 0.5 else "abcdefgh"
@@ -356,7 +357,7 @@ def test_lcs_random_strings(pair) -> None:  # type: ignore[no-untyped-def]
         )
 
 
-def test_lcs_longer_strings(pair) -> None:  # type: ignore[no-untyped-def]
+def test_lcs_longer_strings(pair: Pair) -> None:
     rng = random.Random(11)
     a = "".join(rng.choice("ACGT") for _ in range(700))
     b = "".join(rng.choice("ACGT") for _ in range(900))
@@ -364,7 +365,7 @@ def test_lcs_longer_strings(pair) -> None:  # type: ignore[no-untyped-def]
         ("LCS", "a", "b", "IDX", "MINMATCHLEN", "5"))
 
 
-def test_incrbyfloat_random_operands(pair) -> None:  # type: ignore[no-untyped-def]
+def test_incrbyfloat_random_operands(pair: Pair) -> None:
     rng = random.Random(3)
     for _ in range(100):
         start = rng.choice(
@@ -375,6 +376,6 @@ def test_incrbyfloat_random_operands(pair) -> None:  # type: ignore[no-untyped-d
         run(pair, ("SET", "f", start), ("INCRBYFLOAT", "f", step), ("GET", "f"))
 
 
-def test_set_options_under_multi(pair) -> None:  # type: ignore[no-untyped-def]
+def test_set_options_under_multi(pair: Pair) -> None:
     run(pair, ("MULTI",), ("SET", "k", "1", "NX", "GET"), ("INCR", "k"), ("GETDEL", "k"),
         ("SET", "k", "v", "EX", "0"), ("EXEC",))

@@ -16,9 +16,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from support.pair import Pair
 
 
-def test_misplaced_transaction_commands(pair):
+def test_misplaced_transaction_commands(pair: Pair) -> None:
     pair.check("EXEC")
     pair.check("DISCARD")
     pair.check("MULTI")
@@ -28,7 +29,7 @@ def test_misplaced_transaction_commands(pair):
     pair.check("UNWATCH")
 
 
-def test_exec_runs_queued_commands_and_reports_errors_inline(pair):
+def test_exec_runs_queued_commands_and_reports_errors_inline(pair: Pair) -> None:
     pair.check("MULTI")
     pair.check("SET", "a", "1")
     pair.check("INCR", "a")
@@ -40,7 +41,7 @@ def test_exec_runs_queued_commands_and_reports_errors_inline(pair):
     pair.check("GET", "a")
 
 
-def test_empty_transaction(pair):
+def test_empty_transaction(pair: Pair) -> None:
     pair.check("MULTI")
     pair.check("EXEC")
 
@@ -50,7 +51,7 @@ def test_empty_transaction(pair):
     [("NOSUCH", "x"), ("GET",), ("SET", "k"), ("SAVE",), ("SHUTDOWN",), ("CONFIG", "NOSUCH")],
     ids=lambda c: " ".join(c),
 )
-def test_execabort_after_queueing_error(pair, bad):
+def test_execabort_after_queueing_error(pair: Pair, bad: tuple[str, ...]) -> None:
     pair.check("MULTI")
     pair.check("SET", "k", "v")
     pair.check(*bad)
@@ -60,7 +61,7 @@ def test_execabort_after_queueing_error(pair, bad):
     pair.check("EXEC")
 
 
-def test_discard_drops_queue_and_watches(pair):
+def test_discard_drops_queue_and_watches(pair: Pair) -> None:
     pair.check("SET", "k", "1")
     pair.check("WATCH", "k")
     pair.check("MULTI")
@@ -76,7 +77,7 @@ def test_discard_drops_queue_and_watches(pair):
     pair.check("EXEC")
 
 
-def test_watch_fails_after_write_from_another_connection(pair):
+def test_watch_fails_after_write_from_another_connection(pair: Pair) -> None:
     pair.check("SET", "k", "1")
     pair.check("WATCH", "k", "other")
     other = pair.connect_extra()
@@ -90,7 +91,7 @@ def test_watch_fails_after_write_from_another_connection(pair):
     pair.check("GET", "k")
 
 
-def test_watch_untouched_key_succeeds(pair):
+def test_watch_untouched_key_succeeds(pair: Pair) -> None:
     pair.check("SET", "k", "1")
     pair.check("WATCH", "k")
     other = pair.connect_extra()
@@ -104,7 +105,7 @@ def test_watch_untouched_key_succeeds(pair):
     pair.check("EXEC")
 
 
-def test_watch_fails_after_own_write(pair):
+def test_watch_fails_after_own_write(pair: Pair) -> None:
     pair.check("WATCH", "k")
     pair.check("SET", "k", "mine")
     pair.check("MULTI")
@@ -126,7 +127,9 @@ def test_watch_fails_after_own_write(pair):
     ],
     ids=lambda c: " ".join(" ".join(x) for x in c),
 )
-def test_watch_fails_after_change_of_existing_key(pair, change):
+def test_watch_fails_after_change_of_existing_key(
+    pair: Pair, change: list[tuple[str, ...]]
+) -> None:
     pair.check("SET", "k", "1")
     pair.check("WATCH", "k")
     other = pair.connect_extra()
@@ -146,7 +149,7 @@ def test_watch_fails_after_change_of_existing_key(pair, change):
      [("PERSIST", "k")]],
     ids=lambda c: " ".join(" ".join(x) for x in c),
 )
-def test_watch_survives_no_op_on_missing_key(pair, change):
+def test_watch_survives_no_op_on_missing_key(pair: Pair, change: list[tuple[str, ...]]) -> None:
     # Redis only fails the EXEC when the flushed or swapped databases hold the key.
     pair.check("SET", "unrelated", "1")
     pair.check("WATCH", "k")
@@ -161,7 +164,7 @@ def test_watch_survives_no_op_on_missing_key(pair, change):
     pair.check("EXEC")
 
 
-def test_watch_fails_when_swapdb_brings_the_key(pair):
+def test_watch_fails_when_swapdb_brings_the_key(pair: Pair) -> None:
     pair.check("SELECT", "1")
     pair.check("SET", "k", "in-db1")
     pair.check("SELECT", "0")
@@ -177,7 +180,7 @@ def test_watch_fails_when_swapdb_brings_the_key(pair):
     pair.check("EXEC")
 
 
-def test_watch_other_database_is_separate(pair):
+def test_watch_other_database_is_separate(pair: Pair) -> None:
     pair.check("SET", "k", "1")
     pair.check("WATCH", "k")
     other = pair.connect_extra()
@@ -191,7 +194,7 @@ def test_watch_other_database_is_separate(pair):
     pair.check("EXEC")
 
 
-def test_watch_fails_when_key_expires(pair):
+def test_watch_fails_when_key_expires(pair: Pair) -> None:
     pair.check("SET", "k", "1", "PX", "30")
     pair.check("WATCH", "k")
     time.sleep(0.08)  # real time must pass on the reference server
@@ -200,7 +203,7 @@ def test_watch_fails_when_key_expires(pair):
     pair.check("EXEC")
 
 
-def test_watch_of_already_expired_key(pair):
+def test_watch_of_already_expired_key(pair: Pair) -> None:
     # A key already expired when watched: its (lazy) deletion later is not a change.
     pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "0")
     try:
@@ -219,7 +222,7 @@ def test_watch_of_already_expired_key(pair):
         pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "1")
 
 
-def test_unwatch_forgets_keys(pair):
+def test_unwatch_forgets_keys(pair: Pair) -> None:
     pair.check("WATCH", "k")
     pair.check("UNWATCH")
     other = pair.connect_extra()
@@ -232,7 +235,7 @@ def test_unwatch_forgets_keys(pair):
     pair.check("EXEC")
 
 
-def test_exec_unwatches(pair):
+def test_exec_unwatches(pair: Pair) -> None:
     pair.check("WATCH", "k")
     pair.check("MULTI")
     pair.check("EXEC")
@@ -246,13 +249,13 @@ def test_exec_unwatches(pair):
     pair.check("EXEC")
 
 
-def test_blocking_command_inside_exec_does_not_block(pair):
+def test_blocking_command_inside_exec_does_not_block(pair: Pair) -> None:
     pair.check("MULTI")
     pair.check("WAIT", "1", "0")
     pair.check("EXEC")
 
 
-def test_connection_commands_inside_multi(pair):
+def test_connection_commands_inside_multi(pair: Pair) -> None:
     pair.check("MULTI")
     pair.check("SELECT", "2")
     pair.check("CLIENT", "SETNAME", "tx")
@@ -264,7 +267,7 @@ def test_connection_commands_inside_multi(pair):
     pair.check("EXISTS", "in2")
 
 
-def test_hello_inside_multi_switches_protocol_mid_exec(pair):
+def test_hello_inside_multi_switches_protocol_mid_exec(pair: Pair) -> None:
     from support import normalize
 
     pair.check("MULTI")
@@ -273,7 +276,7 @@ def test_hello_inside_multi_switches_protocol_mid_exec(pair):
     pair.check("EXEC", normalize=normalize.hello)
 
 
-def test_watch_inside_multi_flags_nothing(pair):
+def test_watch_inside_multi_flags_nothing(pair: Pair) -> None:
     # WATCH inside MULTI is an error but does not abort the transaction.
     pair.check("MULTI")
     pair.check("WATCH", "k")

@@ -12,26 +12,29 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.raw import RawClient
 
 import resplite
+from resplite.testing.embedded import ServerHandle
 
 
 @pytest.fixture
-def handle():
+def handle() -> Iterator[ServerHandle]:
     with resplite.serve() as h:
         yield h
 
 
-def _conn(h) -> RawClient:
+def _conn(h: ServerHandle) -> RawClient:
     conn = RawClient(h.host, h.port)
     assert conn.call("PING") == b"+PONG\r\n"
     return conn
 
 
-def test_timeout_closes_idle_connections_once_set(handle):
+def test_timeout_closes_idle_connections_once_set(handle: ServerHandle) -> None:
     idle = _conn(handle)
     admin = _conn(handle)
     try:
@@ -43,7 +46,7 @@ def test_timeout_closes_idle_connections_once_set(handle):
         admin.close()
 
 
-def test_timeout_zero_keeps_idle_connections(handle):
+def test_timeout_zero_keeps_idle_connections(handle: ServerHandle) -> None:
     admin = _conn(handle)
     try:
         assert admin.call("CONFIG", "SET", "timeout", "1") == b"+OK\r\n"
@@ -59,7 +62,7 @@ def test_timeout_zero_keeps_idle_connections(handle):
         idle.close()
 
 
-def test_blocked_and_multi_clients_are_not_timed_out(handle):
+def test_blocked_and_multi_clients_are_not_timed_out(handle: ServerHandle) -> None:
     admin = _conn(handle)
     in_multi = _conn(handle)
     try:
@@ -73,7 +76,7 @@ def test_blocked_and_multi_clients_are_not_timed_out(handle):
         in_multi.close()
 
 
-def test_slowlog_threshold_and_length(handle):
+def test_slowlog_threshold_and_length(handle: ServerHandle) -> None:
     conn = _conn(handle)
     try:
         assert conn.call("CONFIG", "SET", "slowlog-log-slower-than", "0",
@@ -89,7 +92,7 @@ def test_slowlog_threshold_and_length(handle):
         conn.close()
 
 
-def test_client_pause_ends_when_the_clock_passes_it(handle):
+def test_client_pause_ends_when_the_clock_passes_it(handle: ServerHandle) -> None:
     admin = _conn(handle)
     writer = _conn(handle)
     try:
@@ -108,7 +111,7 @@ def test_client_pause_ends_when_the_clock_passes_it(handle):
         writer.close()
 
 
-def test_info_uptime_and_time_follow_the_clock(handle):
+def test_info_uptime_and_time_follow_the_clock(handle: ServerHandle) -> None:
     conn = _conn(handle)
     try:
         handle.clock.freeze()
@@ -128,7 +131,7 @@ def _uptime(conn: RawClient) -> int:
     return int(text.split("uptime_in_seconds:")[1].split("\r\n")[0])
 
 
-def test_config_rewrite_keeps_comments_and_states_current_values(tmp_path):
+def test_config_rewrite_keeps_comments_and_states_current_values(tmp_path: Path) -> None:
     from support.servers import free_port
 
     conf = tmp_path / "resplite.conf"
@@ -179,7 +182,7 @@ def _wait_conn(port: int, proc: subprocess.Popen) -> RawClient:
             time.sleep(0.02)
 
 
-def test_unix_socket_clients_are_listed_like_redis():
+def test_unix_socket_clients_are_listed_like_redis() -> None:
     with resplite.serve(unixsocket=True) as h:
         import socket as socketlib
 

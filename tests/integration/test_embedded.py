@@ -20,7 +20,7 @@ import redis.asyncio
 
 import resplite
 from resplite.testing.control import ControlError
-from resplite.testing.embedded import ServerHandle, ServerStartError
+from resplite.testing.embedded import ClockControl, ServerHandle, ServerStartError
 
 ISOLATIONS = ["thread", "process"]
 
@@ -182,7 +182,7 @@ async def test_async_with_starts_and_stops_without_blocking_the_loop(
 
 def test_clock_methods_move_the_server_clock(isolation: str) -> None:
     with resplite.serve(isolation=isolation) as server:
-        clock = server.clock
+        clock: ClockControl = server.clock
         clock.freeze()
         start = clock.get()
         assert server.execute("RESPLITE.CLOCK", "GET") == start

@@ -31,7 +31,7 @@ def server() -> Iterator[ServerProcess]:
 
 
 @pytest.mark.parametrize("pipeline", [1, 16])
-def test_ping_set_get_finish_without_errors(server, pipeline):
+def test_ping_set_get_finish_without_errors(server: ServerProcess, pipeline: int) -> None:
     assert REDIS_BENCHMARK is not None
     result = subprocess.run(
         [REDIS_BENCHMARK, "-h", server.host, "-p", str(server.port), "-t", "ping,set,get",
@@ -45,5 +45,7 @@ def test_ping_set_get_finish_without_errors(server, pipeline):
     names = [line.split(":", 1)[0].strip() for line in lines]
     assert names == ["PING_INLINE", "PING_MBULK", "SET", "GET"], output
     for line in lines:
-        rate = float(re.search(r"([\d.]+) requests per second", line)[1])
+        match = re.search(r"([\d.]+) requests per second", line)
+        assert match is not None, line
+        rate = float(match[1])
         assert rate > 0, line

@@ -43,7 +43,7 @@ def cli(srv: ServerProcess, *args: str, stdin: str | None = None) -> subprocess.
     )
 
 
-def test_one_shot_commands(server):
+def test_one_shot_commands(server: ServerProcess) -> None:
     assert cli(server, "PING").stdout == "PONG\n"
     assert cli(server, "SET", "cli:k", "hello world").stdout == "OK\n"
     assert cli(server, "GET", "cli:k").stdout == "hello world\n"
@@ -57,7 +57,7 @@ def test_one_shot_commands(server):
     assert cli(server, "DEL", "cli:k", "cli:n").stdout == "2\n"
 
 
-def test_resp3_flag(server):
+def test_resp3_flag(server: ServerProcess) -> None:
     out = cli(server, "-3", "--no-raw", "HELLO", "3")
     assert "proto" in out.stdout and "(integer) 3" in out.stdout
     out = cli(server, "-3", "--no-raw", "CONFIG", "GET", "maxmemory")
@@ -66,7 +66,7 @@ def test_resp3_flag(server):
     assert "resp=3" in out.stdout
 
 
-def test_database_flag(server):
+def test_database_flag(server: ServerProcess) -> None:
     assert cli(server, "-n", "3", "SET", "cli:db", "three").stdout == "OK\n"
     assert cli(server, "-n", "3", "GET", "cli:db").stdout == "three\n"
     assert cli(server, "GET", "cli:db").stdout == "\n"
@@ -74,7 +74,7 @@ def test_database_flag(server):
     cli(server, "-n", "3", "FLUSHDB")
 
 
-def test_password_flag(protected_server):
+def test_password_flag(protected_server: ServerProcess) -> None:
     out = cli(protected_server, "-a", "s3cret", "PING")
     assert out.stdout == "PONG\n"
     assert "Using a password" in out.stderr  # redis-cli's own warning
@@ -87,12 +87,12 @@ def test_password_flag(protected_server):
     assert "resp=3" in out.stdout
 
 
-def test_piped_commands(server):
+def test_piped_commands(server: ServerProcess) -> None:
     out = cli(server, stdin="SET cli:p 1\nINCR cli:p\nGET cli:p\nDEL cli:p\n")
     assert out.stdout.split("\n")[:4] == ["OK", "2", "2", "1"]
 
 
-def test_interactive_session_shows_hints_from_command_docs(server):
+def test_interactive_session_shows_hints_from_command_docs(server: ServerProcess) -> None:
     pexpect = pytest.importorskip("pexpect")
     prompt = f"{server.host}:{server.port}> "
     child = pexpect.spawn(REDIS_CLI, ["-h", server.host, "-p", str(server.port)],

@@ -10,6 +10,7 @@ calls redis-py parses itself (INFO, CLIENT INFO, CLIENT LIST, CONFIG GET).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -46,7 +47,7 @@ def protected_server() -> Iterator[ServerProcess]:
     srv.stop()
 
 
-def _sync_client(srv: ServerProcess, protocol: int, hiredis: bool, **kw) -> redis.Redis:
+def _sync_client(srv: ServerProcess, protocol: int, hiredis: bool, **kw: Any) -> redis.Redis:
     # The parser is chosen per connection, through the pool.
     parser = _HiredisParser if hiredis else SYNC_PARSERS[protocol]
     pool = redis.ConnectionPool(host=srv.host, port=srv.port, protocol=protocol,
@@ -56,7 +57,9 @@ def _sync_client(srv: ServerProcess, protocol: int, hiredis: bool, **kw) -> redi
     return client
 
 
-def _async_client(srv: ServerProcess, protocol: int, hiredis: bool, **kw) -> redis.asyncio.Redis:
+def _async_client(
+    srv: ServerProcess, protocol: int, hiredis: bool, **kw: Any
+) -> redis.asyncio.Redis:
     parser = _AsyncHiredisParser if hiredis else ASYNC_PARSERS[protocol]
     pool = redis.asyncio.ConnectionPool(host=srv.host, port=srv.port, protocol=protocol,
                                         parser_class=parser, **kw)
@@ -65,7 +68,7 @@ def _async_client(srv: ServerProcess, protocol: int, hiredis: bool, **kw) -> red
     return client
 
 
-def test_parser_choice_is_honoured(server):
+def test_parser_choice_is_honoured(server: ServerProcess) -> None:
     for hiredis, expected in ((False, _RESP3Parser), (True, _HiredisParser)):
         r = _sync_client(server, 3, hiredis)
         try:
@@ -80,7 +83,7 @@ def test_parser_choice_is_honoured(server):
 
 
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
-def test_sync_handshake_and_commands(server, protocol, hiredis):
+def test_sync_handshake_and_commands(server: ServerProcess, protocol: int, hiredis: bool) -> None:
     r = _sync_client(server, protocol, hiredis, decode_responses=True)
     try:
         assert r.ping() is True
@@ -112,15 +115,23 @@ def test_sync_handshake_and_commands(server, protocol, hiredis):
 
 
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
-def test_sync_pipeline_and_transactions(server, protocol, hiredis):
+def test_sync_pipeline_and_transactions(
+    server: ServerProcess, protocol: int, hiredis: bool
+) -> None:
     r = _sync_client(server, protocol, hiredis)
     other = _sync_client(server, protocol, hiredis)
     try:
         with r.pipeline(transaction=False) as pipe:
-            pipe.set("a", "1").incr("a").get("a").echo(b"x" * 100_000)
+            # One queued command a statement: redis-py types each as returning its reply.
+            pipe.set("a", "1")
+            pipe.incr("a")
+            pipe.get("a")
+            pipe.echo(b"x" * 100_000)
             assert pipe.execute() == [True, 2, b"2", b"x" * 100_000]
         with r.pipeline() as pipe:  # MULTI / EXEC
-            pipe.set("b", "1").incr("b").incr("b")
+            pipe.set("b", "1")
+            pipe.incr("b")
+            pipe.incr("b")
             assert pipe.execute() == [True, 2, 3]
         with r.pipeline() as pipe:
             pipe.watch("b")
@@ -136,7 +147,8 @@ def test_sync_pipeline_and_transactions(server, protocol, hiredis):
                 pipe.execute()
         assert r.get("b") == b"100"
         with r.pipeline() as pipe:
-            pipe.set("c", "x").incr("c")
+            pipe.set("c", "x")
+            pipe.incr("c")
             with pytest.raises(redis.ResponseError, match="not an integer"):
                 pipe.execute()
     finally:
@@ -146,7 +158,9 @@ def test_sync_pipeline_and_transactions(server, protocol, hiredis):
 
 
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
-def test_sync_errors_keep_the_connection(server, protocol, hiredis):
+def test_sync_errors_keep_the_connection(
+    server: ServerProcess, protocol: int, hiredis: bool
+) -> None:
     r = _sync_client(server, protocol, hiredis)
     try:
         with pytest.raises(redis.ResponseError, match="unknown command"):
@@ -161,7 +175,7 @@ def test_sync_errors_keep_the_connection(server, protocol, hiredis):
 
 
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
-def test_sync_password(protected_server, protocol, hiredis):
+def test_sync_password(protected_server: ServerProcess, protocol: int, hiredis: bool) -> None:
     r = _sync_client(protected_server, protocol, hiredis, password="s3cret")
     try:
         assert r.ping() is True
@@ -183,7 +197,9 @@ def test_sync_password(protected_server, protocol, hiredis):
 
 
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
-async def test_async_handshake_pipeline_transaction(server, protocol, hiredis):
+async def test_async_handshake_pipeline_transaction(
+    server: ServerProcess, protocol: int, hiredis: bool
+) -> None:
     r = _async_client(server, protocol, hiredis, decode_responses=True)
     other = _async_client(server, protocol, hiredis, decode_responses=True)
     try:
@@ -193,7 +209,9 @@ async def test_async_handshake_pipeline_transaction(server, protocol, hiredis):
         assert await r.set("k", "v") is True
         assert await r.get("k") == "v"
         async with r.pipeline(transaction=False) as pipe:
-            pipe.incr("n").incr("n").get("n")
+            pipe.incr("n")
+            pipe.incr("n")
+            pipe.get("n")
             assert await pipe.execute() == [1, 2, "2"]
         async with r.pipeline() as pipe:
             await pipe.watch("n")
@@ -203,7 +221,8 @@ async def test_async_handshake_pipeline_transaction(server, protocol, hiredis):
             with pytest.raises(redis.WatchError):
                 await pipe.execute()
         async with r.pipeline() as pipe:
-            pipe.incr("n").get("n")
+            pipe.incr("n")
+            pipe.get("n")
             assert await pipe.execute() == [11, "11"]
         assert (await r.info("server"))["redis_version"] == REDIS_VERSION
     finally:
@@ -213,7 +232,9 @@ async def test_async_handshake_pipeline_transaction(server, protocol, hiredis):
 
 
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
-async def test_async_password(protected_server, protocol, hiredis):
+async def test_async_password(
+    protected_server: ServerProcess, protocol: int, hiredis: bool
+) -> None:
     r = _async_client(protected_server, protocol, hiredis, password="s3cret")
     try:
         assert await r.ping() is True

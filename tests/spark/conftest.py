@@ -140,7 +140,7 @@ def one_backend(_servers: dict[str, Any]) -> Backend:
         if name not in _servers:
             _servers[name] = _launch(name, _servers["processes"])
         if isinstance(_servers[name], Backend):
-            return _servers[name]  # type: ignore[no-any-return]
+            return _servers[name]
         reasons.append(_servers[name])
     pytest.skip("; ".join(reasons))
 

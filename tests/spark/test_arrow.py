@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ from resplite.spark.errors import EntryError, OptionError  # noqa: E402
 from resplite.spark.schema import ArrowBuilder, default_schema, validate_schema  # noqa: E402
 from resplite.spark.writer import _rows  # noqa: E402
 
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
 ENTRIES = [
     [b"1700000000000-0", [b"user", b"ann", b"amount", b"12.5", b"ok", b"true"]],
     [b"1700000000000-1", [b"user", b"bob", b"ts", b"1700000000123"]],
@@ -22,8 +26,8 @@ ENTRIES = [
 ]
 
 
-def _schema(*fields: tuple[str, object]) -> types.StructType:
-    return types.StructType([types.StructField(n, t, True) for n, t in fields])  # type: ignore[arg-type]
+def _schema(*fields: tuple[str, object]) -> StructType:
+    return types.StructType([types.StructField(n, t, True) for n, t in fields])
 
 
 def test_default_layout_matches_sparks_arrow_schema() -> None:

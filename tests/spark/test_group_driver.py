@@ -114,7 +114,7 @@ def test_idle_entries_of_another_reader_are_claimed_only_past_the_threshold(
     client.xgroup_create(key, "g", "0")
     client.xreadgroup("g", "dead-reader", {key: ">"})
     patient = _reader(backend, key, claimMinIdleMs="3600000")
-    start = {"batch": 7, "parts": 2, "limit": None, "until": {}}
+    start: dict[str, Any] = {"batch": 7, "parts": 2, "limit": None, "until": {}}
     assert patient.latestOffset(start, ReadAllAvailable()) == start  # nothing to take yet
     eager = _reader(backend, key, claimMinIdleMs="0")
     end = eager.latestOffset(start, ReadAllAvailable())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from support import normalize
 from support.raw import RawClient
@@ -89,7 +89,7 @@ class Pair:
         )
         return got
 
-    def check_all(self, commands: list[tuple[bytes | str | int, ...]]) -> None:
+    def check_all(self, commands: Iterable[Sequence[bytes | str | int]]) -> None:
         for cmd in commands:
             self.check(*cmd)
 

@@ -7,7 +7,7 @@ kind of null, error prefixes), so compat tests compare the bytes this client ret
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 def encode_command(args: Iterable[bytes | str | int]) -> bytes:
@@ -91,7 +91,7 @@ class RawClient:
         self.send(*args)
         return self.read_reply()
 
-    def pipeline(self, commands: list[tuple[bytes | str | int, ...]]) -> list[bytes]:
+    def pipeline(self, commands: Sequence[Sequence[bytes | str | int]]) -> list[bytes]:
         self.sock.sendall(b"".join(encode_command(c) for c in commands))
         return [self.read_reply() for _ in commands]
 

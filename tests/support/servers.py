@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 
 def free_port() -> int:
@@ -56,6 +57,12 @@ class ServerProcess:
                 self.proc.kill()
                 self.proc.wait()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class ServerPairFactory(Protocol):
+    """Starts a dedicated redis-server and resplite, both with the extra directives given."""
+
+    def __call__(self, *extra: str) -> tuple[ServerProcess, ServerProcess]: ...
 
 
 def start_redis(*extra: str) -> ServerProcess:

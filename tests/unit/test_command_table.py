@@ -156,8 +156,9 @@ def test_loader_refuses_a_subcommand_of_an_unknown_container() -> None:
 
 
 def test_loader_refuses_prose_left_to_write() -> None:
-    for field, value in [("summary", OWN_WORDS), ("complexity", OWN_WORDS),
-                         ("history", [["7.0.0", OWN_WORDS]])]:
+    cases: list[tuple[str, Any]] = [("summary", OWN_WORDS), ("complexity", OWN_WORDS),
+                                    ("history", [["7.0.0", OWN_WORDS]])]
+    for field, value in cases:
         with pytest.raises(SpecError, match="own words"):
             build_table(_files(_spec("get", **{field: value})), {"get": _handler})
 

@@ -12,16 +12,18 @@ import pytest
 from resplite.commands import command_table
 from resplite.engine.client import Client
 from resplite.engine.config import Config
+from resplite.engine.dispatch import Dispatcher
 from resplite.engine.info import fields, render
 from resplite.engine.state import ServerState
 from resplite.protocol.replies import OK, ErrorReply
 
+Setup = tuple[ServerState, Dispatcher, Client]
+
 
 @pytest.fixture
-def setup():
+def setup() -> Setup:
     state = ServerState(Config(), table=command_table())
     dispatcher = state.dispatcher
-    state.dispatcher = dispatcher  # type: ignore[attr-defined]
     return state, dispatcher, Client(state, 1, None)
 
 
@@ -29,7 +31,7 @@ def _stats(state: ServerState) -> dict[str, str]:
     return fields(render(state, ["stats", "commandstats"]))
 
 
-def test_fast_and_general_paths_count_the_same(setup):
+def test_fast_and_general_paths_count_the_same(setup: Setup) -> None:
     state, dispatcher, client = setup
     assert dispatcher.execute(client, [b"SET", b"k", b"v"]) is OK  # fast path
     assert dispatcher.execute(client, [b"Set", b"k", b"w"]) is OK  # other spelling
@@ -44,7 +46,7 @@ def test_fast_and_general_paths_count_the_same(setup):
     assert client.last_command == "config|get"
 
 
-def test_rejections_are_not_commands_processed(setup):
+def test_rejections_are_not_commands_processed(setup: Setup) -> None:
     state, dispatcher, client = setup
     reply = dispatcher.execute(client, [b"GET"])
     assert reply == ErrorReply("ERR wrong number of arguments for 'get' command")
@@ -54,7 +56,7 @@ def test_rejections_are_not_commands_processed(setup):
     assert info["total_commands_processed"] == "0"
 
 
-def test_commands_inside_exec_count_once_each(setup):
+def test_commands_inside_exec_count_once_each(setup: Setup) -> None:
     state, dispatcher, client = setup
     dispatcher.execute(client, [b"MULTI"])
     dispatcher.execute(client, [b"SET", b"a", b"1"])
@@ -67,7 +69,7 @@ def test_commands_inside_exec_count_once_each(setup):
     assert info["cmdstat_incr"].startswith("calls=1,")
 
 
-def test_resetstat_restarts_the_total(setup):
+def test_resetstat_restarts_the_total(setup: Setup) -> None:
     state, dispatcher, client = setup
     for _ in range(3):
         dispatcher.execute(client, [b"PING"])
@@ -78,7 +80,7 @@ def test_resetstat_restarts_the_total(setup):
     assert "cmdstat_ping" not in info
 
 
-def test_time_below_a_microsecond_adds_up(setup):
+def test_time_below_a_microsecond_adds_up(setup: Setup) -> None:
     state, dispatcher, client = setup
     for _ in range(50):
         dispatcher.execute(client, [b"PING"])
@@ -89,7 +91,7 @@ def test_time_below_a_microsecond_adds_up(setup):
     assert stats.usec == stats.ns // 1000
 
 
-def test_slow_log_threshold_zero_logs_all_and_negative_logs_none(setup):
+def test_slow_log_threshold_zero_logs_all_and_negative_logs_none(setup: Setup) -> None:
     state, dispatcher, client = setup
     state.config.set("slowlog-log-slower-than", "0")
     dispatcher.execute(client, [b"PING"])
@@ -100,12 +102,14 @@ def test_slow_log_threshold_zero_logs_all_and_negative_logs_none(setup):
     assert len(state.slowlog.entries) == 2
 
 
-def test_handler_exception_is_one_error_reply_and_a_failed_call(setup, caplog):
+def test_handler_exception_is_one_error_reply_and_a_failed_call(
+    setup: Setup, caplog: pytest.LogCaptureFixture
+) -> None:
     state, dispatcher, client = setup
     spec = dispatcher.table[b"ping"]
     original = spec.handler
 
-    def broken(client, argv):
+    def broken(client: Client, argv: list[bytes]) -> object:
         raise RuntimeError("boom")
 
     object.__setattr__(spec, "handler", broken)  # the spec is frozen: patched for this test

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from resplite.store.hash import Hash
 
@@ -58,8 +59,11 @@ def test_a_listpack_scan_answers_everything_with_cursor_zero() -> None:
     assert h.scan_index is None
 
 
-def _full_scan(h: Hash, count: int, between=None) -> list[bytes]:  # type: ignore[no-untyped-def]
-    cursor, seen, calls = 0, [], 0
+def _full_scan(
+    h: Hash, count: int, between: Callable[[int], None] | None = None
+) -> list[bytes]:
+    cursor, calls = 0, 0
+    seen: list[bytes] = []
     while True:
         cursor, batch = h.scan(cursor, count)
         seen += batch

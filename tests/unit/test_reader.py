@@ -156,7 +156,7 @@ def test_returned_arguments_are_independent_bytes() -> None:
     reader.feed(b"1\r\n" + enc(b"GET", b"k"))
     first, second = reader.get(), reader.get()
     assert first == [b"SET", b"k", b"v1"] and second == [b"GET", b"k"]
-    assert all(type(a) is bytes for a in [*first, *second])  # type: ignore[misc]
+    assert all(type(a) is bytes for a in [*first, *second])
 
 
 # -- waiting for more data -------------------------------------------------------------------
@@ -386,7 +386,7 @@ def test_large_bulk_in_64k_chunks(size: int) -> None:
 
         elapsed = _timed(run)
         assert len(out) == 2 and out[1] == [b"PING"]
-        assert out[0] == [b"SET", b"big", payload]  # type: ignore[comparison-overlap]
+        assert out[0] == [b"SET", b"big", payload]
         # Linear work is a few hundred milliseconds per 100 MB here; rescanning or re-copying
         # the buffer per chunk would take minutes.
         assert elapsed < 3 + size / (10 * 1024 * 1024)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -85,13 +88,13 @@ def test_a_call_visits_about_count_entries_not_the_whole_index() -> None:
     visited = 0
     original = index.entries.islice
 
-    def counting_islice(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def counting_islice(*args: Any, **kwargs: Any) -> Iterator[Any]:
         nonlocal visited
         for item in original(*args, **kwargs):
             visited += 1
             yield item
 
-    index.entries.islice = counting_islice  # type: ignore[method-assign]
+    index.entries.islice = counting_islice
     cursor, keys = db.scan(0, 10)
     assert len(keys) == 10 and cursor != 0
     assert visited <= 11  # ten keys plus the one that shows the next hash differs

@@ -21,11 +21,11 @@ from resplite.version import REDIS_VERSION
     [(0, "0B"), (200, "200B"), (1023, "1023B"), (1024, "1.00K"), (1751040, "1.67M"),
      (25276510208, "23.54G"), (5 * 1024**4, "5.00T")],
 )
-def test_bytes_to_human_matches_redis(n, text):
+def test_bytes_to_human_matches_redis(n: int, text: str) -> None:
     assert bytes_to_human(n) == text
 
 
-def test_section_selection_rules():
+def test_section_selection_rules() -> None:
     default = select_sections([])
     assert default == select_sections(["default"]) == select_sections(["DEFAULT"])
     assert "commandstats" not in default and "keyspace" in default
@@ -35,7 +35,7 @@ def test_section_selection_rules():
     assert select_sections(["nosuch"]) == []
 
 
-def test_render_layout_and_clock():
+def test_render_layout_and_clock() -> None:
     clock = Clock()
     clock.freeze()
     state = ServerState(Config(), clock, table=command_table())
@@ -50,7 +50,7 @@ def test_render_layout_and_clock():
     assert render(state, ["nosuch"]) == b""
 
 
-def test_slowlog_trims_arguments_like_redis():
+def test_slowlog_trims_arguments_like_redis() -> None:
     log = SlowLog(Config(), Clock())
 
     class FakeClient:
@@ -66,7 +66,7 @@ def test_slowlog_trims_arguments_like_redis():
     assert (entry.duration_us, entry.addr, entry.name) == (12, b"127.0.0.1:5000", b"n")
 
 
-def test_slowlog_keeps_the_newest_entries():
+def test_slowlog_keeps_the_newest_entries() -> None:
     config = Config()
     log = SlowLog(config, Clock())
     config.set("slowlog-max-len", "2", at_startup=True)
@@ -82,7 +82,7 @@ def test_slowlog_keeps_the_newest_entries():
     assert [e.id for e in log.latest(1)] == [4]
 
 
-def test_config_bounds_follow_redis():
+def test_config_bounds_follow_redis() -> None:
     config = Config()
     with pytest.raises(ConfigError, match="between 1048576 and"):
         config.set("proto-max-bulk-len", "100")
@@ -97,7 +97,7 @@ def test_config_bounds_follow_redis():
             config.set("timeout", bad)
 
 
-def test_config_rewrite(tmp_path: Path):
+def test_config_rewrite(tmp_path: Path) -> None:
     conf = tmp_path / "r.conf"
     conf.write_text("# keep me\ntimeout 5\n\n# and me\ntimeout 6\n", encoding="utf-8")
     config = parse_args([str(conf)])
