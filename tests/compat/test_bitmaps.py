@@ -10,15 +10,18 @@ resplite alone, with the version marked.
 from __future__ import annotations
 
 import pytest
-from compat_helpers import run
+from compat_helpers import Command, run
+from support.pair import Pair
+from support.raw import RawClient
+from support.servers import ServerPairFactory
 
-Scenario = list[tuple[object, ...]]
+Scenario = list[Command]
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
 
 
-def bits(key: str, *offsets: int) -> list[tuple[object, ...]]:
+def bits(key: str, *offsets: int) -> list[Command]:
     return [("SETBIT", key, str(o), "1") for o in offsets]
 
 
@@ -252,11 +255,11 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_scenario(pair, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_scenario(pair: Pair, name: str) -> None:
     run(pair, *SCENARIOS[name])
 
 
-def test_offsets_are_bounded_by_proto_max_bulk_len(server_pair_factory) -> None:  # type: ignore[no-untyped-def]
+def test_offsets_are_bounded_by_proto_max_bulk_len(server_pair_factory: ServerPairFactory) -> None:
     from support.pair import open_pair
 
     ref, ours = server_pair_factory("--proto-max-bulk-len", "1mb")
@@ -273,7 +276,7 @@ def test_offsets_are_bounded_by_proto_max_bulk_len(server_pair_factory) -> None:
             pair.close()
 
 
-def test_watch_sees_bit_changes_but_not_no_ops(pair) -> None:  # type: ignore[no-untyped-def]
+def test_watch_sees_bit_changes_but_not_no_ops(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         run(pair, ("SETBIT", "k", "3", "1"))
@@ -300,7 +303,7 @@ def test_watch_sees_bit_changes_but_not_no_ops(pair) -> None:  # type: ignore[no
 
 
 @pytest.mark.redis_version("7.4")
-def test_bitcount_and_bitpos_check_arguments_before_the_key(pair) -> None:  # type: ignore[no-untyped-def]
+def test_bitcount_and_bitpos_check_arguments_before_the_key(pair: Pair) -> None:
     """Redis 7.4+ parses every argument first; 7.0 answers 0 / -1 for a missing key."""
     ours = pair.ours
     syntax, not_int = b"-ERR syntax error\r\n", b"-ERR value is not an integer or out of range\r\n"
@@ -320,12 +323,12 @@ def test_bitcount_and_bitpos_check_arguments_before_the_key(pair) -> None:  # ty
     assert pair.ref.call("BITPOS", "nokey", "1", "x") == b":-1\r\n"
 
 
-def _get(client, key: str) -> bytes:  # type: ignore[no-untyped-def]
+def _get(client: RawClient, key: str) -> bytes:
     return client.call("GET", key)
 
 
 @pytest.mark.redis_version("8.2")
-def test_bitop_diff_diff1_andor_one(pair) -> None:  # type: ignore[no-untyped-def]
+def test_bitop_diff_diff1_andor_one(pair: Pair) -> None:
     ours = pair.ours
     ours.call("SET", "x", b"\xf0\xff\x0f")
     ours.call("SET", "y1", b"\x30\x0f")
@@ -374,13 +377,13 @@ _LOOKUP_COMMANDS = [
 ]
 
 
-def _lookup_counts(client) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _lookup_counts(client: RawClient) -> tuple[int, int]:
     text = client.call("INFO", "stats").decode()
     fields = dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
     return int(fields["keyspace_hits"]), int(fields["keyspace_misses"])
 
 
-def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair) -> None:  # type: ignore[no-untyped-def]
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair: Pair) -> None:
     for command in _LOOKUP_COMMANDS:
         counts = []
         for client in (pair.ref, pair.ours):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.pair import Pair
 
 KEYS = (b"a", b"b", b"c")
 
@@ -72,7 +73,7 @@ def bitop_call(draw: st.DrawFn) -> tuple[bytes, ...]:
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seeds=st.lists(st.binary(max_size=12), min_size=3, max_size=3),
        calls=st.lists(bitfield_call(), min_size=1, max_size=12))
-def test_random_bitfield_calls_match_redis(pair, seeds: list[bytes],  # type: ignore[no-untyped-def]
+def test_random_bitfield_calls_match_redis(pair: Pair, seeds: list[bytes],
                                            calls: list[tuple[bytes, ...]]) -> None:
     for conn in (pair.ref, pair.ours):
         conn.call("FLUSHALL")
@@ -91,7 +92,7 @@ def test_random_bitfield_calls_match_redis(pair, seeds: list[bytes],  # type: ig
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seeds=st.lists(st.binary(max_size=70), min_size=3, max_size=3),
        calls=st.lists(bitop_call(), min_size=1, max_size=8))
-def test_random_bitop_calls_match_redis(pair, seeds: list[bytes],  # type: ignore[no-untyped-def]
+def test_random_bitop_calls_match_redis(pair: Pair, seeds: list[bytes],
                                         calls: list[tuple[bytes, ...]]) -> None:
     for conn in (pair.ref, pair.ours):
         conn.call("FLUSHALL")
@@ -127,7 +128,7 @@ def range_call(draw: st.DrawFn) -> tuple[bytes, ...]:
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seeds=st.lists(st.binary(min_size=1, max_size=40), min_size=3, max_size=3),
        calls=st.lists(range_call(), min_size=1, max_size=20))
-def test_random_bitcount_and_bitpos_ranges_match_redis(pair, seeds: list[bytes],  # type: ignore[no-untyped-def]
+def test_random_bitcount_and_bitpos_ranges_match_redis(pair: Pair, seeds: list[bytes],
                                                        calls: list[tuple[bytes, ...]]) -> None:
     for conn in (pair.ref, pair.ours):
         conn.call("FLUSHALL")

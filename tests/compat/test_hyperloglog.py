@@ -11,10 +11,11 @@ from __future__ import annotations
 import random
 
 import pytest
-from compat_helpers import run
-from support.pair import open_pair
+from compat_helpers import Command, run
+from support.pair import Pair, open_pair
+from support.servers import ServerPairFactory
 
-Scenario = list[tuple[object, ...]]
+Scenario = list[Command]
 
 
 def elements(prefix: str, n: int, start: int = 0) -> list[str]:
@@ -105,11 +106,11 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_scenario(pair, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_scenario(pair: Pair, name: str) -> None:
     run(pair, *SCENARIOS[name])
 
 
-def test_a_small_sparse_limit(server_pair_factory) -> None:  # type: ignore[no-untyped-def]
+def test_a_small_sparse_limit(server_pair_factory: ServerPairFactory) -> None:
     ref, ours = server_pair_factory("--hll-sparse-max-bytes", "40")
     pair = open_pair(ref, ours, 2)
     try:
@@ -122,7 +123,7 @@ def test_a_small_sparse_limit(server_pair_factory) -> None:  # type: ignore[no-u
         pair.close()
 
 
-def test_watch_sees_pfadd_and_a_cache_refresh(pair) -> None:  # type: ignore[no-untyped-def]
+def test_watch_sees_pfadd_and_a_cache_refresh(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         run(pair, ("PFADD", "h", "a"))
@@ -145,7 +146,7 @@ def test_watch_sees_pfadd_and_a_cache_refresh(pair) -> None:  # type: ignore[no-
 
 
 @pytest.mark.parametrize("size", [10, 100, 1000, 5000, 20_000, 100_000])
-def test_pfcount_of_random_sets_equals_redis(pair, size: int) -> None:  # type: ignore[no-untyped-def]
+def test_pfcount_of_random_sets_equals_redis(pair: Pair, size: int) -> None:
     if pair.resp == 3 and size > 1000:
         pytest.skip("the estimate is protocol-independent: large sets run once, under RESP2")
     rng = random.Random(size)
@@ -161,7 +162,7 @@ def test_pfcount_of_random_sets_equals_redis(pair, size: int) -> None:  # type: 
 
 
 @pytest.mark.slow
-def test_pfcount_of_a_million_elements_equals_redis(pair) -> None:  # type: ignore[no-untyped-def]
+def test_pfcount_of_a_million_elements_equals_redis(pair: Pair) -> None:
     if pair.resp == 3:
         pytest.skip("runs once, under RESP2")
     for start in range(0, 1_000_000, 5000):

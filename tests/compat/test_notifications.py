@@ -36,7 +36,7 @@ def drain(conn: RawClient, resp: int) -> list[bytes]:
     """Every message the watcher got before a PING sent now."""
     conn.send("PING")
     pong = b"*2\r\n$4\r\npong\r\n$0\r\n\r\n" if resp == 2 else b"+PONG\r\n"
-    out = []
+    out: list[bytes] = []
     while True:
         reply = conn.read_reply()
         if reply == pong:
@@ -176,13 +176,13 @@ SCENARIOS: dict[str, tuple[str, list[Cmd]]] = {
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
-def test_events(pair, events, name):
+def test_events(pair: Pair, events: Pair, name: str) -> None:
     flags, script = SCENARIOS[name]
     run(pair, events, flags, script)
 
 
 @pytest.mark.redis_version("7.4")
-def test_hash_field_expiry_events():
+def test_hash_field_expiry_events() -> None:
     """Redis 7.4's field-expiry events (not in the 7.0 reference): hexpire, hpersist, hdel
     for a time in the past, hexpired when fields run out (lazily or as the clock advances)
     and del when they were the hash's last."""
@@ -203,7 +203,7 @@ def test_hash_field_expiry_events():
         srv.clock.advance(1_000)
         r.execute_command("HPEXPIRE", "h", "1000", "FIELDS", "1", "c")
         srv.clock.advance(1_000)
-        events = []
+        events: list[tuple[bytes, bytes]] = []
         while len(events) < 9:
             message = p.get_message(timeout=5)
             if message is not None:
@@ -217,16 +217,16 @@ def test_hash_field_expiry_events():
         r.close()
 
 
-def test_events_in_another_database(pair, events):
+def test_events_in_another_database(pair: Pair, events: Pair) -> None:
     pair.check("SELECT", "3")
     run(pair, events, "KEA", [("SET", "k", "v"), ("HSET", "h", "a", "b"), ("DEL", "k", "h")])
 
 
-def test_event_names_with_odd_bytes(pair, events):
+def test_event_names_with_odd_bytes(pair: Pair, events: Pair) -> None:
     run(pair, events, "KEA", [("SET", b"k\x00\xff \r\n", "v"), ("DEL", b"k\x00\xff \r\n")])
 
 
-def test_own_keyspace_events_in_resp3(pair):
+def test_own_keyspace_events_in_resp3(pair: Pair) -> None:
     """A RESP3 client subscribed to its own keys' events gets them after the reply."""
     if pair.resp != 3:
         pytest.skip("a RESP2 subscriber cannot run commands")
@@ -249,7 +249,7 @@ def test_own_keyspace_events_in_resp3(pair):
     "", "K", "E", "KE", "A", "KEA", "AKE", "g$lshzxetdn", "g$lshzxetd", "KEAm", "Elm", "mK",
     "Kn", "AKEnm", "xxxx", "Ag",
 ])
-def test_config_set_and_canonical_get(pair, value):
+def test_config_set_and_canonical_get(pair: Pair, value: str) -> None:
     try:
         pair.check("CONFIG", "SET", "notify-keyspace-events", value)
         pair.check("CONFIG", "GET", "notify-keyspace-events")
@@ -259,6 +259,6 @@ def test_config_set_and_canonical_get(pair, value):
 
 
 @pytest.mark.parametrize("value", ["KEX", "q", "A ", "kea", "K E"])
-def test_config_set_refuses_unknown_classes(pair, value):
+def test_config_set_refuses_unknown_classes(pair: Pair, value: str) -> None:
     pair.check("CONFIG", "SET", "notify-keyspace-events", value)
     pair.check("CONFIG", "GET", "notify-keyspace-events")

@@ -110,13 +110,13 @@ SUBSCRIBE_SEQUENCES: dict[str, list[tuple[Cmd, int]]] = {
 
 
 @pytest.mark.parametrize("name", list(SUBSCRIBE_SEQUENCES))
-def test_subscribe_sequences(pair, name):
+def test_subscribe_sequences(pair: Pair, name: str) -> None:
     for cmd, replies in SUBSCRIBE_SEQUENCES[name]:
         exchange(pair, cmd, replies)
     exchange(pair, ("PING",), 1)
 
 
-def test_subscribe_arity(pair):
+def test_subscribe_arity(pair: Pair) -> None:
     for cmd in (("SUBSCRIBE",), ("PSUBSCRIBE",), ("SSUBSCRIBE",), ("PUBLISH", "a"),
                 ("SPUBLISH", "a", "b", "c"), ("PUBSUB",)):
         pair.check(*cmd)
@@ -125,7 +125,7 @@ def test_subscribe_arity(pair):
 # -- the subscribed context -------------------------------------------------------------------
 
 
-def test_subscribed_context_allows_only_some_commands(pair):
+def test_subscribed_context_allows_only_some_commands(pair: Pair) -> None:
     exchange(pair, ("SUBSCRIBE", "a"), 1)
     for cmd in (("GET", "k"), ("SET", "k", "v"), ("MULTI",), ("CLIENT", "ID"), ("HELLO",),
                 ("ECHO", "x"), ("NOSUCH",), ("PUBLISH", "a", "m"), ("get",)):
@@ -141,7 +141,7 @@ def test_subscribed_context_allows_only_some_commands(pair):
     pair.check("PING")
 
 
-def test_ssubscribe_enters_the_context_too(pair):
+def test_ssubscribe_enters_the_context_too(pair: Pair) -> None:
     exchange(pair, ("SSUBSCRIBE", "s"), 1)
     pair.check("GET", "k")
     pair.check("PING")
@@ -149,7 +149,7 @@ def test_ssubscribe_enters_the_context_too(pair):
     pair.check("PING")
 
 
-def test_reset_leaves_the_context_without_messages(pair):
+def test_reset_leaves_the_context_without_messages(pair: Pair) -> None:
     exchange(pair, ("SUBSCRIBE", "a", "b"), 2)
     exchange(pair, ("PSUBSCRIBE", "p*"), 1)
     pair.check("RESET")
@@ -163,13 +163,13 @@ def test_reset_leaves_the_context_without_messages(pair):
         publisher.close()
 
 
-def test_quit_in_the_context(pair):
+def test_quit_in_the_context(pair: Pair) -> None:
     exchange(pair, ("SUBSCRIBE", "a"), 1)
     pair.check("QUIT")
     assert pair.ref.is_closed() and pair.ours.is_closed()
 
 
-def test_pipelined_mix_with_a_subscribe(pair):
+def test_pipelined_mix_with_a_subscribe(pair: Pair) -> None:
     # One channel only before the bare UNSUBSCRIBE: Redis leaves several in hash order.
     pipeline(pair, [
         ("SET", "k", "v"), ("SUBSCRIBE", "a"), ("PING",), ("GET", "k"),
@@ -178,14 +178,14 @@ def test_pipelined_mix_with_a_subscribe(pair):
     ], 9)
 
 
-def test_client_reply_off_still_sends_pushes(pair):
+def test_client_reply_off_still_sends_pushes(pair: Pair) -> None:
     pipeline(pair, [
         ("CLIENT", "REPLY", "OFF"), ("SET", "k", "v"), ("SUBSCRIBE", "a"),
         ("UNSUBSCRIBE", "a"), ("GET", "k"), ("CLIENT", "REPLY", "ON"), ("GET", "k"),
     ], 4)
 
 
-def test_commands_refused_in_the_context_and_exec_abort(pair):
+def test_commands_refused_in_the_context_and_exec_abort(pair: Pair) -> None:
     exchange(pair, ("SUBSCRIBE", "a"), 1)
     pipeline(pair, [
         ("CLIENT", "REPLY", "OFF"), ("SUBSCRIBE", "b"), ("MONITOR",), ("MULTI",), ("EXEC",),
@@ -193,13 +193,13 @@ def test_commands_refused_in_the_context_and_exec_abort(pair):
     ], 8 if pair.resp == 2 else 3)  # RESP3 obeys REPLY OFF: only the pushes come
 
 
-def test_client_reply_skip_and_subscribe(pair):
+def test_client_reply_skip_and_subscribe(pair: Pair) -> None:
     pipeline(pair, [
         ("CLIENT", "REPLY", "SKIP"), ("SUBSCRIBE", "a"), ("UNSUBSCRIBE",), ("PING",),
     ], 3)
 
 
-def test_subscribe_inside_multi(pair):
+def test_subscribe_inside_multi(pair: Pair) -> None:
     pair.check("MULTI")
     pair.check("SUBSCRIBE", "a", "b")
     pair.check("SET", "k", "v")
@@ -216,7 +216,7 @@ def test_subscribe_inside_multi(pair):
 # -- delivery ---------------------------------------------------------------------------------
 
 
-def test_publish_delivers_messages(pair):
+def test_publish_delivers_messages(pair: Pair) -> None:
     publisher = pair.connect_extra()
     try:
         exchange(pair, ("SUBSCRIBE", "news", "other"), 2)
@@ -236,7 +236,7 @@ def test_publish_delivers_messages(pair):
         publisher.close()
 
 
-def test_glob_patterns_follow_redis(pair):
+def test_glob_patterns_follow_redis(pair: Pair) -> None:
     publisher = pair.connect_extra()
     try:
         exchange(pair, ("PSUBSCRIBE", "h[ae]llo", "h\\*y", "[^a]b", "[a-c]z"), 4)
@@ -249,7 +249,7 @@ def test_glob_patterns_follow_redis(pair):
         publisher.close()
 
 
-def test_spublish_reaches_shard_subscribers_only(pair):
+def test_spublish_reaches_shard_subscribers_only(pair: Pair) -> None:
     publisher = pair.connect_extra()
     try:
         exchange(pair, ("SSUBSCRIBE", "s"), 1)
@@ -264,7 +264,7 @@ def test_spublish_reaches_shard_subscribers_only(pair):
         publisher.close()
 
 
-def test_several_subscribers_and_counts(pair):
+def test_several_subscribers_and_counts(pair: Pair) -> None:
     others = [pair.connect_extra() for _ in range(3)]
     try:
         for i, other in enumerate(others):
@@ -284,7 +284,7 @@ def test_several_subscribers_and_counts(pair):
             other.close()
 
 
-def test_a_subscriber_that_leaves_is_forgotten(pair):
+def test_a_subscriber_that_leaves_is_forgotten(pair: Pair) -> None:
     other = pair.connect_extra()
     exchange(other, ("SUBSCRIBE", "gone"), 1)
     exchange(other, ("PSUBSCRIBE", "gone*"), 1)
@@ -305,7 +305,7 @@ def test_a_subscriber_that_leaves_is_forgotten(pair):
 # -- PUBSUB introspection ----------------------------------------------------------------------
 
 
-def test_pubsub_introspection(pair):
+def test_pubsub_introspection(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         exchange(other, ("SUBSCRIBE", "alpha"), 1)
@@ -324,7 +324,7 @@ def test_pubsub_introspection(pair):
         other.close()
 
 
-def test_pubsub_help_shape(pair):
+def test_pubsub_help_shape(pair: Pair) -> None:
     ref, ours = pair.both("PUBSUB", "HELP")
     assert_same_shape(ref, ours, ours_has=implemented("pubsub"))
 
@@ -332,7 +332,7 @@ def test_pubsub_help_shape(pair):
 # -- RESP3: pushes interleaved with replies ----------------------------------------------------
 
 
-def test_resp3_subscriber_runs_commands_between_messages(pair):
+def test_resp3_subscriber_runs_commands_between_messages(pair: Pair) -> None:
     if pair.resp != 3:
         pytest.skip("RESP3 only: under RESP2 the subscribed context refuses commands")
     publisher = pair.connect_extra()
@@ -352,7 +352,7 @@ def test_resp3_subscriber_runs_commands_between_messages(pair):
 
 
 @pytest.mark.redis_version("7.2")
-def test_resp3_own_publish_is_pushed_after_the_reply():
+def test_resp3_own_publish_is_pushed_after_the_reply() -> None:
     """A RESP3 client publishing to its own channel gets the reply, then the push (Redis 7.2+;
     7.0 sent the push first)."""
     from support.servers import start_resplite
@@ -384,7 +384,7 @@ def _monitor_line(line: bytes) -> bytes:
     return _MONITOR_HEAD.sub(rb"+<time> [\1 <addr>] ", line)
 
 
-def test_monitor_lines(pair):
+def test_monitor_lines(pair: Pair) -> None:
     monitor = pair.connect_extra()
     try:
         exchange(monitor, ("MONITOR",), 1)
@@ -418,7 +418,7 @@ def _drain_monitor(conn: RawClient, resp: int) -> list[bytes]:
     # The monitor's own ECHO marks the end of what came before it; its line follows its
     # reply (commands are shown once they have run).
     conn.send("ECHO", "end-of-monitor")
-    out = []
+    out: list[bytes] = []
     while True:
         reply = conn.read_reply()
         if reply == b"$14\r\nend-of-monitor\r\n":
@@ -436,7 +436,7 @@ def _fields(conn: RawClient, *names: str) -> dict[str, str]:
     return {name: fields[name] for name in names}
 
 
-def test_client_info_of_a_subscriber(pair):
+def test_client_info_of_a_subscriber(pair: Pair) -> None:
     names = ("flags", "sub", "psub", "ssub", "redir", "omem", "cmd")
     assert _fields(pair.ours, *names) == _fields(pair.ref, *names)
     exchange(pair, ("SUBSCRIBE", "a", "b"), 2)
@@ -467,7 +467,7 @@ def test_client_info_of_a_subscriber(pair):
     "pubsub 1mb 512kb 10", "normal 100 50 5 replica 1gb 1gb 0",
     "slave 1000 2000 30 pubsub 0 0 0", "PUBSUB 1k 1kb 1",
 ])
-def test_client_output_buffer_limit_config(pair, value):
+def test_client_output_buffer_limit_config(pair: Pair, value: str) -> None:
     try:
         pair.check("CONFIG", "SET", "client-output-buffer-limit", value)
         pair.check("CONFIG", "GET", "client-output-buffer-limit")
@@ -481,6 +481,6 @@ def test_client_output_buffer_limit_config(pair, value):
     "pubsub 1mb 512kb", "master 1 1 1", "nosuch 1 1 1", "pubsub x 1 1", "pubsub 1 1 -1",
     "pubsub 1 1 1x", "",
 ])
-def test_client_output_buffer_limit_errors(pair, value):
+def test_client_output_buffer_limit_errors(pair: Pair, value: str) -> None:
     pair.check("CONFIG", "SET", "client-output-buffer-limit", value)
     pair.check("CONFIG", "GET", "client-output-buffer-limit")

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import redis
@@ -31,7 +32,7 @@ def server() -> Iterator[ServerProcess]:
     srv.stop()
 
 
-def _client(srv: ServerProcess, protocol: int, **kw) -> redis.Redis:
+def _client(srv: ServerProcess, protocol: int, **kw: Any) -> redis.Redis:
     return redis.Redis(host=srv.host, port=srv.port, protocol=protocol, **kw)
 
 
@@ -44,7 +45,7 @@ def _wait_message(pubsub: redis.client.PubSub) -> dict:
 
 
 @pytest.mark.parametrize("protocol", [2, 3])
-def test_redis_py_pubsub_sync(server, protocol):
+def test_redis_py_pubsub_sync(server: ServerProcess, protocol: int) -> None:
     r = _client(server, protocol)
     p = r.pubsub()
     p.subscribe("news")
@@ -65,7 +66,7 @@ def test_redis_py_pubsub_sync(server, protocol):
 
 
 @pytest.mark.parametrize("protocol", [2, 3])
-def test_redis_py_pattern_handlers_and_run_in_thread(server, protocol):
+def test_redis_py_pattern_handlers_and_run_in_thread(server: ServerProcess, protocol: int) -> None:
     r = _client(server, protocol)
     got: list[tuple[bytes, bytes]] = []
     done = threading.Event()
@@ -97,7 +98,7 @@ def test_redis_py_pattern_handlers_and_run_in_thread(server, protocol):
 
 
 @pytest.mark.parametrize("protocol", [2, 3])
-def test_redis_py_pubsub_asyncio(server, protocol):
+def test_redis_py_pubsub_asyncio(server: ServerProcess, protocol: int) -> None:
     async def main() -> None:
         r = redis.asyncio.Redis(host=server.host, port=server.port, protocol=protocol)
         p = r.pubsub()
@@ -107,7 +108,7 @@ def test_redis_py_pubsub_asyncio(server, protocol):
         assert (await p.get_message(timeout=1))["type"] == "psubscribe"
         assert await r.publish("a", "1") == 1
         assert await r.publish("bee", "2") == 1
-        seen = []
+        seen: list[tuple[str, bytes]] = []
         while len(seen) < 2:
             message = await p.get_message(ignore_subscribe_messages=True, timeout=1)
             if message is not None:
@@ -119,7 +120,7 @@ def test_redis_py_pubsub_asyncio(server, protocol):
     asyncio.run(main())
 
 
-def test_sharded_pubsub_with_redis_py(server):
+def test_sharded_pubsub_with_redis_py(server: ServerProcess) -> None:
     r = _client(server, 3)
     p = r.pubsub()
     p.ssubscribe("orders")
@@ -138,7 +139,7 @@ def test_sharded_pubsub_with_redis_py(server):
 # -- keyspace notifications driven by the clock --------------------------------------------------
 
 
-def test_expired_event_on_clock_advance():
+def test_expired_event_on_clock_advance() -> None:
     """A key with a TTL expires the moment the test advances the clock, and the listener
     gets the ``expired`` event at once: no sleeping, no polling the key."""
     with resplite.serve() as srv:
@@ -158,7 +159,7 @@ def test_expired_event_on_clock_advance():
         r.close()
 
 
-def test_keyspace_events_on_clock_advance_in_order():
+def test_keyspace_events_on_clock_advance_in_order() -> None:
     with resplite.serve() as srv:
         r = redis.Redis.from_url(srv.url)
         r.config_set("notify-keyspace-events", "KA")
@@ -169,7 +170,7 @@ def test_keyspace_events_on_clock_advance_in_order():
         r.hset("h", "f", "v")
         r.pexpire("h", 2_000)
         srv.clock.advance(5_000)
-        events = []
+        events: list[tuple[bytes, bytes]] = []
         while len(events) < 5:
             message = p.get_message(timeout=5)
             assert message is not None
@@ -189,7 +190,7 @@ def test_keyspace_events_on_clock_advance_in_order():
 # -- client-side caching -------------------------------------------------------------------------
 
 
-def test_redis_py_client_side_cache(server):
+def test_redis_py_client_side_cache(server: ServerProcess) -> None:
     cached = _client(server, 3, cache_config=CacheConfig())
     writer = _client(server, 3)
     try:
@@ -214,7 +215,7 @@ def test_redis_py_client_side_cache(server):
         writer.close()
 
 
-def test_tracking_invalidation_on_expiry_via_clock():
+def test_tracking_invalidation_on_expiry_via_clock() -> None:
     with resplite.serve() as srv:
         conn = RawClient(srv.host, srv.port)
         conn.call("HELLO", "3")
@@ -230,7 +231,7 @@ def test_tracking_invalidation_on_expiry_via_clock():
 
 
 @pytest.mark.skipif(shutil.which("redis-cli") is None, reason="redis-cli is not installed")
-def test_redis_cli_monitor_shows_commands(server):
+def test_redis_cli_monitor_shows_commands(server: ServerProcess) -> None:
     cli = subprocess.Popen(["redis-cli", "-h", server.host, "-p", str(server.port), "monitor"],
                            stdout=subprocess.PIPE, text=True)
     try:
@@ -240,7 +241,7 @@ def test_redis_cli_monitor_shows_commands(server):
         r.set("greeting", "hello world")
         r.get("greeting")
         r.execute_command("ECHO", 'q"uote\n')
-        lines = []
+        lines: list[str] = []
         while not lines or '"ECHO"' not in lines[-1]:
             line = cli.stdout.readline().strip()
             if "SETINFO" not in line:  # redis-py's handshake
@@ -255,7 +256,7 @@ def test_redis_cli_monitor_shows_commands(server):
         cli.wait(5)
 
 
-def test_monitor_redacts_auth_and_hello(server):
+def test_monitor_redacts_auth_and_hello(server: ServerProcess) -> None:
     mon = RawClient(server.host, server.port)
     assert mon.call("MONITOR") == b"+OK\r\n"
     other = RawClient(server.host, server.port)
@@ -275,7 +276,7 @@ def test_monitor_redacts_auth_and_hello(server):
 # -- a subscriber that does not read --------------------------------------------------------------
 
 
-def test_slow_subscriber_is_dropped_at_its_output_limit():
+def test_slow_subscriber_is_dropped_at_its_output_limit() -> None:
     srv = start_resplite("--client-output-buffer-limit", "pubsub 256kb 128kb 60")
     try:
         slow = socket.create_connection((srv.host, srv.port))

@@ -76,7 +76,7 @@ def _run(state: ServerState, client: Client, *argv: bytes) -> Any:
 # -- registry and delivery ------------------------------------------------------------------------
 
 
-def test_publish_is_one_send_per_subscriber_per_batch(state):
+def test_publish_is_one_send_per_subscriber_per_batch(state: ServerState) -> None:
     a, conn_a = _client(state, 1, resp=2)
     b, conn_b = _client(state, 2, resp=3)
     publisher, _ = _client(state, 3)
@@ -94,7 +94,7 @@ def test_publish_is_one_send_per_subscriber_per_batch(state):
     assert not state.output.pending
 
 
-def test_registry_drops_empty_entries(state):
+def test_registry_drops_empty_entries(state: ServerState) -> None:
     a, _ = _client(state, 1)
     _run(state, a, b"SUBSCRIBE", b"x", b"y")
     _run(state, a, b"PSUBSCRIBE", b"p*")
@@ -107,7 +107,7 @@ def test_registry_drops_empty_entries(state):
     assert not state.pubsub.shard_channels and state.pubsub.subscription_total == 0
 
 
-def test_subscribed_resp2_client_is_gated_and_resp3_is_not(state):
+def test_subscribed_resp2_client_is_gated_and_resp3_is_not(state: ServerState) -> None:
     a, _ = _client(state, 1, resp=2)
     b, _ = _client(state, 2, resp=3)
     for client in (a, b):
@@ -118,7 +118,7 @@ def test_subscribed_resp2_client_is_gated_and_resp3_is_not(state):
     assert not a.gated and not a.pubsub
 
 
-def test_output_limits_drop_a_client_past_the_hard_limit(state):
+def test_output_limits_drop_a_client_past_the_hard_limit(state: ServerState) -> None:
     state.config.set("client-output-buffer-limit", "pubsub 1000 500 60")
     a, conn = _client(state, 1)
     _run(state, a, b"SUBSCRIBE", b"ch")
@@ -132,7 +132,7 @@ def test_output_limits_drop_a_client_past_the_hard_limit(state):
     assert conn.aborted
 
 
-def test_output_limits_soft_limit_needs_its_seconds(state):
+def test_output_limits_soft_limit_needs_its_seconds(state: ServerState) -> None:
     clock = Clock()
     clock.freeze()
     state = ServerState(Config(), clock, table=command_table())
@@ -151,7 +151,7 @@ def test_output_limits_soft_limit_needs_its_seconds(state):
     assert conn.aborted
 
 
-def test_output_limits_parse_and_format():
+def test_output_limits_parse_and_format() -> None:
     limits = parse_limits("pubsub 1mb 2kb 3 replica 1 2 3")
     assert limits["pubsub"].hard == 1024 * 1024 and limits["slave"].soft_seconds == 3
     config = Config()
@@ -170,7 +170,7 @@ def test_output_limits_parse_and_format():
     ("", ""), ("KEA", "AKE"), ("g$lshzxetd", "A"), ("Kg", "gK"), ("Ekm", None), ("mEK", "KEm"),
     ("nK", "nK"), ("AEn", "AE"),
 ])
-def test_notify_flags_round_trip(text, shown):
+def test_notify_flags_round_trip(text: str, shown: str | None) -> None:
     if shown is None:
         with pytest.raises(ValueError):
             notify.parse_flags(text)
@@ -180,7 +180,7 @@ def test_notify_flags_round_trip(text, shown):
     assert notify.format_flags(flags) == shown
 
 
-def test_hooks_are_installed_only_when_wanted(state):
+def test_hooks_are_installed_only_when_wanted(state: ServerState) -> None:
     db = state.keyspace[0]
     assert db.on_new is None and db.on_expired is None
     state.config.set("notify-keyspace-events", "Exn")
@@ -190,7 +190,7 @@ def test_hooks_are_installed_only_when_wanted(state):
     assert db.on_new is None and db.on_expired is None  # neither K nor E: nothing to publish
 
 
-def test_evict_reports_evicted_and_invalidates(state):
+def test_evict_reports_evicted_and_invalidates(state: ServerState) -> None:
     watcher, conn = _client(state, 1)
     state._set_notify_flags("", notify.parse_flags("Ee"))
     _run(state, watcher, b"SUBSCRIBE", b"__keyevent@0__:evicted")
@@ -212,7 +212,7 @@ class _Clock:
 
 
 @pytest.mark.parametrize("hooks", [False, True])
-def test_database_writes_agree_with_and_without_hooks(hooks):
+def test_database_writes_agree_with_and_without_hooks(hooks: bool) -> None:
     """The write path taken with notification hooks installed keeps the same data, expiry
     and access bookkeeping as the fast path."""
     clock = _Clock()
@@ -242,7 +242,7 @@ def test_database_writes_agree_with_and_without_hooks(hooks):
 # -- tracking -------------------------------------------------------------------------------------
 
 
-def test_tracking_remembers_reads_and_invalidates_once(state):
+def test_tracking_remembers_reads_and_invalidates_once(state: ServerState) -> None:
     reader, conn = _client(state, 1, resp=3)
     writer, _ = _client(state, 2)
     _run(state, reader, b"CLIENT", b"TRACKING", b"on")
@@ -259,7 +259,7 @@ def test_tracking_remembers_reads_and_invalidates_once(state):
     assert state.tracking.total_keys == 0
 
 
-def test_tracking_bcast_groups_keys_per_flush(state):
+def test_tracking_bcast_groups_keys_per_flush(state: ServerState) -> None:
     reader, conn = _client(state, 1, resp=3)
     writer, _ = _client(state, 2)
     _run(state, reader, b"CLIENT", b"TRACKING", b"on", b"BCAST", b"PREFIX", b"u:")
@@ -272,7 +272,7 @@ def test_tracking_bcast_groups_keys_per_flush(state):
 # -- MONITOR --------------------------------------------------------------------------------------
 
 
-def test_monitor_escaping_and_redaction():
+def test_monitor_escaping_and_redaction() -> None:
     assert repr_arg(b'a "b"\\\n\r\t\x07\x08\x00\xff~') == (
         b'"a \\"b\\"\\\\\\n\\r\\t\\a\\b\\x00\\xff~"')
     assert redact("auth", [b"AUTH", b"u", b"p"]) == [b"AUTH", b"(redacted)", b"(redacted)"]
@@ -282,7 +282,7 @@ def test_monitor_escaping_and_redaction():
         b'+1700000000.000042 [3 1.2.3.4:5] "GET" "k"\r\n')
 
 
-def test_monitor_sees_commands_of_every_client(state):
+def test_monitor_sees_commands_of_every_client(state: ServerState) -> None:
     mon, conn = _client(state, 1)
     other, _ = _client(state, 2)
     other.addr = "10.0.0.1:1234"
