@@ -194,7 +194,7 @@ def test_command_info_equals_redis(pair: Pair, name: str) -> None:
 
 @pytest.mark.redis_version("7.2")
 @pytest.mark.parametrize("name", sorted(NEWER_ARITY))
-def test_command_info_equals_redis_but_for_a_newer_arity(pair, name: str) -> None:
+def test_command_info_equals_redis_but_for_a_newer_arity(pair: Pair, name: str) -> None:
     """COMMAND INFO <name>: Redis 7.0's bytes once the arity is put back to 7.0's."""
     ref, ours = pair.both("COMMAND", "INFO", name)
     ref_entry, our_entry = parse(ref)[1][0], parse(ours)[1][0]

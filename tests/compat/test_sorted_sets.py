@@ -16,10 +16,12 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import pytest
-from compat_helpers import decode, run, values
+from compat_helpers import Command, decode, run, values
+from support.pair import Pair
+from support.raw import RawClient
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -27,10 +29,10 @@ FAR_FUTURE_S = "4102444800"
 LONG_64 = "m" * 64
 LONG_65 = "m" * 65
 
-Scenario = list[tuple[object, ...]]
+Scenario = list[Command]
 
 
-def stream(key: str = "t") -> tuple[object, ...]:
+def stream(key: str = "t") -> Command:
     return ("XADD", key, "1-1", "f", "v")
 
 
@@ -541,15 +543,15 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_sorted_set_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
-    run(pair, *SCENARIOS[scenario])  # type: ignore[arg-type]
+def test_sorted_set_scenario(pair: Pair, scenario: str) -> None:
+    run(pair, *SCENARIOS[scenario])
 
 
 # -- configuration-dependent encodings -------------------------------------------------------------
 
 
 @pytest.fixture
-def small_limits(pair) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def small_limits(pair: Pair) -> Iterator[None]:
     """Both servers with tiny listpack limits, restored afterwards (the servers are shared)."""
     run(pair, ("CONFIG", "SET", "zset-max-listpack-entries", "3"),
         ("CONFIG", "SET", "zset-max-ziplist-value", "8"))
@@ -561,8 +563,7 @@ def small_limits(pair) -> Iterator[None]:  # type: ignore[no-untyped-def]
             conn.call("CONFIG", "SET", "zset-max-listpack-value", "64")
 
 
-def test_encoding_follows_lowered_limits(pair,
-small_limits) -> None:  # type: ignore[no-untyped-def]
+def test_encoding_follows_lowered_limits(pair: Pair, small_limits: None) -> None:
     run(
         pair,
         ("ZADD", "z", "1", "a", "2", "b", "3", "c"), ("OBJECT", "ENCODING", "z"),
@@ -581,8 +582,7 @@ small_limits) -> None:  # type: ignore[no-untyped-def]
     )
 
 
-def test_raised_limits_do_not_convert_back(pair,
-small_limits) -> None:  # type: ignore[no-untyped-def]
+def test_raised_limits_do_not_convert_back(pair: Pair, small_limits: None) -> None:
     run(pair, ("ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"), ("OBJECT", "ENCODING", "z"),
         ("CONFIG", "SET", "zset-max-listpack-entries", "128"), ("ZREM", "z", "a", "b"),
         ("ZADD", "z", "5", "e"), ("OBJECT", "ENCODING", "z"), ("ZADD", "g", "1", "a"),
@@ -593,11 +593,12 @@ small_limits) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.redis_version("7.2")
-def test_wide_zadd_converts_before_writing_even_with_repeated_members(pair,
-small_limits) -> None:  # type: ignore[no-untyped-def]
+def test_wide_zadd_converts_before_writing_even_with_repeated_members(
+    pair: Pair, small_limits: None
+) -> None:
     """Redis 7.2+ makes a skiplist when a ZADD brings more pairs than the entry limit,
     repeated members included; 7.0 only looks at the resulting size."""
-    cmd = ("ZADD", "z", "1", "m", "2", "m", "3", "m", "4", "m")
+    cmd: tuple[str, ...] = ("ZADD", "z", "1", "m", "2", "m", "3", "m", "4", "m")
     assert pair.ours.call(*cmd) == pair.ref.call(*cmd) == b":1\r\n"
     assert pair.ours.call("OBJECT", "ENCODING", "z") == b"$8\r\nskiplist\r\n"
     assert pair.ref.call("OBJECT", "ENCODING", "z") == b"$8\r\nlistpack\r\n"  # 7.0
@@ -612,7 +613,7 @@ small_limits) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.redis_version("7.2")
-def test_timeouts_past_the_64_bit_range_are_out_of_range(pair) -> None:  # type: ignore[no-untyped-def]
+def test_timeouts_past_the_64_bit_range_are_out_of_range(pair: Pair) -> None:
     """Redis 7.0 let such timeouts wrap around (and called them negative); 7.2+ refuses
     them as out of range."""
     run(pair, ("ZADD", "z", "1", "a"))
@@ -625,18 +626,23 @@ def test_timeouts_past_the_64_bit_range_are_out_of_range(pair) -> None:  # type:
 # -- large sorted sets (skiplist encoding) ---------------------------------------------------------
 
 
-def _fill(pair, key: str, n: int, score=lambda i: i * 7 % 1000 / 8,
-prefix: str = "m:") -> None:  # type: ignore[no-untyped-def]
+def _fill(
+    pair: Pair,
+    key: str,
+    n: int,
+    score: Callable[[int], float] = lambda i: i * 7 % 1000 / 8,
+    prefix: str = "m:",
+) -> None:
     args: list[str] = []
     for i in range(n):
         args += [repr(score(i)), f"{prefix}{i}"]
     run(pair, ("ZADD", key, *args))
 
 
-def test_skiplist_ranges_match_exactly(pair) -> None:  # type: ignore[no-untyped-def]
+def test_skiplist_ranges_match_exactly(pair: Pair) -> None:
     _fill(pair, "z", 700)
     rng = random.Random(7)
-    cmds: list[tuple[object, ...]] = [("OBJECT", "ENCODING", "z"), ("ZCARD", "z")]
+    cmds: list[Command] = [("OBJECT", "ENCODING", "z"), ("ZCARD", "z")]
     for _ in range(60):
         a, b = sorted(rng.sample(range(-800, 800), 2))
         lo, hi = sorted(rng.sample(range(0, 130), 2))
@@ -654,10 +660,10 @@ def test_skiplist_ranges_match_exactly(pair) -> None:  # type: ignore[no-untyped
     run(pair, *cmds)
 
 
-def test_skiplist_lex_ranges_match_exactly(pair) -> None:  # type: ignore[no-untyped-def]
+def test_skiplist_lex_ranges_match_exactly(pair: Pair) -> None:
     _fill(pair, "z", 500, score=lambda i: 0)
     rng = random.Random(3)
-    cmds: list[tuple[object, ...]] = [("OBJECT", "ENCODING", "z")]
+    cmds: list[Command] = [("OBJECT", "ENCODING", "z")]
     for _ in range(60):
         lo, hi = sorted(f"m:{rng.randrange(520)}" for _ in range(2))
         lo_b = rng.choice(["[", "("]) + lo
@@ -671,7 +677,7 @@ def test_skiplist_lex_ranges_match_exactly(pair) -> None:  # type: ignore[no-unt
     run(pair, *cmds)
 
 
-def test_skiplist_algebra_matches_exactly(pair) -> None:  # type: ignore[no-untyped-def]
+def test_skiplist_algebra_matches_exactly(pair: Pair) -> None:
     _fill(pair, "a", 400, score=lambda i: i / 3)
     _fill(pair, "b", 300, score=lambda i: -i * 1.1)
     _fill(pair, "c", 50, score=lambda i: 1e300 if i % 2 else -1e300)
@@ -689,8 +695,12 @@ def test_skiplist_algebra_matches_exactly(pair) -> None:  # type: ignore[no-unty
 # -- ZSCAN over a skiplist -------------------------------------------------------------------------
 
 
-def _zscan_all(client, key: str, *options: str | int,
-between=None) -> list[list[bytes]]:  # type: ignore[no-untyped-def]
+def _zscan_all(
+    client: RawClient,
+    key: str,
+    *options: str | int,
+    between: Callable[[int], None] | None = None,
+) -> list[list[bytes]]:
     cursor = b"0"
     batches = []
     step = 0
@@ -711,7 +721,7 @@ def _pairs(flat: list[bytes]) -> list[tuple[bytes, bytes]]:
     return list(zip(flat[::2], flat[1::2], strict=True))
 
 
-def test_zscan_of_a_skiplist_returns_every_pair_with_redis_score_text(pair) -> None:  # type: ignore[no-untyped-def]
+def test_zscan_of_a_skiplist_returns_every_pair_with_redis_score_text(pair: Pair) -> None:
     _fill(pair, "z", 600, score=lambda i: [0.1 * i, 1e17 + i, -1.5, float(i)][i % 4])
     for options in ((), ("COUNT", "1"), ("COUNT", "37"), ("MATCH", "m:1*", "COUNT", "50")):
         expected = dict(_pairs([x for b in _zscan_all(pair.ref, "z", *options) for x in b]))
@@ -721,7 +731,7 @@ def test_zscan_of_a_skiplist_returns_every_pair_with_redis_score_text(pair) -> N
         assert len(got) == len(set(got)), "a pair was returned twice without any write"
 
 
-def test_zscan_cursor_survives_writes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_zscan_cursor_survives_writes(pair: Pair) -> None:
     """A member present for the whole iteration is returned, whatever is written meanwhile."""
     _fill(pair, "z", 800)
     ours = pair.ours
@@ -743,24 +753,23 @@ def test_zscan_cursor_survives_writes(pair) -> None:  # type: ignore[no-untyped-
 # -- ZRANDMEMBER draws -----------------------------------------------------------------------------
 
 
-def _draw(client, resp: int, *args: str) -> list[tuple[bytes,
-bytes | None]]:  # type: ignore[no-untyped-def]
+def _draw(client: RawClient, resp: int, *args: str) -> Sequence[tuple[bytes, bytes | None]]:
     """A ZRANDMEMBER reply as (member, score-or-None) pairs, checking its RESP shape."""
     raw = client.call("ZRANDMEMBER", *args)
     reply = decode(raw)
     assert isinstance(reply, list)
     if "WITHSCORES" not in args:
         assert all(isinstance(m, bytes) for m in reply)
-        return [(m, None) for m in reply]  # type: ignore[misc]
+        return [(m, None) for m in reply]
     if resp == 3:
         assert all(isinstance(p, list) and len(p) == 2 for p in reply)
         assert raw.count(b"\r\n,") == len(reply)  # scores are RESP3 doubles
-        return [(p[0], p[1]) for p in reply]  # type: ignore[index]
-    return _pairs(reply)  # type: ignore[arg-type]
+        return [(p[0], p[1]) for p in reply]
+    return _pairs(reply)
 
 
 @pytest.mark.parametrize("size", [5, 300], ids=["listpack", "skiplist"])
-def test_zrandmember_draws(pair, size: int) -> None:  # type: ignore[no-untyped-def]
+def test_zrandmember_draws(pair: Pair, size: int) -> None:
     _fill(pair, "z", size, score=lambda i: i + 0.5)
     contents = {f"m:{i}".encode(): b"%r" % (i + 0.5) for i in range(size)}
     order = list(contents)
@@ -783,7 +792,7 @@ def test_zrandmember_draws(pair, size: int) -> None:  # type: ignore[no-untyped-
                         assert positions == sorted(positions)
 
 
-def test_zrandmember_distribution(pair) -> None:  # type: ignore[no-untyped-def]
+def test_zrandmember_distribution(pair: Pair) -> None:
     """Draws are uniform enough: each of 6 members gets its share of 3000 draws (a chi-square
     bound far beyond what chance produces), singles and distinct picks cover the set."""
     _fill(pair, "z", 6)
@@ -798,7 +807,7 @@ def test_zrandmember_distribution(pair) -> None:  # type: ignore[no-untyped-def]
         assert len(subsets) > 5
 
 
-def test_zrandmember_distribution_over_a_skiplist(pair) -> None:  # type: ignore[no-untyped-def]
+def test_zrandmember_distribution_over_a_skiplist(pair: Pair) -> None:
     _fill(pair, "z", 200)
     counts = Counter(m for m, _ in _draw(pair.ours, pair.resp, "z", "-20000"))
     assert len(counts) == 200
@@ -810,7 +819,7 @@ def test_zrandmember_distribution_over_a_skiplist(pair) -> None:  # type: ignore
 # -- sets as inputs --------------------------------------------------------------------------------
 
 
-def test_sets_count_as_sorted_sets_of_score_one(pair) -> None:  # type: ignore[no-untyped-def]
+def test_sets_count_as_sorted_sets_of_score_one(pair: Pair) -> None:
     if b"sadd" not in pair.ours.call("COMMAND", "INFO", "SADD"):
         pytest.skip("sets are not in this build yet")
     run(pair, ("SADD", "s", "x", "y", "1", "2"), ("SADD", "big", *[f"b{i}" for i in range(600)]),
@@ -828,7 +837,7 @@ def test_sets_count_as_sorted_sets_of_score_one(pair) -> None:  # type: ignore[n
 
 
 @pytest.mark.redis_version("7.2")
-def test_zrank_withscore(pair) -> None:  # type: ignore[no-untyped-def]
+def test_zrank_withscore(pair: Pair) -> None:
     ours = pair.ours
     run(pair, ("ZADD", "z", "1.5", "a", "2", "b"))
     double = (lambda t: b"," + t + b"\r\n") if pair.resp == 3 else (
@@ -849,7 +858,7 @@ def test_zrank_withscore(pair) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.redis_version("7.4")
-def test_zscan_novalues_is_refused_with_74_wording(pair) -> None:  # type: ignore[no-untyped-def]
+def test_zscan_novalues_is_refused_with_74_wording(pair: Pair) -> None:
     run(pair, ("ZADD", "z", "1", "a"))
     assert pair.ours.call("ZSCAN", "z", "0", "NOVALUES") == (
         b"-ERR NOVALUES option can only be used in HSCAN\r\n")
@@ -859,7 +868,7 @@ def test_zscan_novalues_is_refused_with_74_wording(pair) -> None:  # type: ignor
 # -- WATCH -----------------------------------------------------------------------------------------
 
 
-def test_watch_sees_sorted_set_writes_but_not_no_ops(pair) -> None:  # type: ignore[no-untyped-def]
+def test_watch_sees_sorted_set_writes_but_not_no_ops(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         run(pair, ("ZADD", "z", "1", "a"))
@@ -883,7 +892,7 @@ def test_watch_sees_sorted_set_writes_but_not_no_ops(pair) -> None:  # type: ign
         other.close()
 
 
-def test_large_zrandmember_values_pass(pair) -> None:  # type: ignore[no-untyped-def]
+def test_large_zrandmember_values_pass(pair: Pair) -> None:
     """The whole set for a large count, in Redis's order (highest first), both encodings."""
     _fill(pair, "z", 300)
     ref, ours = values(pair, "ZRANDMEMBER", "z", "1000", "WITHSCORES")
@@ -893,7 +902,7 @@ def test_large_zrandmember_values_pass(pair) -> None:  # type: ignore[no-untyped
 # -- blocking pops with several clients ------------------------------------------------------------
 
 
-def _wait_blocked(client, count: int = 1) -> None:  # type: ignore[no-untyped-def]
+def _wait_blocked(client: RawClient, count: int = 1) -> None:
     """Until INFO counts ``count`` blocked clients (synchronisation, not timing)."""
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:
@@ -909,12 +918,12 @@ class _Clients:
     """``n`` extra connection pairs to both servers, closed at the end; ``block`` parks a
     command on one of them, watched through the main pair."""
 
-    def __init__(self, pair, n: int) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, pair: Pair, n: int) -> None:
         self.main = pair
         self.pairs = [pair.connect_extra() for _ in range(n)]
         self.blocked = 0
 
-    def block(self, extra, *cmd: object) -> None:  # type: ignore[no-untyped-def]
+    def block(self, extra: Pair, *cmd: bytes | str | int) -> None:
         """Send ``cmd`` on both connections of ``extra``; wait until both servers park it."""
         extra.ref.send(*cmd)
         extra.ours.send(*cmd)
@@ -930,13 +939,13 @@ class _Clients:
             extra.close()
 
 
-def _same_reply(extra) -> bytes:  # type: ignore[no-untyped-def]
+def _same_reply(extra: Pair) -> bytes:
     got, want = extra.ours.read_reply(), extra.ref.read_reply()
     assert got == want, f"RESP{extra.resp}\n redis:    {want!r}\n resplite: {got!r}"
     return got
 
 
-def test_blocked_pops_are_served_in_blocking_order(pair) -> None:  # type: ignore[no-untyped-def]
+def test_blocked_pops_are_served_in_blocking_order(pair: Pair) -> None:
     with _Clients(pair, 3) as clients:
         for extra, cmd in zip(clients.pairs, ("BZPOPMIN", "BZPOPMAX", "BZPOPMIN"), strict=True):
             clients.block(extra, cmd, "z", "0")
@@ -946,7 +955,7 @@ def test_blocked_pops_are_served_in_blocking_order(pair) -> None:  # type: ignor
         run(pair, ("ZRANGE", "z", "0", "-1", "WITHSCORES"))
 
 
-def test_a_blocked_pop_on_several_keys_takes_the_written_one(pair) -> None:  # type: ignore[no-untyped-def]
+def test_a_blocked_pop_on_several_keys_takes_the_written_one(pair: Pair) -> None:
     with _Clients(pair, 2) as clients:
         first, second = clients.pairs
         clients.block(first, "BZPOPMIN", "a", "b", "c", "0")
@@ -957,7 +966,7 @@ def test_a_blocked_pop_on_several_keys_takes_the_written_one(pair) -> None:  # t
         run(pair, ("EXISTS", "b"))
 
 
-def test_a_transaction_wakes_blocked_pops_after_exec(pair) -> None:  # type: ignore[no-untyped-def]
+def test_a_transaction_wakes_blocked_pops_after_exec(pair: Pair) -> None:
     with _Clients(pair, 2) as clients:
         reader, writer = clients.pairs
         clients.block(reader, "BZMPOP", "0", "1", "z", "MIN", "COUNT", "10")
@@ -966,7 +975,7 @@ def test_a_transaction_wakes_blocked_pops_after_exec(pair) -> None:  # type: ign
         _same_reply(reader)
 
 
-def test_blocked_pops_wait_through_delete_and_type_change(pair) -> None:  # type: ignore[no-untyped-def]
+def test_blocked_pops_wait_through_delete_and_type_change(pair: Pair) -> None:
     with _Clients(pair, 2) as clients:
         reader, writer = clients.pairs
         clients.block(reader, "BZPOPMAX", "z", "0")
@@ -976,7 +985,7 @@ def test_blocked_pops_wait_through_delete_and_type_change(pair) -> None:  # type
         run(pair, ("ZRANGE", "z", "0", "-1", "WITHSCORES"))
 
 
-def test_stores_and_renames_into_a_waited_key_wake_it(pair) -> None:  # type: ignore[no-untyped-def]
+def test_stores_and_renames_into_a_waited_key_wake_it(pair: Pair) -> None:
     with _Clients(pair, 3) as clients:
         first, second, third = clients.pairs
         run(pair, ("ZADD", "src", "1", "a", "2", "b", "3", "c"))
@@ -992,11 +1001,11 @@ def test_stores_and_renames_into_a_waited_key_wake_it(pair) -> None:  # type: ig
         run(pair, ("ZRANGE", "n", "0", "-1", "WITHSCORES"), ("ZRANGE", "u", "0", "-1"))
 
 
-def test_blocked_pop_times_out_with_a_null_array(pair) -> None:  # type: ignore[no-untyped-def]
+def test_blocked_pop_times_out_with_a_null_array(pair: Pair) -> None:
     run(pair, ("BZPOPMIN", "z", "0.01"), ("BZMPOP", "0.01", "1", "z", "MAX"))
 
 
-def test_swapdb_serves_a_pop_waiting_in_the_swapped_database(pair) -> None:  # type: ignore[no-untyped-def]
+def test_swapdb_serves_a_pop_waiting_in_the_swapped_database(pair: Pair) -> None:
     with _Clients(pair, 1) as clients:
         (reader,) = clients.pairs
         clients.block(reader, "BZPOPMIN", "z", "0")
@@ -1017,13 +1026,13 @@ _LOOKUP_COMMANDS = [
 ]
 
 
-def _lookup_counts(client) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _lookup_counts(client: RawClient) -> tuple[int, int]:
     text = client.call("INFO", "stats").decode()
     fields = dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
     return int(fields["keyspace_hits"]), int(fields["keyspace_misses"])
 
 
-def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair) -> None:  # type: ignore[no-untyped-def]
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair: Pair) -> None:
     for command in _LOOKUP_COMMANDS:
         counts = []
         for client in (pair.ref, pair.ours):

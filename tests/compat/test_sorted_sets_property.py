@@ -20,6 +20,7 @@ from __future__ import annotations
 from compat_helpers import decode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.pair import Pair
 
 KEYS = (b"z", b"y")
 STRING_KEY = b"s"
@@ -106,9 +107,10 @@ def command(draw: st.DrawFn) -> tuple[bytes, ...]:
         return (cmd, key) if count is None else (cmd, key, count)
     if kind == "zmpop":
         other = draw(keys)
-        count = draw(st.sampled_from([[], [b"COUNT", b"1"], [b"COUNT", b"3"], [b"COUNT", b"0"]]))
+        count_option = draw(
+            st.sampled_from([[], [b"COUNT", b"1"], [b"COUNT", b"3"], [b"COUNT", b"0"]]))
         side = draw(st.sampled_from([b"MIN", b"MAX", b"max"]))
-        return (b"ZMPOP", b"2", key, other, side, *count)
+        return (b"ZMPOP", b"2", key, other, side, *count_option)
     if kind == "zrandmember":
         count = draw(st.sampled_from([None, b"0", b"1", b"2", b"5", b"-1", b"-4", b"x"]))
         if count is None:
@@ -118,7 +120,7 @@ def command(draw: st.DrawFn) -> tuple[bytes, ...]:
     if kind in ("algebra", "store"):
         other = draw(keys)
         op = draw(st.sampled_from([b"UNION", b"INTER", b"DIFF"]))
-        options: list[bytes] = []
+        options = []
         if op != b"DIFF" and draw(st.booleans()):
             options += [b"WEIGHTS", draw(st.sampled_from(WEIGHTS)),
                         draw(st.sampled_from(WEIGHTS))]
@@ -153,16 +155,16 @@ def _mask_bulks(value: object) -> object:
     return value
 
 
-def _unspecified_lex(pair, key: bytes) -> bool:  # type: ignore[no-untyped-def]
+def _unspecified_lex(pair: Pair, key: bytes) -> bool:
     """Whether ``key`` is a skiplist whose members do not all share one score."""
     if pair.ref.call("OBJECT", "ENCODING", key) != b"$8\r\nskiplist\r\n":
         return False
     first = pair.ref.call("ZRANGE", key, b"0", b"0", b"WITHSCORES")
     last = pair.ref.call("ZRANGE", key, b"-1", b"-1", b"WITHSCORES")
-    return decode(first)[-1] != decode(last)[-1]  # type: ignore[index]
+    return decode(first)[-1] != decode(last)[-1]
 
 
-def _same(pair, cmd: tuple[bytes, ...], want: bytes, have: bytes) -> bool:  # type: ignore[no-untyped-def]
+def _same(pair: Pair, cmd: tuple[bytes, ...], want: bytes, have: bytes) -> bool:
     if want == have:
         return True
     if want[:1] == b"-" or have[:1] == b"-":
@@ -172,7 +174,7 @@ def _same(pair, cmd: tuple[bytes, ...], want: bytes, have: bytes) -> bool:  # ty
     if cmd[0] == b"ZSCAN":
         if pair.ref.call("OBJECT", "ENCODING", cmd[1]) != b"$8\r\nskiplist\r\n":
             return False
-        (c1, items1), (c2, items2) = decode(want), decode(have)  # type: ignore[misc]
+        (c1, items1), (c2, items2) = decode(want), decode(have)
         return bool(c1 == c2 and sorted(zip(items1[::2], items1[1::2], strict=True))
                     == sorted(zip(items2[::2], items2[1::2], strict=True)))
     return False
@@ -191,8 +193,8 @@ FINALE = [
 @given(sequence=st.lists(command(), min_size=5, max_size=40),
        max_entries=st.sampled_from([b"3", b"4", b"128"]),
        max_value=st.sampled_from([b"4", b"8", b"64"]))
-def test_random_sorted_set_sequences_match_redis(pair, sequence: list[tuple[bytes, ...]],
-                                                 max_entries: bytes, max_value: bytes) -> None:  # type: ignore[no-untyped-def]
+def test_random_sorted_set_sequences_match_redis(pair: Pair, sequence: list[tuple[bytes, ...]],
+                                                 max_entries: bytes, max_value: bytes) -> None:
     for conn in (pair.ref, pair.ours):
         conn.call("FLUSHALL")
         conn.call("CONFIG", "SET", "zset-max-listpack-entries", max_entries)
