@@ -95,23 +95,23 @@ def scan_all(client: RawClient, *options: bytes | str | int) -> list[bytes]:
 
 # -- scenarios mixing exact and order-free comparisons (sets, SORT) --------------------------
 
-Step = tuple[object, ...]
+Step = Command
 
 
-class U(tuple[object, ...]):
+class U(tuple[bytes | str | int, ...]):
     """A step whose reply is a collection compared without its order: same reply type,
     same elements (for an SSCAN reply: same cursor, same members)."""
 
     __slots__ = ()
 
 
-class N(tuple[object, ...]):
+class N(tuple[bytes | str | int, ...]):
     """A step sent to both servers whose replies are not compared (a random pick)."""
 
     __slots__ = ()
 
 
-def u(*cmd: object) -> U:
+def u(*cmd: bytes | str | int) -> U:
     return U(cmd)
 
 
@@ -123,20 +123,20 @@ def _unordered(value: object) -> object:
     return value
 
 
-def check_unordered(pair, *cmd: object) -> None:  # type: ignore[no-untyped-def]
+def check_unordered(pair: Pair, *cmd: bytes | str | int) -> None:
     ref, ours = pair.both(*cmd)
     assert ours[:1] == ref[:1], f"{cmd}: redis {ref!r}, resplite {ours!r}"
     assert _unordered(decode(ours)) == _unordered(decode(ref)), (
         f"{cmd}: redis {ref!r}, resplite {ours!r}")
 
 
-def play(pair, *steps: Step) -> None:  # type: ignore[no-untyped-def]
+def play(pair: Pair, *steps: Step) -> None:
     """Run ``steps`` on both servers: plain tuples compared byte for byte, :class:`U`
     without order, :class:`N` not at all."""
     for step in steps:
         if isinstance(step, U):
             check_unordered(pair, *step)
         elif isinstance(step, N):
-            pair.both(*step)  # type: ignore[arg-type]
+            pair.both(*step)
         else:
-            pair.check(*step)  # type: ignore[arg-type]
+            pair.check(*step)

@@ -6,9 +6,11 @@ servers. ``pair.check(*cmd)`` sends the command to both and asserts the raw repl
 equal. Servers are started once per test process on free ports. Without a redis-server the
 tests skip visibly, except under CI, where its absence is an error.
 
+``events`` is a watcher pair subscribed to every keyspace and keyevent channel
+(``support/notifications.py`` compares what it receives).
+
 ``server``, ``conn``, ``rconn`` and ``xs`` are resplite alone, its clock frozen at
-``support.newer.T0``:
-for tests marked ``@pytest.mark.redis_version("x.y")`` that assert a newer Redis than the
+``support.newer.T0``: for tests marked ``@pytest.mark.redis_version("x.y")`` that assert a newer Redis than the
 reference, whose binary is not installed (``support/newer.py``).
 
 Where the tests are: ``README.md`` in this folder.
@@ -127,3 +129,17 @@ def xs(
     yield c
     c.close()
     resplite_clock.reset()
+
+
+@pytest.fixture
+def events(pair: Pair) -> Iterator[Pair]:
+    """A watcher pair subscribed to every keyspace and keyevent channel."""
+    watcher = pair.connect_extra()
+    for conn in (watcher.ref, watcher.ours):
+        conn.call("PSUBSCRIBE", "__key*__:*")
+    pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    yield watcher
+    for conn in (pair.ref, pair.ours):
+        conn.call("CONFIG", "SET", "notify-keyspace-events", "")
+        conn.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    watcher.close()

@@ -9,50 +9,9 @@ past (``PXAT 1``) and the active expiry cycle switched off.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from support.pair import Pair, loose_ids
-from support.raw import RawClient
-
-Cmd = tuple[bytes | str | int, ...]
-
-
-@pytest.fixture
-def events(pair: Pair) -> Iterator[Pair]:
-    """A watcher pair subscribed to every keyspace and keyevent channel."""
-    watcher = pair.connect_extra()
-    for conn in (watcher.ref, watcher.ours):
-        conn.call("PSUBSCRIBE", "__key*__:*")
-    pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "0")
-    yield watcher
-    for conn in (pair.ref, pair.ours):
-        conn.call("CONFIG", "SET", "notify-keyspace-events", "")
-        conn.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
-    watcher.close()
-
-
-def drain(conn: RawClient, resp: int) -> list[bytes]:
-    """Every message the watcher got before a PING sent now."""
-    conn.send("PING")
-    pong = b"*2\r\n$4\r\npong\r\n$0\r\n\r\n" if resp == 2 else b"+PONG\r\n"
-    out: list[bytes] = []
-    while True:
-        reply = conn.read_reply()
-        if reply == pong:
-            return out
-        out.append(reply)
-
-
-def run(pair: Pair, watcher: Pair, flags: str, script: list[Cmd]) -> list[bytes]:
-    pair.check("CONFIG", "SET", "notify-keyspace-events", flags)
-    for cmd in script:
-        pair.check(*cmd, normalize=loose_ids)
-    expected = [loose_ids(m) for m in drain(watcher.ref, pair.resp)]
-    got = [loose_ids(m) for m in drain(watcher.ours, pair.resp)]
-    assert got == expected, f"events for {script}\n redis: {expected}\n resplite: {got}"
-    return got
-
+from support.notifications import Cmd, run
+from support.pair import Pair
 
 SCENARIOS: dict[str, tuple[str, list[Cmd]]] = {
     "strings: set family, counters, append, setrange": ("KEA", [

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from compat_helpers import N, Step, decode, play, u, values
-from test_notifications import events  # noqa: F401  (the watcher fixture)
-from test_notifications import run as run_events
+from support.notifications import run as run_events
+from support.pair import Pair
+from support.raw import RawClient
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -351,7 +352,7 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_set_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
+def test_set_scenario(pair: Pair, scenario: str) -> None:
     play(pair, *SCENARIOS[scenario])
 
 
@@ -359,7 +360,7 @@ def test_set_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-d
 
 
 @pytest.fixture
-def small_intsets(pair) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def small_intsets(pair: Pair) -> Iterator[None]:
     """Both servers with a tiny intset limit, restored afterwards (the servers are shared)."""
     play(pair, ("CONFIG", "SET", "set-max-intset-entries", "3"))
     try:
@@ -369,7 +370,7 @@ def small_intsets(pair) -> Iterator[None]:  # type: ignore[no-untyped-def]
             conn.call("CONFIG", "SET", "set-max-intset-entries", "512")
 
 
-def test_intset_limit_from_config(pair, small_intsets) -> None:  # type: ignore[no-untyped-def]
+def test_intset_limit_from_config(pair: Pair, small_intsets: None) -> None:
     play(pair, ints("s", 1, 2, 3), ("OBJECT", "ENCODING", "s"), ints("s", 4),
          ("OBJECT", "ENCODING", "s"), ("SREM", "s", "1", "2", "3"), ("OBJECT", "ENCODING", "s"),
          ints("t", 1, 2), ("SMOVE", "s", "t", "4"), ("OBJECT", "ENCODING", "t"),
@@ -393,22 +394,22 @@ def _bulk(text: str) -> bytes:
     return b"$%d\r\n%s\r\n" % (len(text), text.encode())
 
 
-def expect(pair, cmd: Step, reply: bytes) -> None:  # type: ignore[no-untyped-def]
+def expect(pair: Pair, cmd: Step, reply: bytes) -> None:
     got = pair.ours.call(*cmd)
     assert got == reply, f"{cmd}: expected {reply!r}, resplite {got!r}"
 
 
-def expect_members(pair, key: str, members: list[str], encoding: str) -> None:  # type: ignore[no-untyped-def]
+def expect_members(pair: Pair, key: str, members: list[str], encoding: str) -> None:
     """resplite's SMEMBERS in exactly this order, and its encoding; the reference agrees on
     the contents."""
     expect(pair, ("SMEMBERS", key), _set_reply(pair.resp, members))
     expect(pair, ("OBJECT", "ENCODING", key), _bulk(encoding))
     ref = decode(pair.ref.call("SMEMBERS", key))
-    assert sorted(ref) == sorted(m.encode() for m in members)  # type: ignore[type-var]
+    assert sorted(ref) == sorted(m.encode() for m in members)
 
 
 @pytest.mark.redis_version("7.2")
-def test_small_string_sets_are_listpacks_in_insertion_order(pair) -> None:  # type: ignore[no-untyped-def]
+def test_small_string_sets_are_listpacks_in_insertion_order(pair: Pair) -> None:
     play(pair, ("SADD", "s", "c", "a", "b"))
     expect_members(pair, "s", ["c", "a", "b"], "listpack")
     play(pair, ("SREM", "s", "a"), ("SADD", "s", "a", "d"))
@@ -426,7 +427,7 @@ def test_small_string_sets_are_listpacks_in_insertion_order(pair) -> None:  # ty
 
 
 @pytest.mark.redis_version("7.2")
-def test_listpack_limits(pair) -> None:  # type: ignore[no-untyped-def]
+def test_listpack_limits(pair: Pair) -> None:
     members = [f"m{i}" for i in range(128)]
     play(pair, ("SADD", "s", *members))
     expect_members(pair, "s", members, "listpack")
@@ -455,7 +456,7 @@ def test_listpack_limits(pair) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.redis_version("7.2")
-def test_a_string_converts_an_intset_to_listpack_only_if_everything_fits(pair) -> None:  # type: ignore[no-untyped-def]
+def test_a_string_converts_an_intset_to_listpack_only_if_everything_fits(pair: Pair) -> None:
     play(pair, ("SADD", "big", *[str(i) for i in range(128)]), ("SADD", "big", "x"))
     expect(pair, ("OBJECT", "ENCODING", "big"), _bulk("hashtable"))
     play(pair, ("SADD", "fits", *[str(i) for i in range(127)]), ("SADD", "fits", "x"))
@@ -465,7 +466,7 @@ def test_a_string_converts_an_intset_to_listpack_only_if_everything_fits(pair) -
 
 
 @pytest.fixture
-def small_listpacks(pair) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def small_listpacks(pair: Pair) -> Iterator[None]:
     for conn in (pair.ref, pair.ours):
         conn.call("CONFIG", "SET", "set-max-intset-entries", "3")
     assert pair.ours.call("CONFIG", "SET", "set-max-listpack-entries", "4") == b"+OK\r\n"
@@ -480,7 +481,9 @@ def small_listpacks(pair) -> Iterator[None]:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.redis_version("7.2")
-def test_encodings_follow_the_listpack_directives(pair, small_listpacks) -> None:  # type: ignore[no-untyped-def]
+def test_encodings_follow_the_listpack_directives(
+    pair: Pair, small_listpacks: None
+) -> None:
     ours = pair.ours
     # Four integers brought at once: too many for an intset of 3, so a listpack from the start.
     ours.call("SADD", "a", "1", "2", "3", "4")
@@ -506,7 +509,7 @@ def test_encodings_follow_the_listpack_directives(pair, small_listpacks) -> None
 
 
 @pytest.mark.redis_version("7.2")
-def test_config_names_of_the_listpack_directives(pair) -> None:  # type: ignore[no-untyped-def]
+def test_config_names_of_the_listpack_directives(pair: Pair) -> None:
     ours = pair.ours
     for name, default in (("set-max-listpack-entries", "128"), ("set-max-listpack-value", "64")):
         assert decode(ours.call("CONFIG", "GET", name)) in (
@@ -519,7 +522,7 @@ def test_config_names_of_the_listpack_directives(pair) -> None:  # type: ignore[
 
 
 @pytest.mark.redis_version("7.2")
-def test_set_algebra_orders_and_encodings(pair) -> None:  # type: ignore[no-untyped-def]
+def test_set_algebra_orders_and_encodings(pair: Pair) -> None:
     play(pair, ("SADD", "c", "x", "5", "2"), ("SREM", "c", "x"), ("SADD", "c", "x"))
     expect_members(pair, "c", ["5", "2", "x"], "listpack")
     # SUNION builds its result from an empty intset: the integers seen before the first
@@ -561,7 +564,7 @@ def test_set_algebra_orders_and_encodings(pair) -> None:  # type: ignore[no-unty
 
 
 @pytest.mark.redis_version("7.2")
-def test_spop_rebuilds_a_mostly_popped_set(pair) -> None:  # type: ignore[no-untyped-def]
+def test_spop_rebuilds_a_mostly_popped_set(pair: Pair) -> None:
     """When most of a set is popped Redis draws the members to keep into a new set: an
     intset stays one, a hashtable of a few survivors becomes a listpack."""
     ours = pair.ours
@@ -586,17 +589,17 @@ def test_spop_rebuilds_a_mostly_popped_set(pair) -> None:  # type: ignore[no-unt
         ours.call("SADD", "l", *members)
         drawn = decode(ours.call("SPOP", "l", count))
         assert isinstance(drawn, list) and len(drawn) == int(count)
-        positions = [members.index(m.decode()) for m in drawn]  # type: ignore[union-attr]
+        positions = [members.index(m.decode()) for m in drawn]
         assert positions == sorted(positions)
         expect(pair, ("OBJECT", "ENCODING", "l"), _bulk("listpack"))
         left = decode(ours.call("SMEMBERS", "l"))
         assert isinstance(left, list)
-        assert [members.index(m.decode()) for m in left] == sorted(  # type: ignore[union-attr]
-            members.index(m.decode()) for m in left)  # type: ignore[union-attr]
+        assert [members.index(m.decode()) for m in left] == sorted(
+            members.index(m.decode()) for m in left)
 
 
 @pytest.mark.redis_version("7.4")
-def test_sscan_novalues_is_refused(pair) -> None:  # type: ignore[no-untyped-def]
+def test_sscan_novalues_is_refused(pair: Pair) -> None:
     play(pair, ints("s", 1))
     expect(pair, ("SSCAN", "s", "0", "NOVALUES"),
            b"-ERR NOVALUES option can only be used in HSCAN\r\n")
@@ -606,11 +609,11 @@ def test_sscan_novalues_is_refused(pair) -> None:  # type: ignore[no-untyped-def
 # -- large sets (hashtables everywhere) ------------------------------------------------------------
 
 
-def _fill(pair, key: str, n: int, prefix: str = "member:") -> None:  # type: ignore[no-untyped-def]
+def _fill(pair: Pair, key: str, n: int, prefix: str = "member:") -> None:
     play(pair, ("SADD", key, *[f"{prefix}{i}" for i in range(n)]))
 
 
-def test_large_sets_compared_sorted(pair) -> None:  # type: ignore[no-untyped-def]
+def test_large_sets_compared_sorted(pair: Pair) -> None:
     _fill(pair, "a", 600)
     _fill(pair, "b", 300)
     play(pair, ("SADD", "b", *[f"other:{i}" for i in range(50)]), ints("c", 1, 2),
@@ -626,14 +629,19 @@ def test_large_sets_compared_sorted(pair) -> None:  # type: ignore[no-untyped-de
          ("OBJECT", "ENCODING", "g"), u("SMEMBERS", "g"), ("SRANDMEMBER", "a", "0"))
 
 
-def test_sinterstore_of_hashtables_of_integers_is_an_intset(pair) -> None:  # type: ignore[no-untyped-def]
+def test_sinterstore_of_hashtables_of_integers_is_an_intset(pair: Pair) -> None:
     play(pair, ("SADD", "a", *[str(i) for i in range(1000)]),
          ("SADD", "b", *[str(i) for i in range(0, 2000, 3)]), ("SADD", "b", "x"),
          ("SINTERSTORE", "d", "a", "b"), ("OBJECT", "ENCODING", "d"), ("SCARD", "d"),
          ("SMEMBERS", "d"), ("SINTERSTORE", "d", "b", "b"), ("OBJECT", "ENCODING", "d"))
 
 
-def _sscan_all(client, key: str, *options: str | int, between=None) -> list[list[bytes]]:  # type: ignore[no-untyped-def]
+def _sscan_all(
+    client: RawClient,
+    key: str,
+    *options: str | int,
+    between: Callable[[int], None] | None = None,
+) -> list[list[bytes]]:
     """Every batch of a full SSCAN iteration; ``between(step)`` runs after each call."""
     cursor = b"0"
     batches = []
@@ -651,7 +659,7 @@ def _sscan_all(client, key: str, *options: str | int, between=None) -> list[list
         assert step < 10_000, "SSCAN did not terminate"
 
 
-def test_sscan_of_a_hashtable_returns_every_member(pair) -> None:  # type: ignore[no-untyped-def]
+def test_sscan_of_a_hashtable_returns_every_member(pair: Pair) -> None:
     _fill(pair, "s", 700)
     for options in ((), ("COUNT", "1"), ("COUNT", "37"), ("COUNT", "1000"),
                     ("MATCH", "member:1*", "COUNT", "20")):
@@ -664,7 +672,7 @@ def test_sscan_of_a_hashtable_returns_every_member(pair) -> None:  # type: ignor
             assert len(batches) > 5 and all(len(b) <= 2 * 60 for b in batches)
 
 
-def test_sscan_cursor_survives_writes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_sscan_cursor_survives_writes(pair: Pair) -> None:
     """A member present for the whole iteration is returned, whatever is written meanwhile."""
     _fill(pair, "s", 800)
     ours = pair.ours
@@ -680,7 +688,7 @@ def test_sscan_cursor_survives_writes(pair) -> None:  # type: ignore[no-untyped-
         ours.call("SRANDMEMBER", "s", "-3")
 
     seen = {m for b in _sscan_all(ours, "s", "COUNT", "25", between=churn) for m in b}
-    left = set(decode(ours.call("SMEMBERS", "s")))  # type: ignore[arg-type]
+    left = set(decode(ours.call("SMEMBERS", "s")))
     stable = {f"member:{i}".encode() for i in range(800)} - removed
     assert stable & left <= seen
 
@@ -688,15 +696,15 @@ def test_sscan_cursor_survives_writes(pair) -> None:  # type: ignore[no-untyped-
 # -- random picks ----------------------------------------------------------------------------------
 
 
-def _members(client, *cmd: str) -> list[bytes]:  # type: ignore[no-untyped-def]
+def _members(client: RawClient, *cmd: str) -> list[bytes]:
     reply = decode(client.call(*cmd))
     assert isinstance(reply, list) and all(isinstance(m, bytes) for m in reply)
-    return reply  # type: ignore[return-value]
+    return reply
 
 
 @pytest.mark.parametrize("size", [5, 40, 300, 900], ids=["intset", "listpack", "intset-big",
                                                          "hashtable"])
-def test_srandmember_draws(pair, size: int) -> None:  # type: ignore[no-untyped-def]
+def test_srandmember_draws(pair: Pair, size: int) -> None:
     if size in (5, 300, 900):
         members = [str(i * 3) for i in range(size)]
     else:
@@ -725,7 +733,7 @@ def _chi_square_ok(counts: Counter[bytes], k: int) -> bool:
     return stat <= (k - 1) + 6 * (2 * (k - 1)) ** 0.5 + 10
 
 
-def test_srandmember_is_uniform(pair) -> None:  # type: ignore[no-untyped-def]
+def test_srandmember_is_uniform(pair: Pair) -> None:
     """Negative counts draw independently and uniformly; positive counts give every member
     the same chance; single draws too. resplite's draws are checked for uniformity; Redis's
     (whose hashtable picks are only roughly fair) for covering the set, so the test itself is
@@ -751,7 +759,7 @@ def test_srandmember_is_uniform(pair) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("kind", ["intset", "listpack", "hashtable"])
-def test_spop_draws(pair, kind: str) -> None:  # type: ignore[no-untyped-def]
+def test_spop_draws(pair: Pair, kind: str) -> None:
     size = {"intset": 50, "listpack": 60, "hashtable": 700}[kind]
     members = ([str(i) for i in range(size)] if kind != "listpack"
                else [f"m{i}" for i in range(size)])
@@ -774,7 +782,7 @@ def test_spop_draws(pair, kind: str) -> None:  # type: ignore[no-untyped-def]
         assert client.call("EXISTS", "s") == b":0\r\n"
 
 
-def test_spop_is_uniform(pair) -> None:  # type: ignore[no-untyped-def]
+def test_spop_is_uniform(pair: Pair) -> None:
     for client in (pair.ref, pair.ours):
         firsts: Counter[object] = Counter()
         for _ in range(400):
@@ -785,7 +793,7 @@ def test_spop_is_uniform(pair) -> None:  # type: ignore[no-untyped-def]
         assert all(60 <= c <= 140 for c in firsts.values()), firsts
 
 
-def test_srandmember_huge_negative_count_is_refused_not_built(pair) -> None:  # type: ignore[no-untyped-def]
+def test_srandmember_huge_negative_count_is_refused_not_built(pair: Pair) -> None:
     """Redis would try to build a reply of 2**63 members; resplite answers at once."""
     pair.ours.call("SADD", "s", "a")
     assert pair.ours.call("SRANDMEMBER", "s", "-9223372036854775807") == (
@@ -796,7 +804,7 @@ def test_srandmember_huge_negative_count_is_refused_not_built(pair) -> None:  # 
 # -- WATCH -----------------------------------------------------------------------------------------
 
 
-def test_watch_sees_set_writes_but_not_no_ops(pair) -> None:  # type: ignore[no-untyped-def]
+def test_watch_sees_set_writes_but_not_no_ops(pair: Pair) -> None:
     other = pair.connect_extra()
     try:
         play(pair, ints("s", 1), ints("d", 5))
@@ -821,7 +829,7 @@ def test_watch_sees_set_writes_but_not_no_ops(pair) -> None:  # type: ignore[no-
 # -- odds and ends ---------------------------------------------------------------------------------
 
 
-def test_values_helper_agrees_on_reply_types(pair) -> None:  # type: ignore[no-untyped-def]
+def test_values_helper_agrees_on_reply_types(pair: Pair) -> None:
     """Set replies are RESP3 sets; SRANDMEMBER and SMISMEMBER are arrays in both versions."""
     play(pair, ints("s", 1, 2))
     ref, ours = values(pair, "SMEMBERS", "s")
@@ -850,14 +858,14 @@ _LOOKUP_COMMANDS = [
 ]
 
 
-def _lookup_counts(client) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+def _lookup_counts(client: RawClient) -> tuple[int, int]:
     text = decode(client.call("INFO", "stats"))
     assert isinstance(text, bytes)
     fields = dict(line.split(b":", 1) for line in text.splitlines() if b":" in line)
     return int(fields[b"keyspace_hits"]), int(fields[b"keyspace_misses"])
 
 
-def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair) -> None:  # type: ignore[no-untyped-def]
+def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair: Pair) -> None:
     for command in _LOOKUP_COMMANDS:
         counts = []
         for client in (pair.ref, pair.ours):
@@ -876,7 +884,7 @@ def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair) -> None:  # 
 # -- keyspace events -------------------------------------------------------------------------------
 
 
-def test_set_keyspace_events(pair, request) -> None:  # type: ignore[no-untyped-def]
+def test_set_keyspace_events(pair: Pair, request: pytest.FixtureRequest) -> None:
     """The events of every set write, in Redis's order, new keys included."""
     run_events(pair, request.getfixturevalue("events"), "KEAn", [
         ("SADD", "s", "1", "2", "3"), ("SADD", "s", "1"), ("SREM", "s", "9"), ("SREM", "s", "1"),

@@ -23,6 +23,7 @@ from __future__ import annotations
 from compat_helpers import decode
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.pair import Pair
 
 KEYS = (b"a", b"b")
 STRING_KEY = b"s"
@@ -123,7 +124,7 @@ def _same(cmd: tuple[bytes, ...], want: bytes, have: bytes) -> bool:
     return False
 
 
-def _resync(pair, key: bytes) -> None:  # type: ignore[no-untyped-def]
+def _resync(pair: Pair, key: bytes) -> None:
     """After a random pop, give both servers the members the reference kept."""
     kept = decode(pair.ref.call("SMEMBERS", key))
     if not isinstance(kept, list):
@@ -131,7 +132,7 @@ def _resync(pair, key: bytes) -> None:  # type: ignore[no-untyped-def]
     for conn in (pair.ref, pair.ours):
         conn.call("DEL", key)
         if kept:
-            conn.call("SADD", key, *sorted(kept))  # type: ignore[type-var]
+            conn.call("SADD", key, *sorted(kept))
 
 
 FINALE = [
@@ -148,9 +149,9 @@ FINALE = [
        intset_entries=st.sampled_from([b"2", b"3", b"512"]),
        listpack_entries=st.sampled_from([b"3", b"5", b"128"]),
        listpack_value=st.sampled_from([b"2", b"8", b"64"]))
-def test_random_set_sequences_match_redis(pair, sequence: list[tuple[bytes, ...]],
+def test_random_set_sequences_match_redis(pair: Pair, sequence: list[tuple[bytes, ...]],
                                           intset_entries: bytes, listpack_entries: bytes,
-                                          listpack_value: bytes) -> None:  # type: ignore[no-untyped-def]
+                                          listpack_value: bytes) -> None:
     for conn in (pair.ref, pair.ours):
         conn.call("FLUSHALL")
         conn.call("CONFIG", "SET", "set-max-intset-entries", intset_entries)

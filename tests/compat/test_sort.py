@@ -11,12 +11,13 @@ otherwise.
 from __future__ import annotations
 
 import pytest
-from compat_helpers import U, decode, play, u
+from compat_helpers import Command, U, decode, play, u
+from support.pair import Pair
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
 
-Step = tuple[object, ...]
+Step = Command
 
 
 def ints(key: str, *members: int) -> Step:
@@ -142,11 +143,11 @@ SCENARIOS: dict[str, list[Step]] = {
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_sort_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
+def test_sort_scenario(pair: Pair, scenario: str) -> None:
     play(pair, *SCENARIOS[scenario])
 
 
-def _clear_errno(pair) -> None:  # type: ignore[no-untyped-def]
+def _clear_errno(pair: Pair) -> None:
     """Make the reference forget an ERANGE: Redis reads SORT scores with ``strtod`` without
     clearing ``errno`` first, so after one out-of-range score every later SORT would fail
     until some system call sets ``errno`` again: here the ``accept`` loop of a new connection,
@@ -159,7 +160,7 @@ def _clear_errno(pair) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("score", ["1e400", "-1e400", "4e-320", "1e-400", "0x1p-1100"])
-def test_sort_scores_out_of_range(pair, score: str) -> None:  # type: ignore[no-untyped-def]
+def test_sort_scores_out_of_range(pair: Pair, score: str) -> None:
     try:
         play(pair, ("SADD", "s", "1", score), ("SORT", "s"))
         _clear_errno(pair)
@@ -170,7 +171,7 @@ def test_sort_scores_out_of_range(pair, score: str) -> None:  # type: ignore[no-
     play(pair, ("SET", "w_2", b"7\x00junk"), ("SORT", "s", "BY", "w_*"), ("SORT", "s"))
 
 
-def test_sort_large_sets(pair) -> None:  # type: ignore[no-untyped-def]
+def test_sort_large_sets(pair: Pair) -> None:
     members = [str((i * 7919) % 1000) for i in range(1000)]
     play(pair, ("SADD", "s", *members), ("SADD", "t", *[f"m{i}" for i in range(300)]),
          ("SORT", "s"), ("SORT", "s", "DESC", "LIMIT", "10", "20"), ("SORT", "s", "ALPHA"),
@@ -181,25 +182,25 @@ def test_sort_large_sets(pair) -> None:  # type: ignore[no-untyped-def]
 # -- lists and sorted sets -------------------------------------------------------------------------
 
 
-def _has(pair, name: str) -> bool:  # type: ignore[no-untyped-def]
+def _has(pair: Pair, name: str) -> bool:
     return decode(pair.ours.call("COMMAND", "INFO", name)) not in ([None], [])
 
 
 @pytest.fixture
-def lists(pair):  # type: ignore[no-untyped-def]
+def lists(pair: Pair) -> Pair:
     if not _has(pair, "lpush"):
         pytest.skip("resplite has no list type in this build")
     return pair
 
 
 @pytest.fixture
-def zsets(pair):  # type: ignore[no-untyped-def]
+def zsets(pair: Pair) -> Pair:
     if not _has(pair, "zadd"):
         pytest.skip("resplite has no sorted set type in this build")
     return pair
 
 
-def test_sort_store_writes_a_list(lists) -> None:  # type: ignore[no-untyped-def]
+def test_sort_store_writes_a_list(lists: Pair) -> None:
     pair = lists
     play(pair, *WEIGHTS, ("SET", "d", "x", "EX", "100"), ("SORT", "s", "STORE", "d"),
          ("TYPE", "d"), ("TTL", "d"), ("LRANGE", "d", "0", "-1"),
@@ -213,7 +214,7 @@ def test_sort_store_writes_a_list(lists) -> None:  # type: ignore[no-untyped-def
 
 
 @pytest.mark.redis_version("7.2")
-def test_sort_store_makes_a_small_list_a_listpack(lists) -> None:  # type: ignore[no-untyped-def]
+def test_sort_store_makes_a_small_list_a_listpack(lists: Pair) -> None:
     """Redis 7.2+ builds the stored list as a quicklist, then converts a small one to a
     listpack (7.0 has no listpack lists)."""
     pair = lists
@@ -224,7 +225,7 @@ def test_sort_store_makes_a_small_list_a_listpack(lists) -> None:  # type: ignor
     assert pair.ours.call("OBJECT", "ENCODING", "d") == b"$9\r\nquicklist\r\n"
 
 
-def test_sort_of_lists(lists) -> None:  # type: ignore[no-untyped-def]
+def test_sort_of_lists(lists: Pair) -> None:
     pair = lists
     play(pair, ("RPUSH", "l", "3", "1", "2", "1", "10"), ("MSET", "w_1", "9", "w_3", "2"),
          ("SORT", "l"), ("SORT", "l", "DESC"), ("SORT", "l", "ALPHA"),
@@ -236,7 +237,7 @@ def test_sort_of_lists(lists) -> None:  # type: ignore[no-untyped-def]
          ("SORT", "bad", "ALPHA"), ("SORT_RO", "l", "BY", "nosort", "DESC", "LIMIT", "0", "2"))
 
 
-def test_sort_of_sorted_sets(zsets) -> None:  # type: ignore[no-untyped-def]
+def test_sort_of_sorted_sets(zsets: Pair) -> None:
     pair = zsets
     play(pair, ("ZADD", "z", "3", "c", "1", "a", "2", "b", "2", "10"),
          ("SORT", "z", "ALPHA"), ("SORT", "z", "BY", "nosort"),
