@@ -9,9 +9,12 @@ tests skip visibly, except under CI, where its absence is an error.
 ``events`` is a watcher pair subscribed to every keyspace and keyevent channel
 (``support/notifications.py`` compares what it receives).
 
+``server_pair_factory`` and ``pair_factory`` start servers of the test's own, with the extra
+directives given (as processes, or as a ``Pair``).
+
 ``server``, ``conn``, ``rconn`` and ``xs`` are resplite alone, its clock frozen at
-``support.newer.T0``: for tests marked ``@pytest.mark.redis_version("x.y")`` that assert a newer Redis than the
-reference, whose binary is not installed (``support/newer.py``).
+``support.newer.T0``: for tests marked ``@pytest.mark.redis_version("x.y")`` that assert a
+newer Redis than the reference, whose binary is not installed (``support/newer.py``).
 
 Where the tests are: ``README.md`` in this folder.
 """
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from support.newer import T0, Conn
-from support.pair import Normalizer, Pair, loose_ids, open_pair
+from support.pair import Normalizer, Pair, PairFactory, loose_ids, open_pair
 from support.servers import (
     ServerPairFactory,
     ServerProcess,
@@ -85,6 +88,30 @@ def server_pair_factory() -> Iterator[ServerPairFactory]:
         return ref, ours
 
     yield make
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def pair_factory() -> Iterator[PairFactory]:
+    """Start a redis-server and a resplite with the same extra arguments, as a Pair."""
+    started: list[ServerProcess] = []
+    pairs: list[Pair] = []
+
+    def make(*extra: str, resp: int = 2) -> Pair:
+        if redis_server_path() is None:
+            pytest.skip("redis-server is not installed")
+        ref = start_redis(*extra)
+        started.append(ref)
+        ours = start_resplite(*extra)
+        started.append(ours)
+        p = open_pair(ref, ours, resp)
+        pairs.append(p)
+        return p
+
+    yield make
+    for p in pairs:
+        p.close()
     for server in started:
         server.stop()
 

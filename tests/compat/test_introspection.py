@@ -252,7 +252,7 @@ def test_command_docs_structure_equals_redis(pair: Pair, name: str) -> None:
 
 
 @pytest.mark.redis_version("8.8")
-def test_xinfo_stream_docs_name_the_newer_fields(pair) -> None:
+def test_xinfo_stream_docs_name_the_newer_fields(pair: Pair) -> None:
     doc = docs_dict(parse(pair.ours.call("COMMAND", "DOCS", "xinfo|stream")))["xinfo|stream"]
     assert [version for version, _ in doc["history"]][-2:] == ["8.6.0", "8.8.0"]
     assert "iids-duplicates" in doc["history"][-2][1]

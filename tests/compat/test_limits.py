@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from support.raw import RawClient
@@ -37,8 +37,12 @@ def _closed(sock: socket.socket, timeout: float = 5.0) -> bytes | None:
         return got
 
 
+# servers(*directives, redis=True): a redis-server (unless told not to) and a resplite.
+StartServers = Callable[..., list[ServerProcess]]
+
+
 @pytest.fixture
-def servers() -> Iterator:
+def servers() -> Iterator[StartServers]:
     started: list[ServerProcess] = []
 
     def make(*extra: str, redis: bool = True) -> list[ServerProcess]:
@@ -62,7 +66,7 @@ def _alive(server: ServerProcess) -> None:
         conn.close()
 
 
-def test_query_buffer_limit_closes_the_client_as_redis(servers):
+def test_query_buffer_limit_closes_the_client_as_redis(servers: StartServers) -> None:
     for server in servers("--client-query-buffer-limit", "1mb"):
         conn = RawClient(server.host, server.port)
         # One unfinished 3 MB bulk: Redis closes the client once its query buffer passes
@@ -76,7 +80,7 @@ def test_query_buffer_limit_closes_the_client_as_redis(servers):
         _alive(server)
 
 
-def test_a_large_value_under_the_limit_passes(servers):
+def test_a_large_value_under_the_limit_passes(servers: StartServers) -> None:
     for server in servers("--client-query-buffer-limit", "1mb"):
         conn = RawClient(server.host, server.port)
         assert conn.call("SET", "k", b"x" * (MB - 1000)) == b"+OK\r\n", server.name
@@ -84,7 +88,7 @@ def test_a_large_value_under_the_limit_passes(servers):
         conn.close()
 
 
-def test_proto_max_bulk_len_refuses_the_header(servers):
+def test_proto_max_bulk_len_refuses_the_header(servers: StartServers) -> None:
     replies = []
     for server in servers():
         conn = RawClient(server.host, server.port)
@@ -97,7 +101,7 @@ def test_proto_max_bulk_len_refuses_the_header(servers):
 
 
 @pytest.mark.parametrize("size", [100_000, 1_000_000])
-def test_inline_lines_past_the_cap_are_refused(servers, size):
+def test_inline_lines_past_the_cap_are_refused(servers: StartServers, size: int) -> None:
     replies = []
     for server in servers():
         conn = RawClient(server.host, server.port)
@@ -107,7 +111,7 @@ def test_inline_lines_past_the_cap_are_refused(servers, size):
     assert replies[0] == replies[1] == b"-ERR Protocol error: too big inline request\r\n"
 
 
-def test_inline_cap_does_not_depend_on_how_the_bytes_arrive(servers):
+def test_inline_cap_does_not_depend_on_how_the_bytes_arrive(servers: StartServers) -> None:
     """Redis reads 16 KB at a time and so lets a line of up to ~80 KB through when it is sent
     at once; resplite refuses every line over 64 KB, in one read or many."""
     (ours,) = servers(redis=False)
@@ -124,7 +128,7 @@ def test_inline_cap_does_not_depend_on_how_the_bytes_arrive(servers):
     conn.close()
 
 
-def test_multi_queue_is_bounded_by_the_query_buffer_limit(servers):
+def test_multi_queue_is_bounded_by_the_query_buffer_limit(servers: StartServers) -> None:
     (ours,) = servers("--client-query-buffer-limit", "1mb", redis=False)
     conn = RawClient(ours.host, ours.port)
     assert conn.call("MULTI") == b"+OK\r\n"
@@ -137,7 +141,7 @@ def test_multi_queue_is_bounded_by_the_query_buffer_limit(servers):
     _alive(ours)
 
 
-def test_a_failed_transaction_keeps_nothing_queued(servers):
+def test_a_failed_transaction_keeps_nothing_queued(servers: StartServers) -> None:
     (ours,) = servers("--client-query-buffer-limit", "1mb", redis=False)
     conn = RawClient(ours.host, ours.port)
     assert conn.call("MULTI") == b"+OK\r\n"
@@ -149,7 +153,7 @@ def test_a_failed_transaction_keeps_nothing_queued(servers):
 
 
 @pytest.mark.redis_version("7.4")
-def test_a_never_authenticated_client_cannot_pile_up_replies(servers):
+def test_a_never_authenticated_client_cannot_pile_up_replies(servers: StartServers) -> None:
     (ours,) = servers("--requirepass", "secret", redis=False)
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -197,7 +201,7 @@ def _connect_from(source: str, server: ServerProcess, target: str | None = None)
     return sock
 
 
-def test_protected_mode_denies_non_local_clients_as_redis(servers):
+def test_protected_mode_denies_non_local_clients_as_redis(servers: StartServers) -> None:
     # 127.0.0.2 is a loopback address but not "local" to Redis (only 127.0.0.1 and ::1 are).
     sources = ["127.0.0.2"]
     outside = _local_non_loopback_address()
@@ -217,7 +221,7 @@ def test_protected_mode_denies_non_local_clients_as_redis(servers):
         _alive(server)
 
 
-def test_protected_mode_denied_text_is_redis_byte_for_byte(servers):
+def test_protected_mode_denied_text_is_redis_byte_for_byte(servers: StartServers) -> None:
     texts = []
     for server in servers("--protected-mode", "yes"):
         sock = _connect_from("127.0.0.2", server)
@@ -226,7 +230,7 @@ def test_protected_mode_denied_text_is_redis_byte_for_byte(servers):
     assert texts[0] == texts[1]
 
 
-def test_protected_mode_lets_clients_in_with_a_password_or_when_off(servers):
+def test_protected_mode_lets_clients_in_with_a_password_or_when_off(servers: StartServers) -> None:
     for server in servers("--protected-mode", "yes", "--requirepass", "pw"):
         sock = _connect_from("127.0.0.2", server)
         sock.sendall(b"AUTH pw\r\nPING\r\n")
@@ -254,7 +258,7 @@ def test_protected_mode_lets_clients_in_with_a_password_or_when_off(servers):
 # -- CONFIG SET bind / port ---------------------------------------------------------------------
 
 
-def test_config_set_port_listens_on_the_new_port(servers):
+def test_config_set_port_listens_on_the_new_port(servers: StartServers) -> None:
     for server in servers():
         admin = RawClient(server.host, server.port)
         new_port = free_port()
@@ -273,7 +277,7 @@ def test_config_set_port_listens_on_the_new_port(servers):
         _alive(server)
 
 
-def test_config_set_bind_refuses_addresses_it_cannot_bind_as_redis(servers):
+def test_config_set_bind_refuses_addresses_it_cannot_bind_as_redis(servers: StartServers) -> None:
     replies = []
     for server in servers():
         admin = RawClient(server.host, server.port)
@@ -291,7 +295,7 @@ def test_config_set_bind_refuses_addresses_it_cannot_bind_as_redis(servers):
                              b"Failed to bind to specified addresses.\r\n")
 
 
-def test_config_set_port_in_use_is_refused_as_redis(servers):
+def test_config_set_port_in_use_is_refused_as_redis(servers: StartServers) -> None:
     busy = socket.socket()
     busy.bind(("127.0.0.1", 0))
     busy.listen(1)

@@ -4,6 +4,7 @@ and hiredis parsers), and clients log in as their own restricted users (AUTH and
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any, cast
 
 import pytest
 import redis
@@ -25,13 +26,14 @@ def server() -> Iterator[ServerProcess]:
 
 
 @pytest.fixture(params=sorted(PARSERS), ids=lambda p: f"resp{p[0]}-{'hiredis' if p[1] else 'py'}")
-def admin(request, server) -> Iterator[redis.Redis]:
+def admin(request: pytest.FixtureRequest, server: ServerProcess) -> Iterator[redis.Redis]:
     protocol, _ = request.param
     pool = redis.ConnectionPool(host=server.host, port=server.port, protocol=protocol,
                                 parser_class=PARSERS[request.param], decode_responses=True)
     client = redis.Redis(connection_pool=pool)
     yield client
-    for name in client.acl_users():
+    # redis-py types a reply as every shape the command can have: cast to the one it has here.
+    for name in cast("list[str]", client.acl_users()):
         if name != "default":
             client.acl_deluser(name)
     client.acl_log_reset()
@@ -39,16 +41,16 @@ def admin(request, server) -> Iterator[redis.Redis]:
     pool.disconnect()
 
 
-def test_acl_calls_parse(admin: redis.Redis):
+def test_acl_calls_parse(admin: redis.Redis) -> None:
     assert admin.acl_whoami() == "default"
     assert admin.acl_setuser("alice", enabled=True, passwords=["+pw"], keys=["k*"],
                              commands=["+get", "+set", "+@hash"], channels=["news.*"])
-    user = admin.acl_getuser("alice")
+    user = cast("dict[str, Any]", admin.acl_getuser("alice"))
     assert "on" in user["flags"]
     assert user["keys"] == ["~k*"] or user["keys"] == "~k*"
     assert "+get" in str(user["commands"])
     assert sorted(admin.acl_users()) == ["alice", "default"]
-    listing = admin.acl_list()
+    listing = cast("list[str]", admin.acl_list())
     assert any(line.startswith("user alice on #") for line in listing)
     assert "hash" in admin.acl_cat()
     assert "hset" in admin.acl_cat("hash")
@@ -60,7 +62,9 @@ def test_acl_calls_parse(admin: redis.Redis):
     assert admin.acl_getuser("alice") is None
 
 
-def test_users_log_in_and_are_held_to_their_rules(server: ServerProcess, admin: redis.Redis):
+def test_users_log_in_and_are_held_to_their_rules(
+    server: ServerProcess, admin: redis.Redis
+) -> None:
     admin.acl_setuser("alice", enabled=True, passwords=["+pw"], keys=["k*"],
                       commands=["+get", "+set", "+client|setinfo", "+hello", "+auth"])
     for protocol in (2, 3):
@@ -77,14 +81,14 @@ def test_users_log_in_and_are_held_to_their_rules(server: ServerProcess, admin: 
     with pytest.raises(redis.exceptions.AuthenticationError):
         redis.Redis(host=server.host, port=server.port, username="alice", password="wrong",
                     retry=Retry(NoBackoff(), 0)).ping()
-    entries = admin.acl_log()
+    entries = cast("list[dict[str, Any]]", admin.acl_log())
     reasons = {e["reason"] for e in entries}
     assert {"key", "command", "auth"} <= reasons
     assert all("client-info" in e for e in entries)
-    assert admin.acl_log(count=1)[0]["count"] >= 1
+    assert cast("list[dict[str, Any]]", admin.acl_log(count=1))[0]["count"] >= 1
 
 
-async def test_asyncio_client_with_a_user(server: ServerProcess):
+async def test_asyncio_client_with_a_user(server: ServerProcess) -> None:
     admin = redis.asyncio.Redis(host=server.host, port=server.port, decode_responses=True)
     await admin.acl_setuser("bob", enabled=True, nopass=True, keys=["*"],
                             commands=["+@all", "-@dangerous"])

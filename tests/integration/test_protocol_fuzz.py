@@ -16,10 +16,11 @@ import os
 import random
 import socket
 import time
+from collections.abc import Iterator
 
 import pytest
 from support.raw import RawClient, encode_command
-from support.servers import start_resplite
+from support.servers import ServerProcess, start_resplite
 
 SEEDS = [
     encode_command(cmd) for cmd in (
@@ -78,14 +79,14 @@ def _send_in_chunks(rng: random.Random, sock: socket.socket, data: bytes) -> Non
 
 
 @pytest.fixture(scope="module")
-def fuzz_server():
+def fuzz_server() -> Iterator[ServerProcess]:
     # Its own server: fuzzed frames may change settings or flush data.
     server = start_resplite("--requirepass", "", "--maxclients", "1000")
     yield server
     server.stop()
 
 
-def test_random_and_mutated_frames_never_stop_the_server(fuzz_server):
+def test_random_and_mutated_frames_never_stop_the_server(fuzz_server: ServerProcess) -> None:
     seed = int(os.environ.get("RESPLITE_FUZZ_SEED", random.randrange(1 << 32)))
     rng = random.Random(seed)
     host, port = fuzz_server.host, fuzz_server.port

@@ -247,7 +247,7 @@ async def test_async_password(
 
 @pytest.mark.redis_version("8.10")
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
-def test_sync_newest_stream_calls(server, protocol, hiredis):
+def test_sync_newest_stream_calls(server: ServerProcess, protocol: int, hiredis: bool) -> None:
     """redis-py 8.1's own xadd(idmp=, idmpauto=), xcfgset and xnack; it has no keyword for
     MAXCOUNT / MAXSIZE yet, so those go through execute_command."""
     r = _sync_client(server, protocol, hiredis)
@@ -287,7 +287,7 @@ def test_sync_newest_stream_calls(server, protocol, hiredis):
         r.close()
 
 
-def _stream_entries(reply) -> int:
+def _stream_entries(reply: Any) -> int:
     """Entries in an XREAD reply as redis-py parses it (RESP2 pairs, RESP3 nested lists)."""
     if isinstance(reply, dict):
         return sum(len(v[0]) if v and isinstance(v[0], list) else len(v) for v in reply.values())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Protocol
 
 from support import normalize
 from support.raw import RawClient
@@ -140,6 +141,12 @@ class Pair:
     def close(self) -> None:
         self.ref.close()
         self.ours.close()
+
+
+class PairFactory(Protocol):
+    """Starts a redis-server and a resplite with the same extra arguments, as a Pair."""
+
+    def __call__(self, *extra: str, resp: int = 2) -> Pair: ...
 
 
 def open_pair(redis: ServerProcess, ours: ServerProcess, resp: int) -> Pair:

@@ -32,7 +32,7 @@ def _fresh() -> Acl:
 
 @settings(max_examples=80, deadline=None)
 @given(st.lists(RULES, max_size=12))
-def test_a_description_rebuilds_exactly_the_same_commands(rules):
+def test_a_description_rebuilds_exactly_the_same_commands(rules: list[str]) -> None:
     """ACL LIST / SAVE / CONFIG REWRITE write what ACLDescribeSelectorCommandRules finds:
     applying that text to a new user gives the very same permissions."""
     registry = _fresh()
@@ -53,7 +53,7 @@ def test_a_description_rebuilds_exactly_the_same_commands(rules):
     assert again.describe(copy) == text
 
 
-def test_a_failed_setuser_changes_nothing():
+def test_a_failed_setuser_changes_nothing() -> None:
     registry = _fresh()
     registry.set_user(b"u", [b"on", b">pw", b"+get", b"~k*"])
     before = registry.describe(registry.users["u"])
@@ -63,7 +63,7 @@ def test_a_failed_setuser_changes_nothing():
     assert registry.authenticate(b"u", b"pw") is registry.users["u"]
 
 
-def test_key_permissions_follow_the_key_specs():
+def test_key_permissions_follow_the_key_specs() -> None:
     registry = _fresh()
     registry.set_user(b"u", [b"on", b"nopass", b"+@all", b"%R~r*", b"%W~w*"])
     user = registry.users["u"]
@@ -89,7 +89,7 @@ def test_key_permissions_follow_the_key_specs():
         acl.DENIED_KEY, 3)
 
 
-def test_channel_check_for_pubsub():
+def test_channel_check_for_pubsub() -> None:
     registry = _fresh()
     registry.set_user(b"u", [b"&news.*", b"&exact"])
     user = registry.users["u"]
@@ -102,7 +102,7 @@ def test_channel_check_for_pubsub():
     assert acl.channel_allowed(registry.users["v"], b"anything", is_pattern=True)
 
 
-def test_only_restricted_users_reach_the_check():
+def test_only_restricted_users_reach_the_check() -> None:
     """The default user (+@all ~* &*) is unrestricted: its clients carry no ACL to check,
     so the dispatcher's common path is taken; a restricted user's clients carry it."""
     state = ServerState(Config(), table=TABLE)
@@ -120,7 +120,7 @@ def test_only_restricted_users_reach_the_check():
     assert client.acl is None
 
 
-def test_an_unclosed_selector_in_an_acl_file_is_refused(tmp_path: Path):
+def test_an_unclosed_selector_in_an_acl_file_is_refused(tmp_path: Path) -> None:
     # Redis 7.0.15 crashes on this file; resplite reports it and keeps its users.
     path = tmp_path / "users.acl"
     path.write_text("user default on nopass ~* &* +@all\nuser y on (~a\n")
@@ -130,7 +130,7 @@ def test_an_unclosed_selector_in_an_acl_file_is_refused(tmp_path: Path):
     assert list(registry.users) == ["default"]
 
 
-def test_genpass_lengths():
+def test_genpass_lengths() -> None:
     for bits, chars in ((1, 1), (4, 1), (5, 2), (256, 64), (4096, 1024)):
         text = acl.genpass(bits)
         assert len(text) == chars and all(c in "0123456789abcdef" for c in text)

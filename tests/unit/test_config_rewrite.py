@@ -56,9 +56,10 @@ address = st.text(alphabet="abcdef0123456789.:-*", min_size=1, max_size=20)
                          b"bogus line\n'unbalanced\ninclude\n"]),
 )
 def test_rewritten_file_reads_back_the_same_values(
-    requirepass, dbfilename, logfile, unixsocket, aclfile, notify, save, bind, dir_name,
-    maxmemory, timeout, perm, old,
-):
+    requirepass: str, dbfilename: str, logfile: str, unixsocket: str, aclfile: str, notify: str,
+    save: list[tuple[int, int]], bind: list[str], dir_name: str, maxmemory: int, timeout: int,
+    perm: int, old: bytes,
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         target = Path(tmp) / dir_name.encode("utf-8", "surrogateescape").decode(
             "utf-8", "surrogateescape")
@@ -103,12 +104,12 @@ def test_rewritten_file_reads_back_the_same_values(
         ("it's", '"it\'s"'),
     ],
 )
-def test_quote_is_sdscatrepr(value, written):
+def test_quote_is_sdscatrepr(value: str, written: str) -> None:
     assert quote(value) == written
     assert split_line(f"x {written}".encode()) == ["x", value]
 
 
-def test_unknown_and_unparsable_lines_become_comments_and_repeats_are_blanked():
+def test_unknown_and_unparsable_lines_become_comments_and_repeats_are_blanked() -> None:
     config = Config()
     config.set("timeout", "30")
     old = (b"# head\nfoo bar\n'unbalanced\ntimeout 1\n\n\ntimeout 2\ninclude other.conf\n"
@@ -121,14 +122,14 @@ def test_unknown_and_unparsable_lines_become_comments_and_repeats_are_blanked():
     assert lines.count("timeout 30") == 1
 
 
-def test_an_acl_file_keeps_the_users_out_of_the_config_file():
+def test_an_acl_file_keeps_the_users_out_of_the_config_file() -> None:
     config = Config()
     new = rewrite_config(config, b"user alice on\nport 7000\n", None).decode()
     assert "user" not in new
     assert new.startswith("\nport 6379\n")
 
 
-def test_config_lines_follow_redis_file_rules(tmp_path: Path):
+def test_config_lines_follow_redis_file_rules(tmp_path: Path) -> None:
     conf = tmp_path / "r.conf"
     conf.write_bytes(b'save ""\nbind "127.0.0.1 ::1"\ndbfilename "a\\nb"\n'
                      b"requirepass \"p\\x00q\"\nnotify-keyspace-events KEA\n")
@@ -148,7 +149,7 @@ def test_config_lines_follow_redis_file_rules(tmp_path: Path):
             parse_args([str(conf)])
 
 
-def test_command_line_values_are_single_words():
+def test_command_line_values_are_single_words() -> None:
     config = parse_args(["--requirepass", "with space", "--save", "", "--bind", "127.0.0.1",
                          "::1", "--save", "60 1 30 2"])
     assert config["requirepass"] == "with space"
