@@ -61,7 +61,7 @@ def _list(client: Client, key: bytes) -> List | None:
 
 
 def _fill(client: Client) -> int:
-    return client.server.config["list-max-listpack-size"]  # type: ignore[no-any-return]
+    return client.server.config.values["list-max-listpack-size"]  # type: ignore[no-any-return]
 
 
 def _long(arg: bytes) -> int:
@@ -86,7 +86,7 @@ def _removed(client: Client, key: bytes, lst: List) -> None:
     db = client.db
     if not lst.length:
         db.delete(key)
-    else:
+    elif lst.quick and len(lst.nodes) == 1:  # the only case shrink() can act on
         lst.shrink(_fill(client))
     db.signal_modified(key)
 
@@ -97,8 +97,10 @@ def _removed(client: Client, key: bytes, lst: List) -> None:
 def _push(client: Client, argv: list[bytes], head: bool, only_existing: bool) -> int:
     key = argv[1]
     db = client.db
-    lst = _list(client, key)
-    if lst is None:
+    lst = db.peek(key) if client.no_touch else db.get(key)
+    if lst.__class__ is not List:
+        if lst is not None:
+            raise CommandError(errors.WRONGTYPE)
         if only_existing:
             return 0
         lst = List()
@@ -110,11 +112,28 @@ def _push(client: Client, argv: list[bytes], head: bool, only_existing: bool) ->
 
 @command("lpush")
 def lpush(client: Client, argv: list[bytes]) -> int:
+    if len(argv) == 3 and not client.no_touch:
+        # One element onto an existing quicklist needs no conversion check (the hot path).
+        db = client.db
+        key = argv[1]
+        lst = db.get(key)
+        if lst.__class__ is List and lst.quick:
+            lst.push_head(argv[2])
+            db.signal_modified(key)
+            return lst.length  # type: ignore[no-any-return]
     return _push(client, argv, head=True, only_existing=False)
 
 
 @command("rpush")
 def rpush(client: Client, argv: list[bytes]) -> int:
+    if len(argv) == 3 and not client.no_touch:
+        db = client.db
+        key = argv[1]
+        lst = db.get(key)
+        if lst.__class__ is List and lst.quick:
+            lst.push_tail(argv[2])
+            db.signal_modified(key)
+            return lst.length  # type: ignore[no-any-return]
     return _push(client, argv, head=False, only_existing=False)
 
 
@@ -193,13 +212,34 @@ def _pop(client: Client, argv: list[bytes], head: bool) -> Any:
     return reply
 
 
+def _pop_one(client: Client, key: bytes, head: bool) -> Any:
+    """LPOP / RPOP without a count, on a client that counts accesses (the hot path)."""
+    db = client.db
+    lst = db.get(key)
+    if lst.__class__ is not List:
+        if lst is None:
+            return None
+        raise CommandError(errors.WRONGTYPE)
+    value = lst.pop_head() if head else lst.pop_tail()
+    if not lst.length:
+        db.delete(key)
+    elif lst.quick and len(lst.nodes) == 1:
+        lst.shrink(_fill(client))
+    db.signal_modified(key)
+    return value
+
+
 @command("lpop")
 def lpop(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) == 2 and not client.no_touch:
+        return _pop_one(client, argv[1], head=True)
     return _pop(client, argv, head=True)
 
 
 @command("rpop")
 def rpop(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) == 2 and not client.no_touch:
+        return _pop_one(client, argv[1], head=False)
     return _pop(client, argv, head=False)
 
 

@@ -93,6 +93,13 @@ def clamp_fill(fill: int) -> int:
     return _FILL_MIN if fill < _FILL_MIN else _FILL_MAX if fill > _FILL_MAX else fill
 
 
+def _limits(fill: int) -> tuple[int, int]:
+    """(``max_bytes``, ``max_count``) of a quicklist whose fill is ``fill`` (clamped)."""
+    if fill >= 0:
+        return SIZE_SAFETY_LIMIT, fill or 1
+    return _NEG_FILL_LIMITS[min(-fill - 1, len(_NEG_FILL_LIMITS) - 1)], _UINT_MAX
+
+
 def _single(node: Node) -> deque[Node]:
     # A listpack has exactly one node and never adds or drops one, so a one-element Python
     # list (64 bytes) stands in for the deque (760 bytes) that a quicklist needs for its O(1)
@@ -100,23 +107,40 @@ def _single(node: Node) -> deque[Node]:
     return cast("deque[Node]", [node])
 
 
-class Node:
-    """One listpack (or plain) node; see the module docstring for the layout."""
+def _entry_size(value: Value) -> int:
+    """A listpack element's size, with str_size's answer for a short string that cannot
+    be an integer computed inline (the common case on the hot paths)."""
+    n = len(value)
+    if n < 64 and n and not (48 <= value[0] <= 57 or value[0] == 45):
+        return n + 2
+    return str_size(value)
 
-    __slots__ = ("data", "lens", "plain", "sz")
+
+class Node:
+    """One listpack (or plain) node; see the module docstring for the layout.
+
+    ``rev`` says the elements are stored back to front: a node that grows at the head of
+    the list (LPUSH) appends to its buffers instead of moving all their bytes for each
+    element. The end operations (and reads) work in either orientation; the other changes
+    turn the node front to back first (:meth:`forward`), an O(node) step they cost anyway.
+    """
+
+    __slots__ = ("data", "lens", "plain", "rev", "sz")
 
     def __init__(self) -> None:
         self.data = bytearray()
         self.lens = array("I")
         self.sz = LISTPACK_EMPTY
         self.plain = False
+        self.rev = False
 
     @classmethod
-    def packed(cls, value: Value) -> Node:
+    def packed(cls, value: Value, rev: bool = False) -> Node:
         node = cls()
         node.data += value
         node.lens.append(len(value))
-        node.sz = LISTPACK_EMPTY + str_size(value)
+        node.sz = LISTPACK_EMPTY + _entry_size(value)
+        node.rev = rev
         return node
 
     @classmethod
@@ -133,7 +157,7 @@ class Node:
 
     def __repr__(self) -> str:
         kind = "plain" if self.plain else "packed"
-        return f"<Node {kind} count={len(self.lens)} sz={self.sz}>"
+        return f"<Node {kind} count={len(self.lens)} sz={self.sz} rev={self.rev}>"
 
     def copy(self) -> Node:
         twin = Node()
@@ -141,53 +165,107 @@ class Node:
         twin.lens = array("I", self.lens)
         twin.sz = self.sz
         twin.plain = self.plain
+        twin.rev = self.rev
         return twin
+
+    def forward(self) -> None:
+        """Store the elements front to back."""
+        if self.rev:
+            values = self._physical(0, len(self.lens))
+            values.reverse()
+            self.data = bytearray(b"".join(values))
+            self.lens.reverse()
+            self.rev = False
 
     # -- reading ------------------------------------------------------------------------
 
-    def offset(self, k: int) -> int:
-        """Where element ``k`` starts in ``data`` (summed from the nearer end)."""
+    def _offset(self, p: int) -> int:
+        """Where physical element ``p`` starts in ``data`` (summed from the nearer end)."""
         lens = self.lens
-        if k <= len(lens) >> 1:
-            return sum(lens[:k])
-        return len(self.data) - sum(lens[k:])
+        if p <= len(lens) >> 1:
+            return sum(lens[:p])
+        return len(self.data) - sum(lens[p:])
 
-    def get(self, k: int) -> bytearray:
-        start = self.offset(k)
-        return self.data[start : start + self.lens[k]]
-
-    def items(self, start: int = 0, stop: int | None = None) -> list[bytes]:
-        """Elements ``start`` to ``stop`` (exclusive), in order."""
-        lens = self.lens
-        if stop is None:
-            stop = len(lens)
+    def _physical(self, start: int, stop: int) -> list[bytes]:
+        """Physical elements ``start`` to ``stop`` (exclusive), in storage order."""
         if start >= stop:
             return []
-        base = self.offset(start)
+        lens = self.lens
+        base = self._offset(start)
         buf = bytes(self.data[base : base + sum(lens[start:stop])])
         ends = list(accumulate(lens[start:stop]))
         return [buf[b:e] for b, e in zip([0, *ends[:-1]], ends, strict=True)]
 
+    def get(self, k: int) -> bytearray:
+        """Element ``k`` (in list order)."""
+        if self.rev:
+            k = len(self.lens) - 1 - k
+        start = self._offset(k)
+        return self.data[start : start + self.lens[k]]
+
+    def items(self, start: int = 0, stop: int | None = None) -> list[bytes]:
+        """Elements ``start`` to ``stop`` (exclusive), in list order."""
+        n = len(self.lens)
+        if stop is None:
+            stop = n
+        if not self.rev:
+            return self._physical(start, stop)
+        values = self._physical(n - stop, n - start)
+        values.reverse()
+        return values
+
+    def matches(self, value: bytes, backwards: bool = False, budget: int = -1) -> list[int]:
+        """Indexes (in list order) of the elements equal to ``value`` among the first
+        ``budget`` elements (all when negative) scanned from the front, or from the back
+        when ``backwards``; in scanning order."""
+        lens = self.lens
+        size = len(value)
+        if size not in lens:  # a scan in C rules most nodes out
+            return []
+        n = len(lens)
+        if budget < 0 or budget > n:
+            budget = n
+        data = self.data
+        starts = [0, *accumulate(lens)]
+        # Physical positions in scanning order: list order is physical order unless rev.
+        order = range(n - 1, n - 1 - budget, -1) if backwards != self.rev else range(budget)
+        found = [p for p in order if lens[p] == size and data[starts[p] : starts[p + 1]] == value]
+        if self.rev:
+            return [n - 1 - p for p in found]
+        return found
+
     # -- changing -----------------------------------------------------------------------
 
     def append(self, value: Value) -> None:
-        self.data += value
-        self.lens.append(len(value))
-        self.sz += str_size(value)
+        """Add ``value`` after the last element."""
+        if self.rev:
+            self.data[:0] = value
+            self.lens.insert(0, len(value))
+        else:
+            self.data += value
+            self.lens.append(len(value))
+        self.sz += _entry_size(value)
 
     def prepend(self, value: Value) -> None:
-        self.data[:0] = value
-        self.lens.insert(0, len(value))
-        self.sz += str_size(value)
+        """Add ``value`` before the first element."""
+        if self.rev:
+            self.data += value
+            self.lens.append(len(value))
+        else:
+            self.data[:0] = value
+            self.lens.insert(0, len(value))
+        self.sz += _entry_size(value)
 
     def insert(self, k: int, value: Value) -> None:
-        at = self.offset(k)
+        self.forward()
+        at = self._offset(k)
         self.data[at:at] = value
         self.lens.insert(k, len(value))
         self.sz += str_size(value)
 
     def replace(self, k: int, value: Value) -> None:
-        at = self.offset(k)
+        self.forward()
+        at = self._offset(k)
         n = self.lens[k]
         if not self.plain:
             self.sz += str_size(value) - str_size(self.data[at : at + n])
@@ -196,35 +274,24 @@ class Node:
         self.data[at : at + n] = value
         self.lens[k] = len(value)
 
-    def pop_first(self) -> bytearray:
-        n = self.lens.pop(0)
-        value = self.data[:n]
-        del self.data[:n]
-        self.sz -= str_size(value)
-        return value
-
-    def pop_last(self) -> bytearray:
-        n = self.lens.pop()
-        value = self.data[-n:] if n else bytearray()
-        if n:
-            del self.data[-n:]
-        self.sz -= str_size(value)
-        return value
-
     def delete(self, k: int) -> None:
-        at = self.offset(k)
+        self.forward()
+        at = self._offset(k)
         n = self.lens[k]
         self.sz -= str_size(self.data[at : at + n])
         del self.data[at : at + n]
         del self.lens[k]
 
     def delete_range(self, start: int, stop: int) -> None:
-        """Remove elements ``start`` to ``stop`` (exclusive)."""
+        """Remove elements ``start`` to ``stop`` (exclusive, in list order)."""
         if start >= stop:
             return
-        for value in self.items(start, stop):
+        if self.rev:
+            n = len(self.lens)
+            start, stop = n - stop, n - start
+        for value in self._physical(start, stop):
             self.sz -= str_size(value)
-        at = self.offset(start)
+        at = self._offset(start)
         del self.data[at : at + sum(self.lens[start:stop])]
         del self.lens[start:stop]
 
@@ -232,8 +299,9 @@ class Node:
         """Redis's ``_quicklistSplitNode``: with ``after``, this node keeps elements up to
         ``offset`` included and the new node gets the rest; without, the new node gets the
         elements before ``offset`` and this node keeps the rest."""
+        self.forward()
         cut = offset + 1 if after else offset
-        at = self.offset(cut)
+        at = self._offset(cut)
         twin = Node()
         if after:
             twin.data = self.data[at:]
@@ -251,9 +319,40 @@ class Node:
 
     def absorb(self, other: Node) -> None:
         """Append ``other``'s elements (a merge of two packed nodes, ``other`` on the right)."""
+        self.forward()
+        other.forward()
         self.data += other.data
         self.lens.extend(other.lens)
         self.sz += other.sz - LISTPACK_EMPTY
+
+
+def _take_first(node: Node) -> bytearray:
+    """Remove and return the physically first element of a packed node."""
+    n = node.lens.pop(0)
+    data = node.data
+    value = data[:n]
+    del data[:n]  # cheap: a bytearray drops its front by moving its start
+    if n < 64 and n and not (48 <= value[0] <= 57 or value[0] == 45):
+        node.sz -= n + 2
+    else:
+        node.sz -= str_size(value)
+    return value
+
+
+def _take_last(node: Node) -> bytearray:
+    """Remove and return the physically last element of a packed node."""
+    n = node.lens.pop()
+    if not n:
+        node.sz -= 2
+        return bytearray()
+    data = node.data
+    value = data[-n:]
+    del data[-n:]
+    if n < 64 and not (48 <= value[0] <= 57 or value[0] == 45):
+        node.sz -= n + 2
+    else:
+        node.sz -= str_size(value)
+    return value
 
 
 def _allow_insert(node: Node | None, fill: int, size: int) -> bool:
@@ -273,7 +372,7 @@ def _allow_merge(a: Node | None, b: Node | None, fill: int) -> bool:
 class List:
     """A Redis list."""
 
-    __slots__ = ("fill", "length", "nodes", "quick")
+    __slots__ = ("fill", "length", "max_bytes", "max_count", "nodes", "quick")
 
     type_name: Final = "list"  # TYPE
 
@@ -281,7 +380,11 @@ class List:
         self.nodes: deque[Node] = _single(Node())
         self.length = 0
         self.quick = False
-        self.fill = -2  # the quicklist's own fill, meaningful once ``quick``
+        # The quicklist's own fill, meaningful once ``quick``, and the two limits derived
+        # from it: a node holds at most ``max_bytes`` listpack bytes (the safety limit for a
+        # count fill) and ``max_count`` elements; a longer element goes into a plain node.
+        self.fill = -2
+        self.max_bytes, self.max_count = _limits(-2)
 
     def __len__(self) -> int:
         return self.length
@@ -305,6 +408,7 @@ class List:
         if exceeds_limit(fill, node.sz + add_bytes, self.length + add_count):
             self.quick = True
             self.fill = clamp_fill(fill)
+            self.max_bytes, self.max_count = _limits(self.fill)
             self.nodes = deque(self.nodes) if self.length else deque()
 
     def shrink(self, fill: int) -> None:
@@ -337,6 +441,8 @@ class List:
                 push(values[i])
             return self.length
         node = self.nodes[0]
+        if not self.length:
+            node.rev = head  # a list started by LPUSH grows at the head: store it reversed
         if head:
             for i in range(start, len(values)):
                 node.prepend(values[i])
@@ -349,32 +455,57 @@ class List:
     def push_head(self, value: Value) -> None:
         self.length += 1
         nodes = self.nodes
-        if not self.quick:
-            nodes[0].prepend(value)
-            return
-        fill = self.fill
+        head = nodes[0] if nodes else None
         size = len(value)
-        if is_large(size, fill):
-            nodes.appendleft(Node.plain_of(value))
-        elif nodes and _allow_insert(nodes[0], fill, size):
-            nodes[0].prepend(value)
+        if self.quick:
+            # is_large and _allow_insert on the precomputed limits (the hot path).
+            if size > self.max_bytes:
+                nodes.appendleft(Node.plain_of(value))
+                return
+            if (head is None or head.plain
+                    or head.sz + size + _INSERT_OVERHEAD > self.max_bytes
+                    or len(head.lens) >= self.max_count):
+                nodes.appendleft(Node.packed(value, rev=True))
+                return
+        assert head is not None
+        # Node.prepend, inline.
+        if head.rev:
+            head.data += value
+            head.lens.append(size)
         else:
-            nodes.appendleft(Node.packed(value))
+            head.data[:0] = value
+            head.lens.insert(0, size)
+        if size < 64 and size and not (48 <= value[0] <= 57 or value[0] == 45):
+            head.sz += size + 2
+        else:
+            head.sz += str_size(value)
 
     def push_tail(self, value: Value) -> None:
         self.length += 1
         nodes = self.nodes
-        if not self.quick:
-            nodes[0].append(value)
-            return
-        fill = self.fill
+        tail = nodes[-1] if nodes else None
         size = len(value)
-        if is_large(size, fill):
-            nodes.append(Node.plain_of(value))
-        elif nodes and _allow_insert(nodes[-1], fill, size):
-            nodes[-1].append(value)
+        if self.quick:
+            if size > self.max_bytes:
+                nodes.append(Node.plain_of(value))
+                return
+            if (tail is None or tail.plain
+                    or tail.sz + size + _INSERT_OVERHEAD > self.max_bytes
+                    or len(tail.lens) >= self.max_count):
+                nodes.append(Node.packed(value))
+                return
+        assert tail is not None
+        # Node.append, inline.
+        if tail.rev:
+            tail.data[:0] = value
+            tail.lens.insert(0, size)
         else:
-            nodes.append(Node.packed(value))
+            tail.data += value
+            tail.lens.append(size)
+        if size < 64 and size and not (48 <= value[0] <= 57 or value[0] == 45):
+            tail.sz += size + 2
+        else:
+            tail.sz += str_size(value)
 
     def pop_head(self) -> bytearray:
         """Remove and return the first element (the list must not be empty)."""
@@ -384,7 +515,7 @@ class List:
         if node.plain:
             nodes.popleft()
             return node.data
-        value = node.pop_first()
+        value = _take_last(node) if node.rev else _take_first(node)
         if not node.lens and self.quick:
             nodes.popleft()
         return value
@@ -397,7 +528,7 @@ class List:
         if node.plain:
             nodes.pop()
             return node.data
-        value = node.pop_last()
+        value = _take_first(node) if node.rev else _take_last(node)
         if not node.lens and self.quick:
             nodes.pop()
         return value
@@ -496,22 +627,17 @@ class List:
     def insert(self, pivot: bytes, value: Value, after: bool) -> bool:
         """LINSERT: put ``value`` next to the first ``pivot`` from the head; False when the
         pivot is not in the list."""
-        size = len(pivot)
         for pos, node in enumerate(self.nodes):
-            lens = node.lens
-            if size not in lens:
+            found = node.matches(pivot, budget=-1)
+            if not found:
                 continue
-            offset = 0
-            data = node.data
-            for k, n in enumerate(lens):
-                if n == size and data[offset : offset + n] == pivot:
-                    if not self.quick:
-                        node.insert(k + 1 if after else k, value)
-                        self.length += 1
-                    else:
-                        self._insert(pos, k, value, after)
-                    return True
-                offset += n
+            k = found[0]
+            if not self.quick:
+                node.insert(k + 1 if after else k, value)
+                self.length += 1
+            else:
+                self._insert(pos, k, value, after)
+            return True
         return False
 
     def remove(self, value: bytes, count: int) -> int:
@@ -519,24 +645,18 @@ class List:
         when ``count`` is negative; returns how many were removed."""
         limit = abs(count)
         backwards = count < 0
-        size = len(value)
         removed = 0
         nodes = self.nodes
         order = range(len(nodes) - 1, -1, -1) if backwards else range(len(nodes))
         emptied: list[int] = []
         for pos in order:
             node = nodes[pos]
-            lens = node.lens
-            if size not in lens:
+            hits = node.matches(value, backwards)
+            if not hits:
                 continue
-            data = node.data
-            starts = [0, *accumulate(lens)]
-            hits = [k for k, n in enumerate(lens)
-                    if n == size and data[starts[k] : starts[k] + n] == value]
-            left = limit - removed
-            if limit and len(hits) > left:
-                hits = hits[len(hits) - left :] if backwards else hits[:left]
-            for k in reversed(hits):
+            if limit and len(hits) > limit - removed:
+                del hits[limit - removed :]
+            for k in sorted(hits, reverse=True):
                 node.delete(k)
             removed += len(hits)
             if not node.lens and self.quick:
@@ -573,35 +693,26 @@ class List:
         looking at no more than ``maxlen`` elements (0: all)."""
         backwards = rank < 0
         skip = abs(rank) - 1
-        size = len(value)
-        length = self.length
         scanned = 0
         found: list[int] = []
-        base = 0 if not backwards else length
-        nodes = reversed(self.nodes) if backwards else iter(self.nodes)
-        for node in nodes:
-            lens = node.lens
-            n_node = len(lens)
+        base = self.length if backwards else 0
+        for node in reversed(self.nodes) if backwards else iter(self.nodes):
+            n = len(node.lens)
             if backwards:
-                base -= n_node
-            budget = n_node if not maxlen else min(n_node, maxlen - scanned)
+                base -= n
+            budget = n if not maxlen else min(n, maxlen - scanned)
             if budget <= 0:
                 break
-            if size in lens:
-                data = node.data
-                starts = [0, *accumulate(lens)]
-                ks = range(n_node - 1, n_node - 1 - budget, -1) if backwards else range(budget)
-                for k in ks:
-                    if lens[k] == size and data[starts[k] : starts[k] + size] == value:
-                        if skip:
-                            skip -= 1
-                            continue
-                        found.append(base + k)
-                        if count and len(found) >= count:
-                            return found
+            for k in node.matches(value, backwards, budget):
+                if skip:
+                    skip -= 1
+                    continue
+                found.append(base + k)
+                if count and len(found) >= count:
+                    return found
             scanned += budget
             if not backwards:
-                base += n_node
+                base += n
         return found
 
     # -- quicklist structure (Redis's quicklist.c decisions) --------------------------------
@@ -765,6 +876,7 @@ class List:
         twin.length = self.length
         twin.quick = self.quick
         twin.fill = self.fill
+        twin.max_bytes, twin.max_count = self.max_bytes, self.max_count
         return twin
 
     def memory_usage(self) -> int:
