@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import sys
 from array import array
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterator
 from itertools import accumulate, islice
@@ -217,21 +218,35 @@ class Node:
     def matches(self, value: bytes, backwards: bool = False, budget: int = -1) -> list[int]:
         """Indexes (in list order) of the elements equal to ``value`` among the first
         ``budget`` elements (all when negative) scanned from the front, or from the back
-        when ``backwards``; in scanning order."""
+        when ``backwards``; in scanning order.
+
+        The buffer is searched with ``find`` (in C) and each hit kept only if it is a whole
+        element, so the Python work is per occurrence of the bytes, not per element.
+        """
         lens = self.lens
         size = len(value)
         if size not in lens:  # a scan in C rules most nodes out
             return []
         n = len(lens)
-        if budget < 0 or budget > n:
-            budget = n
-        data = self.data
-        starts = [0, *accumulate(lens)]
-        # Physical positions in scanning order: list order is physical order unless rev.
-        order = range(n - 1, n - 1 - budget, -1) if backwards != self.rev else range(budget)
-        found = [p for p in order if lens[p] == size and data[starts[p] : starts[p + 1]] == value]
+        if size:
+            data = self.data
+            starts = [0, *accumulate(lens)]
+            found = []
+            find = data.find
+            p = find(value)
+            while p != -1:
+                k = bisect_right(starts, p) - 1  # the non-empty element starting at p, if any
+                if starts[k] == p and lens[k] == size:
+                    found.append(k)
+                p = find(value, p + 1)
+        else:
+            found = [k for k in range(n) if not lens[k]]
         if self.rev:
-            return [n - 1 - p for p in found]
+            found = [n - 1 - p for p in reversed(found)]
+        if backwards:
+            found.reverse()
+        if 0 <= budget < n:
+            found = [k for k in found if (n - 1 - k if backwards else k) < budget]
         return found
 
     # -- changing -----------------------------------------------------------------------
