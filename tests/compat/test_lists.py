@@ -585,6 +585,28 @@ def test_a_stream_reader_and_a_list_reader_on_the_same_key(pair, extra) -> None:
     same_reply(pair)
 
 
+def test_swapdb_serves_waiters_of_the_database_swapped_in(pair, extra) -> None:  # type: ignore[no-untyped-def]
+    writer = extra[0]
+    send(pair, "BLPOP", "q", "0")
+    both_blocked(writer)
+    run(writer, ("SELECT", "1"), ("RPUSH", "q", "from-db1", "second"), ("FLUSHDB",),
+        ("RPUSH", "q", "again"))
+    both_blocked(writer, 1)  # a list in another database serves nobody
+    run(writer, ("SWAPDB", "0", "1"))
+    same_reply(pair)
+    run(writer, ("LRANGE", "q", "0", "-1"), ("SELECT", "0"), ("LRANGE", "q", "0", "-1"))
+
+
+def test_flushall_leaves_waiters_blocked(pair, extra) -> None:  # type: ignore[no-untyped-def]
+    writer = extra[0]
+    send(pair, "BLPOP", "q", "0")
+    both_blocked(writer)
+    run(writer, ("SET", "q", "x"), ("FLUSHALL",), ("FLUSHDB",))
+    both_blocked(writer, 1)
+    run(writer, ("RPUSH", "q", "a", "b"), ("LRANGE", "q", "0", "-1"))
+    same_reply(pair)
+
+
 def test_lpop_and_lmove_of_clients_served_in_turn(pair, extra) -> None:  # type: ignore[no-untyped-def]
     """Several waiters on the same key with different commands; one push serves them in
     blocking order, each with its own command's reply shape."""
