@@ -761,3 +761,28 @@ def test_lrem_count_must_be_above_the_long_minimum(pair) -> None:  # type: ignor
     assert ours.call("LLEN", "l") == b":2\r\n"
     assert pair.ref.call("RPUSH", "l", "a", "a") == b":2\r\n"
     assert pair.ref.call("LREM", "l", I64_MIN, "a") == b":2\r\n"  # 7.0 removed them all
+
+
+# -- COMMAND GETKEYS and INFO --------------------------------------------------------------------
+
+GETKEYS_LINES = [
+    "lpush l a b", "rpushx l a", "lpop l 2", "llen l", "lrange l 0 -1", "lindex l 0",
+    "lset l 0 v", "linsert l BEFORE p v", "lrem l 0 v", "ltrim l 0 1", "lpos l v RANK 2",
+    "lmove a b LEFT RIGHT", "rpoplpush a b", "lmpop 2 a b LEFT COUNT 2", "lmpop 1 a RIGHT",
+    "blpop a b c 0", "brpop a 1.5", "blmove a b LEFT LEFT 0", "brpoplpush a b 0",
+    "blmpop 0 2 a b LEFT", "blmpop 0 3 a b c RIGHT COUNT 5",
+    "lmpop 0 a LEFT", "lmpop 5 a LEFT", "blmpop 0 x a LEFT", "lmpop x a LEFT",
+]
+
+
+@pytest.mark.parametrize("line", GETKEYS_LINES)
+@pytest.mark.parametrize("sub", ["GETKEYS", "GETKEYSANDFLAGS"])
+def test_command_getkeys_of_list_commands(pair, sub: str, line: str) -> None:  # type: ignore[no-untyped-def]
+    pair.check("COMMAND", sub, *line.split(" "))
+
+
+def test_command_info_of_list_commands(pair) -> None:  # type: ignore[no-untyped-def]
+    names = ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "llen", "lrange", "lindex",
+             "lset", "linsert", "lrem", "ltrim", "lpos", "lmove", "rpoplpush", "lmpop", "blpop",
+             "brpop", "blmove", "brpoplpush", "blmpop"]
+    pair.check("COMMAND", "INFO", *names)
