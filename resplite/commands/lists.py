@@ -9,7 +9,10 @@ encoding: :meth:`~resplite.store.list.List.grow` before elements are added (with
 lengths of the arguments, even for an LSET or an LINSERT that ends up adding nothing), and
 :meth:`~resplite.store.list.List.shrink` after elements are removed. A list is created by
 its first push and deleted by the command that empties it, so the keyspace never holds an
-empty list; every change calls ``signal_modified``, LTRIM even when it removed nothing.
+empty list; every change calls ``signal_modified`` and reports Redis's keyspace event
+(``lpush``, ``rpop``, ``linsert`` ..., then ``del`` when the list was emptied), LTRIM even
+when it removed nothing. LLEN, LRANGE, LINDEX and LPOS look their key up as reads (counted
+in ``keyspace_hits`` / ``keyspace_misses``), the others as writes, as in Redis.
 
 LMOVE counts a moved element's bytes in the destination's conversion check only when Redis
 would hold it as a string: an element that a quicklist stored as an integer comes out of
@@ -32,10 +35,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import INT64_MAX, parse_int, timeout_ms
-from resplite.commands.generic import lookup
+from resplite.commands.generic import lookup, lookup_read
 from resplite.engine import errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC, LIST
 from resplite.engine.registry import command
 from resplite.protocol.replies import NULL_ARRAY, OK
 from resplite.store.list import List
@@ -53,11 +57,26 @@ def _c_option(arg: bytes) -> bytes:
 
 
 def _list(client: Client, key: bytes) -> List | None:
-    """The list at ``key``, None when absent; WRONGTYPE for another type."""
+    """The list at ``key`` for a command that writes it, None when absent; WRONGTYPE for
+    another type."""
     value = lookup(client, key)
     if value is None or value.__class__ is List:
         return value
     raise CommandError(errors.WRONGTYPE)
+
+
+def _read_list(client: Client, key: bytes) -> List | None:
+    """As :func:`_list`, for a command that only reads (a counted read lookup)."""
+    value = lookup_read(client, key)
+    if value is None or value.__class__ is List:
+        return value
+    raise CommandError(errors.WRONGTYPE)
+
+
+def _notify(client: Client, event: bytes, key: bytes) -> None:
+    server = client.server
+    if server.notify_flags:
+        server.notify(LIST, event, key, client.db.index)
 
 
 def _fill(client: Client) -> int:
@@ -81,11 +100,17 @@ def _side(arg: bytes) -> bool:
     raise CommandError(errors.SYNTAX)
 
 
-def _removed(client: Client, key: bytes, lst: List) -> None:
-    """After elements left ``lst``: delete the emptied key or let it shrink, then signal."""
+def _removed(client: Client, key: bytes, lst: List, event: bytes) -> None:
+    """After elements left ``lst`` (Redis's listElementsRemoved): the command's event, then
+    the emptied key deleted (and ``del`` reported) or the list shrunk, then the signal."""
     db = client.db
+    server = client.server
+    if server.notify_flags:
+        server.notify(LIST, event, key, db.index)
     if not lst.length:
         db.delete(key)
+        if server.notify_flags:
+            server.notify(GENERIC, b"del", key, db.index)
     elif lst.quick and len(lst.nodes) == 1:  # the only case shrink() can act on
         lst.shrink(_fill(client))
     db.signal_modified(key)
@@ -107,6 +132,7 @@ def _push(client: Client, argv: list[bytes], head: bool, only_existing: bool) ->
         db.add(key, lst)
     length = lst.push(argv, 2, head, _fill(client))
     db.signal_modified(key)
+    _notify(client, b"lpush" if head else b"rpush", key)
     return length
 
 
@@ -120,6 +146,9 @@ def lpush(client: Client, argv: list[bytes]) -> int:
         if lst.__class__ is List and lst.quick:
             lst.push_head(argv[2])
             db.signal_modified(key)
+            server = client.server
+            if server.notify_flags:
+                server.notify(LIST, b"lpush", key, db.index)
             return lst.length  # type: ignore[no-any-return]
     return _push(client, argv, head=True, only_existing=False)
 
@@ -133,6 +162,9 @@ def rpush(client: Client, argv: list[bytes]) -> int:
         if lst.__class__ is List and lst.quick:
             lst.push_tail(argv[2])
             db.signal_modified(key)
+            server = client.server
+            if server.notify_flags:
+                server.notify(LIST, b"rpush", key, db.index)
             return lst.length  # type: ignore[no-any-return]
     return _push(client, argv, head=False, only_existing=False)
 
@@ -166,6 +198,7 @@ def linsert(client: Client, argv: list[bytes]) -> int:
     if not lst.insert(argv[3], value, after):
         return -1
     client.db.signal_modified(key)
+    _notify(client, b"linsert", key)
     return lst.length
 
 
@@ -183,6 +216,7 @@ def lset(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(errors.INDEX_OUT_OF_RANGE)
     lst.shrink(fill)
     client.db.signal_modified(key)
+    _notify(client, b"lset", key)
     return OK
 
 
@@ -208,7 +242,7 @@ def _pop(client: Client, argv: list[bytes], head: bool) -> Any:
         reply = lst.pop_head() if head else lst.pop_tail()
     else:
         reply = lst.pop_many(count, head)
-    _removed(client, key, lst)
+    _removed(client, key, lst, b"lpop" if head else b"rpop")
     return reply
 
 
@@ -221,9 +255,10 @@ def _pop_one(client: Client, key: bytes, head: bool) -> Any:
             return None
         raise CommandError(errors.WRONGTYPE)
     value = lst.pop_head() if head else lst.pop_tail()
-    if not lst.length:
-        db.delete(key)
-    elif lst.quick and len(lst.nodes) == 1:
+    if client.server.notify_flags or not lst.length:
+        _removed(client, key, lst, b"lpop" if head else b"rpop")
+        return value
+    if lst.quick and len(lst.nodes) == 1:
         lst.shrink(_fill(client))
     db.signal_modified(key)
     return value
@@ -279,7 +314,7 @@ def _pop_first_list(client: Client, keys: list[bytes], head: bool, count: int | 
             value: Any = lst.pop_head() if head else lst.pop_tail()
         else:
             value = lst.pop_many(count, head)
-        _removed(client, key, lst)
+        _removed(client, key, lst, b"lpop" if head else b"rpop")
         return [key, value]
     return None
 
@@ -316,7 +351,8 @@ def _move(client: Client, source: bytes, target: bytes, from_head: bool, to_head
     else:
         dst.push_tail(value)
     db.signal_modified(target)
-    _removed(client, source, src)
+    _notify(client, b"lpush" if to_head else b"rpush", target)
+    _removed(client, source, src, b"lpop" if from_head else b"rpop")
     return value
 
 
@@ -419,13 +455,13 @@ def brpoplpush(client: Client, argv: list[bytes]) -> Any:
 
 @command("llen")
 def llen(client: Client, argv: list[bytes]) -> int:
-    lst = _list(client, argv[1])
+    lst = _read_list(client, argv[1])
     return 0 if lst is None else lst.length
 
 
 @command("lindex")
 def lindex(client: Client, argv: list[bytes]) -> Any:
-    lst = _list(client, argv[1])
+    lst = _read_list(client, argv[1])
     if lst is None:
         return None
     return lst.get(_long(argv[2]))
@@ -435,7 +471,7 @@ def lindex(client: Client, argv: list[bytes]) -> Any:
 def lrange(client: Client, argv: list[bytes]) -> list[bytes]:
     start = _long(argv[2])
     stop = _long(argv[3])
-    lst = _list(client, argv[1])
+    lst = _read_list(client, argv[1])
     return [] if lst is None else lst.range(start, stop)
 
 
@@ -468,7 +504,7 @@ def lpos(client: Client, argv: list[bytes]) -> Any:
         else:
             raise CommandError(errors.SYNTAX)
         i += 1
-    lst = _list(client, argv[1])
+    lst = _read_list(client, argv[1])
     if lst is None:
         return [] if count != -1 else None
     if count == -1:
@@ -491,7 +527,7 @@ def lrem(client: Client, argv: list[bytes]) -> int:
         return 0
     removed = lst.remove(argv[3], count)
     if removed:
-        _removed(client, key, lst)
+        _removed(client, key, lst, b"lrem")
     return removed
 
 
@@ -504,5 +540,5 @@ def ltrim(client: Client, argv: list[bytes]) -> Any:
     if lst is None:
         return OK
     lst.trim(start, stop)
-    _removed(client, key, lst)
+    _removed(client, key, lst, b"ltrim")
     return OK

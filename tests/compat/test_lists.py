@@ -20,6 +20,7 @@ from collections.abc import Iterator
 import pytest
 from compat_helpers import decode, run
 from support.raw import RawClient
+from test_notifications import run as run_watched
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -786,3 +787,64 @@ def test_command_info_of_list_commands(pair) -> None:  # type: ignore[no-untyped
              "lset", "linsert", "lrem", "ltrim", "lpos", "lmove", "rpoplpush", "lmpop", "blpop",
              "brpop", "blmove", "brpoplpush", "blmpop"]
     pair.check("COMMAND", "INFO", *names)
+
+
+# -- keyspace notifications ----------------------------------------------------------------------
+
+EVENT_SCENARIOS: dict[str, list[tuple[object, ...]]] = {
+    "pushes, pops and the del of an emptied list": [
+        ("LPUSH", "l", "a", "b"), ("RPUSH", "l", "c"), ("LPUSHX", "nokey", "x"),
+        ("RPUSHX", "l", "d"), ("LPOP", "l"), ("RPOP", "l", "2"), ("LPOP", "l", "0"),
+        ("LPOP", "l"), ("LPOP", "l"), ("RPOP", "nokey", "3"),
+    ],
+    "in-place writes: LINSERT, LSET, LREM, LTRIM (even when nothing is trimmed)": [
+        ("RPUSH", "l", "a", "b", "a"), ("LINSERT", "l", "BEFORE", "b", "x"),
+        ("LINSERT", "l", "BEFORE", "nope", "x"), ("LSET", "l", "0", "z"),
+        ("LSET", "l", "9", "z"), ("LREM", "l", "0", "nope"), ("LREM", "l", "1", "a"),
+        ("LTRIM", "l", "0", "-1"), ("LTRIM", "l", "1", "0"), ("LTRIM", "nokey", "0", "1"),
+        ("RPUSH", "m", "a"), ("LREM", "m", "0", "a"),
+    ],
+    "moves: LMOVE, RPOPLPUSH, a rotation, emptying the source": [
+        ("RPUSH", "s", "a", "b"), ("LMOVE", "s", "d", "LEFT", "RIGHT"), ("RPOPLPUSH", "s", "d"),
+        ("LMOVE", "d", "d", "RIGHT", "LEFT"), ("LMOVE", "nokey", "d", "LEFT", "LEFT"),
+        ("BLMOVE", "d", "e", "LEFT", "LEFT", "0"), ("BRPOPLPUSH", "d", "e", "0"),
+    ],
+    "multi-key pops: LMPOP, BLPOP, BRPOP, BLMPOP that do not wait": [
+        ("RPUSH", "a", "1", "2", "3"), ("LMPOP", "2", "nokey", "a", "LEFT", "COUNT", "2"),
+        ("BLPOP", "nokey", "a", "0"), ("RPUSH", "b", "x", "y"), ("BRPOP", "b", "0"),
+        ("BLMPOP", "0", "1", "b", "RIGHT", "COUNT", "5"),
+    ],
+    "reads report keymiss, writes do not": [
+        ("LLEN", "nokey"), ("LRANGE", "nokey", "0", "-1"), ("LINDEX", "nokey", "0"),
+        ("LPOS", "nokey", "a"), ("LPOP", "nokey"), ("LREM", "nokey", "0", "a"),
+        ("LSET", "nokey", "0", "a"), ("LMOVE", "nokey", "x", "LEFT", "LEFT"),
+    ],
+}
+
+
+@pytest.fixture
+def watcher(pair) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    """A pair subscribed to every keyspace and keyevent channel (as in test_notifications)."""
+    watching = pair.connect_extra()
+    for conn in (watching.ref, watching.ours):
+        conn.call("PSUBSCRIBE", "__key*__:*")
+    yield watching
+    for conn in (pair.ref, pair.ours):
+        conn.call("CONFIG", "SET", "notify-keyspace-events", "")
+    watching.close()
+
+
+@pytest.mark.parametrize("name", list(EVENT_SCENARIOS))
+def test_list_events(pair, watcher, name: str) -> None:  # type: ignore[no-untyped-def]
+    flags = "KEAm" if name.startswith("reads") else "KEA"
+    run_watched(pair, watcher, flags, EVENT_SCENARIOS[name])  # type: ignore[arg-type]
+
+
+def test_events_of_a_served_blocked_client(pair, watcher, extra) -> None:  # type: ignore[no-untyped-def]
+    pair.check("CONFIG", "SET", "notify-keyspace-events", "KEA")
+    waiter = extra[0]
+    send(waiter, "BLMOVE", "q", "done", "LEFT", "RIGHT", "0")
+    both_blocked(pair)
+    run_watched(pair, watcher, "KEA", [("RPUSH", "q", "job")])
+    same_reply(waiter)
+    run_watched(pair, watcher, "KEA", [("LLEN", "done")])
