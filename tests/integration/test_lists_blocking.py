@@ -139,6 +139,15 @@ async def test_timeouts_follow_the_servers_clock(
     assert await t_forever == ["q", "v"]
 
 
+async def test_resplite_clock_advance_fires_list_timeouts(clients: list[aioredis.Redis]) -> None:
+    admin, waiter = clients[:2]
+    task = await park(admin, waiter.brpop(["q"], timeout=60), 1)
+    await admin.execute_command("RESPLITE.CLOCK", "ADVANCE", "59999")
+    await until_blocked(admin, 1)
+    await admin.execute_command("RESPLITE.CLOCK", "ADVANCE", "1")
+    assert await task is None
+
+
 async def test_fractional_timeouts_round_up_to_the_millisecond(
     clients: list[aioredis.Redis], resplite_clock: Any
 ) -> None:
