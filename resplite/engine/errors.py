@@ -405,17 +405,16 @@ def unknown_argument(arg: bytes) -> str:
     return f"ERR unknown argument: {_c_text(arg)}"
 
 
-# Lists (LPOP, LSET, LPOS, LMPOP ...).
+# Lists (LPOP, LSET, LPOS, LMPOP ...). Redis words some of these as the sorted-set
+# commands do (one text, two names).
 INDEX_OUT_OF_RANGE = "ERR index out of range"
-MUST_BE_POSITIVE = "ERR value is out of range, must be positive"
-LONG_OUT_OF_RANGE = (
-    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
-)
+MUST_BE_POSITIVE = ZSET_NOT_POSITIVE
+LONG_OUT_OF_RANGE = ZSET_COUNT_OUT_OF_RANGE
+NUMKEYS_NOT_POSITIVE = ZSET_NUMKEYS_NOT_POSITIVE
+COUNT_NOT_POSITIVE = ZSET_COUNT_NOT_POSITIVE
 LPOS_RANK_ZERO = (
     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
     "negative to start from the end of the list"
 )
 LPOS_COUNT_NEGATIVE = "ERR COUNT can't be negative"
 LPOS_MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"
-NUMKEYS_NOT_POSITIVE = "ERR numkeys should be greater than 0"
-COUNT_NOT_POSITIVE = "ERR count should be greater than 0"
