@@ -230,7 +230,7 @@ def _pop(client: Client, argv: list[bytes], head: bool) -> Any:
     if len(argv) == 3:
         count = parse_int(argv[2])
         if count is None or count < 0:
-            raise CommandError(errors.MUST_BE_POSITIVE)
+            raise CommandError(errors.NOT_POSITIVE)
     key = argv[1]
     lst = _list(client, key)
     if lst is None:

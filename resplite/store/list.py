@@ -430,19 +430,37 @@ class List:
             self.max_bytes, self.max_count = _limits(self.fill)
             self.nodes = deque(self.nodes) if self.length else deque()
 
-    def shrink(self, fill: int) -> None:
+    def shrink(self, fill: int, halve: bool = True) -> None:
         """After removing elements: become a listpack again if one packed node is left and
-        it is at most half the node limit of ``fill`` (Redis 7.2+)."""
+        it is at most half the node limit of ``fill`` (Redis 7.2+). Without ``halve``, the
+        whole limit (Redis's ``LIST_CONV_AUTO``, for a list just built)."""
         if not self.quick or len(self.nodes) != 1:
             return
         node = self.nodes[0]
         if node.plain:
             return
         size_limit, count_limit = node_limits(fill)
-        if node.sz > size_limit // 2 or self.length > count_limit // 2:
+        if halve:
+            size_limit //= 2
+            count_limit //= 2
+        if node.sz > size_limit or self.length > count_limit:
             return
         self.quick = False
         self.nodes = _single(node)
+
+    @classmethod
+    def built(cls, values: list[bytes], fill: int) -> List:
+        """A list made whole from ``values`` as Redis's SORT ... STORE makes it: a quicklist
+        of ``fill`` filled from the tail, then a listpack if it came out one node that fits."""
+        lst = cls()
+        lst.quick = True
+        lst.fill = clamp_fill(fill)
+        lst.max_bytes, lst.max_count = _limits(lst.fill)
+        lst.nodes = deque()
+        for value in values:
+            lst.push_tail(value)
+        lst.shrink(fill, halve=False)
+        return lst
 
     # -- both ends --------------------------------------------------------------------------
 

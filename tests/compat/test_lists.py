@@ -814,6 +814,10 @@ EVENT_SCENARIOS: dict[str, list[tuple[object, ...]]] = {
         ("BLPOP", "nokey", "a", "0"), ("RPUSH", "b", "x", "y"), ("BRPOP", "b", "0"),
         ("BLMPOP", "0", "1", "b", "RIGHT", "COUNT", "5"),
     ],
+    "SORT ... STORE writes a list (sortstore) or deletes the destination": [
+        ("RPUSH", "l", "3", "1", "2"), ("SORT", "l", "STORE", "d"), ("SORT", "l", "STORE", "d"),
+        ("SORT", "l", "LIMIT", "5", "1", "STORE", "d"), ("SORT", "nokey", "STORE", "d"),
+    ],
     "reads report keymiss, writes do not": [
         ("LLEN", "nokey"), ("LRANGE", "nokey", "0", "-1"), ("LINDEX", "nokey", "0"),
         ("LPOS", "nokey", "a"), ("LPOP", "nokey"), ("LREM", "nokey", "0", "a"),
