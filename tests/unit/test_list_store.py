@@ -350,3 +350,22 @@ def test_node_sizes_are_listpack_sizes() -> None:
     assert node.sz == LISTPACK_EMPTY + str_size(b"12345") + str_size(b"x" * 100) + str_size(
         b"-7")
     assert str_size(b"12345") == 4 and str_size(b"x" * 100) == 103 and str_size(b"-7") == 3
+
+
+def test_a_built_list_is_a_quicklist_unless_it_fits_one_node() -> None:
+    """SORT ... STORE's list: pushed from the tail into a quicklist, then a listpack when it
+    is one packed node within the whole limit (not half of it, as after a removal)."""
+    small = List.built([b"a", b"b", b"c"], -2)
+    assert small.encoding == "listpack" and small.values() == [b"a", b"b", b"c"]
+    # A push into a node allows for 8 bytes of overhead: 131 elements of 60 bytes fill one
+    # node (7 + 131 * 62 = 8129 bytes), the 132nd starts another.
+    full = List.built([b"v" * 60] * 131, -2)
+    assert full.encoding == "listpack"
+    over = List.built([b"v" * 60] * 132, -2)
+    assert over.encoding == "quicklist" and _layout(over) == [131, 1]
+    counted = List.built([b"%d" % i for i in range(5)], 5)
+    assert counted.encoding == "listpack"  # 5 elements: the whole count limit
+    plain = List.built([b"x" * 9000], -2)
+    assert plain.encoding == "quicklist" and plain.nodes[0].plain
+    for lst in (small, full, over, counted, plain):
+        lst.check()
