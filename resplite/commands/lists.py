@@ -12,7 +12,9 @@ its first push and deleted by the command that empties it, so the keyspace never
 empty list; every change calls ``signal_modified`` and reports Redis's keyspace event
 (``lpush``, ``rpop``, ``linsert`` ..., then ``del`` when the list was emptied), LTRIM even
 when it removed nothing. LLEN, LRANGE, LINDEX and LPOS look their key up as reads (counted
-in ``keyspace_hits`` / ``keyspace_misses``), the others as writes, as in Redis.
+in ``keyspace_hits`` / ``keyspace_misses``), the others as writes, as in Redis. The writes
+count their changes as Redis does (INFO's ``rdb_changes_since_last_save``): one per element
+pushed or removed, one for an LSET, LINSERT or move, none for a write that changed nothing.
 
 LMOVE counts a moved element's bytes in the destination's conversion check only when Redis
 would hold it as a string: an element that a quicklist stored as an integer comes out of
@@ -100,11 +102,13 @@ def _side(arg: bytes) -> bool:
     raise CommandError(errors.SYNTAX)
 
 
-def _removed(client: Client, key: bytes, lst: List, event: bytes) -> None:
-    """After elements left ``lst`` (Redis's listElementsRemoved): the command's event, then
-    the emptied key deleted (and ``del`` reported) or the list shrunk, then the signal."""
+def _removed(client: Client, key: bytes, lst: List, event: bytes, count: int) -> None:
+    """After ``count`` elements left ``lst`` (Redis's listElementsRemoved): the command's
+    event, then the emptied key deleted (and ``del`` reported) or the list shrunk, then the
+    signal; ``count`` changes counted."""
     db = client.db
     server = client.server
+    server.dirty += count
     if server.notify_flags:
         server.notify(LIST, event, key, db.index)
     if not lst.length:
@@ -132,11 +136,12 @@ def _push(client: Client, argv: list[bytes], head: bool, only_existing: bool) ->
         db.add(key, lst)
     length = lst.push(argv, 2, head, _fill(client))
     db.signal_modified(key)
+    client.server.dirty += len(argv) - 2
     _notify(client, b"lpush" if head else b"rpush", key)
     return length
 
 
-@command("lpush")
+@command("lpush", counts_changes=True)
 def lpush(client: Client, argv: list[bytes]) -> int:
     if len(argv) == 3 and not client.no_touch:
         # One element onto an existing quicklist needs no conversion check (the hot path).
@@ -147,13 +152,14 @@ def lpush(client: Client, argv: list[bytes]) -> int:
             lst.push_head(argv[2])
             db.signal_modified(key)
             server = client.server
+            server.dirty += 1
             if server.notify_flags:
                 server.notify(LIST, b"lpush", key, db.index)
             return lst.length  # type: ignore[no-any-return]
     return _push(client, argv, head=True, only_existing=False)
 
 
-@command("rpush")
+@command("rpush", counts_changes=True)
 def rpush(client: Client, argv: list[bytes]) -> int:
     if len(argv) == 3 and not client.no_touch:
         db = client.db
@@ -163,23 +169,24 @@ def rpush(client: Client, argv: list[bytes]) -> int:
             lst.push_tail(argv[2])
             db.signal_modified(key)
             server = client.server
+            server.dirty += 1
             if server.notify_flags:
                 server.notify(LIST, b"rpush", key, db.index)
             return lst.length  # type: ignore[no-any-return]
     return _push(client, argv, head=False, only_existing=False)
 
 
-@command("lpushx")
+@command("lpushx", counts_changes=True)
 def lpushx(client: Client, argv: list[bytes]) -> int:
     return _push(client, argv, head=True, only_existing=True)
 
 
-@command("rpushx")
+@command("rpushx", counts_changes=True)
 def rpushx(client: Client, argv: list[bytes]) -> int:
     return _push(client, argv, head=False, only_existing=True)
 
 
-@command("linsert")
+@command("linsert", counts_changes=True)
 def linsert(client: Client, argv: list[bytes]) -> int:
     where = _c_option(argv[2])
     if where == b"after":
@@ -198,11 +205,12 @@ def linsert(client: Client, argv: list[bytes]) -> int:
     if not lst.insert(argv[3], value, after):
         return -1
     client.db.signal_modified(key)
+    client.server.dirty += 1
     _notify(client, b"linsert", key)
     return lst.length
 
 
-@command("lset")
+@command("lset", counts_changes=True)
 def lset(client: Client, argv: list[bytes]) -> Any:
     key = argv[1]
     lst = _list(client, key)
@@ -216,6 +224,7 @@ def lset(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(errors.INDEX_OUT_OF_RANGE)
     lst.shrink(fill)
     client.db.signal_modified(key)
+    client.server.dirty += 1
     _notify(client, b"lset", key)
     return OK
 
@@ -242,7 +251,8 @@ def _pop(client: Client, argv: list[bytes], head: bool) -> Any:
         reply = lst.pop_head() if head else lst.pop_tail()
     else:
         reply = lst.pop_many(count, head)
-    _removed(client, key, lst, b"lpop" if head else b"rpop")
+    _removed(client, key, lst, b"lpop" if head else b"rpop",
+             1 if count is None else len(reply))
     return reply
 
 
@@ -255,23 +265,25 @@ def _pop_one(client: Client, key: bytes, head: bool) -> Any:
             return None
         raise CommandError(errors.WRONGTYPE)
     value = lst.pop_head() if head else lst.pop_tail()
-    if client.server.notify_flags or not lst.length:
-        _removed(client, key, lst, b"lpop" if head else b"rpop")
+    server = client.server
+    if server.notify_flags or not lst.length:
+        _removed(client, key, lst, b"lpop" if head else b"rpop", 1)
         return value
+    server.dirty += 1
     if lst.quick and len(lst.nodes) == 1:
         lst.shrink(_fill(client))
     db.signal_modified(key)
     return value
 
 
-@command("lpop")
+@command("lpop", counts_changes=True)
 def lpop(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 2 and not client.no_touch:
         return _pop_one(client, argv[1], head=True)
     return _pop(client, argv, head=True)
 
 
-@command("rpop")
+@command("rpop", counts_changes=True)
 def rpop(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 2 and not client.no_touch:
         return _pop_one(client, argv[1], head=False)
@@ -314,12 +326,13 @@ def _pop_first_list(client: Client, keys: list[bytes], head: bool, count: int | 
             value: Any = lst.pop_head() if head else lst.pop_tail()
         else:
             value = lst.pop_many(count, head)
-        _removed(client, key, lst, b"lpop" if head else b"rpop")
+        _removed(client, key, lst, b"lpop" if head else b"rpop",
+                 1 if count is None else len(value))
         return [key, value]
     return None
 
 
-@command("lmpop")
+@command("lmpop", counts_changes=True)
 def lmpop(client: Client, argv: list[bytes]) -> Any:
     keys, head, count = _parse_mpop(argv, 1)
     reply = _pop_first_list(client, keys, head, count)
@@ -352,18 +365,18 @@ def _move(client: Client, source: bytes, target: bytes, from_head: bool, to_head
         dst.push_tail(value)
     db.signal_modified(target)
     _notify(client, b"lpush" if to_head else b"rpush", target)
-    _removed(client, source, src, b"lpop" if from_head else b"rpop")
+    _removed(client, source, src, b"lpop" if from_head else b"rpop", 1)
     return value
 
 
-@command("lmove")
+@command("lmove", counts_changes=True)
 def lmove(client: Client, argv: list[bytes]) -> Any:
     from_head = _side(argv[3])
     to_head = _side(argv[4])
     return _move(client, argv[1], argv[2], from_head, to_head)
 
 
-@command("rpoplpush")
+@command("rpoplpush", counts_changes=True)
 def rpoplpush(client: Client, argv: list[bytes]) -> Any:
     return _move(client, argv[1], argv[2], from_head=False, to_head=True)
 
@@ -400,17 +413,17 @@ def _blpop(client: Client, argv: list[bytes], head: bool) -> Any:
     return _block_pop(client, argv[1:-1], head, None, timeout)
 
 
-@command("blpop")
+@command("blpop", counts_changes=True)
 def blpop(client: Client, argv: list[bytes]) -> Any:
     return _blpop(client, argv, head=True)
 
 
-@command("brpop")
+@command("brpop", counts_changes=True)
 def brpop(client: Client, argv: list[bytes]) -> Any:
     return _blpop(client, argv, head=False)
 
 
-@command("blmpop")
+@command("blmpop", counts_changes=True)
 def blmpop(client: Client, argv: list[bytes]) -> Any:
     keys, head, count = _parse_mpop(argv, 2)
     timeout = timeout_ms(argv[1], client.server.clock.time_ms())
@@ -436,7 +449,7 @@ def _block_move(
     return request
 
 
-@command("blmove")
+@command("blmove", counts_changes=True)
 def blmove(client: Client, argv: list[bytes]) -> Any:
     from_head = _side(argv[3])
     to_head = _side(argv[4])
@@ -444,7 +457,7 @@ def blmove(client: Client, argv: list[bytes]) -> Any:
     return _block_move(client, argv[1], argv[2], from_head, to_head, timeout)
 
 
-@command("brpoplpush")
+@command("brpoplpush", counts_changes=True)
 def brpoplpush(client: Client, argv: list[bytes]) -> Any:
     timeout = timeout_ms(argv[3], client.server.clock.time_ms())
     return _block_move(client, argv[1], argv[2], False, True, timeout)
@@ -516,7 +529,7 @@ def lpos(client: Client, argv: list[bytes]) -> Any:
 # -- removing ------------------------------------------------------------------------------------
 
 
-@command("lrem")
+@command("lrem", counts_changes=True)
 def lrem(client: Client, argv: list[bytes]) -> int:
     count = _long(argv[2])
     if count < _LONG_MIN_ALLOWED:
@@ -527,11 +540,11 @@ def lrem(client: Client, argv: list[bytes]) -> int:
         return 0
     removed = lst.remove(argv[3], count)
     if removed:
-        _removed(client, key, lst, b"lrem")
+        _removed(client, key, lst, b"lrem", removed)
     return removed
 
 
-@command("ltrim")
+@command("ltrim", counts_changes=True)
 def ltrim(client: Client, argv: list[bytes]) -> Any:
     start = _long(argv[2])
     stop = _long(argv[3])
@@ -539,6 +552,5 @@ def ltrim(client: Client, argv: list[bytes]) -> Any:
     lst = _list(client, key)
     if lst is None:
         return OK
-    lst.trim(start, stop)
-    _removed(client, key, lst, b"ltrim")
+    _removed(client, key, lst, b"ltrim", lst.trim(start, stop))
     return OK

@@ -852,3 +852,49 @@ def test_events_of_a_served_blocked_client(pair, watcher, extra) -> None:  # typ
     run_watched(pair, watcher, "KEA", [("RPUSH", "q", "job")])
     same_reply(waiter)
     run_watched(pair, watcher, "KEA", [("LLEN", "done")])
+
+
+# -- the change counter (INFO persistence rdb_changes_since_last_save) ----------------------------
+
+CHANGING_COMMANDS = [
+    "LPUSH l a b c", "RPUSH l x", "LPUSHX l a b", "RPUSHX nokey a", "LPUSH new a",
+    "LPOP l", "RPOP l 3", "LPOP l 0", "LPOP l 100", "LPOP nokey", "LSET l 0 z", "LSET l 99 z",
+    "LINSERT l BEFORE b x", "LINSERT l BEFORE nope x", "LREM l 0 a", "LREM l 0 nope",
+    "LTRIM l 0 -1", "LTRIM l 1 -2", "LTRIM l 5 1", "LMOVE l m LEFT RIGHT", "RPOPLPUSH l l",
+    "LMOVE nokey m LEFT LEFT", "LMPOP 2 nokey l LEFT COUNT 3", "BLPOP l 0", "BRPOP l 0",
+    "BLMPOP 0 1 l RIGHT COUNT 10", "BLMOVE l m RIGHT LEFT 0", "BRPOPLPUSH l m 0",
+    "BLPOP nokey 0.001", "LLEN l", "LRANGE l 0 -1", "LPOS l a", "LINDEX l 0",
+]
+
+
+def _changes(conn: RawClient, command: str) -> int:
+    conn.call("FLUSHALL")
+    conn.call("RPUSH", "l", "a", "b", "a", "c", "d")
+    before = _dirty_of(conn)
+    conn.call(*command.split())
+    return _dirty_of(conn) - before
+
+
+@pytest.mark.parametrize("command", CHANGING_COMMANDS)
+def test_list_commands_count_changes_as_redis(pair, command: str) -> None:  # type: ignore[no-untyped-def]
+    assert _changes(pair.ours, command) == _changes(pair.ref, command), command
+
+
+def test_a_served_blocked_pop_counts_its_changes(pair, extra) -> None:  # type: ignore[no-untyped-def]
+    waiter, writer = extra[0], extra[1]
+    counts = []
+    for conn, wconn, side in ((pair.ref, waiter.ref, "ref"), (pair.ours, waiter.ours, "ours")):
+        conn.call("FLUSHALL")
+        wconn.send("BLMPOP", "0", "1", "q", "LEFT", "COUNT", "2")
+        wait_blocked(conn, 1)
+        before = _dirty_of(conn)
+        (writer.ref if side == "ref" else writer.ours).call("RPUSH", "q", "a", "b", "c")
+        wconn.read_reply()
+        counts.append(_dirty_of(conn) - before)
+    assert counts[0] == counts[1] == 5  # three pushed, two popped
+
+
+def _dirty_of(conn: RawClient) -> int:
+    text = conn.call("INFO", "persistence").decode(errors="replace")
+    line = next(x for x in text.split("\r\n") if x.startswith("rdb_changes_since_last_save:"))
+    return int(line.split(":")[1])
