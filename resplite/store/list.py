@@ -345,35 +345,6 @@ class Node:
         self.sz += other.sz - LISTPACK_EMPTY
 
 
-def _take_first(node: Node) -> bytearray:
-    """Remove and return the physically first element of a packed node."""
-    n = node.lens.pop(0)
-    data = node.data
-    value = data[:n]
-    del data[:n]  # cheap: a bytearray drops its front by moving its start
-    if n < 64 and n and not (48 <= value[0] <= 57 or value[0] == 45):
-        node.sz -= n + 2
-    else:
-        node.sz -= str_size(value)
-    return value
-
-
-def _take_last(node: Node) -> bytearray:
-    """Remove and return the physically last element of a packed node."""
-    n = node.lens.pop()
-    if not n:
-        node.sz -= 2
-        return bytearray()
-    data = node.data
-    value = data[-n:]
-    del data[-n:]
-    if n < 64 and not (48 <= value[0] <= 57 or value[0] == 45):
-        node.sz -= n + 2
-    else:
-        node.sz -= str_size(value)
-    return value
-
-
 def _allow_insert(node: Node | None, fill: int, size: int) -> bool:
     """Redis's ``_quicklistNodeAllowInsert``: may an element of ``size`` raw bytes join."""
     if node is None or node.plain or is_large(size, fill):
@@ -552,8 +523,23 @@ class List:
         if node.plain:
             nodes.popleft()
             return node.data
-        value = _take_last(node) if node.rev else _take_first(node)
-        if not node.lens and self.quick:
+        # The physically last element of a reversed node, else the first (the hot path).
+        lens = node.lens
+        data = node.data
+        if node.rev:
+            n = lens.pop()
+            value = data[-n:] if n else bytearray()
+            if n:
+                del data[-n:]
+        else:
+            n = lens.pop(0)
+            value = data[:n]
+            del data[:n]
+        if n < 64 and n and not (48 <= value[0] <= 57 or value[0] == 45):
+            node.sz -= n + 2
+        else:
+            node.sz -= str_size(value)
+        if not lens and self.quick:
             nodes.popleft()
         return value
 
@@ -565,8 +551,22 @@ class List:
         if node.plain:
             nodes.pop()
             return node.data
-        value = _take_first(node) if node.rev else _take_last(node)
-        if not node.lens and self.quick:
+        lens = node.lens
+        data = node.data
+        if node.rev:  # the physically first element (a bytearray drops its front cheaply)
+            n = lens.pop(0)
+            value = data[:n]
+            del data[:n]
+        else:
+            n = lens.pop()
+            value = data[-n:] if n else bytearray()
+            if n:
+                del data[-n:]
+        if n < 64 and n and not (48 <= value[0] <= 57 or value[0] == 45):
+            node.sz -= n + 2
+        else:
+            node.sz -= str_size(value)
+        if not lens and self.quick:
             nodes.pop()
         return value
 
