@@ -23,6 +23,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     hashes_expiry,
     hyperloglog,
     introspection,
+    lists,
     module,
     pubsub,
     server,

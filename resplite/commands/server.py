@@ -34,6 +34,7 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Raw, Status, Verbatim
+from resplite.store.list import List
 from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
@@ -278,9 +279,18 @@ def _debug_object(client: Client, key: bytes) -> Any:
     length = len(value) if isinstance(value, (bytes, bytearray)) else 0
     serialized = (len(str(int(value))) if encoding == "int" else length + 1) if length else 1
     lru = (client.server.clock.time_ms() // 1000) & ((1 << 24) - 1)
+    extra = ""
+    if isinstance(value, List) and value.quick:
+        # The node figures mirror Redis's quicklist exactly (see resplite.store.list).
+        nodes, count, size = value.quicklist_stats()
+        compressed = int(client.server.config["list-compress-depth"] != 0)
+        extra = (
+            f" ql_nodes:{nodes} ql_avg_node:{count / nodes:.2f} ql_listpack_max:{value.fill}"
+            f" ql_compressed:{compressed} ql_uncompressed_size:{size}"
+        )
     return Status(
         f"Value at:0x{id(value):x} refcount:{2147483647 if shared else 1} "
-        f"encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:0"
+        f"encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:0{extra}"
     )
 
 

@@ -36,9 +36,10 @@ from resplite.commands.hashes import live_hash
 from resplite.commands.sets import c_option
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
-from resplite.engine.notify import GENERIC
+from resplite.engine.notify import GENERIC, LIST
 from resplite.engine.registry import command
 from resplite.store.hash import Hash
+from resplite.store.list import List
 from resplite.store.set import Set
 from resplite.store.zset import ZSet
 
@@ -188,10 +189,9 @@ def _sorted(client: Client, items: list[bytes], sortby: bytes | None, alpha: boo
 # -- sorted sets and lists ----------------------------------------------------------------------
 #
 # The functions below are the whole of SORT's dependence on the sorted-set and list types.
-# A sorted set is read through its store class (:class:`~resplite.store.zset.ZSet`). Lists
-# are not in this build: the list case of :func:`sequence_elements` relies only on a list
-# iterating its elements from head to tail, and :func:`store_list` answers an error for a
-# non-empty result until the list type can be created here.
+# A sorted set is read through its store class (:class:`~resplite.store.zset.ZSet`); a list
+# iterates its elements from head to tail, and a stored result is built by
+# :meth:`~resplite.store.list.List.built` as Redis builds it.
 
 
 def sequence_elements(value: Any, dontsort: bool, desc: bool) -> list[bytes]:
@@ -218,7 +218,13 @@ def store_list(client: Client, key: bytes, items: list[bytes]) -> int:
     key deleted when the result is empty; answers the length."""
     db = client.db
     if items:
-        raise CommandError(errors.SORT_STORE_NEEDS_LISTS)
+        fill = client.server.config["list-max-listpack-size"]
+        db.set(key, List.built(items, fill))
+        db.signal_modified(key)
+        server = client.server
+        if server.notify_flags:
+            server.notify(LIST, b"sortstore", key, db.index)
+        return len(items)
     if db.delete(key):
         db.signal_modified(key)
         client.server.notify(GENERIC, b"del", key, db.index)

@@ -673,7 +673,7 @@ def _mpop_args(argv: list[bytes], at: int) -> tuple[list[bytes], bool, int]:
             j += 1
             count = parse_int(argv[j]) or 0
             if count < 1:
-                raise CommandError(errors.ZSET_COUNT_NOT_POSITIVE)
+                raise CommandError(errors.COUNT_NOT_POSITIVE)
         else:
             raise CommandError(errors.SYNTAX)
         j += 1

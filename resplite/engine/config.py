@@ -398,6 +398,9 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("set-max-intset-entries", 512, int_parser(0, _LONG_MAX)),
         Directive("set-max-listpack-entries", 128, int_parser(0, _LONG_MAX)),
         Directive("set-max-listpack-value", 64, int_parser(0, _LONG_MAX)),
+        Directive("list-max-listpack-size", -2, int_parser(-_INT_MAX - 1, _INT_MAX)),
+        # Accepted and reported; nodes are never compressed (nothing a client can observe).
+        Directive("list-compress-depth", 0, int_parser(0, _INT_MAX)),
         Directive("hz", 10, clamped_int_parser(0, _INT_MAX, 1, 500)),
         Directive(
             "loglevel", "notice", enum_parser("debug", "verbose", "notice", "warning", "nothing")
@@ -440,6 +443,7 @@ ALIASES = {
     "hash-max-ziplist-value": "hash-max-listpack-value",
     "zset-max-ziplist-entries": "zset-max-listpack-entries",
     "zset-max-ziplist-value": "zset-max-listpack-value",
+    "list-max-ziplist-size": "list-max-listpack-size",
 }
 # Lines a configuration file may hold besides directives: CONFIG REWRITE keeps them.
 _FILE_ONLY = frozenset({"include", "rename-command", "user", "loadmodule", "sentinel"})

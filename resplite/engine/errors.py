@@ -181,7 +181,6 @@ ZRANGE_LIMIT_NEEDS_BY = (
 ZRANGE_WITHSCORES_BYLEX = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
 WEIGHT_NOT_FLOAT = "ERR weight value is not a float"
 VALUE_OUT_OF_RANGE = "ERR value is out of range"
-ZSET_COUNT_NOT_POSITIVE = "ERR count should be greater than 0"
 
 
 def at_least_one_key(fullname: str) -> str:
@@ -195,10 +194,10 @@ LONG_OUT_OF_RANGE = (
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 )
 NUMKEYS_NOT_POSITIVE = "ERR numkeys should be greater than 0"
+COUNT_NOT_POSITIVE = "ERR count should be greater than 0"  # ZMPOP, LMPOP and their B- forms
 NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
 LIMIT_CANT_BE_NEGATIVE = "ERR LIMIT can't be negative"
 SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
-SORT_STORE_NEEDS_LISTS = "ERR SORT STORE needs the list type, which this build does not have"
 # Not Redis's: it would build such a reply until memory ran out.
 REPLY_TOO_LONG = "ERR value is out of range"
 
@@ -403,3 +402,14 @@ HSETEX_ONE_CONDITION = "ERR Only one of FXX or FNX arguments can be specified"
 
 def unknown_argument(arg: bytes) -> str:
     return f"ERR unknown argument: {_c_text(arg)}"
+
+
+# Lists (LSET, LPOS); LPOP's count, LREM's count and LMPOP's numkeys and count share the
+# texts above.
+INDEX_OUT_OF_RANGE = "ERR index out of range"
+LPOS_RANK_ZERO = (
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+    "negative to start from the end of the list"
+)
+LPOS_COUNT_NEGATIVE = "ERR COUNT can't be negative"
+LPOS_MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"

@@ -55,7 +55,7 @@ def as_int64(v: int) -> int:
     return v - (1 << 64) if v > _INT64_MAX else v
 
 
-def integer_value(s: bytes) -> int | None:
+def integer_value(s: bytes | bytearray) -> int | None:
     """The integer a listpack (or an intset) stores ``s`` as, or None if it stays a string."""
     n = len(s)
     if n == 0 or n > 20:
@@ -72,7 +72,12 @@ def integer_value(s: bytes) -> int | None:
     return value
 
 
-def str_size(s: bytes) -> int:
+def stored_as_int(s: bytes | bytearray) -> bool:
+    """Whether a listpack stores ``s`` as an integer rather than as a string."""
+    return len(s) <= 20 and integer_value(s) is not None
+
+
+def str_size(s: bytes | bytearray) -> int:
     """Size of the element a listpack stores for the string ``s``."""
     n = len(s)
     if n <= 20 and n and (s[0] <= 57) and (s[0] >= 48 or s[0] == 45):
