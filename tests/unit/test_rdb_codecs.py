@@ -15,9 +15,10 @@ import pytest
 from resplite.algorithms import lzf
 from resplite.algorithms.crc64 import crc64
 from resplite.algorithms.scores import d2string, fpconv_dtoa
-from resplite.store import intset, listpack, rdb_file, ziplist
-from resplite.store import rdb_format as f
-from resplite.store import rdb_values as v
+from resplite.formats import rdb_file
+from resplite.formats import rdb_format as f
+from resplite.formats import rdb_values as v
+from resplite.store import intset, listpack, ziplist
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "redis-8.0.6"
 

@@ -5,14 +5,14 @@ Layout written (Redis 8.0's ``rdbSaveRio``, version 12): ``REDIS0012``; AUX fiel
 database, SELECTDB and RESIZEDB (keys, keys with an expiry), then per key an optional
 EXPIRETIME_MS, an IDLE (LRU policies) or FREQ (LFU policies), the value type, the key and the
 value; then resplite's own AUX fields for state newer than RDB 12 (see
-:func:`~resplite.store.rdb_values.stream_extras`); EOF; and the CRC-64 of everything before
+:func:`~resplite.formats.rdb_values.stream_extras`); EOF; and the CRC-64 of everything before
 it, little-endian (eight zero bytes when checksums are off, which loaders then skip).
 
 :func:`write_snapshot` is a generator of byte chunks, so the caller streams a large data set
 to disk without holding the whole file; it also checksums as it goes. :func:`read_snapshot`
 parses a file held in memory and reports each key to a callback, with progress every so many
-bytes; every problem raises :class:`~resplite.store.rdb_format.RdbError` with the file offset
-and what was expected there, or :class:`~resplite.store.rdb_values.UnsupportedValue` naming
+bytes; every problem raises :class:`~resplite.formats.rdb_format.RdbError` with the file offset
+and what was expected there, or :class:`~resplite.formats.rdb_values.UnsupportedValue` naming
 the key whose value resplite cannot hold.
 """
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from resplite.algorithms.crc64 import crc64
-from resplite.store import rdb_format as f
-from resplite.store import rdb_values as v
+from resplite.formats import rdb_format as f
+from resplite.formats import rdb_values as v
 
 # One snapshot record: (key, value, absolute expiry ms or None, idle seconds or None,
 # LFU counter or None).

@@ -2,7 +2,7 @@
 
 Everything here is pure: writers append to a ``bytearray``, :class:`Reader` reads from bytes
 already in memory. The value layouts built on these blocks are in
-:mod:`resplite.store.rdb_values`; whole files in :mod:`resplite.store.rdb_file`.
+:mod:`resplite.formats.rdb_values`; whole files in :mod:`resplite.formats.rdb_file`.
 
 Lengths (``rdbSaveLen``): the top two bits of the first byte say how the rest reads:
 

@@ -23,7 +23,7 @@ Reading (:func:`read_value`) accepts every value type of RDB versions 1 to 12 th
 can hold (old ziplists and quicklists included) and builds the store's objects, choosing the
 encoding Redis would choose on load from the limits in :class:`Limits`. A module value is
 refused with :class:`UnsupportedValue`. Every malformed value raises
-:class:`~resplite.store.rdb_format.RdbError` with the offset where reading failed.
+:class:`~resplite.formats.rdb_format.RdbError` with the offset where reading failed.
 
 DUMP payloads (:func:`dump_payload`, :func:`parse_payload`) are a value type byte, the value,
 the RDB version as two little-endian bytes, and the CRC-64 of all that, little-endian.
@@ -44,8 +44,8 @@ from typing import Any, Final
 
 from resplite.algorithms.crc64 import crc64
 from resplite.algorithms.scores import d2string
+from resplite.formats import rdb_format as f
 from resplite.store import intset, listpack, ziplist
-from resplite.store import rdb_format as f
 from resplite.store.consumer_group import Consumer, ConsumerGroup, PendingEntry
 from resplite.store.hash import Hash
 from resplite.store.listpack_size import as_int64, integer_value
