@@ -464,9 +464,14 @@ class ServerHandle:
     def _make_runner(self) -> ThreadRunner | ProcessRunner:
         if self._runner is not None:
             raise RuntimeError("this handle has already been started")
-        if self._private_socket:
+        if self._private_socket or "dir" not in self.directives:
             self._tempdir = tempfile.mkdtemp(prefix="resplite-")
+        if self._private_socket and self._tempdir is not None:
             self.directives["unixsocket"] = os.path.join(self._tempdir, "resplite.sock")
+        if "dir" not in self.directives and self._tempdir is not None:
+            # A snapshot a test saves stays out of the current directory, and nothing there
+            # is loaded: without dir= the server starts empty in a folder of its own.
+            self.directives["dir"] = self._tempdir
         runner: ThreadRunner | ProcessRunner
         if self.isolation == "thread":
             runner = ThreadRunner(self.directives)
