@@ -26,13 +26,14 @@ FIXTURES = Path(__file__).parent.parent / "fixtures" / "redis-8.0.6"
 FAR = 4102444800000
 
 
-def dataset(client: redis.Redis, field_ttls: bool = True) -> dict[tuple[int, bytes], Any]:
+def dataset(client: redis.Redis, field_ttls: bool = True) -> dict[tuple[int, Any], Any]:
     """Everything a client can read about every key, in a comparable form (hash field TTLs
     only when ``field_ttls``: Redis 7.0 has none)."""
-    out: dict[tuple[int, bytes], Any] = {}
+    out: dict[tuple[int, Any], Any] = {}
     for db in range(16):
         client.execute_command("SELECT", db)
-        for key in client.keys("*"):
+        keys: Any = client.keys("*")
+        for key in keys:
             kind = client.type(key)
             ttl = client.pexpiretime(key)
             if kind == b"string":
