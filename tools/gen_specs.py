@@ -116,6 +116,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "persist": (),
     "touch": (),
     "object": ("encoding", "idletime", "freq", "refcount", "help"),
+    "dump": (),
+    "restore": (),
     # strings
     "get": (),
     "set": (),

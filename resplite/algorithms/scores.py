@@ -211,3 +211,50 @@ def format_listpack_score(value: float) -> bytes:
     if -_LL_HALF <= value <= _LL_HALF and value == int(value):
         return b"%d" % int(value)
     return b"%.17g" % value
+
+
+def fpconv_dtoa(value: float) -> bytes:
+    """Redis 7.2+'s ``fpconv_dtoa``: the shortest digits that read back as ``value``
+    (Python's ``repr`` finds the same ones), laid out by fpconv's rules: plain digits
+    for integers up to 7 zeros past the digits, a plain decimal down to 6 leading
+    zeros, else ``d.ddde±x`` with at least one exponent digit."""
+    neg = value < 0
+    text = repr(-value if neg else value)
+    mantissa, _, exp_text = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    digits = (whole + frac).lstrip("0") or "0"
+    # K: the power of ten of the last digit.
+    k = (int(exp_text) if exp_text else 0) - len(frac)
+    stripped = digits.rstrip("0")
+    k += len(digits) - len(stripped)
+    digits = stripped or "0"
+    nd = len(digits)
+    exp = abs(k + nd - 1)
+    sign = "-" if neg else ""
+    if k >= 0 and exp < nd + 7:
+        return (sign + digits + "0" * k).encode()
+    if k < 0 and (k > -7 or exp < 4):
+        offset = nd + k
+        if offset <= 0:
+            return (sign + "0." + "0" * -offset + digits).encode()
+        return (sign + digits[:offset] + "." + digits[offset:]).encode()
+    nd = min(nd, 18 - neg)
+    out = digits[0] + ("." + digits[1:nd] if nd > 1 else "")
+    e = k + len(digits) - 1
+    return (f"{sign}{out}e{'-' if e < 0 else '+'}{abs(e)}").encode()
+
+
+def d2string(value: float) -> bytes:
+    """A score as Redis 7.2 and later write it into a listpack (``d2string``): ``inf``,
+    ``-0``, an integral value within ±2^62 as an integer, else :func:`fpconv_dtoa`."""
+    if value != value:
+        return b"nan"
+    if value in (math.inf, -math.inf):
+        return b"inf" if value > 0 else b"-inf"
+    if value == 0:
+        return b"-0" if math.copysign(1.0, value) < 0 else b"0"
+    if -_LL_HALF <= value <= _LL_HALF and value == int(value):
+        return b"%d" % int(value)
+    return fpconv_dtoa(value)

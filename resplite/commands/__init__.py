@@ -18,6 +18,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     clock,
     config,
     connection,
+    dump,
     generic,
     hashes,
     hashes_expiry,

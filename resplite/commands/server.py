@@ -4,16 +4,15 @@ SAVE, BGSAVE, BGREWRITEAOF, ROLE, WAIT, LOLWUT, READONLY, READWRITE.
 CONFIG lives in :mod:`resplite.commands.config`; ACL, MEMORY and SLOWLOG in
 :mod:`resplite.commands.admin`.
 
-resplite keeps its data in memory only and never claims otherwise: SAVE, BGSAVE and
-BGREWRITEAOF answer an error saying no persistence is configured (after checking their
-arguments as Redis does), LASTSAVE stays at the start time and INFO persistence reports no
-save (``rdb_saves:0``, every change since the start unsaved). ``appendonly yes`` and ``save``
-rules are accepted, for configuration files written for Redis, with a warning in the log.
+SAVE writes an RDB snapshot in the foreground, BGSAVE in a forked child
+(:mod:`resplite.engine.persistence`); LASTSAVE is the time of the last successful save.
+BGREWRITEAOF answers that no AOF is configured: resplite writes snapshots only.
 
 SHUTDOWN stops the server gracefully (every connection is closed, the caller gets no reply,
 as with Redis); its NOSAVE / SAVE / NOW / FORCE / ABORT words are parsed as Redis parses
-them. SHUTDOWN SAVE cannot save, so it fails as Redis's does when its save fails, unless
-FORCE is given. WAIT has no replicas to wait for: it answers 0 at once
+them. It saves a snapshot first when save rules are set or SAVE is given (not with NOSAVE);
+a failed save stops the shutdown unless FORCE is given. DEBUG RELOAD saves, empties the
+keyspace and loads the file back. WAIT has no replicas to wait for: it answers 0 at once
 when asked for none, and otherwise blocks until its timeout (for ever with 0) as Redis does
 without replicas. DEBUG is limited to SLEEP, SET-ACTIVE-EXPIRE, OBJECT and HELP, and is
 refused by the dispatcher unless ``enable-debug-command`` allows it. DEBUG SLEEP stops the
@@ -32,6 +31,7 @@ from resplite.commands.helptext import help_reply
 from resplite.engine import errors, info
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
+from resplite.engine.persistence import LoadError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Raw, Status, Verbatim
 from resplite.store.list import List
@@ -149,14 +149,33 @@ def lastsave(client: Client, argv: list[bytes]) -> Any:
 
 @command("save")
 def save(client: Client, argv: list[bytes]) -> Any:
-    raise CommandError(errors.NO_PERSISTENCE)
+    persistence = client.server.persistence
+    if persistence.in_progress:
+        raise CommandError("ERR Background save already in progress")
+    if not persistence.save():
+        raise CommandError("ERR")
+    return OK
 
 
 @command("bgsave")
 def bgsave(client: Client, argv: list[bytes]) -> Any:
-    if len(argv) > 1 and not (len(argv) == 2 and argv[1].lower() == b"schedule"):
-        raise CommandError(errors.SYNTAX)
-    raise CommandError(errors.NO_PERSISTENCE)
+    schedule = False
+    if len(argv) > 1:
+        if len(argv) == 2 and argv[1].lower() == b"schedule":
+            schedule = True
+        else:
+            raise CommandError(errors.SYNTAX)
+    persistence = client.server.persistence
+    if persistence.in_progress:
+        raise CommandError("ERR Background save already in progress")
+    if client.executing_multi:
+        # Forking inside a transaction would snapshot it half done: Redis schedules it.
+        persistence.bgsave_scheduled = True
+        return Status("Background saving scheduled")
+    del schedule  # no other child process (AOF rewrite) can be running
+    if not persistence.bgsave():
+        raise CommandError("ERR")
+    return Status("Background saving started")
 
 
 @command("bgrewriteaof")
@@ -181,11 +200,14 @@ def shutdown(client: Client, argv: list[bytes]) -> Any:
     if b"abort" in given:
         # A shutdown here is immediate, so there is never one in progress to abort.
         raise CommandError(errors.NO_SHUTDOWN_IN_PROGRESS)
-    if b"save" in given and b"force" not in given:
-        log.warning("Error trying to save the DB, can't exit: resplite has no persistence "
-                    "(SHUTDOWN SAVE). Use SHUTDOWN NOSAVE or FORCE.")
-        raise CommandError(errors.SHUTDOWN_FAILED)
     server = client.server
+    persistence = server.persistence
+    persistence.kill_child()
+    if (b"save" in given or (server.config["save"] and b"nosave" not in given)) \
+            and not persistence.save() and b"force" not in given:
+        log.warning("Error trying to save the DB, can't exit.")
+        raise CommandError(errors.SHUTDOWN_FAILED)
+    server.shutdown_saved = True
     client.close_after_reply = True
     if server.shutdown_requested is not None:
         server.shutdown_requested()
@@ -294,6 +316,28 @@ def _debug_object(client: Client, key: bytes) -> Any:
     )
 
 
+def _debug_reload(client: Client, options: list[bytes]) -> Any:
+    words = {w.lower() for w in options}
+    if not words <= {b"merge", b"nosave", b"noflush"}:
+        raise CommandError(errors.subcommand_syntax([b"debug", b"reload", *options]))
+    server = client.server
+    persistence = server.persistence
+    if b"nosave" not in words:
+        persistence.kill_child()
+        if not persistence.save():
+            raise CommandError("ERR")
+    if b"noflush" not in words:
+        flush_database(server, None)
+    try:
+        persistence.load_file(persistence.path)
+    except LoadError as exc:
+        log.warning("DEBUG RELOAD: %s", exc)
+        raise CommandError("ERR Error trying to load the RDB dump, check server logs.") \
+            from None
+    log.info("DB reloaded by DEBUG RELOAD")
+    return OK
+
+
 @command("debug")
 def debug(client: Client, argv: list[bytes]) -> Any:
     sub = argv[1].lower()
@@ -309,4 +353,6 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return OK
     if sub == b"object" and len(argv) == 3:
         return _debug_object(client, argv[2])
+    if sub == b"reload":
+        return _debug_reload(client, argv[2:])
     raise CommandError(errors.subcommand_syntax(argv))

@@ -35,6 +35,7 @@ from resplite.engine import acl, errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
+from resplite.engine.persistence import MISCONF
 from resplite.protocol.replies import QUEUED, ErrorReply
 
 if TYPE_CHECKING:
@@ -140,7 +141,8 @@ class Dispatcher:
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
-        if server.pause.active or client.multi is not None or client.gated or server.monitors:
+        if (server.pause.active or client.multi is not None or client.gated or server.monitors
+                or server.writes_refused):
             return self._gate(client, spec, argv)
         # Loaded as an attribute, then called: calling spec.handler(...) directly would take
         # CPython's unspecialised method-lookup path on every request.
@@ -209,7 +211,10 @@ class Dispatcher:
         return _NOPERM[result].format(spec.fullname)
 
     def _gate(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
-        """The last gates (subscribed context, CLIENT PAUSE, MULTI queueing), then the call."""
+        """The last gates (failed snapshot, subscribed context, CLIENT PAUSE, MULTI
+        queueing), then the call."""
+        if self.server.writes_refused and (spec.is_write or spec.fullname == "ping"):
+            return self._reject(client, spec, MISCONF)
         if client.gated:
             if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
                 return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))

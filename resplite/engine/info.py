@@ -231,26 +231,7 @@ def _memory(state: ServerState) -> Lines:
 
 def _persistence(state: ServerState) -> Lines:
     return [
-        ("loading", 0),
-        ("async_loading", 0),
-        ("current_cow_peak", 0),
-        ("current_cow_size", 0),
-        ("current_cow_size_age", 0),
-        ("current_fork_perc", "0.00"),
-        ("current_save_keys_processed", 0),
-        ("current_save_keys_total", 0),
-        ("rdb_changes_since_last_save", state.dirty),
-        ("rdb_bgsave_in_progress", 0),
-        ("rdb_last_save_time", state.last_save_time),
-        ("rdb_last_bgsave_status", "ok"),
-        # Nothing is ever saved (no persistence): no save time, no saves, no AOF even with
-        # appendonly yes.
-        ("rdb_last_bgsave_time_sec", -1),
-        ("rdb_current_bgsave_time_sec", -1),
-        ("rdb_saves", 0),
-        ("rdb_last_cow_size", 0),
-        ("rdb_last_load_keys_expired", 0),
-        ("rdb_last_load_keys_loaded", 0),
+        *state.persistence.info_lines(),
         ("aof_enabled", 0),
         ("aof_rewrite_in_progress", 0),
         ("aof_rewrite_scheduled", 0),

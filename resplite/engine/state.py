@@ -30,6 +30,7 @@ from resplite.engine.info import InfoState
 from resplite.engine.monitor import monitor_line, redact
 from resplite.engine.output import Output
 from resplite.engine.pause import ClientPause
+from resplite.engine.persistence import Persistence
 from resplite.engine.pubsub import PubSub
 from resplite.engine.scheduler import NO_TIMERS, Scheduler
 from resplite.engine.slowlog import SlowLog
@@ -131,6 +132,11 @@ class ServerState:
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
         self.last_save_time = self.start_time_ms // 1000
         self.shutdown_requested: Callable[[], None] | None = None
+        # SHUTDOWN already saved (or was told not to): the shell's stop does not save again.
+        self.shutdown_saved = False
+        # A failed background save with stop-writes-on-bgsave-error: writes answer MISCONF
+        # (kept up to date by the persistence code, read on every command).
+        self.writes_refused = False
         self.unexpected_errors = 0
         self.maxmemory = config["maxmemory"]
         self.used_memory = 0  # refreshed by the server cron; see over_maxmemory()
@@ -149,6 +155,8 @@ class ServerState:
         load_configured_users(self.acl, config.user_lines, config["aclfile"])
         # How the ACL log describes a client (the shell passes CLIENT LIST's line).
         self.client_info: Callable[[Client], bytes] = client_info or _short_client_info
+        # Snapshots (SAVE, BGSAVE, save rules) and the start-up load.
+        self.persistence = Persistence(self)
         # Last: these read the table, the slow log, the memory figures and the stats above.
         self.info = InfoState(self)
         self.dispatcher = Dispatcher(self)

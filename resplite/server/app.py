@@ -104,7 +104,9 @@ class Server:
         return Connection(self.state, self.dispatcher)
 
     async def start(self) -> None:
-        """Bind every listener; after this returns the server accepts connections."""
+        """Load the data set, then bind every listener; after this returns the server
+        accepts connections. A snapshot that cannot be loaded raises LoadError."""
+        self.state.persistence.load_at_start()
         loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         config = self.config
@@ -216,15 +218,10 @@ class Server:
         self._tcp_listeners.append(listener)
 
     def _warn_about_persistence(self) -> None:
-        """Persistence is not implemented: say so at start rather than imply it."""
-        config = self.config
-        if config["appendonly"]:
-            log.warning("WARNING: appendonly is set to yes, but resplite has no persistence: "
-                        "nothing is written to disk and every key is lost when it stops.")
-        if config["save"]:
-            log.warning("WARNING: save rules are configured (%s), but resplite has no "
-                        "persistence: no snapshot will ever be written.",
-                        self.config.get_text("save"))
+        """The append-only file is not implemented: say so at start rather than imply it."""
+        if self.config["appendonly"]:
+            log.warning("WARNING: appendonly is set to yes, but resplite writes RDB snapshots "
+                        "only: writes since the last snapshot are lost when it stops.")
 
     async def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         await self.start()
@@ -258,6 +255,13 @@ class Server:
             self._stopped.set()
 
     async def stop(self) -> None:
+        persistence = self.state.persistence
+        persistence.kill_child()
+        if self.config["save"] and not self.state.shutdown_saved:
+            # As Redis on SIGTERM: save rules mean the data set is saved on the way out.
+            log.info("Saving the final RDB snapshot before exiting.")
+            if not persistence.save():
+                log.warning("Error trying to save the DB before exiting.")
         self._listeners = self._all_listeners()
         self._tcp_listeners = []
         for listener in self._listeners:
@@ -295,6 +299,7 @@ class Server:
 
     def cron_tick(self) -> None:
         state = self.state
+        state.persistence.cron()
         state.keyspace.cron()
         if self.config["active-expire-enabled"]:
             for db in state.keyspace.dbs:

@@ -8,6 +8,7 @@ import sys
 
 from resplite.engine.acl import AclError
 from resplite.engine.config import ConfigError, parse_args
+from resplite.engine.persistence import LoadError
 from resplite.version import REDIS_VERSION, __version__
 
 USAGE = """\
@@ -76,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(run())
     except AclError as exc:
         sys.stderr.write(f"\n*** FATAL CONFIG ERROR ***\n{exc.message}\n")
+        return 1
+    except LoadError as exc:
+        # As Redis: a data set that cannot be read stops the server (never start empty).
+        logging.getLogger("resplite").error("Fatal error loading the DB: %s. Exiting.", exc)
         return 1
     except OSError as exc:
         logging.getLogger("resplite").error("Could not start: %s", exc)

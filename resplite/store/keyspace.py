@@ -335,6 +335,18 @@ class Database:
             else:
                 self.access[key] = self.lru_clock
 
+    def restore_access(self, key: bytes, idle_s: int | None, freq: int | None) -> None:
+        """Set a key's access field from a snapshot or RESTORE (Redis's objectSetLRUOrLFU):
+        under LFU the counter ``freq``, otherwise an access ``idle_s`` seconds ago."""
+        if self.lfu:
+            if freq is not None:
+                self.access[key] = (((self.unix_s // 60) & 0xFFFF) << 8) | (freq & 255)
+        elif idle_s is not None:
+            lru = self.lru_clock - idle_s
+            if lru < 0:
+                lru = (self.lru_clock + LRU_CLOCK_MAX // 2) % LRU_CLOCK_MAX
+            self.access[key] = lru
+
     def idle_ms(self, key: bytes) -> int:
         """Milliseconds since the last access, at the LRU clock's one-second resolution."""
         lru = self.access.get(key, self.lru_clock)

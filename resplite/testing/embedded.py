@@ -15,11 +15,14 @@ Two isolations:
   closes, so it never outlives the process that started it.
 
 Unless told otherwise the server listens on 127.0.0.1 on an ephemeral port and accepts the
-RESPLITE.CLOCK command (``enable-clock-command yes``). ``handle.clock`` controls the same
-clock as the command does; in thread mode its calls are carried over to the server's event
-loop and wait for completion, so that timers and blocked clients are only ever touched from
-that loop. Leaving the context stops the server and leaves no thread, process, socket or
-file behind.
+RESPLITE.CLOCK command (``enable-clock-command yes``). It works in a temporary folder of its
+own; ``dir=`` (and ``dbfilename=``) name a folder whose RDB snapshot it loads at start (a
+Redis file of version 9 to 12 or one resplite saved), so a test can begin from a
+production-like data set; the pytest plugin's ``resplite`` marker takes the same directives.
+``handle.clock`` controls the same clock as the command does; in thread mode its calls are
+carried over to the server's event loop and wait for completion, so that timers and blocked
+clients are only ever touched from that loop. Leaving the context stops the server and
+leaves no thread, process, socket or file behind.
 """
 
 from __future__ import annotations
@@ -464,9 +467,14 @@ class ServerHandle:
     def _make_runner(self) -> ThreadRunner | ProcessRunner:
         if self._runner is not None:
             raise RuntimeError("this handle has already been started")
-        if self._private_socket:
+        if self._private_socket or "dir" not in self.directives:
             self._tempdir = tempfile.mkdtemp(prefix="resplite-")
+        if self._private_socket and self._tempdir is not None:
             self.directives["unixsocket"] = os.path.join(self._tempdir, "resplite.sock")
+        if "dir" not in self.directives and self._tempdir is not None:
+            # A snapshot a test saves stays out of the current directory, and nothing there
+            # is loaded: without dir= the server starts empty in a folder of its own.
+            self.directives["dir"] = self._tempdir
         runner: ThreadRunner | ProcessRunner
         if self.isolation == "thread":
             runner = ThreadRunner(self.directives)

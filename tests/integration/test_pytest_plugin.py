@@ -226,3 +226,26 @@ def test_a_run_that_uses_no_fixture_starts_nothing(tmp_path: Path) -> None:
 def test_ini_settings_and_command_line_directives(tmp_path: Path) -> None:
     out = run_pytest(tmp_path, INI_TESTS, "-q", "--resplite-directive", "databases=3", ini=INI)
     assert "1 passed" in out
+
+
+@pytest.fixture(scope="module")
+def snapshot_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A folder with a snapshot of two keys, written by resplite."""
+    import redis
+
+    import resplite
+
+    folder = tmp_path_factory.mktemp("snap")
+    with resplite.serve(dir=str(folder)) as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.set("greeting", "hello")
+        client.xadd("events", {"n": "1"}, id="1-1")
+        client.save()
+    return str(folder)
+
+
+def test_a_marker_starts_the_test_from_a_snapshot(request, snapshot_dir):  # type: ignore[no-untyped-def]
+    request.applymarker(pytest.mark.resplite(dir=snapshot_dir, dbfilename="dump.rdb"))
+    client = request.getfixturevalue("redis_client")
+    assert client.get("greeting") == b"hello"
+    assert client.xlen("events") == 1

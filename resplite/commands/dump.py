@@ -1,0 +1,111 @@
+"""DUMP and RESTORE: a key's value in Redis's own serialization, between servers.
+
+A payload is the value's RDB type byte, its RDB form, the RDB version as two little-endian
+bytes and a CRC-64 of all that (:mod:`resplite.formats.rdb_values`). DUMP writes, as RDB
+version, the oldest one that knows the value's type (9 for strings and other types Redis 5
+already had, 10 for listpack hashes and sorted sets, 11 for listpack sets and streams, 12 for
+hashes with field TTLs), so Redis 7.0 restores every payload whose type it knows, and newer
+servers all of them; Redis itself writes its own current version, which older servers refuse.
+RESTORE accepts versions up to 12 and answers Redis's errors: ``DUMP payload version or
+checksum are wrong`` for a newer version or a bad checksum, ``Bad data format`` for a payload
+that does not parse (or holds a type resplite cannot keep, such as a module type), ``BUSYKEY``
+when the key exists without REPLACE.
+
+RESTORE's TTL is relative milliseconds unless ABSTTL; a time already past stores nothing (and
+deletes the old key under REPLACE, reported as ``del``). IDLETIME sets the LRU access time
+(under a non-LFU policy), FREQ the LFU counter (under an LFU policy), as Redis's
+``objectSetLRUOrLFU`` does; each excludes the other.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.commands.args import parse_int
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.notify import GENERIC
+from resplite.engine.persistence import load_limits
+from resplite.engine.registry import command
+from resplite.formats import rdb_values
+from resplite.formats.rdb_format import RdbError
+from resplite.protocol.replies import OK
+
+if TYPE_CHECKING:
+    from resplite.engine.client import Client
+
+_LLONG_MAX = (1 << 63) - 1
+BUSYKEY = "BUSYKEY Target key name already exists."
+BAD_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
+BAD_FORMAT = "ERR Bad data format"
+
+
+@command("dump")
+def dump(client: Client, argv: list[bytes]) -> Any:
+    value = client.db.read(argv[1])
+    if value is None:
+        return None
+    return rdb_values.dump_payload(value, client.server.config["rdbcompression"])
+
+
+def _long(arg: bytes) -> int:
+    value = parse_int(arg)
+    if value is None or not -_LLONG_MAX - 1 <= value <= _LLONG_MAX:
+        raise CommandError(errors.NOT_INTEGER)
+    return value
+
+
+@command("restore")
+def restore(client: Client, argv: list[bytes]) -> Any:
+    replace = absttl = False
+    idle = freq = -1
+    i, n = 4, len(argv)
+    while i < n:
+        option = argv[i].lower()
+        more = n - i - 1
+        if option == b"replace":
+            replace = True
+        elif option == b"absttl":
+            absttl = True
+        elif option == b"idletime" and more >= 1 and freq == -1:
+            idle = _long(argv[i + 1])
+            if idle < 0:
+                raise CommandError("ERR Invalid IDLETIME value, must be >= 0")
+            i += 1
+        elif option == b"freq" and more >= 1 and idle == -1:
+            freq = _long(argv[i + 1])
+            if not 0 <= freq <= 255:
+                raise CommandError("ERR Invalid FREQ value, must be >= 0 and <= 255")
+            i += 1
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+    key = argv[1]
+    db = client.db
+    if not replace and db.contains(key):
+        raise CommandError(BUSYKEY)
+    ttl = _long(argv[2])
+    if ttl < 0:
+        raise CommandError("ERR Invalid TTL value, must be >= 0")
+    payload = argv[3]
+    if not rdb_values.payload_valid(payload):
+        raise CommandError(BAD_PAYLOAD)
+    server = client.server
+    try:
+        value = rdb_values.parse_payload(payload, key, load_limits(server.config))
+    except (RdbError, rdb_values.UnsupportedValue, rdb_values.EmptyValue):
+        raise CommandError(BAD_FORMAT) from None
+    deleted = db.delete(key) if replace else False
+    now = server.clock.time_ms()
+    if ttl and not absttl:
+        ttl += now
+    if ttl and ttl <= now and not server.persistence.loading:
+        if deleted:
+            db.signal_modified(key)
+            server.notify(GENERIC, b"del", key, db.index)
+        return OK
+    db.put(key, value, ttl or None, None)
+    db.restore_access(key, idle if idle >= 0 else None, freq if freq >= 0 else None)
+    db.signal_modified(key)
+    server.notify(GENERIC, b"restore", key, db.index)
+    return OK

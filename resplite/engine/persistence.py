@@ -1,0 +1,393 @@
+"""RDB persistence: SAVE, BGSAVE, save rules, the snapshot loaded at start, INFO's figures.
+
+Theory of operation
+-------------------
+A snapshot is written by :func:`resplite.formats.rdb_file.write_snapshot` from the keyspace
+as it stands, into ``temp-<pid>.rdb`` in ``dir``; the file is flushed, fsynced and renamed
+over ``dbfilename``, and the directory fsynced, so the previous snapshot stays whole until
+the new one is complete (a crash mid-write leaves only a stray temporary file).
+
+BGSAVE forks, as Redis does. The child process owns a copy-on-write image of the data set at
+the instant of the fork, so the snapshot is consistent without copying anything or stopping
+writers, and it runs on another core, so the server keeps answering at full speed (a thread
+would share the interpreter lock with the event loop and slow every command down for the
+length of the save). The child writes the file and exits with 0 or 1; the server cron reaps
+it (:meth:`Persistence.cron`) and records the outcome. Where ``fork`` is unavailable the
+save runs in the foreground. A fork's cost is the page-table copy (milliseconds for
+gigabytes) plus the pages later written to (copy-on-write), which CPython's reference
+counting makes more frequent than in C: memory can approach twice the data set while a
+save runs under heavy writes, as in Redis under the same load.
+
+``dirty`` (INFO ``rdb_changes_since_last_save``) counts writes; a successful BGSAVE removes
+the changes that were in the snapshot (those counted before the fork). Save rules
+(``save <seconds> <changes>``) start a BGSAVE from the cron when enough changes are that old,
+and after a failed one wait 5 seconds before trying again (Redis's
+``CONFIG_BGSAVE_RETRY_DELAY``). With ``stop-writes-on-bgsave-error`` and save rules set, a
+failed BGSAVE makes writes answer MISCONF until a save succeeds (:meth:`Persistence.misconf`).
+
+Loading (:meth:`Persistence.load_file`) reads the whole file, parses it with the loaded
+directives' encoding limits, and refuses to go on at the first problem with the offset and
+what was expected: a server with an unreadable snapshot does not start (empty is not safe).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from resplite.formats import rdb_file, rdb_values
+from resplite.formats.rdb_format import RdbError
+from resplite.store.keyspace import Database
+from resplite.store.set import Limits as SetLimits
+from resplite.version import REDIS_VERSION
+
+if TYPE_CHECKING:
+    from resplite.engine.state import ServerState
+
+log = logging.getLogger("resplite.persistence")
+
+BGSAVE_RETRY_DELAY_S: Final = 5
+MISCONF: Final = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
+    "to disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error."
+)
+
+
+class LoadError(Exception):
+    """A snapshot that cannot be loaded; the message names the file, the offset and why."""
+
+
+@dataclass(slots=True)
+class _Child:
+    pid: int
+    started: float  # monotonic seconds
+    dirty_before: int
+    path: str
+
+
+def load_limits(config: Any) -> rdb_values.Limits:
+    """The encoding limits a load converts values by, from the current directives."""
+    return rdb_values.Limits(
+        hash_entries=config["hash-max-listpack-entries"],
+        hash_value=config["hash-max-listpack-value"],
+        set_limits=SetLimits(config["set-max-intset-entries"],
+                             config["set-max-listpack-entries"],
+                             config["set-max-listpack-value"]),
+        zset_entries=config["zset-max-listpack-entries"],
+        zset_value=config["zset-max-listpack-value"],
+    )
+
+
+def _fsync_dir(path: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_file(path: str, chunks: Iterable[bytes]) -> int:
+    """Write ``chunks`` to a temporary file beside ``path``, fsync it and rename it over
+    ``path`` (then fsync the directory). Returns the bytes written; OSError on failure (the
+    temporary file is removed)."""
+    directory = os.path.dirname(path) or "."
+    temp = os.path.join(directory, f"temp-{os.getpid()}.rdb")
+    size = 0
+    try:
+        with open(temp, "wb") as f:
+            for chunk in chunks:
+                f.write(chunk)
+                size += len(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_dir(directory)
+    return size
+
+
+class Persistence:
+    """The RDB side of one server: snapshots, the background child, the figures INFO shows."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self.child: _Child | None = None
+        self.last_bgsave_ok = True
+        self.last_bgsave_time_s = -1
+        self.last_bgsave_try = 0.0  # monotonic seconds of the last attempt
+        self.bgsave_scheduled = False
+        self.saves = 0
+        self.keys_loaded = 0
+        self.keys_expired = 0
+        self.loading = False
+        self.last_save_bytes = 0
+
+    # -- paths and snapshots ----------------------------------------------------------------
+
+    @property
+    def path(self) -> str:
+        config = self.state.config
+        return os.path.join(config["dir"], config["dbfilename"])
+
+    def _records(self, db: Database, lru: bool, lfu: bool) -> Iterator[rdb_file.Record]:
+        expires = db.expires
+        for key, value in db.data.items():
+            idle = db.idle_ms(key) // 1000 if lru else None
+            freq = db.frequency(key) if lfu else None
+            yield key, value, expires.get(key), idle, freq
+
+    def snapshot(self, aof_base: bool = False) -> Iterator[bytes]:
+        """The chunks of an RDB file of the whole data set as it is now."""
+        state = self.state
+        config = state.config
+        policy = config["maxmemory-policy"]
+        lru = policy.endswith("-lru")
+        lfu = policy.endswith("-lfu")
+        aux = [
+            (b"redis-ver", REDIS_VERSION.encode()),
+            (b"redis-bits", b"64"),
+            (b"ctime", b"%d" % (state.clock.time_ms() // 1000)),
+            (b"used-mem", b"%d" % state.used_memory),
+            (b"aof-base", b"1" if aof_base else b"0"),
+        ]
+        dbs = [
+            rdb_file.DbSnapshot(db.index, len(db.data), len(db.expires),
+                                self._records(db, lru, lfu))
+            for db in state.keyspace.dbs if db.data
+        ]
+        return rdb_file.write_snapshot(dbs, aux, compress=config["rdbcompression"],
+                                       checksum=config["rdbchecksum"])
+
+    # -- SAVE -----------------------------------------------------------------------------
+
+    def save(self) -> bool:
+        """Write the snapshot in the foreground (SAVE, SHUTDOWN, DEBUG RELOAD)."""
+        path = self.path
+        start = time.monotonic()
+        try:
+            self.last_save_bytes = write_file(path, self.snapshot())
+        except OSError as exc:
+            log.warning("Failed opening the temp RDB file temp-%d.rdb (in server root dir %s) "
+                        "for saving: %s", os.getpid(), self.state.config["dir"], exc)
+            return False
+        log.info("DB saved on disk (%d bytes, %.3f s)", self.last_save_bytes,
+                 time.monotonic() - start)
+        state = self.state
+        state.dirty = 0
+        state.last_save_time = state.clock.time_ms() // 1000
+        self.last_bgsave_ok = True
+        self.saves += 1
+        self.misconf()
+        return True
+
+    # -- BGSAVE -----------------------------------------------------------------------------
+
+    @property
+    def in_progress(self) -> bool:
+        return self.child is not None
+
+    def bgsave(self) -> bool:
+        """Start a background save; False if it could not start (the reason is logged)."""
+        state = self.state
+        self.last_bgsave_try = time.monotonic()
+        if os.name != "posix":
+            ok = self.save()
+            self.last_bgsave_ok = ok
+            return ok
+        path = self.path
+        dirty = state.dirty
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            log.warning("Can't save in background: fork: %s", exc)
+            self.last_bgsave_ok = False
+            return False
+        if pid == 0:  # pragma: no cover - runs in the child, which exits
+            code = 1
+            try:
+                write_file(path, self.snapshot())
+                code = 0
+            finally:
+                os._exit(code)
+        self.child = _Child(pid, time.monotonic(), dirty, path)
+        log.info("Background saving started by pid %d", pid)
+        return True
+
+    def reap(self, block: bool = False) -> None:
+        """Collect the background child once it has exited, and record how it went."""
+        child = self.child
+        if child is None:
+            return
+        try:
+            pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            pid, status = child.pid, 1 << 8
+        if pid == 0:
+            return
+        self.child = None
+        state = self.state
+        self.last_bgsave_time_s = int(time.monotonic() - child.started)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+            log.info("Background saving terminated with success")
+            state.dirty = max(state.dirty - child.dirty_before, 0)
+            state.last_save_time = state.clock.time_ms() // 1000
+            self.last_bgsave_ok = True
+            self.saves += 1
+            with contextlib.suppress(OSError):
+                self.last_save_bytes = os.path.getsize(child.path)
+        else:
+            log.warning("Background saving error")
+            self.last_bgsave_ok = False
+        self.misconf()
+
+    def kill_child(self) -> None:
+        """Stop a background save (FLUSHALL, shutdown): its file is not wanted."""
+        child = self.child
+        if child is None:
+            return
+        with contextlib.suppress(OSError):
+            os.kill(child.pid, 9)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(child.pid, 0)
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(os.path.dirname(child.path) or ".",
+                                   f"temp-{child.pid}.rdb"))
+        self.child = None
+
+    def cron(self) -> None:
+        """Reap a finished child; start a scheduled BGSAVE or one a save rule asks for."""
+        self.misconf()
+        if self.child is not None:
+            self.reap()
+            return
+        if self.bgsave_scheduled:
+            self.bgsave_scheduled = False
+            self.bgsave()
+            return
+        state = self.state
+        rules = state.config["save"]
+        if not rules or not state.dirty:
+            return
+        now_s = state.clock.time_ms() // 1000
+        elapsed = now_s - state.last_save_time
+        for seconds, changes in rules:
+            if state.dirty >= changes and elapsed >= seconds and (
+                self.last_bgsave_ok
+                or time.monotonic() - self.last_bgsave_try > BGSAVE_RETRY_DELAY_S
+            ):
+                log.info("%d changes in %d seconds. Saving...", changes, seconds)
+                self.bgsave()
+                return
+
+    def misconf(self) -> bool:
+        """Whether writes are refused because the last background save failed; also sets
+        the server's flag the dispatcher reads."""
+        config = self.state.config
+        refused = (not self.last_bgsave_ok and config["stop-writes-on-bgsave-error"]
+                   and bool(config["save"]))
+        self.state.writes_refused = refused
+        return refused
+
+    # -- loading ----------------------------------------------------------------------------
+
+    def load_file(self, path: str) -> rdb_file.LoadReport:
+        """Load the snapshot at ``path`` into the (empty) keyspace; LoadError if it cannot
+        be, naming the offset."""
+        state = self.state
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise LoadError(f"Can't open the snapshot {path}: {exc.strerror}") from exc
+        log.info("Loading RDB %s (%d bytes)", path, len(data))
+        start = time.monotonic()
+        self.loading = True
+        try:
+            report = self.load_bytes(data, drop_expired=True, name=path)
+        finally:
+            self.loading = False
+        log.info("DB loaded from disk: %.3f seconds, %d keys loaded, %d expired keys skipped",
+                 time.monotonic() - start, report.keys_loaded, report.keys_expired)
+        if report.functions:
+            log.warning("The snapshot holds %d function libraries: resplite has no FUNCTION "
+                        "support, they were not loaded", report.functions)
+        state.last_save_time = state.clock.time_ms() // 1000
+        return report
+
+    def load_bytes(self, data: bytes, *, drop_expired: bool, name: str,
+                   base: int = 0) -> rdb_file.LoadReport:
+        """Load RDB bytes (a file or an AOF base) into the keyspace; LoadError on failure."""
+        state = self.state
+        dbs = state.keyspace.dbs
+
+        def on_key(db: int, key: bytes, value: Any, expire: int | None, idle: int | None,
+                   freq: int | None) -> bool:
+            database = dbs[db]
+            if key in database.data:
+                return False
+            database.put(key, value, expire, None)
+            if idle is not None or freq is not None:
+                database.restore_access(key, idle, freq)
+            return True
+
+        def progress(offset: int) -> None:
+            log.info("Loading %s: %d of %d bytes (%d%%)", name, offset, len(data),
+                     offset * 100 // max(len(data), 1))
+
+        try:
+            report, _ = rdb_file.read_snapshot(
+                data, on_key, databases=len(dbs), limits=load_limits(state.config),
+                now_ms=state.clock.time_ms() if drop_expired else None,
+                progress=progress, base=base)
+        except RdbError as exc:
+            raise LoadError(f"{name}: short read or corrupt RDB at {exc}") from exc
+        except rdb_values.UnsupportedValue as exc:
+            raise LoadError(f"{name}: {exc}") from exc
+        self.keys_loaded = report.keys_loaded
+        self.keys_expired = report.keys_expired
+        return report
+
+    def load_at_start(self) -> None:
+        """Load ``dir``/``dbfilename`` if it exists (LoadError stops the start)."""
+        path = self.path
+        if os.path.exists(path):
+            self.load_file(path)
+
+    # -- INFO -------------------------------------------------------------------------------
+
+    def info_lines(self) -> list[tuple[str, object]]:
+        state = self.state
+        child = self.child
+        return [
+            ("loading", int(self.loading)),
+            ("async_loading", 0),
+            ("current_cow_peak", 0),
+            ("current_cow_size", 0),
+            ("current_cow_size_age", 0),
+            ("current_fork_perc", "0.00"),
+            ("current_save_keys_processed", 0),
+            ("current_save_keys_total", 0),
+            ("rdb_changes_since_last_save", state.dirty),
+            ("rdb_bgsave_in_progress", int(child is not None)),
+            ("rdb_last_save_time", state.last_save_time),
+            ("rdb_last_bgsave_status", "ok" if self.last_bgsave_ok else "err"),
+            ("rdb_last_bgsave_time_sec", self.last_bgsave_time_s),
+            ("rdb_current_bgsave_time_sec",
+             int(time.monotonic() - child.started) if child is not None else -1),
+            ("rdb_saves", self.saves),
+            ("rdb_last_cow_size", 0),
+            ("rdb_last_load_keys_expired", self.keys_expired),
+            ("rdb_last_load_keys_loaded", self.keys_loaded),
+        ]

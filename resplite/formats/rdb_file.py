@@ -1,0 +1,245 @@
+"""Whole RDB files: the snapshot a SAVE writes and a start-up loads, without any I/O.
+
+Layout written (Redis 8.0's ``rdbSaveRio``, version 12): ``REDIS0012``; AUX fields
+(``redis-ver``, ``redis-bits``, ``ctime``, ``used-mem``, ``aof-base``); for each non-empty
+database, SELECTDB and RESIZEDB (keys, keys with an expiry), then per key an optional
+EXPIRETIME_MS, an IDLE (LRU policies) or FREQ (LFU policies), the value type, the key and the
+value; then resplite's own AUX fields for state newer than RDB 12 (see
+:func:`~resplite.formats.rdb_values.stream_extras`); EOF; and the CRC-64 of everything before
+it, little-endian (eight zero bytes when checksums are off, which loaders then skip).
+
+:func:`write_snapshot` is a generator of byte chunks, so the caller streams a large data set
+to disk without holding the whole file; it also checksums as it goes. :func:`read_snapshot`
+parses a file held in memory and reports each key to a callback, with progress every so many
+bytes; every problem raises :class:`~resplite.formats.rdb_format.RdbError` with the file offset
+and what was expected there, or :class:`~resplite.formats.rdb_values.UnsupportedValue` naming
+the key whose value resplite cannot hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from resplite.algorithms.crc64 import crc64
+from resplite.formats import rdb_format as f
+from resplite.formats import rdb_values as v
+
+# One snapshot record: (key, value, absolute expiry ms or None, idle seconds or None,
+# LFU counter or None).
+Record = tuple[bytes, Any, int | None, int | None, int | None]
+# resplite's AUX field for a stream's state beyond RDB 12: value = db, key, extras.
+STREAM_EXTRAS_AUX: Final = b"resplite-stream-extras"
+_CHUNK: Final = 1 << 20
+
+
+@dataclass(slots=True)
+class DbSnapshot:
+    """What one database contributes: its index, key counts and records."""
+
+    index: int
+    size: int
+    expires: int
+    records: Iterable[Record]
+
+
+def write_snapshot(
+    dbs: Iterable[DbSnapshot],
+    aux: list[tuple[bytes, bytes]],
+    *,
+    compress: bool = True,
+    checksum: bool = True,
+    functions: Iterable[bytes] = (),
+) -> Iterator[bytes]:
+    """The bytes of an RDB file, in chunks of about a megabyte."""
+    crc = 0
+    out = bytearray(b"REDIS%04d" % f.RDB_VERSION)
+    for key, value in aux:
+        f.write_aux(out, key, value)
+    for code in functions:
+        out.append(f.OPCODE_FUNCTION2)
+        f.write_string(out, code, compress)
+    extras: list[tuple[int, bytes, bytes]] = []
+    write_value = v.write_value
+    value_type = v.value_type
+    write_string = f.write_string
+    write_millis = f.write_millis
+    stream_cls = v.Stream
+    for db in dbs:
+        if not db.size:
+            continue
+        out.append(f.OPCODE_SELECTDB)
+        f.write_len(out, db.index)
+        out.append(f.OPCODE_RESIZEDB)
+        f.write_len(out, db.size)
+        f.write_len(out, db.expires)
+        for key, value, expire, idle, freq in db.records:
+            if expire is not None:
+                out.append(f.OPCODE_EXPIRETIME_MS)
+                write_millis(out, expire)
+            if idle is not None:
+                out.append(f.OPCODE_IDLE)
+                f.write_len(out, idle)
+            if freq is not None:
+                out.append(f.OPCODE_FREQ)
+                out.append(freq)
+            out.append(value_type(value))
+            write_string(out, key, compress)
+            write_value(out, value, compress)
+            if value.__class__ is stream_cls:
+                more = v.stream_extras(value)
+                if more is not None:
+                    extras.append((db.index, key, more))
+            if len(out) >= _CHUNK:
+                if checksum:
+                    crc = crc64(crc, out)
+                yield bytes(out)
+                out = bytearray()
+    for index, key, more in extras:
+        body = bytearray()
+        f.write_len(body, index)
+        f.write_string(body, key, False)
+        body += more
+        f.write_aux(out, STREAM_EXTRAS_AUX, bytes(body))
+    out.append(f.OPCODE_EOF)
+    if checksum:
+        crc = crc64(crc, out)
+    out += crc.to_bytes(8, "little")
+    yield bytes(out)
+
+
+@dataclass(slots=True)
+class LoadReport:
+    """What a load found besides the keys."""
+
+    version: int = 0
+    aux: dict[bytes, bytes] = field(default_factory=dict)
+    keys_loaded: int = 0
+    keys_expired: int = 0
+    empty_keys_skipped: int = 0
+    functions: int = 0
+
+
+# Takes (db, key, value, expire, idle, freq); returns False when the key is already there.
+KeySink = Callable[[int, bytes, Any, int | None, int | None, int | None], bool]
+
+
+def read_snapshot(
+    data: bytes | memoryview,
+    on_key: KeySink,
+    *,
+    databases: int,
+    limits: v.Limits = v.DEFAULT_LIMITS,
+    now_ms: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    base: int = 0,
+) -> tuple[LoadReport, int]:
+    """Parse an RDB file (or an AOF's RDB preamble) and hand each key to ``on_key(db, key,
+    value, expire, idle, freq)``, which answers False for a key already loaded. Keys whose
+    expiry is before ``now_ms`` are counted and dropped (pass None to keep them, as an AOF
+    base does). Returns the report and the offset just past the file (checksum included)."""
+    view = memoryview(data)
+    r = f.Reader(view, 0, base)
+    magic = r.take(9, "the RDB signature")
+    if magic[:5] != b"REDIS":
+        raise r.error("wrong signature: not an RDB file (it does not start with REDIS)", 0)
+    try:
+        version = int(magic[5:])
+    except ValueError:
+        raise r.error("unreadable RDB version in the signature", 5) from None
+    if version < f.OLDEST_READABLE or version > f.RDB_VERSION:
+        raise r.error(f"can't handle RDB format version {version}", 5)
+    report = LoadReport(version=version)
+    db = 0
+    expire: int | None = None
+    idle: int | None = None
+    freq: int | None = None
+    extras: list[tuple[int, bytes, bytes]] = []
+    streams: dict[tuple[int, bytes], Any] = {}
+    next_progress = _CHUNK
+    while True:
+        if progress is not None and r.pos >= next_progress:
+            progress(r.pos)
+            next_progress = r.pos + _CHUNK
+        at = r.pos
+        kind = r.byte("a type or opcode")
+        if kind == f.OPCODE_EXPIRETIME:
+            expire = r.seconds() * 1000
+            continue
+        if kind == f.OPCODE_EXPIRETIME_MS:
+            expire = r.millis("an expiry time")
+            continue
+        if kind == f.OPCODE_FREQ:
+            freq = r.byte("an LFU counter")
+            continue
+        if kind == f.OPCODE_IDLE:
+            idle = r.length("an idle time")
+            continue
+        if kind == f.OPCODE_EOF:
+            break
+        if kind == f.OPCODE_SELECTDB:
+            db = r.length("a database number")
+            if db >= databases:
+                raise r.error(f"the file holds database {db}, this server is configured with "
+                              f"{databases} databases", at)
+            continue
+        if kind == f.OPCODE_RESIZEDB:
+            r.length("a database size")
+            r.length("an expires size")
+            continue
+        if kind == f.OPCODE_SLOT_INFO:
+            r.length("a slot id")
+            r.length("a slot size")
+            r.length("a slot expires size")
+            continue
+        if kind == f.OPCODE_AUX:
+            key = r.string("an AUX field name")
+            value = r.string("an AUX field value")
+            if key == STREAM_EXTRAS_AUX:
+                er = f.Reader(value)
+                extras.append((er.length(), er.string(), value[er.pos:]))
+            else:
+                report.aux[key] = value
+            continue
+        if kind == f.OPCODE_MODULE_AUX:
+            module_id = r.length("a module id")
+            raise r.error("the file contains AUX module data resplite can't load: no "
+                          f"matching module '{v.module_type_name(module_id)}'", at)
+        if kind == f.OPCODE_FUNCTION_PRE_GA:
+            raise r.error("pre-release function format not supported", at)
+        if kind == f.OPCODE_FUNCTION2:
+            r.string("a function library")
+            report.functions += 1
+            continue
+        if not (0 <= kind <= 7 or 9 <= kind <= 25):
+            raise r.error(f"unknown type or opcode {kind}", at)
+        key = r.string("a key")
+        try:
+            value = v.read_value(r, kind, key, limits)
+        except v.EmptyValue:
+            report.empty_keys_skipped += 1
+            expire = idle = freq = None
+            continue
+        if now_ms is not None and expire is not None and expire < now_ms:
+            report.keys_expired += 1
+        else:
+            if value.__class__ is v.Stream:
+                streams[(db, key)] = value
+            if not on_key(db, key, value, expire, idle, freq):
+                raise r.error(f"duplicated key {key!r} in database {db}", at)
+            report.keys_loaded += 1
+        expire = idle = freq = None
+    if version >= 5:
+        stored = r.take(8, "the CRC-64 checksum")
+        expected = int.from_bytes(stored, "little")
+        if expected:
+            actual = crc64(0, view[:r.pos - 8])
+            if actual != expected:
+                raise r.error(f"wrong RDB checksum: the file says {expected:016x}, its content "
+                              f"gives {actual:016x}", r.pos - 8)
+    for db_index, key, more in extras:
+        stream = streams.get((db_index, key))
+        if stream is not None:
+            v.apply_stream_extras(stream, more)
+    return report, r.pos

@@ -1,0 +1,785 @@
+"""Values in RDB form: what a key's value looks like in an RDB file and in a DUMP payload.
+
+Writing (:func:`value_type`, :func:`write_value`) follows Redis's ``rdbSaveObjectType`` and
+``rdbSaveObject`` for every type resplite keeps, in the encoding OBJECT ENCODING reports:
+
+* strings: one RDB string (integer, LZF or plain form);
+* hashes: a listpack of field, value pairs (``listpack``); a listpack of field, value, TTL
+  triples after the smallest TTL (``listpackex``, RDB 12), fields with a TTL first in TTL
+  order as Redis keeps them; or a count and the pairs (``hashtable``), each pair preceded by
+  its TTL relative to the smallest one when any field has a TTL (RDB 12's hash metadata);
+* sets: the intset blob, a listpack of members, or a count and the members;
+* sorted sets: a listpack of member, score pairs (scores as ``d2string`` writes them), or a
+  count and the members from the highest to the lowest with binary double scores;
+* streams (RDB 11's third stream layout): each node's master id and its listpack, rebuilt
+  exactly as Redis lays it out (master entry, entries with their flags, id deltas and
+  ``lp-count``, tombstones kept), then the length, last, first and largest deleted ids,
+  entries added, and the consumer groups in name order with their PEL and consumers.
+
+Where the encoding fixes the order (strings, listpacks, intsets, skiplists, streams), the
+bytes equal Redis's; hashtables come out in resplite's order, which Redis does not promise.
+
+Reading (:func:`read_value`) accepts every value type of RDB versions 1 to 12 that resplite
+can hold (old ziplists and quicklists included) and builds the store's objects, choosing the
+encoding Redis would choose on load from the limits in :class:`Limits`. A module value is
+refused with :class:`UnsupportedValue`. Every malformed value raises
+:class:`~resplite.formats.rdb_format.RdbError` with the offset where reading failed.
+
+DUMP payloads (:func:`dump_payload`, :func:`parse_payload`) are a value type byte, the value,
+the RDB version as two little-endian bytes, and the CRC-64 of all that, little-endian.
+
+What RDB 12 cannot hold is left out of a value: a stream's idempotent-producer state (Redis
+8.6) and its NACKed pending entries (Redis 8.8, entries with no owner). :func:`stream_extras`
+and :func:`apply_stream_extras` carry them separately (an RDB file keeps them in an AUX field,
+which every Redis skips by contract).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from resplite.algorithms.crc64 import crc64
+from resplite.algorithms.scores import d2string
+from resplite.formats import rdb_format as f
+from resplite.store import intset, listpack, ziplist
+from resplite.store.consumer_group import Consumer, ConsumerGroup, PendingEntry
+from resplite.store.hash import Hash
+from resplite.store.listpack_size import as_int64, integer_value
+from resplite.store.set import HASHTABLE, INTSET, LISTPACK, Set
+from resplite.store.set import Limits as SetLimits
+from resplite.store.sorted_ids import SortedIds
+from resplite.store.stream import Stream
+from resplite.store.stream_idmp import IdmpState
+from resplite.store.stream_node import DELETED, SAME_FIELDS, StreamNode
+from resplite.store.string_value import MutableString
+from resplite.store.zset import ZSet
+
+_U64: Final = (1 << 64) - 1
+_INT_CODES: Final = {2: "h", 4: "i", 8: "q"}
+_CODE_WIDTHS: Final = {"h": 2, "i": 4, "q": 8}
+
+
+class UnsupportedValue(ValueError):
+    """A value of a type resplite cannot hold (a module type); the message names it."""
+
+
+_DEFAULT_SET_LIMITS: Final = SetLimits(512, 128, 64)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The encoding directives a load converts by, as Redis's load does."""
+
+    hash_entries: int = 512
+    hash_value: int = 64
+    set_limits: SetLimits = _DEFAULT_SET_LIMITS
+    zset_entries: int = 128
+    zset_value: int = 64
+
+
+DEFAULT_LIMITS: Final = Limits()
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def value_type(value: Any) -> int:
+    """The RDB type byte of a stored value, by its encoding."""
+    cls = value.__class__
+    if isinstance(value, (bytes, MutableString)):
+        return f.TYPE_STRING
+    if cls is Hash:
+        if value.listpack:
+            return f.TYPE_HASH_LISTPACK_EX if value.ex else f.TYPE_HASH_LISTPACK
+        return f.TYPE_HASH_METADATA if value.ttls else f.TYPE_HASH
+    if cls is Set:
+        return (f.TYPE_SET_INTSET, f.TYPE_SET_LISTPACK, f.TYPE_SET)[value.kind]
+    if cls is ZSet:
+        return f.TYPE_ZSET_LISTPACK if value.listpack else f.TYPE_ZSET_2
+    if cls is Stream:
+        return f.TYPE_STREAM_LISTPACKS_3
+    writer = _EXTRA_WRITERS.get(cls)
+    if writer is not None:
+        return writer[0](value)
+    raise UnsupportedValue(f"no RDB form for a value of type {cls.__name__}")
+
+
+def write_value(out: bytearray, value: Any, compress: bool) -> None:
+    """Append the RDB form of ``value`` (without its type byte)."""
+    cls = value.__class__
+    if isinstance(value, (bytes, MutableString)):
+        f.write_string(out, value, compress)
+    elif cls is Hash:
+        _write_hash(out, value, compress)
+    elif cls is Set:
+        _write_set(out, value, compress)
+    elif cls is ZSet:
+        _write_zset(out, value, compress)
+    elif cls is Stream:
+        _write_stream(out, value, compress)
+    else:
+        writer = _EXTRA_WRITERS.get(cls)
+        if writer is None:
+            raise UnsupportedValue(f"no RDB form for a value of type {cls.__name__}")
+        writer[1](out, value, compress)
+
+
+# Types that live in other modules (lists) register their writer and reader here, so this
+# module need not import them: (type of a value, write a value), by class.
+_EXTRA_WRITERS: dict[type, tuple[Callable[[Any], int],
+                                 Callable[[bytearray, Any, bool], None]]] = {}
+
+
+def _hash_fields_in_order(value: Hash) -> list[tuple[bytes, bytes, int]]:
+    """(field, value, ttl or 0) in listpackex order: fields with a TTL first, by TTL."""
+    ttls = value.ttls or {}
+    timed = [(k, v, ttls[k]) for k, v in value.fields.items() if k in ttls]
+    timed.sort(key=lambda item: item[2])
+    plain = [(k, v, 0) for k, v in value.fields.items() if k not in ttls]
+    return timed + plain
+
+
+def _write_hash(out: bytearray, value: Hash, compress: bool) -> None:
+    ttls = value.ttls
+    if value.listpack:
+        if value.ex:
+            triples = _hash_fields_in_order(value)
+            f.write_millis(out, min((t for _, _, t in triples if t), default=0))
+            elements: list[bytes] = []
+            for field, val, ttl in triples:
+                elements.append(listpack.encode_str(field))
+                elements.append(listpack.encode_str(val))
+                elements.append(listpack.encode_int(ttl))
+            f.write_string(out, listpack.join(elements), compress)
+        else:
+            elements = []
+            for field, val in value.fields.items():
+                elements.append(listpack.encode_str(field))
+                elements.append(listpack.encode_str(val))
+            f.write_string(out, listpack.join(elements), compress)
+        return
+    if ttls:
+        low = min(ttls.values())
+        f.write_millis(out, low)
+        f.write_len(out, len(value.fields))
+        for field, val in value.fields.items():
+            when = ttls.get(field)
+            f.write_len(out, 0 if when is None else when - low + 1)
+            f.write_string(out, field, compress)
+            f.write_string(out, val, compress)
+        return
+    f.write_len(out, len(value.fields))
+    for field, val in value.fields.items():
+        f.write_string(out, field, compress)
+        f.write_string(out, val, compress)
+
+
+def _write_set(out: bytearray, value: Set, compress: bool) -> None:
+    if value.ints is not None:
+        width = _CODE_WIDTHS[value.ints.typecode]
+        f.write_string(out, intset.encode(value.ints, width), compress)
+    elif value.lp is not None:
+        f.write_string(out, listpack.encode(value.lp), compress)
+    else:
+        members = value.ht or ()
+        f.write_len(out, len(members))
+        for member in members:
+            f.write_string(out, member, compress)
+
+
+def _write_zset(out: bytearray, value: ZSet, compress: bool) -> None:
+    if value.listpack:
+        elements: list[bytes] = []
+        for score, member in value.order:
+            elements.append(listpack.encode_str(member))
+            elements.append(listpack.encode_str(d2string(score)))
+        f.write_string(out, listpack.join(elements), compress)
+        return
+    order = value.order
+    f.write_len(out, len(order))
+    # Highest first, as Redis walks its skiplist backwards (loading then appends in O(1)).
+    for score, member in reversed(order):
+        f.write_string(out, member, compress)
+        f.write_binary_double(out, score)
+
+
+def node_listpack(node: StreamNode) -> bytes:
+    """The listpack Redis holds for a stream node, tombstones included."""
+    enc_int = listpack.encode_int
+    enc_str = listpack.encode_str
+    fields = node.fields
+    elements = [enc_int(node.count), enc_int(node.deleted), enc_int(len(fields))]
+    elements.extend(enc_str(name) for name in fields)
+    elements.append(_ZERO)
+    master_seq = node.master_seq
+    flags = node.flags
+    ms = node.ms
+    seq = node.seq
+    nfields = len(fields)
+    same_count = enc_int(nfields + 3)
+    for i in range(len(flags)):
+        flag = flags[i]
+        elements.append(enc_int(flag))
+        elements.append(enc_int(ms[i]))
+        elements.append(enc_int(as_int64(seq[i] - master_seq)))
+        pairs = node.fields_at(i)
+        if flag & SAME_FIELDS:
+            values = pairs[1::2]
+            elements.extend(enc_str(v) for v in values)
+            elements.append(same_count)
+        else:
+            n = len(pairs) // 2
+            elements.append(enc_int(n))
+            elements.extend(enc_str(v) for v in pairs)
+            elements.append(enc_int(2 * n + 4))
+    return listpack.join(elements)
+
+
+_ZERO: Final = listpack.encode_int(0)
+
+
+def _write_id_pair(out: bytearray, sid: int) -> None:
+    f.write_len(out, sid >> 64)
+    f.write_len(out, sid & _U64)
+
+
+def _raw_id(sid: int) -> bytes:
+    return sid.to_bytes(16, "big")
+
+
+def _write_stream(out: bytearray, value: Stream, compress: bool) -> None:
+    f.write_len(out, len(value.nodes))
+    for node in value.nodes:
+        f.write_string(out, _raw_id(node.master), compress)
+        f.write_string(out, node_listpack(node), compress)
+    f.write_len(out, value.length)
+    _write_id_pair(out, value.last_id)
+    _write_id_pair(out, value.first_id)
+    _write_id_pair(out, value.max_deleted_id)
+    f.write_len(out, value.entries_added)
+    groups = value.sorted_groups()
+    f.write_len(out, len(groups))
+    for group in groups:
+        f.write_string(out, group.name, compress)
+        _write_id_pair(out, group.last_id)
+        f.write_len(out, group.entries_read & _U64)
+        # NACKed entries (no owner, Redis 8.8) have no place in RDB 12: every PEL entry
+        # there belongs to a consumer. They travel in the stream's extras instead.
+        owned = [sid for sid in group.pel_ids if group.pel[sid].consumer is not None]
+        f.write_len(out, len(owned))
+        for sid in owned:
+            nack = group.pel[sid]
+            out += _raw_id(sid)
+            f.write_millis(out, nack.delivery_time)
+            f.write_len(out, nack.delivery_count)
+        consumers = group.sorted_consumers()
+        f.write_len(out, len(consumers))
+        for consumer in consumers:
+            f.write_string(out, consumer.name, compress)
+            f.write_millis(out, consumer.seen_time)
+            f.write_millis(out, consumer.active_time)
+            f.write_len(out, len(consumer.pel))
+            for sid in consumer.pel:
+                out += _raw_id(sid)
+
+
+# -- the parts of a stream RDB 12 cannot hold ----------------------------------------------
+
+
+def stream_extras(value: Stream) -> bytes | None:
+    """The stream's state newer than RDB 12 (IDMP, NACKed entries) in resplite's own
+    form, or None when there is none."""
+    nacked = [(group.name, sid, group.pel[sid].delivery_count)
+              for group in value.sorted_groups() for sid in group.nacked]
+    idmp = value.idmp
+    if not nacked and idmp is None:
+        return None
+    out = bytearray(b"\x01")  # format version
+    f.write_len(out, len(nacked))
+    for name, sid, count in nacked:
+        f.write_string(out, name, False)
+        out += _raw_id(sid)
+        f.write_len(out, count)
+    if idmp is None:
+        out.append(0)
+    else:
+        out.append(1)
+        f.write_len(out, idmp.duration)
+        f.write_len(out, idmp.maxsize)
+        f.write_len(out, idmp.iids_added)
+        f.write_len(out, idmp.iids_duplicates)
+        f.write_len(out, len(idmp.order))
+        for (pid, iid), sid in idmp.order.items():
+            f.write_string(out, pid, False)
+            f.write_string(out, iid, False)
+            out += _raw_id(sid)
+    return bytes(out)
+
+
+def apply_stream_extras(value: Stream, data: bytes) -> None:
+    """Restore what :func:`stream_extras` saved; RdbError if it is malformed."""
+    r = f.Reader(data)
+    if r.byte("the extras format") != 1:
+        raise r.error("unknown stream extras format", 0)
+    for _ in range(r.length()):
+        name = r.string("a group name")
+        sid = int.from_bytes(r.take(16, "an entry id"), "big")
+        count = r.length("a delivery count")
+        group = value.groups.get(name)
+        if group is None:
+            raise r.error(f"stream extras name an unknown group {name!r}")
+        if sid in group.pel:
+            raise r.error("a NACKed entry is already pending")
+        group.force_release(sid, count)
+    if r.byte("the IDMP flag"):
+        state = IdmpState(r.length(), r.length())
+        state.iids_added = r.length()
+        state.iids_duplicates = r.length()
+        for _ in range(r.length()):
+            pid = r.string("a producer id")
+            iid = r.string("an idempotent id")
+            sid = int.from_bytes(r.take(16, "an entry id"), "big")
+            known = state.producers.get(pid)
+            if known is None:
+                known = state.producers[pid] = OrderedDict()
+            known[iid] = sid
+            state.order[(pid, iid)] = sid
+        value.idmp = state
+
+
+# -- DUMP payloads --------------------------------------------------------------------------
+
+
+def payload_version(rdb_type: int) -> int:
+    """The RDB version a DUMP payload of this type carries: the oldest that knows it."""
+    return f.TYPE_SINCE.get(rdb_type, f.RDB_VERSION)
+
+
+def dump_payload(value: Any, compress: bool = True) -> bytes:
+    """DUMP's serialization of ``value``: type, value, version, CRC-64."""
+    kind = value_type(value)
+    out = bytearray((kind,))
+    write_value(out, value, compress)
+    out += payload_version(kind).to_bytes(2, "little")
+    out += crc64(0, out).to_bytes(8, "little")
+    return bytes(out)
+
+
+def payload_valid(payload: bytes, check_crc: bool = True) -> bool:
+    """Redis's ``verifyDumpPayload``: a version this code reads, and a matching CRC-64."""
+    if len(payload) < 10:
+        return False
+    version = payload[-10] | (payload[-9] << 8)
+    if version > f.RDB_VERSION:
+        return False
+    if not check_crc:
+        return True
+    return crc64(0, payload[:-8]).to_bytes(8, "little") == payload[-8:]
+
+
+def parse_payload(payload: bytes, key: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """The value a verified DUMP payload holds; RdbError or UnsupportedValue if it holds
+    none this server can keep."""
+    r = f.Reader(memoryview(payload)[:-10])
+    kind = r.byte()
+    value = read_value(r, kind, key, limits)
+    return value
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+# Readers registered by other modules (lists): RDB type -> read(reader, type, limits).
+_EXTRA_READERS: dict[int, Callable[[f.Reader, int, Limits], Any]] = {}
+
+
+def register_type(cls: type, type_of: Callable[[Any], int],
+                  write: Callable[[bytearray, Any, bool], None],
+                  readers: dict[int, Callable[[f.Reader, int, Limits], Any]]) -> None:
+    """Teach this module a value class defined elsewhere: how to write it, and how to read
+    the RDB types that load into it."""
+    _EXTRA_WRITERS[cls] = (type_of, write)
+    _EXTRA_READERS.update(readers)
+
+
+class EmptyValue(Exception):
+    """The value read is empty (Redis skips such keys with a notice)."""
+
+
+def read_value(r: f.Reader, kind: int, key: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
+    """Read a value of RDB type ``kind`` at the reader's position."""
+    start = r.pos
+    if kind == f.TYPE_STRING:
+        return r.string("a string value")
+    if kind in (f.TYPE_HASH, f.TYPE_HASH_METADATA, f.TYPE_HASH_METADATA_PRE_GA):
+        return _read_hash(r, kind, limits)
+    if kind in (f.TYPE_HASH_LISTPACK, f.TYPE_HASH_LISTPACK_EX, f.TYPE_HASH_LISTPACK_EX_PRE_GA,
+                f.TYPE_HASH_ZIPLIST):
+        return _read_hash_packed(r, kind, limits)
+    if kind in (f.TYPE_SET, f.TYPE_SET_INTSET, f.TYPE_SET_LISTPACK):
+        return _read_set(r, kind, limits)
+    if kind in (f.TYPE_ZSET, f.TYPE_ZSET_2, f.TYPE_ZSET_LISTPACK, f.TYPE_ZSET_ZIPLIST):
+        return _read_zset(r, kind, limits)
+    if kind in (f.TYPE_STREAM_LISTPACKS, f.TYPE_STREAM_LISTPACKS_2, f.TYPE_STREAM_LISTPACKS_3):
+        return _read_stream(r, kind)
+    reader = _EXTRA_READERS.get(kind)
+    if reader is not None:
+        return reader(r, kind, limits)
+    if kind in (f.TYPE_MODULE_2, f.TYPE_MODULE_PRE_GA):
+        module_id = r.length("a module type id") if kind == f.TYPE_MODULE_2 else 0
+        raise UnsupportedValue(
+            f"key {key!r} holds a value of module type '{module_type_name(module_id)}', "
+            "which resplite cannot hold (it loads no modules)")
+    if kind in (f.TYPE_LIST, f.TYPE_LIST_ZIPLIST, f.TYPE_LIST_QUICKLIST,
+                f.TYPE_LIST_QUICKLIST_2):
+        raise UnsupportedValue(f"key {key!r} holds a list, which this server cannot hold")
+    if kind == f.TYPE_HASH_ZIPMAP:
+        raise UnsupportedValue(f"key {key!r} holds a zipmap hash (Redis before 2.6), which "
+                               "is not supported")
+    raise r.error(f"unknown value type {kind}", start - 1)
+
+
+_MODULE_CHARSET: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+def module_type_name(module_id: int) -> str:
+    """The 9-character module type name encoded in the top 54 bits of a module id."""
+    ident = module_id >> 10
+    return "".join(_MODULE_CHARSET[(ident >> (6 * (8 - i))) & 63] for i in range(9))
+
+
+def _strings(items: list[listpack.Element]) -> Iterator[bytes]:
+    for item in items:
+        yield b"%d" % item if item.__class__ is int else item  # type: ignore[misc]
+
+
+def _packed(r: f.Reader, what: str, use_ziplist: bool) -> list[bytes]:
+    start = r.pos
+    blob = r.string(what)
+    try:
+        if use_ziplist:
+            return ziplist.decode(blob)
+        return list(_strings(listpack.decode(blob)))
+    except ValueError as exc:
+        raise r.error(f"{what}: {exc}", start) from None
+
+
+def _fit_hash(value: Hash, limits: Limits) -> None:
+    """Redis's load-time conversion: a listpack with too many fields, or (for the pair
+    layout) a field or value too long, becomes a hashtable."""
+    value.fit_size(limits.hash_entries)
+
+
+def _read_hash(r: f.Reader, kind: int, limits: Limits) -> Hash:
+    low = r.millis("the smallest field expiry") if kind == f.TYPE_HASH_METADATA else 0
+    count = r.length("a hash size")
+    if count == 0:
+        raise EmptyValue
+    value = Hash()
+    fields = value.fields
+    timed = kind != f.TYPE_HASH
+    for _ in range(count):
+        ttl = r.length("a field TTL") if timed else 0
+        field = r.string("a hash field")
+        val = r.string("a hash value")
+        if field in fields:
+            raise r.error("duplicate hash fields detected")
+        fields[field] = val
+        if ttl:
+            value.set_ttl(field, ttl + low - 1 if kind == f.TYPE_HASH_METADATA else ttl)
+    if timed:
+        value.mark_ex()
+    if count > limits.hash_entries:
+        value.convert()
+    else:
+        value.fit_lengths(list(fields) + list(fields.values()), limits.hash_value)
+    return value
+
+
+def _read_hash_packed(r: f.Reader, kind: int, limits: Limits) -> Hash:
+    ex = kind in (f.TYPE_HASH_LISTPACK_EX, f.TYPE_HASH_LISTPACK_EX_PRE_GA)
+    if kind == f.TYPE_HASH_LISTPACK_EX:
+        r.millis("the smallest field expiry")
+    start = r.pos
+    items = _packed(r, "a hash listpack", kind == f.TYPE_HASH_ZIPLIST)
+    step = 3 if ex else 2
+    if len(items) % step:
+        raise r.error("hash listpack holds an incomplete field", start)
+    if not items:
+        raise EmptyValue
+    value = Hash()
+    fields = value.fields
+    for i in range(0, len(items), step):
+        field = items[i]
+        if field in fields:
+            raise r.error("duplicate hash fields detected", start)
+        fields[field] = items[i + 1]
+        if ex:
+            ttl = int(items[i + 2])
+            if ttl:
+                value.set_ttl(field, ttl)
+    if ex:
+        value.mark_ex()
+    _fit_hash(value, limits)
+    return value
+
+
+def _read_set(r: f.Reader, kind: int, limits: Limits) -> Set:
+    set_limits = limits.set_limits
+    start = r.pos
+    if kind == f.TYPE_SET_INTSET:
+        blob = r.string("an intset")
+        try:
+            values, width = intset.decode(blob)
+        except ValueError as exc:
+            raise r.error(f"intset: {exc}", start) from None
+        if not values:
+            raise EmptyValue
+        value = Set(INTSET)
+        value.ints = array(_INT_CODES[width], values)
+        if len(values) > min(set_limits.intset_entries, 1 << 30):
+            value.convert(HASHTABLE)
+        return value
+    if kind == f.TYPE_SET_LISTPACK:
+        members = _packed(r, "a set listpack", False)
+        if not members:
+            raise EmptyValue
+        value = Set(LISTPACK)
+        lp = dict.fromkeys(members)
+        if len(lp) != len(members):
+            raise r.error("duplicate set members detected", start)
+        value.lp = lp
+        if len(members) > set_limits.listpack_entries:
+            value.convert(HASHTABLE)
+        return value
+    count = r.length("a set size")
+    if count == 0:
+        raise EmptyValue
+    members = [r.string("a set member") for _ in range(count)]
+    if len(set(members)) != len(members):
+        raise r.error("duplicate set members detected", start)
+    ints = [integer_value(m) for m in members]
+    if count <= min(set_limits.intset_entries, 1 << 30) and all(v is not None for v in ints):
+        value = Set(INTSET)
+        values = sorted(v for v in ints if v is not None)
+        value.ints = array(_INT_CODES[intset.width_for(values)], values)
+        return value
+    if count <= set_limits.listpack_entries and max(map(len, members)) <= \
+            set_limits.listpack_value and count <= set_limits.intset_entries:
+        # Redis starts an intset and turns it into a listpack at the first non-integer:
+        # the integers read before it come out sorted.
+        first = next(i for i, v in enumerate(ints) if v is None)
+        head = sorted(members[:first], key=lambda m: integer_value(m) or 0)
+        value = Set(LISTPACK)
+        value.lp = dict.fromkeys(head + members[first:])
+        return value
+    value = Set(HASHTABLE)
+    value.ht = set(members)
+    return value
+
+
+def _read_zset(r: f.Reader, kind: int, limits: Limits) -> ZSet:
+    start = r.pos
+    entries: list[tuple[float, bytes]] = []
+    if kind in (f.TYPE_ZSET_LISTPACK, f.TYPE_ZSET_ZIPLIST):
+        items = _packed(r, "a sorted set listpack", kind == f.TYPE_ZSET_ZIPLIST)
+        if len(items) % 2:
+            raise r.error("sorted set listpack holds an incomplete member", start)
+        for i in range(0, len(items), 2):
+            try:
+                score = float(items[i + 1])
+            except ValueError:
+                raise r.error("unreadable score in a sorted set listpack", start) from None
+            entries.append((score, items[i]))
+        packed = True
+    else:
+        count = r.length("a sorted set size")
+        for _ in range(count):
+            member = r.string("a sorted set member")
+            score = r.binary_double() if kind == f.TYPE_ZSET_2 else r.string_double()
+            if score != score:
+                raise r.error("zset with NAN score detected")
+            entries.append((score, member))
+        packed = False
+    if not entries:
+        raise EmptyValue
+    members = {m for _, m in entries}
+    if len(members) != len(entries):
+        raise r.error("duplicate zset fields detected", start)
+    if packed:
+        small = len(entries) <= limits.zset_entries
+    else:
+        small = len(entries) <= limits.zset_entries and \
+            max(len(m) for _, m in entries) <= limits.zset_value
+    value = ZSet(skiplist=not small)
+    if small:
+        # As ZSet.compact: a listpack holds an integral score as an integer, so -0 is 0.
+        entries = [(0.0 if s == 0.0 else s, m) for s, m in entries]
+    value.scores = {m: s for s, m in entries}
+    entries.sort()
+    if small:
+        value.order.extend(entries)
+    else:
+        value.order.update(entries)
+    return value
+
+
+def _read_stream(r: f.Reader, kind: int) -> Stream:
+    value = Stream()
+    nodes = r.length("a stream node count")
+    for _ in range(nodes):
+        at = r.pos
+        key = r.string("a stream node key")
+        if len(key) != 16:
+            raise r.error("stream node key entry is not the size of a stream ID", at)
+        at = r.pos
+        blob = r.string("a stream node listpack")
+        try:
+            node = _node_from_listpack(int.from_bytes(key, "big"), listpack.decode(blob))
+        except (ValueError, IndexError, TypeError) as exc:
+            raise r.error(f"stream listpack integrity check failed ({exc})", at) from None
+        node.lp_bytes = len(blob)
+        node.seal()
+        if value.keys and node.master <= value.keys[-1]:
+            raise r.error("stream nodes out of order", at)
+        value.nodes.append(node)
+        value.keys.append(node.master)
+    value.length = r.length("the stream length")
+    value.last_id = _read_id_pair(r)
+    if kind >= f.TYPE_STREAM_LISTPACKS_2:
+        value.first_id = _read_id_pair(r)
+        value.max_deleted_id = _read_id_pair(r)
+        value.entries_added = r.length("the entries-added counter")
+    else:
+        value.entries_added = value.length
+        value.first_id = value.first_entry()[0] if value.length else 0  # type: ignore[index]
+    if sum(node.count for node in value.nodes) != value.length:
+        raise r.error("stream length inconsistent with its entries")
+    for _ in range(r.length("a consumer group count")):
+        name = r.string("a consumer group name")
+        last = _read_id_pair(r)
+        if kind >= f.TYPE_STREAM_LISTPACKS_2:
+            read = r.length("a group's entries-read")
+            entries_read = read - (1 << 64) if read > (1 << 63) - 1 else read
+        else:
+            entries_read = value.estimate_entries_read(last)
+        group = value.create_group(name, last, entries_read)
+        if group is None:
+            raise r.error(f"duplicated consumer group name {name!r}")
+        _read_group_pel(r, group, kind)
+    return value
+
+
+def _read_group_pel(r: f.Reader, group: ConsumerGroup, kind: int) -> None:
+    waiting: dict[int, PendingEntry] = {}
+    for _ in range(r.length("a PEL size")):
+        sid = int.from_bytes(r.take(16, "a PEL entry id"), "big")
+        when = r.millis("a delivery time")
+        count = r.length("a delivery count")
+        if sid in waiting:
+            raise r.error("duplicated global PEL entry loading stream consumer group")
+        waiting[sid] = PendingEntry(None, when, count)
+    for _ in range(r.length("a consumer count")):
+        name = r.string("a consumer name")
+        seen = r.millis("a consumer's seen time")
+        active = r.millis("a consumer's active time") \
+            if kind >= f.TYPE_STREAM_LISTPACKS_3 else seen
+        if name in group.consumers:
+            raise r.error("duplicate stream consumer detected")
+        consumer = group.consumers[name] = Consumer(name, seen)
+        consumer.active_time = active
+        ids = []
+        for _ in range(r.length("a consumer PEL size")):
+            sid = int.from_bytes(r.take(16, "a consumer PEL entry id"), "big")
+            nack = waiting.get(sid)
+            if nack is None:
+                raise r.error("consumer entry not found in group global PEL")
+            if nack.consumer is not None:
+                raise r.error("duplicated consumer PEL entry loading a stream consumer group")
+            nack.consumer = consumer
+            ids.append(sid)
+        consumer.pel = SortedIds(sorted(ids))
+    for sid in sorted(waiting):
+        nack = waiting[sid]
+        if nack.consumer is None:
+            raise r.error("stream CG PEL entry without consumer")
+        group.pel[sid] = nack
+        group.refs[sid] = group.refs.get(sid, 0) + 1
+    group.pel_ids = SortedIds(sorted(waiting))
+
+
+def _read_id_pair(r: f.Reader) -> int:
+    ms = r.length("an id's milliseconds")
+    seq = r.length("an id's sequence")
+    return (ms << 64) | seq
+
+
+def _node_from_listpack(master: int, items: list[listpack.Element]) -> StreamNode:
+    """A node rebuilt from its listpack (master entry first, see :func:`node_listpack`)."""
+    count = items[0]
+    deleted = items[1]
+    nfields = items[2]
+    if not (isinstance(count, int) and isinstance(deleted, int) and isinstance(nfields, int)):
+        raise ValueError("master entry counters are not integers")
+    fields = tuple(_as_bytes(x) for x in items[3:3 + nfields])
+    p = 3 + nfields
+    if items[p] != 0:
+        raise ValueError("master entry not terminated")
+    p += 1
+    node = StreamNode(master, fields)
+    master_ms = master >> 64
+    master_seq = master & _U64
+    live = dead = 0
+    n = len(items)
+    while p < n:
+        flag = items[p]
+        dms = items[p + 1]
+        dseq = items[p + 2]
+        if not (isinstance(flag, int) and isinstance(dms, int) and isinstance(dseq, int)):
+            raise ValueError("entry header is not integers")
+        p += 3
+        same = bool(flag & SAME_FIELDS)
+        if same:
+            values = [_as_bytes(x) for x in items[p:p + nfields]]
+            pairs: list[bytes] = []
+            for name, val in zip(fields, values, strict=True):
+                pairs.append(name)
+                pairs.append(val)
+            p += nfields
+            expect = nfields + 3
+        else:
+            k = items[p]
+            if not isinstance(k, int):
+                raise ValueError("entry field count is not an integer")
+            pairs = [_as_bytes(x) for x in items[p + 1:p + 1 + 2 * k]]
+            if len(pairs) != 2 * k:
+                raise ValueError("entry cut short")
+            p += 1 + 2 * k
+            expect = 2 * k + 4
+        if items[p] != expect:
+            raise ValueError("entry lp-count does not match")
+        p += 1
+        sid = ((master_ms + dms) << 64) | ((master_seq + dseq) & _U64)
+        if len(node) and sid <= node.id_at(len(node) - 1):
+            raise ValueError("entry ids out of order")
+        node.append(sid, pairs, 0, same)
+        if flag & DELETED:
+            node.flags[-1] |= DELETED
+            dead += 1
+        else:
+            live += 1
+    if live != count or dead != deleted:
+        raise ValueError("master entry counters disagree with the entries")
+    if not live and not dead:
+        raise ValueError("empty listpack inside stream")
+    node.count = live
+    node.deleted = dead
+    return node
+
+
+def _as_bytes(item: listpack.Element) -> bytes:
+    return b"%d" % item if item.__class__ is int else item  # type: ignore[return-value]

@@ -1,0 +1,277 @@
+"""RDB snapshots end to end: SAVE / BGSAVE and a restart, files from Redis, bad files.
+
+Each test starts its own server processes in temporary folders. Data sets are compared as
+what a client reads back (values, TTLs, stream groups and their pending entries), for every
+key of every database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from support.servers import free_port, redis_server_path, running
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "redis-8.0.6"
+FAR = 4102444800000
+
+
+def dataset(client: redis.Redis, field_ttls: bool = True) -> dict[tuple[int, Any], Any]:
+    """Everything a client can read about every key, in a comparable form (hash field TTLs
+    only when ``field_ttls``: Redis 7.0 has none)."""
+    out: dict[tuple[int, Any], Any] = {}
+    for db in range(16):
+        client.execute_command("SELECT", db)
+        keys: Any = client.keys("*")
+        for key in keys:
+            kind = client.type(key)
+            ttl = client.pexpiretime(key)
+            if kind == b"string":
+                value: Any = client.get(key)
+            elif kind == b"hash":
+                value = sorted(client.hgetall(key).items())
+                fields = sorted(client.hkeys(key))
+                if field_ttls:
+                    value = (value, client.execute_command("HPEXPIRETIME", key, "FIELDS",
+                                                           len(fields), *fields))
+            elif kind == b"set":
+                value = sorted(client.smembers(key))
+            elif kind == b"zset":
+                value = client.zrange(key, 0, -1, withscores=True)
+            elif kind == b"list":
+                value = client.lrange(key, 0, -1)
+            elif kind == b"stream":
+                groups = []
+                for g in client.xinfo_groups(key):
+                    name = g["name"]
+                    pending = client.xpending_range(key, name, "-", "+", 1000)
+                    groups.append((name, g["last-delivered-id"], g["entries-read"],
+                                   g["pending"], [(p["message_id"], p["consumer"],
+                                                   p["times_delivered"]) for p in pending],
+                                   sorted(c["name"] for c in
+                                          client.xinfo_consumers(key, name))))
+                info = client.xinfo_stream(key)
+                value = (client.xrange(key), groups, info["last-generated-id"],
+                         info["max-deleted-entry-id"], info["entries-added"])
+            else:
+                value = kind
+            out[(db, key)] = (kind, ttl, value)
+    client.execute_command("SELECT", 0)
+    return out
+
+
+def _build(client: redis.Redis) -> None:
+    client.set("s:int", 12345)
+    client.set("s:text", "hello")
+    client.set("s:big", "x" * 5000, pxat=FAR)
+    client.setbit("bits", 100, 1)
+    client.pfadd("hll", *[f"e{i}" for i in range(50)])
+    client.hset("h:small", mapping={"a": "1", "b": "two"})
+    client.hset("h:big", mapping={f"f{i}": f"v{i}" for i in range(600)})
+    client.execute_command("HPEXPIREAT", "h:small", FAR, "FIELDS", 1, "a")
+    client.sadd("set:int", 1, 2, 3, -7)
+    client.sadd("set:lp", "a", "b")
+    client.sadd("set:ht", *[f"m{i}" for i in range(300)])
+    client.zadd("z:small", {"a": 1, "b": 2.5, "c": float("-inf")})
+    client.zadd("z:big", {f"m{i}": i / 7 for i in range(200)})
+    for i in range(1, 300):
+        client.xadd("st", {"f": f"v{i}", "n": i}, id=f"{1000 + i}-0")
+    client.xdel("st", "1005-0", "1006-0")
+    client.xgroup_create("st", "g1", id="0")
+    client.xreadgroup("g1", "alice", {"st": ">"}, count=5)
+    client.xreadgroup("g1", "bob", {"st": ">"}, count=2)
+    client.xack("st", "g1", "1002-0")
+    client.execute_command("XGROUP", "CREATE", "st", "g2", "1100-0", "ENTRIESREAD", 95)
+    client.execute_command("SELECT", 4)
+    client.set("in-db-4", "v")
+    client.execute_command("SELECT", 0)
+
+
+def test_save_and_restart_keep_the_data_set() -> None:
+    with running("resplite") as first:
+        client = redis.Redis.from_url(first.url)
+        _build(client)
+        before = dataset(client)
+        assert client.save()
+        assert client.lastsave()
+        workdir = first.workdir
+        snapshot = Path(workdir, "dump.rdb").read_bytes()
+    assert snapshot.startswith(b"REDIS0012")
+    folder = tempfile.mkdtemp()
+    try:
+        Path(folder, "dump.rdb").write_bytes(snapshot)
+        with running("resplite", "--dir", folder) as second:
+            client = redis.Redis.from_url(second.url)
+            assert dataset(client) == before
+            info = client.info("persistence")
+            assert info["rdb_last_load_keys_loaded"] == len(before)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_bgsave_while_serving() -> None:
+    with running("resplite") as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.mset({f"k{i}": i for i in range(20000)})
+        assert client.bgsave() in (True, b"Background saving started")
+        # The server keeps answering while the child writes.
+        for i in range(100):
+            client.set(f"during{i}", i)
+        for _ in range(200):
+            if client.info("persistence")["rdb_bgsave_in_progress"] == 0:
+                break
+            time.sleep(0.05)
+        info = client.info("persistence")
+        assert info["rdb_last_bgsave_status"] == "ok"
+        assert info["rdb_changes_since_last_save"] >= 100
+        folder = srv.workdir
+        data = Path(folder, "dump.rdb").read_bytes()
+    assert data.startswith(b"REDIS0012")
+
+
+@pytest.mark.skipif(redis_server_path() is None, reason="needs redis-server")
+def test_a_redis_7_0_snapshot_loads() -> None:
+    """Redis 7.0 writes RDB version 10; resplite loads it into the same data set."""
+    with running("redis") as ref:
+        client = redis.Redis.from_url(ref.url)
+        for cmd in _commands_without_newer_features():
+            client.execute_command(*cmd)
+        expected = dataset(client, field_ttls=False)
+        client.save()
+        snapshot = Path(ref.workdir, "dump.rdb").read_bytes()
+    assert snapshot.startswith(b"REDIS0010")
+    folder = tempfile.mkdtemp()
+    try:
+        Path(folder, "dump.rdb").write_bytes(snapshot)
+        with running("resplite", "--dir", folder) as ours:
+            assert dataset(redis.Redis.from_url(ours.url), field_ttls=False) == expected
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _commands_without_newer_features() -> list[list[str]]:
+    """The fixture's command list minus lists and what Redis 7.0 lacks."""
+    commands = json.loads((FIXTURES / "core" / "commands.json").read_text())
+    return [c for c in commands if c[0] not in ("RPUSH",) and "ENTRIESADDED" not in c]
+
+
+@pytest.mark.skipif(redis_server_path() is None, reason="needs redis-server")
+def test_the_fixture_commands_build_the_same_data_set_in_both() -> None:
+    """The baseline of the load test above: the commands give both servers one data set."""
+    with running("resplite") as ours, running("redis") as ref:
+        mine = redis.Redis.from_url(ours.url)
+        theirs = redis.Redis.from_url(ref.url)
+        for cmd in _commands_without_newer_features():
+            mine.execute_command(*cmd)
+            theirs.execute_command(*cmd)
+        assert dataset(mine, field_ttls=False) == dataset(theirs, field_ttls=False)
+
+
+def _start_expecting_failure(folder: str) -> str:
+    port = free_port()
+    proc = subprocess.run(
+        [sys.executable, "-m", "resplite", "--port", str(port), "--dir", folder],
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    return proc.stdout + proc.stderr
+
+
+def test_a_truncated_or_corrupt_snapshot_stops_the_start() -> None:
+    with running("resplite") as srv:
+        client = redis.Redis.from_url(srv.url)
+        _build(client)
+        client.save()
+        good = Path(srv.workdir, "dump.rdb").read_bytes()
+    folder = tempfile.mkdtemp()
+    try:
+        Path(folder, "dump.rdb").write_bytes(good[: len(good) // 2])
+        message = _start_expecting_failure(folder)
+        assert "offset" in message and "dump.rdb" in message
+        corrupt = bytearray(good)
+        corrupt[len(corrupt) // 3] ^= 0x55
+        Path(folder, "dump.rdb").write_bytes(bytes(corrupt))
+        assert "offset" in _start_expecting_failure(folder)
+        Path(folder, "dump.rdb").write_bytes(b"NOTANRDBFILE")
+        assert "signature" in _start_expecting_failure(folder)
+        # The file is left as it was: nothing on disk is overwritten by a failed start.
+        assert Path(folder, "dump.rdb").read_bytes() == b"NOTANRDBFILE"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_module_value_is_refused_naming_the_key() -> None:
+    body = bytearray(b"REDIS0012\xfe\x00\xfb\x01\x00")
+    body += bytes((7,)) + b"\x09modkey123" + b"\x81" + ((0x1234 << 10) | 2).to_bytes(8, "big")
+    body += b"\xff" + bytes(8)
+    folder = tempfile.mkdtemp()
+    try:
+        Path(folder, "dump.rdb").write_bytes(bytes(body))
+        assert "modkey123" in _start_expecting_failure(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_failed_background_save_stops_writes() -> None:
+    folder = tempfile.mkdtemp()
+    with running("resplite", "--save", "3600 1", "--stop-writes-on-bgsave-error", "yes",
+                 "--dir", folder) as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.set("a", 1)
+        shutil.rmtree(folder)  # the snapshot can no longer be written
+        client.bgsave()
+        for _ in range(100):
+            if client.info("persistence")["rdb_bgsave_in_progress"] == 0:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)  # the cron turns the failure into MISCONF
+        assert client.info("persistence")["rdb_last_bgsave_status"] == "err"
+        with pytest.raises(redis.exceptions.ResponseError, match="MISCONF"):
+            client.set("b", 2)
+        assert client.get("a") == b"1"  # reads still work
+        os.mkdir(folder)
+        assert client.save()
+        assert client.set("b", 2)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_test_kit_starts_from_a_snapshot(tmp_path: Path) -> None:
+    import resplite
+
+    with resplite.serve(dir=str(tmp_path)) as first:
+        client = redis.Redis.from_url(first.url)
+        _build(client)
+        expected = dataset(client)
+        client.save()
+    with resplite.serve(dir=str(tmp_path), dbfilename="dump.rdb") as second:
+        assert dataset(redis.Redis.from_url(second.url)) == expected
+
+
+def test_the_redis_8_snapshot_loads_or_names_what_it_cannot_hold() -> None:
+    """Redis 8.0.6's RDB 12 file: every key it holds that resplite has a type for loads as
+    the commands built it; a type this build lacks stops the load naming the key."""
+    folder = tempfile.mkdtemp()
+    try:
+        shutil.copy(FIXTURES / "core" / "rdb" / "dump.rdb", Path(folder, "dump.rdb"))
+        commands = json.loads((FIXTURES / "core" / "commands.json").read_text())
+        try:
+            with running("resplite", "--dir", folder) as loaded, running("resplite") as built:
+                expected_client = redis.Redis.from_url(built.url)
+                for cmd in commands:
+                    expected_client.execute_command(*cmd)
+                assert dataset(redis.Redis.from_url(loaded.url)) == dataset(expected_client)
+        except RuntimeError:
+            assert "list" in _start_expecting_failure(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
