@@ -51,3 +51,8 @@ def timeout_ms(arg: bytes, now_ms: int) -> int:
     if ms > INT64_MAX - now_ms:
         raise CommandError(errors.TIMEOUT_OUT_OF_RANGE)
     return ms
+
+
+def c_option(arg: bytes) -> bytes:
+    """An option name as Redis's ``strcasecmp`` compares it: up to the first NUL, lower case."""
+    return arg.split(b"\0", 1)[0].lower()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands.args import INT64_MAX, INT64_MIN, parse_int
+from resplite.commands.args import INT64_MAX, INT64_MIN, c_option, int_arg, parse_int
 from resplite.commands.helptext import help_reply
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
@@ -186,6 +186,36 @@ def parse_scan_cursor(arg: bytes) -> int:
     if value > _ULONG_MAX:
         raise CommandError(errors.INVALID_CURSOR)
     return (-value) & _ULONG_MAX if text[:1] == b"-" else value
+
+
+def parse_scan_options(
+    argv: list[bytes], start: int, novalues_allowed: bool = False
+) -> tuple[int, bytes | None, bool]:
+    """(COUNT, MATCH pattern or None for ``*``, NOVALUES) of HSCAN, SSCAN and ZSCAN from
+    ``argv[start:]``, with Redis's errors: a COUNT below 1 is a syntax error, and NOVALUES,
+    which only HSCAN takes (Redis 7.4), names HSCAN in the others' error."""
+    count = 10
+    pattern: bytes | None = None
+    novalues = False
+    i, n = start, len(argv)
+    while i < n:
+        option = c_option(argv[i])
+        if option == b"count" and n - i >= 2:
+            count = int_arg(argv[i + 1])
+            if count < 1:
+                raise CommandError(errors.SYNTAX)
+            i += 2
+        elif option == b"match" and n - i >= 2:
+            pattern = None if argv[i + 1] == b"*" else argv[i + 1]
+            i += 2
+        elif option == b"novalues":
+            if not novalues_allowed:
+                raise CommandError(errors.NOVALUES_HSCAN_ONLY)
+            novalues = True
+            i += 1
+        else:
+            raise CommandError(errors.SYNTAX)
+    return count, pattern, novalues
 
 
 @command("scan")

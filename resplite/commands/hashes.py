@@ -26,8 +26,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms import longdouble
-from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
-from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor
+from resplite.commands.args import INT64_MAX, INT64_MIN, c_option, int_arg, parse_int
+from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor, parse_scan_options
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, HASH
@@ -48,9 +48,6 @@ COUNT_OUT_OF_RANGE = (
 WITHVALUES_COUNT_OUT_OF_RANGE = "ERR value is out of range"
 
 
-def _c_option(arg: bytes) -> bytes:
-    """An option name as ``strcasecmp`` compares it: up to the first NUL, lower case."""
-    return arg.split(b"\0", 1)[0].lower()
 
 
 def lookup_hash(client: Client, key: bytes) -> Hash | None:
@@ -293,7 +290,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
     wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
         raise CommandError(COUNT_OUT_OF_RANGE)
-    if len(argv) > 4 or (len(argv) == 4 and _c_option(argv[3]) != b"withvalues"):
+    if len(argv) > 4 or (len(argv) == 4 and c_option(argv[3]) != b"withvalues"):
         raise CommandError(errors.SYNTAX)
     withvalues = len(argv) == 4
     # Redis bounds the count so that twice it (fields and values) still fits a long.
@@ -325,25 +322,7 @@ def hscan(client: Client, argv: list[bytes]) -> list[Any]:
     h = read_hash(client, argv[1])
     if h is None:
         return [b"0", []]  # Redis answers before it looks at the options
-    count = 10
-    pattern: bytes | None = None
-    novalues = False
-    i, n = 3, len(argv)
-    while i < n:
-        option = _c_option(argv[i])
-        if option == b"count" and n - i >= 2:
-            count = int_arg(argv[i + 1])
-            if count < 1:
-                raise CommandError(errors.SYNTAX)
-            i += 2
-        elif option == b"match" and n - i >= 2:
-            pattern = None if argv[i + 1] == b"*" else argv[i + 1]
-            i += 2
-        elif option == b"novalues":  # Redis 7.4
-            novalues = True
-            i += 1
-        else:
-            raise CommandError(errors.SYNTAX)
+    count, pattern, novalues = parse_scan_options(argv, 3, novalues_allowed=True)
     next_cursor, fields = h.scan(cursor, count)
     if pattern is not None:
         match = compile_matcher(pattern)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands.args import INT64_MAX, parse_int, timeout_ms
+from resplite.commands.args import INT64_MAX, c_option, parse_int, timeout_ms
 from resplite.commands.generic import lookup, lookup_read
 from resplite.engine import errors
 from resplite.engine.blocking import BlockRequest
@@ -53,9 +53,6 @@ if TYPE_CHECKING:
 _LONG_MIN_ALLOWED = -INT64_MAX  # Redis's -LONG_MAX bound for LREM counts and LPOS ranks
 
 
-def _c_option(arg: bytes) -> bytes:
-    """An option as ``strcasecmp`` compares it: up to the first NUL, lower case."""
-    return arg.split(b"\0", 1)[0].lower()
 
 
 def _list(client: Client, key: bytes) -> List | None:
@@ -94,7 +91,7 @@ def _long(arg: bytes) -> int:
 
 def _side(arg: bytes) -> bool:
     """LEFT (True) or RIGHT (False), as LMOVE and LMPOP read them."""
-    option = _c_option(arg)
+    option = c_option(arg)
     if option == b"left":
         return True
     if option == b"right":
@@ -188,7 +185,7 @@ def rpushx(client: Client, argv: list[bytes]) -> int:
 
 @command("linsert", counts_changes=True)
 def linsert(client: Client, argv: list[bytes]) -> int:
-    where = _c_option(argv[2])
+    where = c_option(argv[2])
     if where == b"after":
         after = True
     elif where == b"before":
@@ -302,7 +299,7 @@ def _parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, 
     count = -1
     i = where_at + 1
     while i < len(argv):
-        if count == -1 and _c_option(argv[i]) == b"count" and i + 1 < len(argv):
+        if count == -1 and c_option(argv[i]) == b"count" and i + 1 < len(argv):
             i += 1
             value = parse_int(argv[i])
             if value is None or value < 1:
@@ -493,7 +490,7 @@ def lpos(client: Client, argv: list[bytes]) -> Any:
     rank, count, maxlen = 1, -1, 0  # count -1: no COUNT option
     i, n = 3, len(argv)
     while i < n:
-        option = _c_option(argv[i])
+        option = c_option(argv[i])
         more = i + 1 < n
         if option == b"rank" and more:
             i += 1

@@ -25,8 +25,8 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from resplite.commands.args import INT64_MAX, int_arg, parse_int
-from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor
+from resplite.commands.args import INT64_MAX, c_option, int_arg, parse_int
+from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor, parse_scan_options
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC
@@ -45,9 +45,6 @@ EMPTY_SET = OrderedSet()
 MAX_DRAWS = 1 << 25
 
 
-def c_option(arg: bytes) -> bytes:
-    """An option name as ``strcasecmp`` compares it: up to the first NUL, lower case."""
-    return arg.split(b"\0", 1)[0].lower()
 
 
 _LIMITS: dict[tuple[int, int, int], Limits] = {}
@@ -354,23 +351,7 @@ def sscan(client: Client, argv: list[bytes]) -> list[Any]:
     s = read_set(client, argv[1])
     if s is None:
         return [b"0", []]  # Redis answers before it looks at the options
-    count = 10
-    pattern: bytes | None = None
-    i, n = 3, len(argv)
-    while i < n:
-        option = c_option(argv[i])
-        if option == b"count" and n - i >= 2:
-            count = int_arg(argv[i + 1])
-            if count < 1:
-                raise CommandError(errors.SYNTAX)
-            i += 2
-        elif option == b"match" and n - i >= 2:
-            pattern = None if argv[i + 1] == b"*" else argv[i + 1]
-            i += 2
-        elif option == b"novalues":  # Redis 7.4 names the one command that takes it
-            raise CommandError(errors.NOVALUES_HSCAN_ONLY)
-        else:
-            raise CommandError(errors.SYNTAX)
+    count, pattern, _ = parse_scan_options(argv, 3)
     next_cursor, members = s.scan(cursor, count)
     if pattern is not None:
         match = compile_matcher(pattern)

@@ -31,9 +31,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.numbers import parse_int, parse_strtod
+from resplite.commands.args import c_option
 from resplite.commands.generic import lookup_read, type_name
 from resplite.commands.hashes import live_hash
-from resplite.commands.sets import c_option
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, LIST

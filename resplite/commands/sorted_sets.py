@@ -49,8 +49,14 @@ from resplite.algorithms.scores import (
     parse_score,
     parse_score_bound,
 )
-from resplite.commands.args import INT64_MAX, int_arg, parse_int, timeout_ms
-from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor, type_name
+from resplite.commands.args import INT64_MAX, c_option, int_arg, parse_int, timeout_ms
+from resplite.commands.generic import (
+    lookup,
+    lookup_read,
+    parse_scan_cursor,
+    parse_scan_options,
+    type_name,
+)
 from resplite.engine import errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
@@ -67,9 +73,6 @@ if TYPE_CHECKING:
 MAX_DRAWS = 1 << 25
 
 
-def _c_option(arg: bytes) -> bytes:
-    """An option name as ``strcasecmp`` compares it: up to the first NUL, lower case."""
-    return arg.split(b"\0", 1)[0].lower()
 
 
 def _zset(client: Client, key: bytes) -> ZSet | None:
@@ -153,7 +156,7 @@ def _zadd(client: Client, argv: list[bytes], flags: int) -> Any:
     n = len(argv)
     i = 2
     while i < n:
-        flag = _ZADD_FLAGS.get(_c_option(argv[i]))
+        flag = _ZADD_FLAGS.get(c_option(argv[i]))
         if flag is None:
             break
         flags |= flag
@@ -288,7 +291,7 @@ def _zrank(client: Client, argv: list[bytes], reverse: bool) -> Any:
         raise CommandError(errors.wrong_arity("zrevrank" if reverse else "zrank"))
     withscore = False
     if len(argv) == 4:
-        if _c_option(argv[3]) != b"withscore":  # Redis 7.2
+        if c_option(argv[3]) != b"withscore":  # Redis 7.2
             raise CommandError(errors.SYNTAX)
         withscore = True
     zs = _read_zset(client, argv[1])
@@ -423,7 +426,7 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
     n = len(argv)
     j = at + 3
     while j < n:
-        option = _c_option(argv[j])
+        option = c_option(argv[j])
         if not store and option == b"withscores":
             withscores = True
         elif option == b"limit" and n - j - 1 >= 2:
@@ -663,13 +666,13 @@ def _mpop_args(argv: list[bytes], at: int) -> tuple[list[bytes], bool, int]:
     n = len(argv)
     if where >= n:
         raise CommandError(errors.SYNTAX)
-    side = _c_option(argv[where])
+    side = c_option(argv[where])
     if side not in (b"min", b"max"):
         raise CommandError(errors.SYNTAX)
     count = -1
     j = where + 1
     while j < n:
-        if count == -1 and _c_option(argv[j]) == b"count" and j < n - 1:
+        if count == -1 and c_option(argv[j]) == b"count" and j < n - 1:
             j += 1
             count = parse_int(argv[j]) or 0
             if count < 1:
@@ -724,7 +727,7 @@ def zrandmember(client: Client, argv: list[bytes]) -> Any:
     wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
         raise CommandError(errors.LONG_OUT_OF_RANGE)
-    if len(argv) > 4 or (len(argv) == 4 and _c_option(argv[3]) != b"withscores"):
+    if len(argv) > 4 or (len(argv) == 4 and c_option(argv[3]) != b"withscores"):
         raise CommandError(errors.SYNTAX)
     withscores = len(argv) == 4
     # Redis bounds the count so that twice it (members and scores) still fits a long.
@@ -810,7 +813,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
     j = at + 1 + numkeys
     while j < n:
         remaining = n - j
-        option = _c_option(argv[j])
+        option = c_option(argv[j])
         if op != _DIFF and not card_only and remaining >= numkeys + 1 and option == b"weights":
             for k in range(numkeys):
                 weight = parse_score(argv[j + 1 + k])
@@ -819,7 +822,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
                 weights[k] = weight
             j += numkeys + 1
         elif op != _DIFF and not card_only and remaining >= 2 and option == b"aggregate":
-            found = _AGGREGATES.get(_c_option(argv[j + 1]))
+            found = _AGGREGATES.get(c_option(argv[j + 1]))
             if found is None:
                 raise CommandError(errors.SYNTAX)
             how = found
@@ -930,23 +933,7 @@ def zscan(client: Client, argv: list[bytes]) -> list[Any]:
     zs = _read_zset(client, argv[1])
     if zs is None:
         return [b"0", []]  # Redis answers before it looks at the options
-    count = 10
-    pattern: bytes | None = None
-    i, n = 3, len(argv)
-    while i < n:
-        option = _c_option(argv[i])
-        if option == b"count" and n - i >= 2:
-            count = int_arg(argv[i + 1])
-            if count < 1:
-                raise CommandError(errors.SYNTAX)
-            i += 2
-        elif option == b"match" and n - i >= 2:
-            pattern = None if argv[i + 1] == b"*" else argv[i + 1]
-            i += 2
-        elif option == b"novalues":  # Redis 7.4 names the one command that takes it
-            raise CommandError(errors.NOVALUES_HSCAN_ONLY)
-        else:
-            raise CommandError(errors.SYNTAX)
+    count, pattern, _ = parse_scan_options(argv, 3)
     listpack = zs.listpack
     next_cursor, members = zs.scan(cursor, count)
     if pattern is not None:
