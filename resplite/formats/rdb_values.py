@@ -11,7 +11,8 @@ Writing (:func:`value_type`, :func:`write_value`) follows Redis's ``rdbSaveObjec
 * sets: the intset blob, a listpack of members, or a count and the members;
 * sorted sets: a listpack of member, score pairs (scores as ``d2string`` writes them), or a
   count and the members from the highest to the lowest with binary double scores;
-* lists: :mod:`resplite.formats.rdb_lists` (quicklist nodes; it registers itself through :func:`register_type`);
+* lists: quicklist nodes, in :mod:`resplite.formats.rdb_lists` (registered through
+  :func:`register_type`);
 * streams (RDB 11's third stream layout): each node's master id and its listpack, rebuilt
   exactly as Redis lays it out (master entry, entries with their flags, id deltas and
   ``lp-count``, tombstones kept), then the length, last, first and largest deleted ids,

@@ -3,9 +3,10 @@
 Payloads travel between the two servers: every payload Redis 7.0 writes restores into
 resplite with the same contents, and every payload resplite writes for a type Redis 7.0
 knows restores into Redis. resplite writes the oldest RDB version that knows the value's
-type (9 for strings and the types of Redis 5, 10 for listpack hashes and sorted sets and
-for lists, quicklists of listpack or plain nodes), so those go across; a listpack set or a stream (RDB types of Redis 7.2, version 11) is refused
-by Redis 7.0 for its version, exactly as a Redis 7.2 payload is.
+type (9 for strings and the types of Redis 5, 10 for listpack hashes and sorted sets and for
+lists, quicklists of listpack or plain nodes), so those go across; a listpack set or a
+stream (RDB types of Redis 7.2, version 11) is refused by Redis 7.0 for its version, exactly
+as a Redis 7.2 payload is.
 """
 
 from __future__ import annotations
