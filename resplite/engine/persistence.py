@@ -83,6 +83,7 @@ def load_limits(config: Any) -> rdb_values.Limits:
                              config["set-max-listpack-value"]),
         zset_entries=config["zset-max-listpack-entries"],
         zset_value=config["zset-max-listpack-value"],
+        list_fill=config["list-max-listpack-size"],
     )
 
 

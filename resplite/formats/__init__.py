@@ -4,3 +4,6 @@ This layer sits between the engine and the data structures: it knows the store's
 types (to write and rebuild them) and uses the pure algorithms (LZF, CRC-64, score text), and
 it is used only by the engine, which does the file work.
 """
+
+# Value types defined outside rdb_values register their RDB codecs on import.
+from resplite.formats import rdb_lists  # noqa: F401

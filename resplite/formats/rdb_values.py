@@ -11,6 +11,8 @@ Writing (:func:`value_type`, :func:`write_value`) follows Redis's ``rdbSaveObjec
 * sets: the intset blob, a listpack of members, or a count and the members;
 * sorted sets: a listpack of member, score pairs (scores as ``d2string`` writes them), or a
   count and the members from the highest to the lowest with binary double scores;
+* lists: quicklist nodes, in :mod:`resplite.formats.rdb_lists` (registered through
+  :func:`register_type`);
 * streams (RDB 11's third stream layout): each node's master id and its listpack, rebuilt
   exactly as Redis lays it out (master entry, entries with their flags, id deltas and
   ``lp-count``, tombstones kept), then the length, last, first and largest deleted ids,
@@ -79,6 +81,7 @@ class Limits:
     set_limits: SetLimits = _DEFAULT_SET_LIMITS
     zset_entries: int = 128
     zset_value: int = 64
+    list_fill: int = -2  # list-max-listpack-size
 
 
 DEFAULT_LIMITS: Final = Limits()
@@ -434,9 +437,6 @@ def read_value(r: f.Reader, kind: int, key: bytes, limits: Limits = DEFAULT_LIMI
         raise UnsupportedValue(
             f"key {key!r} holds a value of module type '{module_type_name(module_id)}', "
             "which resplite cannot hold (it loads no modules)")
-    if kind in (f.TYPE_LIST, f.TYPE_LIST_ZIPLIST, f.TYPE_LIST_QUICKLIST,
-                f.TYPE_LIST_QUICKLIST_2):
-        raise UnsupportedValue(f"key {key!r} holds a list, which this server cannot hold")
     if kind == f.TYPE_HASH_ZIPMAP:
         raise UnsupportedValue(f"key {key!r} holds a zipmap hash (Redis before 2.6), which "
                                "is not supported")

@@ -149,6 +149,15 @@ class Node:
         return node
 
     @classmethod
+    def of(cls, values: list[bytes]) -> Node:
+        """A packed node holding ``values`` in order (a node read from an RDB file)."""
+        node = cls()
+        node.data = bytearray(b"".join(values))
+        node.lens = array("I", map(len, values))
+        node.sz = LISTPACK_EMPTY + sum(map(str_size, values))
+        return node
+
+    @classmethod
     def plain_of(cls, value: Value) -> Node:
         node = cls()
         node.data += value
@@ -420,17 +429,27 @@ class List:
         self.nodes = _single(node)
 
     @classmethod
-    def built(cls, values: list[bytes], fill: int) -> List:
+    def built(cls, values: list[bytes], fill: int, convert: bool = True) -> List:
         """A list made whole from ``values`` as Redis's SORT ... STORE makes it: a quicklist
-        of ``fill`` filled from the tail, then a listpack if it came out one node that fits."""
+        of ``fill`` filled from the tail, then (if ``convert``) a listpack if it came out one
+        node that fits."""
+        lst = cls.of_nodes([], fill)
+        for value in values:
+            lst.push_tail(value)
+        if convert:
+            lst.shrink(fill, halve=False)
+        return lst
+
+    @classmethod
+    def of_nodes(cls, nodes: list[Node], fill: int) -> List:
+        """A quicklist of ``fill`` made of ``nodes`` as they are (an RDB load keeps the
+        file's nodes, even those larger than ``fill`` allows)."""
         lst = cls()
         lst.quick = True
         lst.fill = clamp_fill(fill)
         lst.max_bytes, lst.max_count = _limits(lst.fill)
-        lst.nodes = deque()
-        for value in values:
-            lst.push_tail(value)
-        lst.shrink(fill, halve=False)
+        lst.nodes = deque(nodes)
+        lst.length = sum(len(node.lens) for node in nodes)
         return lst
 
     # -- both ends --------------------------------------------------------------------------

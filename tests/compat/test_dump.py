@@ -3,9 +3,10 @@
 Payloads travel between the two servers: every payload Redis 7.0 writes restores into
 resplite with the same contents, and every payload resplite writes for a type Redis 7.0
 knows restores into Redis. resplite writes the oldest RDB version that knows the value's
-type (9 for strings and the types of Redis 5, 10 for listpack hashes and sorted sets), so
-those go across; a listpack set or a stream (RDB types of Redis 7.2, version 11) is refused
-by Redis 7.0 for its version, exactly as a Redis 7.2 payload is.
+type (9 for strings and the types of Redis 5, 10 for listpack hashes and sorted sets and for
+lists, quicklists of listpack or plain nodes), so those go across; a listpack set or a
+stream (RDB types of Redis 7.2, version 11) is refused by Redis 7.0 for its version, exactly
+as a Redis 7.2 payload is.
 """
 
 from __future__ import annotations
@@ -38,10 +39,23 @@ BUILDERS: dict[str, tuple[list[Command], str, list[Command]]] = {
                       [("ZRANGE", "k", "0", "-1", "WITHSCORES")]),
     "zset skiplist": ([("ZADD", "k", *[x for i in range(300) for x in (str(i / 4), f"z{i}")])],
                       "k", [("ZRANGE", "k", "0", "-1", "WITHSCORES")]),
+    "list listpack": ([("RPUSH", "k", "a", "b", "1", "-100000", "x" * 40)], "k",
+                      [("LRANGE", "k", "0", "-1")]),
+    "list quicklist": ([("RPUSH", "k", *[f"item{i}" for i in range(2000)])], "k",
+                       [("LLEN", "k"), ("LRANGE", "k", "0", "-1")]),
+    "list pushed at the head": ([("LPUSH", "k", *[f"e{i}" for i in range(1500)])], "k",
+                                [("LRANGE", "k", "0", "-1")]),
+    "list plain node": ([("RPUSH", "k", "head", "p" * 20000, "tail")], "k",
+                        [("LRANGE", "k", "0", "-1")]),
 }
 # Types whose payload value bytes are the same from Redis 7.0 and from resplite.
 SAME_BYTES = {"string int", "string negative", "string text", "string compressible",
-              "string binary", "hash listpack", "set intset", "zset listpack", "zset skiplist"}
+              "string binary", "hash listpack", "set intset", "zset listpack", "zset skiplist",
+              "list listpack", "list quicklist"}
+# Not byte-equal by design: Redis 7.0 keeps every list a quicklist and puts an element in a
+# plain node only past 1 GB, where Redis 7.2+ (and resplite) keep the LPUSHed list one
+# listpack and the 20 KB element a plain node; the bytes of those are checked against
+# Redis 8.0.6's payloads in tests/unit/test_rdb_codecs.py.
 
 
 def _sorted_reply(client: RawClient, *args: Any) -> Any:
