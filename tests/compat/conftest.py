@@ -121,8 +121,8 @@ def server(
     resplite_instance: ServerHandle, resplite_clock: ClockControl
 ) -> Iterator[ServerHandle]:
     """resplite alone (the test kit's server), its clock frozen at ``T0`` for the test."""
+    resplite_clock.freeze()  # first: a running clock would move on before the freeze
     resplite_clock.set(T0)
-    resplite_clock.freeze()
     yield resplite_instance
     resplite_clock.reset()
 

@@ -40,8 +40,8 @@ def hfe(
     resplite_instance: ServerHandle, resplite_clock: ClockControl, request: pytest.FixtureRequest
 ) -> Iterator[Conn]:
     """A raw connection to an in-process resplite with its clock frozen at T0, in RESP2 or 3."""
+    resplite_clock.freeze()  # first: a running clock would move on before the freeze
     resplite_clock.set(T0)
-    resplite_clock.freeze()
     conn = Conn(resplite_instance.host, resplite_instance.port, resp=request.param)
     conn.call("FLUSHALL")
     yield conn

@@ -19,8 +19,8 @@ pytestmark = pytest.mark.asyncio
 
 @pytest.fixture
 async def server(resplite_instance: Any, resplite_clock: Any) -> AsyncIterator[Any]:
+    resplite_clock.freeze()  # first: a running clock would move on before the freeze
     resplite_clock.set(T0)
-    resplite_clock.freeze()
     yield resplite_instance
     resplite_clock.reset()
 

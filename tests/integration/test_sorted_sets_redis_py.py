@@ -23,8 +23,8 @@ def pairs(reply: Any) -> list[tuple[str, float]]:
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
 def r(request: pytest.FixtureRequest, resplite_instance: Any,
       resplite_clock: Any) -> Iterator[redis.Redis]:
+    resplite_clock.freeze()  # first: a running clock would move on before the freeze
     resplite_clock.set(T0)
-    resplite_clock.freeze()
     client = resplite_instance.client(protocol=request.param, decode_responses=True)
     client.flushall()
     yield client
