@@ -119,9 +119,10 @@ def test_rows_become_field_lists_without_metadata_or_nulls() -> None:
             ]
         ),
     )
+    # Each row comes with its source entry (stream, ms, seq): the idempotent sink's key.
     assert list(_rows(iter([batch]))) == [
-        ["user", "ann", "n", "3", "x", "1.5", "a", "1"],
-        ["n", "4"],
+        (["user", "ann", "n", "3", "x", "1.5", "a", "1"], ("", 1, 0)),
+        (["n", "4"], ("", 1, 1)),
     ]
 
 
