@@ -135,7 +135,7 @@ def _members(entries: Iterable[Entry]) -> list[bytes]:
     return [member for _, member in entries]
 
 
-def _store(client: Client, dst: bytes, entries: list[Entry], event: bytes) -> int:
+def store_entries(client: Client, dst: bytes, entries: list[Entry], event: bytes) -> int:
     """Replace ``dst`` by a sorted set of ``entries`` (in order), or delete it when there are
     none; the reply of the STORE commands, whose keyspace event is ``event``."""
     db = client.db
@@ -471,7 +471,7 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
 
     value = lookup_read(client, argv[at])
     if value is None:
-        return _store(client, argv[1], [], b"zrangestore") if store else []
+        return store_entries(client, argv[1], [], b"zrangestore") if store else []
     if value.__class__ is not ZSet:
         raise CommandError(errors.WRONGTYPE)
     zs: ZSet = value
@@ -483,7 +483,7 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
     else:
         entries = _lex_entries(zs, lex_lo, lex_hi, offset, limit, reverse)
     if store:
-        return _store(client, argv[1], entries, b"zrangestore")
+        return store_entries(client, argv[1], entries, b"zrangestore")
     return _scored(client, entries) if withscores else _members(entries)
 
 
@@ -896,7 +896,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
                     result[member] = score
     entries = sorted((score, member) for member, score in result.items())
     if store:
-        return _store(client, argv[1], entries, _STORE_EVENTS[op])
+        return store_entries(client, argv[1], entries, _STORE_EVENTS[op])
     return _scored(client, entries) if withscores else _members(entries)
 
 

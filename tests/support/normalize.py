@@ -153,3 +153,25 @@ def _canonical_doubles(node: Node) -> Node:
     if kind in (b"%", b"|"):
         return (kind, [(_canonical_doubles(k), _canonical_doubles(v)) for k, v in payload])
     return (kind, [_canonical_doubles(item) for item in payload])
+
+
+def coordinates(data: bytes) -> bytes:
+    """As :func:`doubles`, but only for pairs of doubles (GEOPOS's and WITHCOORD's
+    ``[longitude, latitude]``), and to the precision Redis 7.0 prints them with: 17 digits
+    after the point (``%.17Lf``, trailing zeros cut), where Redis 8.0+ prints the exact
+    double (a coordinate of a few millionths loses digits in 7.0). Everything else
+    (distances above all) stays as sent."""
+    return dump(_canonical_pairs(parse(data)))
+
+
+def _canonical_pairs(node: Node) -> Node:
+    kind, payload = node
+    if payload is None or isinstance(payload, bytes):
+        return node
+    if kind in (b"%", b"|"):
+        return (kind, [(_canonical_pairs(k), _canonical_pairs(v)) for k, v in payload])
+    if (kind == b"*" and len(payload) == 2
+            and all(isinstance(p, bytes) and k in (b"$", b",") and _DOUBLE.fullmatch(p)
+                    for k, p in payload)):
+        return (kind, [(k, b"%.17g" % float(b"%.17f" % float(p))) for k, p in payload])
+    return (kind, [_canonical_pairs(item) for item in payload])
