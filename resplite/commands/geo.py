@@ -217,9 +217,8 @@ def _points_in(zs: ZSet, shape: geohash.Shape, limit: int) -> list[_Point]:
     for i, cell in enumerate(cells):
         if cell is None:
             continue
-        # With a huge radius neighbours can be the same cell: one read is enough. Redis
-        # compares with the last cell read other than the centre, so a neighbour equal to
-        # the centre is read twice, and its members listed twice; so are they here.
+        # With a huge radius neighbours can be the same cell: one read is enough. As in
+        # Redis, a cell is compared with the last one read after the centre.
         if last and cell == cells[last]:
             continue
         if found and limit and len(found) >= limit:

@@ -112,7 +112,7 @@ def _add_member(zs: ZSet, member: bytes, score: float, max_entries: int, max_val
     """Store a member that is not there yet, converting first as Redis's ``zsetAdd`` does."""
     if zs.listpack and (len(zs) + 1 > max_entries or len(member) > max_value):
         zs.convert()
-    zs.add(member, score)
+    zs.insert(member, score)
 
 
 def score_reply(score: float) -> Double:
@@ -226,7 +226,7 @@ def _zadd(client: Client, argv: list[bytes], flags: int) -> Any:
             processed += 1
             result = score
             if score != old:
-                zs.add(member, score)
+                zs.update(member, old, score)
                 updated += 1
     finally:
         if added or updated:
@@ -240,7 +240,41 @@ def _zadd(client: Client, argv: list[bytes], flags: int) -> Any:
 
 @command("zadd")
 def zadd(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) == 4:
+        # The common ZADD key score member: no option can read as a score, so when the
+        # score parses, this is one pair without options (anything else, errors included,
+        # takes the general path).
+        score = parse_score(argv[2])
+        if score is not None:
+            return _zadd_one(client, argv[1], score, argv[3])
     return _zadd(client, argv, 0)
+
+
+def _zadd_one(client: Client, key: bytes, score: float, member: bytes) -> int:
+    """ZADD of one pair without options: what :func:`_zadd` does for it, in fewer steps."""
+    zs = _zset(client, key)
+    db = client.db
+    if zs is None:
+        zs = _new_zset(client, 1, len(member))
+        db.add(key, zs)
+    old = zs.scores.get(member)
+    if zs.listpack:
+        max_entries, max_value = _limits(client)
+        # More pairs than the limit (one, over a limit of 0), or a member that will not fit.
+        if max_entries < 1 or (old is None and (len(zs) + 1 > max_entries
+                                                or len(member) > max_value)):
+            zs.convert()
+    if old is None:
+        zs.insert(member, score)
+        added = 1
+    elif score != old:
+        zs.update(member, old, score)
+        added = 0
+    else:
+        return 0
+    db.signal_modified(key)
+    client.server.notify(ZSET, b"zadd", key, db.index)
+    return added
 
 
 @command("zincrby")
@@ -478,6 +512,11 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
     if kind == _RANK:
         start, stop = _rank_span(len(zs), first, last)
         entries = zs.entries(start, stop, reverse) if start < stop else []
+    elif kind == _SCORE and not store and not withscores:
+        if offset < 0:
+            return []
+        lo, lo_ex, hi, hi_ex = bounds
+        return zs.score_range_members(lo, lo_ex, hi, hi_ex, offset, limit, reverse)
     elif kind == _SCORE:
         entries = _score_entries(zs, bounds, offset, limit, reverse)
     else:

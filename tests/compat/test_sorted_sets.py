@@ -608,6 +608,41 @@ def test_raised_limits_do_not_convert_back(pair: Pair, small_limits: None) -> No
 
 
 @pytest.mark.redis_version("7.2")
+def test_a_single_pair_zadd_converts_as_a_wide_one(pair: Pair) -> None:
+    """ZADD key score member (resplite's shortcut) converts where the general path would:
+    Redis 7.2 converts a listpack for more pairs than the limit, even for an update or a
+    no-op, and before storing a member that does not fit."""
+    ours = pair.ours
+    enc = b"$8\r\nskiplist\r\n"
+    try:
+        for cmd in (("ZADD", "a", "1", "x"), ("ZADD", "b", "1", "x"), ("ZADD", "c", "1", "x")):
+            assert ours.call(*cmd) == b":1\r\n"
+        ours.call("CONFIG", "SET", "zset-max-listpack-entries", "0")
+        assert ours.call("ZADD", "a", "1", "x") == b":0\r\n"  # the same score: a no-op
+        assert ours.call("ZADD", "b", "2", "x") == b":0\r\n"  # an update
+        assert ours.call("ZADD", "c", "1", "y") == b":1\r\n"  # a new member
+        assert ours.call("ZADD", "d", "1", "x") == b":1\r\n"  # a new key
+        for key in ("a", "b", "c", "d"):
+            assert ours.call("OBJECT", "ENCODING", key) == enc
+        ours.call("CONFIG", "SET", "zset-max-listpack-entries", "2")
+        ours.call("CONFIG", "SET", "zset-max-listpack-value", "3")
+        assert ours.call("ZADD", "e", "1", "long") == b":1\r\n"
+        assert ours.call("OBJECT", "ENCODING", "e") == enc
+        ours.call("ZADD", "f", "1", "a")
+        ours.call("ZADD", "f", "2", "b")
+        assert ours.call("OBJECT", "ENCODING", "f") == b"$8\r\nlistpack\r\n"
+        assert ours.call("ZADD", "f", "3", "c") == b":1\r\n"
+        assert ours.call("OBJECT", "ENCODING", "f") == enc
+        assert ours.call("ZRANGE", "f", "0", "-1", "WITHSCORES") == (
+            b"*6\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"
+            if pair.resp == 2 else
+            b"*3\r\n*2\r\n$1\r\na\r\n,1\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\nc\r\n,3\r\n")
+    finally:
+        ours.call("CONFIG", "SET", "zset-max-listpack-entries", "128")
+        ours.call("CONFIG", "SET", "zset-max-listpack-value", "64")
+
+
+@pytest.mark.redis_version("7.2")
 def test_wide_zadd_converts_before_writing_even_with_repeated_members(
     pair: Pair, small_limits: None
 ) -> None:
