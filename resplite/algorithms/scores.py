@@ -25,7 +25,7 @@ Printing. Since Redis 7.2 a double in a reply (every score, RESP2 bulk or RESP3 
 printed by ``d2string``: integral values within ±2^62 as integers, anything else by the
 fpconv library's Grisu2, which finds a short digit string that reads back as the same
 double (``0.1`` where 7.0's ``%.17g`` printed ``0.10000000000000001``): this module's
-:func:`format_double`, the one place resplite prints a double that way. A listpack stores
+:func:`d2string`, the one place resplite prints a double that way. A listpack stores
 a score as that same text (integers as integers, so ``-0`` as ``0``), which is what ZSCAN
 shows for a small sorted set (:func:`format_listpack_score`); ZSCAN over a skiplist still
 prints ``%.17g`` in Redis 8.4 (:func:`format_17g`).
@@ -202,7 +202,7 @@ _LL_HALF = float((1 << 62) - 1)  # (double)(LLONG_MAX / 2), Redis's limit for ex
 _INF = math.inf
 
 
-def format_double(value: float) -> bytes:
+def d2string(value: float) -> bytes:
     """A double as Redis 7.2+ prints it in a reply (``d2string`` / ``addReplyDouble``).
 
     ``nan``, ``inf`` and ``-inf`` by name; a zero as ``0`` or ``-0``; an integral value
@@ -219,14 +219,7 @@ def format_double(value: float) -> bytes:
         return b"-0" if math.copysign(1.0, value) < 0 else b"0"
     if -_LL_HALF <= value <= _LL_HALF and value.is_integer():
         return b"%d" % int(value)
-    if value < 0:
-        digits, k = _grisu2(-value)
-        return b"-" + _fpconv_layout(digits, k)
-    digits, k = _grisu2(value)
-    return _fpconv_layout(digits, k)
-
-
-d2string = format_double  # Redis's name for it (the RDB codecs write listpack scores so)
+    return fpconv_dtoa(value)
 
 
 def fpconv_dtoa(value: float) -> bytes:
@@ -247,10 +240,10 @@ def fpconv_dtoa(value: float) -> bytes:
 def format_listpack_score(value: float) -> bytes:
     """A score as Redis writes it into a listpack (``zzlInsertAt``), which is what ZSCAN
     shows for a small sorted set: an integral value within ±2^62 as an integer (so ``-0``
-    as ``0``), anything else as :func:`format_double` prints it."""
+    as ``0``), anything else as :func:`d2string` prints it."""
     if value == 0.0:
         return b"0"
-    return format_double(value)
+    return d2string(value)
 
 
 def format_17g(value: float) -> bytes:

@@ -19,7 +19,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from resplite.algorithms.scores import format_double
+from resplite.algorithms.scores import d2string
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
 from resplite.engine import acl, errors, info
@@ -395,8 +395,8 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         b"keys.bytes-per-key": dataset // keys if keys else 0,
         b"dataset.bytes": dataset,
         # Doubles as Redis 7.2+ prints them (addReplyDouble).
-        b"dataset.percentage": Double(format_double(dataset * 100 / used if used else 0.0)),
-        b"peak.percentage": Double(format_double(used * 100 / peak if peak else 0.0)),
+        b"dataset.percentage": Double(d2string(dataset * 100 / used if used else 0.0)),
+        b"peak.percentage": Double(d2string(used * 100 / peak if peak else 0.0)),
         b"allocator.allocated": used,
         b"allocator.active": used,
         b"allocator.resident": used,

@@ -18,7 +18,7 @@ COUNT members, unsorted unless ASC or DESC is given.
 
 Printing follows Redis 8.4: distances with four decimals (``fixedpoint_d2string``),
 coordinates (GEOPOS, WITHCOORD) as doubles printed by
-:func:`~resplite.algorithms.scores.format_double` (Redis 8.0 changed them from 7.0's
+:func:`~resplite.algorithms.scores.d2string` (Redis 8.0 changed them from 7.0's
 ``%.17Lf`` with trailing zeros cut), hashes (WITHHASH) as integers.
 
 GEOSEARCHSTORE and GEORADIUS STORE / STOREDIST write the result as a sorted set (of
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms import geohash
 from resplite.algorithms.pqsort import pqsort
-from resplite.algorithms.scores import format_double, parse_score
-from resplite.commands.args import parse_int
+from resplite.algorithms.scores import d2string, parse_score
+from resplite.commands.args import c_option, parse_int
 from resplite.commands.generic import lookup_read
 from resplite.commands.sorted_sets import store_entries, zadd
 from resplite.engine import errors
@@ -52,11 +52,6 @@ UNSUPPORTED_UNIT = "ERR unsupported unit provided. please use M, KM, FT, MI"
 NOT_DECODABLE = "ERR could not decode requested zset member"
 COUNT_NOT_POSITIVE = "ERR COUNT must be > 0"
 ANY_NEEDS_COUNT = "ERR the ANY argument requires COUNT argument"
-
-
-def _opt(arg: bytes) -> bytes:
-    """An option name as ``strcasecmp`` compares it: up to the first NUL, lower case."""
-    return arg.split(b"\0", 1)[0].lower()
 
 
 def _read_zset(client: Client, key: bytes) -> ZSet | None:
@@ -85,7 +80,7 @@ def _lonlat(lon_arg: bytes, lat_arg: bytes) -> tuple[float, float]:
 
 def _unit(arg: bytes) -> float:
     """Metres per unit of M, KM, FT or MI."""
-    to_meters = geohash.UNITS.get(_opt(arg))
+    to_meters = geohash.UNITS.get(c_option(arg))
     if to_meters is None:
         raise CommandError(UNSUPPORTED_UNIT)
     return to_meters
@@ -116,7 +111,7 @@ def _member_position(zs: ZSet, member: bytes) -> tuple[float, float]:
 
 
 def _coordinate(value: float) -> Double:
-    return Double(format_double(value))
+    return Double(d2string(value))
 
 
 # -- GEOADD, GEOPOS, GEODIST, GEOHASH -------------------------------------------------------
@@ -128,7 +123,7 @@ def geoadd(client: Client, argv: list[bytes]) -> Any:
     nx = xx = False
     n = len(argv)
     while first < n:
-        option = _opt(argv[first])
+        option = c_option(argv[first])
         if option == b"nx":
             nx = True
         elif option == b"xx":
@@ -276,7 +271,7 @@ def _search(client: Client, argv: list[bytes], src: int, flags: int) -> Any:
     i = 0
     while i < remaining:
         at = base + i
-        option = _opt(argv[at])
+        option = c_option(argv[at])
         if option == b"withdist":
             withdist = True
         elif option == b"withhash":

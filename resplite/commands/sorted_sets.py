@@ -17,7 +17,7 @@ exceed either limit. Results of ZRANGESTORE and the STORE forms of the algebra a
 as listpacks when they fit both limits. Nothing converts back otherwise.
 
 Replies. A score is a double: a bulk string in RESP2 and ``,`` in RESP3, printed as Redis
-7.2+ prints it (:func:`~resplite.algorithms.scores.format_double`: integers as integers,
+7.2+ prints it (:func:`~resplite.algorithms.scores.d2string`: integers as integers,
 others as a short digit string that reads back as the same double, ``inf``, ``-inf``).
 With WITHSCORES, RESP2 gets one flat array of member, score, member, score ... and RESP3
 an array of ``[member, score]`` pairs (ZRANGE and friends, ZUNION / ZINTER / ZDIFF,
@@ -46,8 +46,8 @@ from typing import TYPE_CHECKING, Any
 from resplite.algorithms.scores import (
     LEX_MAX,
     LEX_MIN,
+    d2string,
     format_17g,
-    format_double,
     format_listpack_score,
     parse_lex_bound,
     parse_score,
@@ -117,17 +117,17 @@ def _add_member(zs: ZSet, member: bytes, score: float, max_entries: int, max_val
 
 def score_reply(score: float) -> Double:
     """A score as a reply carries it: a double printed as Redis 7.2+ prints one."""
-    return Double(format_double(score))
+    return Double(d2string(score))
 
 
 def _scored(client: Client, entries: Iterable[Entry]) -> list[Any]:
     """Entries with their scores: flat in RESP2, ``[member, score]`` pairs in RESP3."""
     if client.resp == 3:
-        return [[member, Double(format_double(score))] for score, member in entries]
+        return [[member, Double(d2string(score))] for score, member in entries]
     out: list[Any] = []
     for score, member in entries:
         out.append(member)
-        out.append(Double(format_double(score)))
+        out.append(Double(d2string(score)))
     return out
 
 
@@ -318,7 +318,7 @@ def zcard(client: Client, argv: list[bytes]) -> int:
 def zscore(client: Client, argv: list[bytes]) -> Double | None:
     zs = _read_zset(client, argv[1])
     score = None if zs is None else zs.scores.get(argv[2])
-    return None if score is None else Double(format_double(score))
+    return None if score is None else Double(d2string(score))
 
 
 @command("zmscore")
@@ -327,7 +327,7 @@ def zmscore(client: Client, argv: list[bytes]) -> list[Double | None]:
     if zs is None:
         return [None] * (len(argv) - 2)
     get = zs.scores.get
-    return [None if (score := get(member)) is None else Double(format_double(score))
+    return [None if (score := get(member)) is None else Double(d2string(score))
             for member in argv[2:]]
 
 

@@ -43,7 +43,7 @@ def format_double(value: float) -> bytes:
     """Format a ``float`` reply as Redis 7.0 printed doubles (``%.17g``, ``inf``, ``nan``).
 
     Replies that follow Redis 7.2+ (every score) are :class:`Double` values, printed by
-    the command with :func:`resplite.algorithms.scores.format_double`."""
+    the command with :func:`resplite.algorithms.scores.d2string`."""
     if math.isinf(value):
         return b"inf" if value > 0 else b"-inf"
     if math.isnan(value):

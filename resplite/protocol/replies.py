@@ -111,7 +111,7 @@ class Pushes(tuple[Push, ...]):
 class Double(bytes):
     """A double already printed as text (``0.1``, ``-inf``): ``,`` in RESP3, a bulk string
     in RESP2. Handlers answer scores and other doubles with this, printed by
-    :func:`resplite.algorithms.scores.format_double` as Redis 7.2+ prints them; a plain
+    :func:`resplite.algorithms.scores.d2string` as Redis 7.2+ prints them; a plain
     ``float`` is printed by the encoder with Redis 7.0's ``%.17g``."""
 
     __slots__ = ()

@@ -150,6 +150,16 @@ class ZSet:
         for score, member in entries:
             self.add(member, score)
 
+    @classmethod
+    def from_entries(cls, entries: Iterable[Entry], skiplist: bool) -> ZSet:
+        """A sorted set of distinct members in one step (O(n log n)): a loader's path. The
+        scores are stored as given (a listpack caller passes ``0.0`` for ``-0``)."""
+        zs = cls(skiplist=skiplist)
+        zs.scores = {member: score for score, member in entries}
+        keys = sorted(order_key(score, member) for member, score in zs.scores.items())
+        zs.order = SortedList(keys) if skiplist else SmallOrder(keys)
+        return zs
+
     def __len__(self) -> int:
         return len(self.scores)
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import pytest
 from compat_helpers import decode, run
 from support.normalize import coordinates, doubles
+from support.pair import Pair
 
-Scenario = list[tuple[object, ...]]
+Scenario = list[tuple[bytes | str | int, ...]]
 
 SICILY = ("GEOADD", "Sicily", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669",
           "Catania")
@@ -30,9 +31,9 @@ ROME = ("GEOADD", "rome", "12.496365", "41.902782", "colosseum", "12.453389", "4
 UNITS = ("m", "km", "ft", "mi", "M", "KM", "Ft", "mI")
 
 
-def grid(key: str, n: int, lon0: float, lat0: float, step: float) -> tuple[object, ...]:
+def grid(key: str, n: int, lon0: float, lat0: float, step: float) -> tuple[bytes | str | int, ...]:
     """GEOADD of an n x n grid of points from (lon0, lat0), ``step`` degrees apart."""
-    args: list[object] = ["GEOADD", key]
+    args: list[bytes | str | int] = ["GEOADD", key]
     for i in range(n):
         for j in range(n):
             args += [f"{lon0 + i * step:.6f}", f"{lat0 + j * step:.6f}", f"p{i}:{j}"]
@@ -364,12 +365,12 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_geo_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
+def test_geo_scenario(pair: Pair, scenario: str) -> None:
     for cmd in SCENARIOS[scenario]:
-        pair.check(*cmd, normalize=coordinates)  # type: ignore[arg-type]
+        pair.check(*cmd, normalize=coordinates)
 
 
-def test_storedist_stores_distances_in_the_unit_asked(pair) -> None:  # type: ignore[no-untyped-def]
+def test_storedist_stores_distances_in_the_unit_asked(pair: Pair) -> None:
     """STOREDIST's scores are distances, fractional: compared as doubles."""
     run(pair, ROME)
     for unit in UNITS:
@@ -384,10 +385,10 @@ def test_storedist_stores_distances_in_the_unit_asked(pair) -> None:  # type: ig
             pair.check("OBJECT", "ENCODING", key)
 
 
-def test_ties_sorted_partially_as_redis_does(pair) -> None:  # type: ignore[no-untyped-def]
+def test_ties_sorted_partially_as_redis_does(pair: Pair) -> None:
     """Many members at a handful of positions: equal distances, in the order Redis's partial
     quicksort leaves them (COUNT below the number found) or its stable full sort."""
-    args: list[object] = ["GEOADD", "ties"]
+    args: list[bytes | str | int] = ["GEOADD", "ties"]
     for i in range(90):
         spot = i % 4
         args += [f"{10 + spot * 0.01:.6f}", f"{50 + spot * 0.003:.6f}", f"m{i:02d}"]
@@ -402,7 +403,7 @@ def test_ties_sorted_partially_as_redis_does(pair) -> None:  # type: ignore[no-u
     pair.check("ZRANGE", "st", "0", "-1")
 
 
-def test_sorted_set_commands_work_on_a_geo_index(pair) -> None:  # type: ignore[no-untyped-def]
+def test_sorted_set_commands_work_on_a_geo_index(pair: Pair) -> None:
     run(pair, SICILY, ("ZREM", "Sicily", "Palermo"), ("GEOPOS", "Sicily", "Palermo"),
         ("ZINCRBY", "Sicily", "1", "Catania"), ("GEOHASH", "Sicily", "Catania"),
         ("ZUNIONSTORE", "copy", "1", "Sicily"), ("GEOHASH", "copy", "Catania"),
@@ -412,18 +413,18 @@ def test_sorted_set_commands_work_on_a_geo_index(pair) -> None:  # type: ignore[
         ("DEL", "Sicily"), ("GEOPOS", "Sicily", "Catania"))
 
 
-def test_a_transaction_of_geo_commands(pair) -> None:  # type: ignore[no-untyped-def]
+def test_a_transaction_of_geo_commands(pair: Pair) -> None:
     run(pair, ("MULTI",), SICILY, ("GEODIST", "Sicily", "Palermo", "Catania", "km"),
         ("GEOSEARCHSTORE", "d", "Sicily", "FROMMEMBER", "Palermo", "BYRADIUS", "500", "km"),
         ("GEOADD", "Sicily", "500", "0", "bad"), ("EXEC",), ("ZCARD", "d"))
 
 
-def _double(pair, text: bytes) -> bytes:  # type: ignore[no-untyped-def]
+def _double(pair: Pair, text: bytes) -> bytes:
     return b"," + text + b"\r\n" if pair.resp == 3 else b"$%d\r\n%s\r\n" % (len(text), text)
 
 
 @pytest.mark.redis_version("8.0")
-def test_coordinates_print_as_doubles_since_redis_8(pair) -> None:  # type: ignore[no-untyped-def]
+def test_coordinates_print_as_doubles_since_redis_8(pair: Pair) -> None:
     """Redis 8.0 prints GEOPOS and WITHCOORD coordinates with addReplyDouble (7.0: %.17Lf with
     trailing zeros cut)."""
     ours = pair.ours

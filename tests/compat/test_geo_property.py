@@ -13,8 +13,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.normalize import coordinates
+from support.pair import Pair
 
 LAT_MAX = 85.05112878
+Cmd = tuple[bytes | str | int, ...]
+Case = tuple[list[tuple[float, float]], list[Cmd]]
 UNITS = ("m", "km", "ft", "mi")
 
 
@@ -36,14 +39,14 @@ def index(draw: st.DrawFn) -> tuple[tuple[float, float], list[tuple[float, float
 
 
 @st.composite
-def search(draw: st.DrawFn, n: int, center: tuple[float, float]) -> tuple[object, ...]:
+def search(draw: st.DrawFn, n: int, center: tuple[float, float]) -> Cmd:
     member = f"m{draw(st.integers(0, n - 1))}"
     unit = draw(st.sampled_from(UNITS))
     size = draw(st.sampled_from(["0", "1", "15", "250", "3000", "40000"]))
     lon = f"{center[0] + draw(st.floats(-0.2, 0.2)):.6f}"
     lat = f"{max(min(center[1] + draw(st.floats(-0.2, 0.2)), LAT_MAX), -LAT_MAX):.6f}"
     lon = f"{min(max(float(lon), -180), 180):.6f}"
-    options: list[object] = []
+    options: list[bytes | str | int] = []
     if draw(st.booleans()):
         options.append(draw(st.sampled_from(["ASC", "DESC"])))
     if draw(st.booleans()):
@@ -70,10 +73,10 @@ def search(draw: st.DrawFn, n: int, center: tuple[float, float]) -> tuple[object
 
 
 @st.composite
-def scenario(draw: st.DrawFn) -> tuple[list[tuple[float, float]], list[tuple[object, ...]]]:
+def scenario(draw: st.DrawFn) -> Case:
     center, points = draw(index())
     n = len(points)
-    commands: list[tuple[object, ...]] = []
+    commands: list[Cmd] = []
     for _ in range(draw(st.integers(3, 12))):
         pick = draw(st.integers(0, 5))
         if pick == 0:
@@ -93,13 +96,13 @@ def scenario(draw: st.DrawFn) -> tuple[list[tuple[float, float]], list[tuple[obj
 @settings(max_examples=40, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=scenario())
-def test_random_geo_searches_match_redis(pair, case) -> None:  # type: ignore[no-untyped-def]
+def test_random_geo_searches_match_redis(pair: Pair, case: Case) -> None:
     points, commands = case
     for conn in (pair.ref, pair.ours):
         conn.call("FLUSHALL")
-    add: list[object] = ["GEOADD", "g"]
+    add: list[bytes | str | int] = ["GEOADD", "g"]
     for i, (lon, lat) in enumerate(points):
         add += [repr(lon), repr(lat), f"m{i}"]
     pair.check(*add)
     for cmd in commands:
-        pair.check(*cmd, normalize=coordinates)  # type: ignore[arg-type]
+        pair.check(*cmd, normalize=coordinates)

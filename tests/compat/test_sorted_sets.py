@@ -909,7 +909,7 @@ def test_zrank_withscore(pair: Pair) -> None:
         b"-ERR wrong number of arguments for 'zrank' command\r\n")
 
 
-def _double(pair, text: bytes) -> bytes:  # type: ignore[no-untyped-def]
+def _double(pair: Pair, text: bytes) -> bytes:
     return b"," + text + b"\r\n" if pair.resp == 3 else b"$%d\r\n%s\r\n" % (len(text), text)
 
 
@@ -918,7 +918,7 @@ def _bulk(text: bytes) -> bytes:
 
 
 @pytest.mark.redis_version("7.2")
-def test_scores_print_as_redis_7_2_prints_doubles(pair) -> None:  # type: ignore[no-untyped-def]
+def test_scores_print_as_redis_7_2_prints_doubles(pair: Pair) -> None:
     """Every score reply is d2string: integers in full, the rest with fpconv's digits."""
     ours = pair.ours
     ours.call("ZADD", "z", "0.1", "a", "1e17", "b", "-0.5", "c", "9223372036854775808", "d",
@@ -954,7 +954,7 @@ def test_scores_print_as_redis_7_2_prints_doubles(pair) -> None:  # type: ignore
 
 
 @pytest.mark.redis_version("7.2")
-def test_zscan_prints_listpack_scores_short_and_skiplist_scores_with_17_digits(pair) -> None:  # type: ignore[no-untyped-def]
+def test_zscan_prints_listpack_scores_short_and_skiplist_scores_with_17_digits(pair: Pair) -> None:
     """A listpack stores d2string's text; Redis 8.4's ZSCAN of a skiplist still uses %.17g."""
     ours = pair.ours
     ours.call("ZADD", "small", "0.1", "a", "-0", "b", "1e17", "c")
@@ -971,7 +971,7 @@ def test_zscan_prints_listpack_scores_short_and_skiplist_scores_with_17_digits(p
             pair, b"100000000000000000" if member == b"e17" else text[:3])
 
 
-def test_incrbyfloat_keeps_its_long_double_printing(pair) -> None:  # type: ignore[no-untyped-def]
+def test_incrbyfloat_keeps_its_long_double_printing(pair: Pair) -> None:
     """INCRBYFLOAT and HINCRBYFLOAT print long doubles (%.17Lf, zeros cut) in every Redis
     version: what Redis 7.2 changed for doubles does not touch them."""
     run(pair, ("INCRBYFLOAT", "f", "0.1"), ("INCRBYFLOAT", "f", "0.2"),

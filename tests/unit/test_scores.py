@@ -21,8 +21,8 @@ from resplite.algorithms import scores
 from resplite.algorithms.scores import (
     LEX_MAX,
     LEX_MIN,
+    d2string,
     format_17g,
-    format_double,
     format_listpack_score,
     lex_compare,
     parse_lex_bound,
@@ -178,7 +178,7 @@ FPCONV = [
 
 @pytest.mark.parametrize(("value", "text"), FPCONV, ids=[t.decode() for _, t in FPCONV])
 def test_format_double_prints_as_redis_7_2(value: float, text: bytes) -> None:
-    assert format_double(value) == text
+    assert d2string(value) == text
 
 
 @settings(max_examples=800, deadline=None)
@@ -187,7 +187,7 @@ def test_format_double_reads_back_and_is_never_shorter_than_repr(bits: int) -> N
     value = struct.unpack("<d", struct.pack("<Q", bits))[0]
     if math.isnan(value) or math.isinf(value):
         return
-    text = format_double(value)
+    text = d2string(value)
     assert _same_float(float(text), value)
     if value != 0 and not (abs(value) <= 2.0**62 and value.is_integer()):
         digits = text.lstrip(b"-").split(b"e")[0].replace(b".", b"").strip(b"0")
