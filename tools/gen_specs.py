@@ -264,6 +264,17 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "blmove": (),
     "brpoplpush": (),
     "blmpop": (),
+    # geo (on sorted sets)
+    "geoadd": (),
+    "geopos": (),
+    "geodist": (),
+    "geohash": (),
+    "geosearch": (),
+    "geosearchstore": (),
+    "georadius": (),
+    "georadius_ro": (),
+    "georadiusbymember": (),
+    "georadiusbymember_ro": (),
     # transactions
     "multi": (),
     "exec": (),

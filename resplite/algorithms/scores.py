@@ -21,11 +21,18 @@ Lexicographic bounds (ZRANGEBYLEX and friends) are ``[value`` (inclusive), ``(va
 (exclusive), ``-`` and ``+`` (the ends); :data:`LEX_MIN` and :data:`LEX_MAX` stand for the
 last two.
 
-Printing. A score in a reply is Redis 7.0's ``addReplyDouble``: ``%.17g`` (17 significant
-digits, enough to read back the same double), ``inf`` and ``-inf``. The same double printed
-into a listpack (what ZSCAN shows for a small sorted set) is different: integers within
-±2^62 are written as integers (``100000000000000000`` where ``%.17g`` gives ``1e+17``, and
-``0`` for ``-0``).
+Printing. Since Redis 7.2 a double in a reply (every score, RESP2 bulk or RESP3 ``,``) is
+printed by ``d2string``: integral values within ±2^62 as integers, anything else by the
+fpconv library's Grisu2, which finds a short digit string that reads back as the same
+double (``0.1`` where 7.0's ``%.17g`` printed ``0.10000000000000001``): this module's
+:func:`d2string`, the one place resplite prints a double that way. A listpack stores
+a score as that same text (integers as integers, so ``-0`` as ``0``), which is what ZSCAN
+shows for a small sorted set (:func:`format_listpack_score`); ZSCAN over a skiplist still
+prints ``%.17g`` in Redis 8.4 (:func:`format_17g`).
+
+Grisu2 is exact integer arithmetic on 64-bit mantissas, done here with Python integers; the
+result was checked against fpconv's own C code on millions of doubles, and a test keeps the
+shortcut used here equal to the digit-by-digit loop as fpconv writes it.
 """
 
 from __future__ import annotations
@@ -192,69 +199,201 @@ def lex_compare(a: LexValue, b: LexValue) -> int:
 # -- printing ---------------------------------------------------------------------------------
 
 _LL_HALF = float((1 << 62) - 1)  # (double)(LLONG_MAX / 2), Redis's limit for exact integers
-
-
-def format_score(value: float) -> bytes:
-    """A score as a reply carries it (Redis 7.0's ``addReplyDouble``): ``%.17g``, ``inf``."""
-    if value in (math.inf, -math.inf):
-        return b"inf" if value > 0 else b"-inf"
-    return b"%.17g" % value
-
-
-def format_listpack_score(value: float) -> bytes:
-    """A score as Redis 7.0 writes it into a listpack (``zzlInsertAt``): an integral value
-    within ±2^62 as an integer (so ``-0`` as ``0``), anything else as ``d2string`` does."""
-    if value != value:
-        return b"nan"
-    if value in (math.inf, -math.inf):
-        return b"inf" if value > 0 else b"-inf"
-    if -_LL_HALF <= value <= _LL_HALF and value == int(value):
-        return b"%d" % int(value)
-    return b"%.17g" % value
-
-
-def fpconv_dtoa(value: float) -> bytes:
-    """Redis 7.2+'s ``fpconv_dtoa``: the shortest digits that read back as ``value``
-    (Python's ``repr`` finds the same ones), laid out by fpconv's rules: plain digits
-    for integers up to 7 zeros past the digits, a plain decimal down to 6 leading
-    zeros, else ``d.ddde±x`` with at least one exponent digit."""
-    neg = value < 0
-    text = repr(-value if neg else value)
-    mantissa, _, exp_text = text.partition("e")
-    whole, _, frac = mantissa.partition(".")
-    if frac == "0":
-        frac = ""
-    digits = (whole + frac).lstrip("0") or "0"
-    # K: the power of ten of the last digit.
-    k = (int(exp_text) if exp_text else 0) - len(frac)
-    stripped = digits.rstrip("0")
-    k += len(digits) - len(stripped)
-    digits = stripped or "0"
-    nd = len(digits)
-    exp = abs(k + nd - 1)
-    sign = "-" if neg else ""
-    if k >= 0 and exp < nd + 7:
-        return (sign + digits + "0" * k).encode()
-    if k < 0 and (k > -7 or exp < 4):
-        offset = nd + k
-        if offset <= 0:
-            return (sign + "0." + "0" * -offset + digits).encode()
-        return (sign + digits[:offset] + "." + digits[offset:]).encode()
-    nd = min(nd, 18 - neg)
-    out = digits[0] + ("." + digits[1:nd] if nd > 1 else "")
-    e = k + len(digits) - 1
-    return (f"{sign}{out}e{'-' if e < 0 else '+'}{abs(e)}").encode()
+_INF = math.inf
 
 
 def d2string(value: float) -> bytes:
-    """A score as Redis 7.2 and later write it into a listpack (``d2string``): ``inf``,
-    ``-0``, an integral value within ±2^62 as an integer, else :func:`fpconv_dtoa`."""
+    """A double as Redis 7.2+ prints it in a reply (``d2string`` / ``addReplyDouble``).
+
+    ``nan``, ``inf`` and ``-inf`` by name; a zero as ``0`` or ``-0``; an integral value
+    within ±2^62 as an integer (``100000000000000000`` for 1e17); anything else with the
+    fpconv formatter (Grisu2): a digit string that reads back as the same double, short
+    (``0.1``, not 7.0's ``0.10000000000000001``) though not always the shortest possible,
+    laid out as :func:`_fpconv_layout` says. RESP3 sends the same text after ``,``.
+    """
     if value != value:
         return b"nan"
-    if value in (math.inf, -math.inf):
+    if value == _INF or value == -_INF:
         return b"inf" if value > 0 else b"-inf"
-    if value == 0:
+    if value == 0.0:
         return b"-0" if math.copysign(1.0, value) < 0 else b"0"
-    if -_LL_HALF <= value <= _LL_HALF and value == int(value):
+    if -_LL_HALF <= value <= _LL_HALF and value.is_integer():
         return b"%d" % int(value)
     return fpconv_dtoa(value)
+
+
+def fpconv_dtoa(value: float) -> bytes:
+    """fpconv's ``fpconv_dtoa`` (no integer shortcut): ``0`` / ``-0``, ``nan``, ``inf``,
+    else the Grisu2 digits in fpconv's layout, signed."""
+    if value == 0.0:
+        return b"-0" if math.copysign(1.0, value) < 0 else b"0"
+    if value != value or value == _INF or value == -_INF:
+        return (b"-" if math.copysign(1.0, value) < 0 else b"") + (
+            b"nan" if value != value else b"inf")
+    if value < 0:
+        digits, k = _grisu2(-value)
+        return b"-" + _fpconv_layout(digits, k)
+    digits, k = _grisu2(value)
+    return _fpconv_layout(digits, k)
+
+
+def format_listpack_score(value: float) -> bytes:
+    """A score as Redis writes it into a listpack (``zzlInsertAt``), which is what ZSCAN
+    shows for a small sorted set: an integral value within ±2^62 as an integer (so ``-0``
+    as ``0``), anything else as :func:`d2string` prints it."""
+    if value == 0.0:
+        return b"0"
+    return d2string(value)
+
+
+def format_17g(value: float) -> bytes:
+    """``%.17g`` (with ``inf`` / ``-inf`` by name): Redis 7.0's reply format, and still
+    Redis 8.4's for the scores ZSCAN reads from a skiplist (``ld2string`` in its AUTO
+    mode, on the double widened to a long double, prints the same digits)."""
+    if value == _INF or value == -_INF:
+        return b"inf" if value > 0 else b"-inf"
+    return b"%.17g" % value
+
+
+def _fpconv_layout(digits: bytes, k: int) -> bytes:
+    """fpconv's layout of a positive ``digits`` x 10^``k``: plain digits with trailing
+    zeros while the decimal exponent stays below the digit count + 7 (``1e21`` is
+    ``1e+21``, ``1234e20`` is ``123400000000000000000000``); a decimal point without an
+    exponent for fractions down to 10^-6 (or any number of digits once the exponent is
+    below 4 in size); otherwise one digit, an optional point and the rest, ``e``, a sign
+    and the exponent without leading zeros (``1e-7``, ``1.5e+300``)."""
+    n = len(digits)
+    exp10 = k + n - 1  # the exponent of the first digit
+    size = exp10 if exp10 >= 0 else -exp10
+    if k >= 0 and size < n + 7:
+        return digits + b"0" * k
+    if k < 0 and (k > -7 or size < 4):
+        point = n + k
+        if point <= 0:
+            return b"0." + b"0" * -point + digits
+        return digits[:point] + b"." + digits[point:]
+    head = digits[:1] + (b"." + digits[1:] if n > 1 else b"")
+    return head + (b"e-%d" if exp10 < 0 else b"e+%d") % size
+
+
+# Grisu2 works on 64-bit "do-it-yourself" floating-point numbers (an integer mantissa and a
+# binary exponent) and on cached powers of ten 10^k, k = -348, -340, ..., 340, each as the
+# 64-bit mantissa (top bit set) nearest to it and its binary exponent.
+def _cached_powers() -> list[tuple[int, int]]:
+    powers = []
+    for k in range(-348, 341, 8):
+        num, den = (10**k, 1) if k >= 0 else (1, 10**-k)
+        shift = num.bit_length() - den.bit_length() - 64
+        while True:
+            divisor = den << shift if shift >= 0 else den
+            q, r = divmod(num if shift >= 0 else num << -shift, divisor)
+            if q >> 64:
+                shift += 1
+            elif not q >> 63:
+                shift -= 1
+            else:
+                break
+        if 2 * r >= divisor:  # round to nearest
+            q += 1
+            if q >> 64:
+                q >>= 1
+                shift += 1
+        powers.append((q, shift))
+    return powers
+
+
+_POWERS: Final = _cached_powers()
+_POW10: Final = [10**i for i in range(24)]
+_HALF64 = 1 << 63
+_HIDDEN = 1 << 52
+
+
+def _grisu2(value: float) -> tuple[bytes, int]:
+    """fpconv's Grisu2 digits of a positive, finite, non-zero double: (digits, k) for
+    digits x 10^k.
+
+    The boundaries of the double's rounding interval and the double itself are scaled by a
+    cached power of ten so that the upper boundary's integral part fits 32 bits; the
+    interval is then narrowed by one unit at each end (so the result reads back exactly
+    even with the scaling's rounding). The digits are the upper boundary's, cut at the
+    first position (from the top) where what is cut off is within the interval's width:
+    at most ``delta`` while whole digits are cut, strictly less once fractional ones are.
+    The last digit is then lowered while that brings it closer to the double and keeps it
+    in the interval ("weeding"). That is what ``fpconv_dtoa`` computes, digit by digit; here
+    the cut is found with a few exact integer divisions, starting from the length of the
+    shortest representation (Python's ``repr``), which Grisu2 never goes below.
+    """
+    mantissa, exponent = math.frexp(value)
+    if exponent >= -1021:
+        frac = int(math.ldexp(mantissa, 53))
+        exp = exponent - 53
+    else:  # subnormal: no hidden bit, the smallest exponent
+        frac = int(math.ldexp(value, 1074))
+        exp = -1074
+    # The upper boundary (half a unit above), normalised to 64 bits.
+    upper = (frac << 1) + 1
+    shift = 64 - upper.bit_length()
+    upper <<= shift
+    upper_exp = exp - 1 - shift
+    # The lower boundary: half a unit below, a quarter when the unit below is smaller.
+    lower_shift = 2 if frac == _HIDDEN else 1
+    lower = ((frac << lower_shift) - 1) << (exp - lower_shift - upper_exp)
+    w = frac << (64 - frac.bit_length())
+    # The cached power that brings the upper boundary's exponent into [-60, -32], searched
+    # from the same first guess as fpconv (the range may hold two of them).
+    index = (int(-(upper_exp + 87) * 0.30102999566398114) + 348) // 8
+    while True:
+        power, power_exp = _POWERS[index]
+        scaled_exp = upper_exp + power_exp + 64
+        if scaled_exp < -60:
+            index += 1
+        elif scaled_exp > -32:
+            index -= 1
+        else:
+            break
+    w = (w * power + _HALF64) >> 64
+    upper = ((upper * power + _HALF64) >> 64) - 1
+    lower = ((lower * power + _HALF64) >> 64) + 1
+    e = -scaled_exp  # ``upper`` is a fixed-point number with ``e`` fractional bits
+    delta = upper - lower
+    to_w = upper - w
+    k0 = 348 - 8 * index
+    mask = (1 << e) - 1
+
+    # The cut: the largest j such that cutting upper below 10^j leaves at most delta
+    # (j >= 0) or less than delta (j < 0, compared after scaling by 10^-j).
+    if upper % (1 << e) <= delta:  # j = 0 qualifies: look higher
+        j = 0
+        while j < 9 and upper % (_POW10[j + 1] << e) <= delta:
+            j += 1
+    else:
+        text = repr(value)
+        shortest = len(text.partition("e")[0].replace(".", "").strip("0"))
+        integral = upper >> e
+        j = min((len(b"%d" % integral) if integral else 0) - shortest, -1)
+        while j < -1 and (upper * _POW10[-j - 1]) & mask < delta * _POW10[-j - 1]:
+            j += 1
+        while not (upper * _POW10[-j]) & mask < delta * _POW10[-j]:
+            j -= 1
+    if j >= 0:
+        unit = _POW10[j] << e
+        kept, rest = divmod(upper, unit)
+    else:
+        scale = _POW10[-j]
+        scaled = upper * scale
+        kept, rest = scaled >> e, scaled & mask
+        unit = 1 << e
+        delta *= scale
+        to_w *= scale
+    # Weeding: lower the last digit while the result gets closer to w and stays inside.
+    lowered = 0
+    while rest < to_w and delta - rest >= unit and (
+        rest + unit < to_w or to_w - rest > rest + unit - to_w
+    ):
+        lowered += 1
+        rest += unit
+    digits = b"%d" % (kept - lowered)
+    if lowered > kept % 10:  # never seen: fpconv would lower the character itself
+        digits = b"%d" % kept
+        digits = digits[:-1] + bytes([digits[-1] - lowered])
+    return digits, k0 + j

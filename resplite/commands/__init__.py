@@ -20,6 +20,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     connection,
     dump,
     generic,
+    geo,
     hashes,
     hashes_expiry,
     hyperloglog,

@@ -19,12 +19,13 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from resplite.algorithms.scores import d2string
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
 from resplite.engine import acl, errors, info
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
-from resplite.protocol.replies import OK, OrderedSet, Verbatim
+from resplite.protocol.replies import OK, Double, OrderedSet, Verbatim
 
 if TYPE_CHECKING:
     from resplite.engine.acl import User
@@ -393,18 +394,19 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         b"keys.count": keys,
         b"keys.bytes-per-key": dataset // keys if keys else 0,
         b"dataset.bytes": dataset,
-        b"dataset.percentage": dataset * 100 / used if used else 0.0,
-        b"peak.percentage": used * 100 / peak if peak else 0.0,
+        # Doubles as Redis 7.2+ prints them (addReplyDouble).
+        b"dataset.percentage": Double(d2string(dataset * 100 / used if used else 0.0)),
+        b"peak.percentage": Double(d2string(used * 100 / peak if peak else 0.0)),
         b"allocator.allocated": used,
         b"allocator.active": used,
         b"allocator.resident": used,
-        b"allocator-fragmentation.ratio": 1.0,
+        b"allocator-fragmentation.ratio": Double(b"1"),
         b"allocator-fragmentation.bytes": 0,
-        b"allocator-rss.ratio": 1.0,
+        b"allocator-rss.ratio": Double(b"1"),
         b"allocator-rss.bytes": 0,
-        b"rss-overhead.ratio": 1.0,
+        b"rss-overhead.ratio": Double(b"1"),
         b"rss-overhead.bytes": 0,
-        b"fragmentation": 1.0,
+        b"fragmentation": Double(b"1"),
         b"fragmentation.bytes": 0,
     })
     return stats

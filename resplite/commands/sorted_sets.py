@@ -17,11 +17,14 @@ exceed either limit. Results of ZRANGESTORE and the STORE forms of the algebra a
 as listpacks when they fit both limits. Nothing converts back otherwise.
 
 Replies. A score is a double: a bulk string in RESP2 and ``,`` in RESP3, printed as Redis
-7.0 prints it (17 significant digits, ``inf``, ``-inf``). With WITHSCORES, RESP2 gets one
-flat array of member, score, member, score ... and RESP3 an array of ``[member, score]``
-pairs (ZRANGE and friends, ZUNION / ZINTER / ZDIFF, ZRANDMEMBER, ZPOPMIN / ZPOPMAX with a
-count). BZPOPMIN / BZPOPMAX answer ``[key, member, score]``; ZMPOP / BZMPOP ``[key,
-[[member, score], ...]]`` in both protocols. ZSCAN answers scores as strings.
+7.2+ prints it (:func:`~resplite.algorithms.scores.d2string`: integers as integers,
+others as a short digit string that reads back as the same double, ``inf``, ``-inf``).
+With WITHSCORES, RESP2 gets one flat array of member, score, member, score ... and RESP3
+an array of ``[member, score]`` pairs (ZRANGE and friends, ZUNION / ZINTER / ZDIFF,
+ZRANDMEMBER, ZPOPMIN / ZPOPMAX with a count). BZPOPMIN / BZPOPMAX answer ``[key, member,
+score]``; ZMPOP / BZMPOP ``[key, [[member, score], ...]]`` in both protocols. ZSCAN answers
+scores as strings: a listpack's as it stores them (integers as integers, others as a reply
+prints them), a skiplist's with ``%.17g``, as Redis 8.4 still does.
 
 Blocking (BZPOPMIN, BZPOPMAX, BZMPOP) follows Redis 7.2+: with nothing to pop, the handler
 returns a :class:`~resplite.engine.blocking.BlockRequest` on its keys, and the command is
@@ -43,8 +46,9 @@ from typing import TYPE_CHECKING, Any
 from resplite.algorithms.scores import (
     LEX_MAX,
     LEX_MIN,
+    d2string,
+    format_17g,
     format_listpack_score,
-    format_score,
     parse_lex_bound,
     parse_score,
     parse_score_bound,
@@ -62,7 +66,7 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, ZSET
 from resplite.engine.registry import command
-from resplite.protocol.replies import NULL_ARRAY
+from resplite.protocol.replies import NULL_ARRAY, Double
 from resplite.store.glob import compile_matcher
 from resplite.store.zset import Entry, LexBound, ZSet, lex_in_max, lex_in_min
 
@@ -108,17 +112,22 @@ def _add_member(zs: ZSet, member: bytes, score: float, max_entries: int, max_val
     """Store a member that is not there yet, converting first as Redis's ``zsetAdd`` does."""
     if zs.listpack and (len(zs) + 1 > max_entries or len(member) > max_value):
         zs.convert()
-    zs.add(member, score)
+    zs.insert(member, score)
+
+
+def score_reply(score: float) -> Double:
+    """A score as a reply carries it: a double printed as Redis 7.2+ prints one."""
+    return Double(d2string(score))
 
 
 def _scored(client: Client, entries: Iterable[Entry]) -> list[Any]:
     """Entries with their scores: flat in RESP2, ``[member, score]`` pairs in RESP3."""
     if client.resp == 3:
-        return [[member, score] for score, member in entries]
+        return [[member, Double(d2string(score))] for score, member in entries]
     out: list[Any] = []
     for score, member in entries:
         out.append(member)
-        out.append(score)
+        out.append(Double(d2string(score)))
     return out
 
 
@@ -126,7 +135,7 @@ def _members(entries: Iterable[Entry]) -> list[bytes]:
     return [member for _, member in entries]
 
 
-def _store(client: Client, dst: bytes, entries: list[Entry], event: bytes) -> int:
+def store_entries(client: Client, dst: bytes, entries: list[Entry], event: bytes) -> int:
     """Replace ``dst`` by a sorted set of ``entries`` (in order), or delete it when there are
     none; the reply of the STORE commands, whose keyspace event is ``event``."""
     db = client.db
@@ -217,7 +226,7 @@ def _zadd(client: Client, argv: list[bytes], flags: int) -> Any:
             processed += 1
             result = score
             if score != old:
-                zs.add(member, score)
+                zs.update(member, old, score)
                 updated += 1
     finally:
         if added or updated:
@@ -225,13 +234,47 @@ def _zadd(client: Client, argv: list[bytes], flags: int) -> Any:
             db.signal_modified(key)
             client.server.notify(ZSET, b"zincr" if incr else b"zadd", key, db.index)
     if incr:
-        return result if processed else None
+        return score_reply(result) if processed else None
     return added + updated if flags & _CH else added
 
 
 @command("zadd")
 def zadd(client: Client, argv: list[bytes]) -> Any:
+    if len(argv) == 4:
+        # The common ZADD key score member: no option can read as a score, so when the
+        # score parses, this is one pair without options (anything else, errors included,
+        # takes the general path).
+        score = parse_score(argv[2])
+        if score is not None:
+            return _zadd_one(client, argv[1], score, argv[3])
     return _zadd(client, argv, 0)
+
+
+def _zadd_one(client: Client, key: bytes, score: float, member: bytes) -> int:
+    """ZADD of one pair without options: what :func:`_zadd` does for it, in fewer steps."""
+    zs = _zset(client, key)
+    db = client.db
+    if zs is None:
+        zs = _new_zset(client, 1, len(member))
+        db.add(key, zs)
+    old = zs.scores.get(member)
+    if zs.listpack:
+        max_entries, max_value = _limits(client)
+        # More pairs than the limit (one, over a limit of 0), or a member that will not fit.
+        if max_entries < 1 or (old is None and (len(zs) + 1 > max_entries
+                                                or len(member) > max_value)):
+            zs.convert()
+    if old is None:
+        zs.insert(member, score)
+        added = 1
+    elif score != old:
+        zs.update(member, old, score)
+        added = 0
+    else:
+        return 0
+    db.signal_modified(key)
+    client.server.notify(ZSET, b"zadd", key, db.index)
+    return added
 
 
 @command("zincrby")
@@ -272,18 +315,20 @@ def zcard(client: Client, argv: list[bytes]) -> int:
 
 
 @command("zscore")
-def zscore(client: Client, argv: list[bytes]) -> float | None:
+def zscore(client: Client, argv: list[bytes]) -> Double | None:
     zs = _read_zset(client, argv[1])
-    return None if zs is None else zs.scores.get(argv[2])
+    score = None if zs is None else zs.scores.get(argv[2])
+    return None if score is None else Double(d2string(score))
 
 
 @command("zmscore")
-def zmscore(client: Client, argv: list[bytes]) -> list[float | None]:
+def zmscore(client: Client, argv: list[bytes]) -> list[Double | None]:
     zs = _read_zset(client, argv[1])
     if zs is None:
         return [None] * (len(argv) - 2)
     get = zs.scores.get
-    return [get(member) for member in argv[2:]]
+    return [None if (score := get(member)) is None else Double(d2string(score))
+            for member in argv[2:]]
 
 
 def _zrank(client: Client, argv: list[bytes], reverse: bool) -> Any:
@@ -300,7 +345,7 @@ def _zrank(client: Client, argv: list[bytes], reverse: bool) -> Any:
         return NULL_ARRAY if withscore else None
     if withscore:
         assert zs is not None
-        return [rank, zs.scores[argv[2]]]
+        return [rank, score_reply(zs.scores[argv[2]])]
     return rank
 
 
@@ -460,19 +505,24 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
 
     value = lookup_read(client, argv[at])
     if value is None:
-        return _store(client, argv[1], [], b"zrangestore") if store else []
+        return store_entries(client, argv[1], [], b"zrangestore") if store else []
     if value.__class__ is not ZSet:
         raise CommandError(errors.WRONGTYPE)
     zs: ZSet = value
     if kind == _RANK:
         start, stop = _rank_span(len(zs), first, last)
         entries = zs.entries(start, stop, reverse) if start < stop else []
+    elif kind == _SCORE and not store and not withscores:
+        if offset < 0:
+            return []
+        lo, lo_ex, hi, hi_ex = bounds
+        return zs.score_range_members(lo, lo_ex, hi, hi_ex, offset, limit, reverse)
     elif kind == _SCORE:
         entries = _score_entries(zs, bounds, offset, limit, reverse)
     else:
         entries = _lex_entries(zs, lex_lo, lex_hi, offset, limit, reverse)
     if store:
-        return _store(client, argv[1], entries, b"zrangestore")
+        return store_entries(client, argv[1], entries, b"zrangestore")
     return _scored(client, entries) if withscores else _members(entries)
 
 
@@ -598,8 +648,8 @@ def _zpop(client: Client, argv: list[bytes], highest: bool) -> Any:
         return []
     popped = _pop(client, key, zs, 1 if count == -1 else count, highest)
     if client.resp == 3 and count != -1:
-        return [[member, score] for score, member in popped]
-    return [x for score, member in popped for x in (member, score)]
+        return [[member, score_reply(score)] for score, member in popped]
+    return [x for score, member in popped for x in (member, score_reply(score))]
 
 
 @command("zpopmin")
@@ -628,7 +678,7 @@ def _bzpop_serve(client: Client, keys: list[bytes], highest: bool) -> Any:
         return None
     key, zs = found
     (score, member), = _pop(client, key, zs, 1, highest)
-    return [key, member, score]
+    return [key, member, score_reply(score)]
 
 
 def _bzpop(client: Client, argv: list[bytes], highest: bool) -> Any:
@@ -689,7 +739,7 @@ def _mpop_serve(client: Client, keys: list[bytes], highest: bool, count: int) ->
         return None
     key, zs = found
     popped = _pop(client, key, zs, count, highest)
-    return [key, [[member, score] for score, member in popped]]
+    return [key, [[member, score_reply(score)] for score, member in popped]]
 
 
 @command("zmpop")
@@ -885,7 +935,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
                     result[member] = score
     entries = sorted((score, member) for member, score in result.items())
     if store:
-        return _store(client, argv[1], entries, _STORE_EVENTS[op])
+        return store_entries(client, argv[1], entries, _STORE_EVENTS[op])
     return _scored(client, entries) if withscores else _members(entries)
 
 
@@ -939,9 +989,9 @@ def zscan(client: Client, argv: list[bytes]) -> list[Any]:
     if pattern is not None:
         match = compile_matcher(pattern)
         members = [m for m in members if match(m)]
-    # A listpack holds its scores as text (integers as integers); a skiplist prints its
-    # doubles with 17 significant digits.
-    fmt = format_listpack_score if listpack else format_score
+    # A listpack holds its scores as text (integers as integers, others as a reply prints
+    # them); Redis 8.4 still prints a skiplist's doubles with 17 significant digits.
+    fmt = format_listpack_score if listpack else format_17g
     scores = zs.scores
     items = [x for m in members for x in (m, fmt(scores[m]))]
     return [b"%d" % next_cursor, items]

@@ -197,15 +197,14 @@ def _write_set(out: bytearray, value: Set, compress: bool) -> None:
 def _write_zset(out: bytearray, value: ZSet, compress: bool) -> None:
     if value.listpack:
         elements: list[bytes] = []
-        for score, member in value.order:
+        for score, member in value.entries(0, len(value)):
             elements.append(listpack.encode_str(member))
             elements.append(listpack.encode_str(d2string(score)))
         f.write_string(out, listpack.join(elements), compress)
         return
-    order = value.order
-    f.write_len(out, len(order))
+    f.write_len(out, len(value))
     # Highest first, as Redis walks its skiplist backwards (loading then appends in O(1)).
-    for score, member in reversed(order):
+    for score, member in value.entries(0, len(value), reverse=True):
         f.write_string(out, member, compress)
         f.write_binary_double(out, score)
 
@@ -615,17 +614,10 @@ def _read_zset(r: f.Reader, kind: int, limits: Limits) -> ZSet:
     else:
         small = len(entries) <= limits.zset_entries and \
             max(len(m) for _, m in entries) <= limits.zset_value
-    value = ZSet(skiplist=not small)
     if small:
         # As ZSet.compact: a listpack holds an integral score as an integer, so -0 is 0.
         entries = [(0.0 if s == 0.0 else s, m) for s, m in entries]
-    value.scores = {m: s for s, m in entries}
-    entries.sort()
-    if small:
-        value.order.extend(entries)
-    else:
-        value.order.update(entries)
-    return value
+    return ZSet.from_entries(entries, skiplist=not small)
 
 
 def _read_stream(r: f.Reader, kind: int) -> Stream:

@@ -18,6 +18,7 @@ from typing import Any
 from resplite.protocol.replies import (
     NULL_ARRAY,
     BigNumber,
+    Double,
     ErrorReply,
     OrderedSet,
     Push,
@@ -39,7 +40,10 @@ _ARRAY_HDR = [b"*%d\r\n" % i for i in range(256)]
 
 
 def format_double(value: float) -> bytes:
-    """Format a double the way Redis prints one in a reply (``%.17g``, ``inf``, ``nan``)."""
+    """Format a ``float`` reply as Redis 7.0 printed doubles (``%.17g``, ``inf``, ``nan``).
+
+    Replies that follow Redis 7.2+ (every score) are :class:`Double` values, printed by
+    the command with :func:`resplite.algorithms.scores.d2string`."""
     if math.isinf(value):
         return b"inf" if value > 0 else b"-inf"
     if math.isnan(value):
@@ -71,6 +75,13 @@ def _double(out: list[bytes], value: float, resp: int) -> None:
         out.append(b"," + text + b"\r\n")
     else:
         _bulk(out, text, resp)
+
+
+def _double_text(out: list[bytes], value: bytes, resp: int) -> None:
+    if resp == 3:
+        out.append(b"," + value + b"\r\n")
+    else:
+        _bulk(out, value, resp)
 
 
 def _none(out: list[bytes], value: None, resp: int) -> None:
@@ -170,6 +181,7 @@ _EMITTERS: dict[type, _Emit] = {
     bool: _bool,
     int: _int,
     float: _double,
+    Double: _double_text,
     type(None): _none,
     list: _array,
     tuple: _array,

@@ -10,6 +10,7 @@ Python value              RESP3                  RESP2
 ``int``                   integer ``:``          integer
 ``bool``                  boolean ``#``          integer 1 / 0
 ``float``                 double ``,``           bulk string
+:class:`Double`           double ``,``           bulk string (text printed by the handler)
 ``None``                  null ``_``             null bulk ``$-1``
 ``list`` / ``tuple``      array ``*``            array
 ``dict``                  map ``%``              flat array of key, value, ...
@@ -103,6 +104,15 @@ class Push(list[Any]):
 class Pushes(tuple[Push, ...]):
     """Push messages that together are one command's reply: what (P|S)(UN)SUBSCRIBE answer,
     one message per channel. Like every push they are sent even while CLIENT REPLY is OFF."""
+
+    __slots__ = ()
+
+
+class Double(bytes):
+    """A double already printed as text (``0.1``, ``-inf``): ``,`` in RESP3, a bulk string
+    in RESP2. Handlers answer scores and other doubles with this, printed by
+    :func:`resplite.algorithms.scores.d2string` as Redis 7.2+ prints them; a plain
+    ``float`` is printed by the encoder with Redis 7.0's ``%.17g``."""
 
     __slots__ = ()
 

@@ -1,11 +1,16 @@
 """The sorted set value type: members (byte strings) ordered by score (a double), then member.
 
 Layout. ``scores`` maps each member to its score (O(1) ZSCORE, membership tests); ``order``
-holds the entries ``(score, member)`` sorted as Redis sorts them: by score, then by member
-compared byte-wise (``memcmp`` then length, which is how ``bytes`` compare). The two share
-the member and score objects. ``order`` takes one of two shapes, mirroring Redis's two
-encodings, so that OBJECT ENCODING answers what Redis would and a small sorted set stays
-small:
+holds one *key* per member, a byte string that sorts as Redis sorts entries: eight bytes of
+the score made order-preserving (:func:`order_key`: the IEEE-754 bits with the sign bit
+flipped, or every bit flipped for a negative score, so that ``memcmp`` order is numeric
+order), then the member. Comparing two keys is one ``memcmp`` then a length comparison,
+which is Redis's order exactly: by score, then by member compared byte-wise, shorter first
+on a common prefix. A key is one flat object that the cyclic garbage collector never scans
+and a comparison never leaves (a ``(score, member)`` tuple costs the same memory, is tracked
+by the collector, and compares through three objects). ``order`` takes one of two shapes,
+mirroring Redis's two encodings, so that OBJECT ENCODING answers what Redis would and a small
+sorted set stays small:
 
 * ``listpack``: a plain Python list (:class:`SmallOrder`) kept sorted with :mod:`bisect`.
   Insertion and deletion move the tail of the list (O(n), n at most
@@ -15,10 +20,12 @@ small:
 
 Both shapes answer the same calls (``add``, ``remove``, ``bisect_left``/``bisect_right``,
 indexing and slicing, ``del`` of a slice); everything below is written once against that
-common surface. Scores ``-0.0`` and ``0.0`` compare equal (as in Redis), so such entries are
-ordered by member; a stored score is never NaN. A listpack cannot hold ``-0.0`` (Redis writes
-an integral score into a listpack as an integer), so there it is stored as ``0.0``, while a
-skiplist keeps the sign, as Redis's does.
+common surface, and hands out entries as ``(score, member)`` pairs, the score taken from
+``scores`` (so a ``-0.0`` keeps its sign). Scores ``-0.0`` and ``0.0`` compare equal (as in
+Redis), so both get the key of ``0.0`` and such entries are ordered by member; a stored score
+is never NaN. A listpack cannot hold ``-0.0`` (Redis writes an integral score into a
+listpack as an integer), so there it is stored as ``0.0``, while a skiplist keeps the sign,
+as Redis's does.
 
 Encoding follows Redis's rules, decided by the commands (the store does not read the
 configuration): a sorted set becomes a skiplist when it would hold more entries than
@@ -34,10 +41,9 @@ levels when scores differ, so no order is promised).
 Scanning: a listpack is answered whole with cursor 0, as in Redis; a skiplist is walked in
 hash order through a :class:`~resplite.store.scanindex.ScanIndex`, as hashes are.
 
-Invariants: ``len(scores) == len(order)``; ``(s, m)`` is in ``order`` exactly when
-``scores[m]`` is ``s`` (the same float object, so the sign of a zero agrees); no score is
-NaN; a sorted set stored in the keyspace is never empty (commands delete the key when its
-last member goes).
+Invariants: ``len(scores) == len(order)``; ``order_key(s, m)`` is in ``order`` exactly
+when ``scores[m] == s``; no score is NaN; a sorted set stored in the keyspace is never empty
+(commands delete the key when its last member goes).
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from __future__ import annotations
 import bisect
 import math
 import random
+import struct
 import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -61,27 +68,46 @@ LexBound = tuple[int, bytes, bool]
 _INF = math.inf
 # Up to this offset, a range walk skips entries one by one rather than seek by position.
 _WALK_OFFSET = 64
-# Python object overhead per member on top of the member and score objects: the entry tuple,
-# the dict slot and the list slot.
-_SLOT_BYTES = 64 + 40 + 10
+# Python object overhead per member on top of the member and score objects: the order key
+# (a bytes object: 33 bytes of header and 8 of score on top of the member), the dict slot
+# and the list slot.
+_SLOT_BYTES = 48 + 40 + 10
+
+_pack_double = struct.Struct(">d").pack
+_unpack_u64 = struct.Struct(">Q").unpack
+_pack_u64 = struct.Struct(">Q").pack
+_SIGN = 1 << 63
+_ALL = (1 << 64) - 1
 
 
-class SmallOrder(list[Entry]):
+def score_prefix(score: float) -> bytes:
+    """Eight bytes whose ``memcmp`` order is the numeric order of scores (both zeros alike)."""
+    bits: int = _unpack_u64(_pack_double(score if score else 0.0))[0]
+    return _pack_u64(bits ^ (_ALL if bits & _SIGN else _SIGN))
+
+
+def order_key(score: float, member: bytes) -> bytes:
+    """The key of an entry in ``order``: Redis's order as byte order."""
+    bits: int = _unpack_u64(_pack_double(score if score else 0.0))[0]
+    return _pack_u64(bits ^ (_ALL if bits & _SIGN else _SIGN)) + member
+
+
+class SmallOrder(list[bytes]):
     """The listpack shape: a sorted list with the calls of :class:`SortedList` that ZSet uses."""
 
     __slots__ = ()
 
-    def add(self, entry: Entry) -> None:
-        bisect.insort(self, entry)
+    def add(self, key: bytes) -> None:
+        bisect.insort(self, key)
 
-    def remove(self, entry: Entry) -> None:
-        del self[bisect.bisect_left(self, entry)]
+    def remove(self, key: bytes) -> None:
+        del self[bisect.bisect_left(self, key)]
 
-    def bisect_left(self, entry: tuple[Any, ...]) -> int:
-        return bisect.bisect_left(self, entry)
+    def bisect_left(self, key: bytes) -> int:
+        return bisect.bisect_left(self, key)
 
-    def bisect_right(self, entry: tuple[Any, ...]) -> int:
-        return bisect.bisect_right(self, entry)
+    def bisect_right(self, key: bytes) -> int:
+        return bisect.bisect_right(self, key)
 
 
 def _lex_cmp(member: bytes, bound: LexBound) -> int:
@@ -124,6 +150,16 @@ class ZSet:
         for score, member in entries:
             self.add(member, score)
 
+    @classmethod
+    def from_entries(cls, entries: Iterable[Entry], skiplist: bool) -> ZSet:
+        """A sorted set of distinct members in one step (O(n log n)): a loader's path. The
+        scores are stored as given (a listpack caller passes ``0.0`` for ``-0``)."""
+        zs = cls(skiplist=skiplist)
+        zs.scores = {member: score for score, member in entries}
+        keys = sorted(order_key(score, member) for member, score in zs.scores.items())
+        zs.order = SortedList(keys) if skiplist else SmallOrder(keys)
+        return zs
+
     def __len__(self) -> int:
         return len(self.scores)
 
@@ -142,22 +178,20 @@ class ZSet:
         return "listpack" if self.order.__class__ is SmallOrder else "skiplist"
 
     def convert(self) -> None:
-        """Become a skiplist (O(n): the entries are already in order)."""
+        """Become a skiplist (O(n): the keys are already in order)."""
         if self.order.__class__ is SmallOrder:
             self.order = SortedList(self.order)
 
     def compact(self) -> None:
         """Become a listpack again (only for a result Redis would store as one)."""
         if self.order.__class__ is not SmallOrder:
+            self.order = SmallOrder(self.order)
             scores = self.scores
-            small = SmallOrder()
-            for score, member in self.order:
+            for member, score in scores.items():
                 if score == 0.0:
-                    # A listpack writes an integral score as an integer: -0 becomes 0
-                    # (the order stays: both zeros compare equal).
-                    score = scores[member] = 0.0
-                small.append((score, member))
-            self.order = small
+                    # A listpack writes an integral score as an integer: -0 becomes 0 (the
+                    # keys stay: both zeros have the same one).
+                    scores[member] = 0.0
             self.scan_index = None
 
     def fits(self, max_entries: int, max_value: int) -> bool:
@@ -172,33 +206,48 @@ class ZSet:
         return self.scores.get(member)
 
     def add(self, member: bytes, score: float) -> bool:
-        """Store ``member`` with ``score``; returns whether it is new (the score may change)."""
+        """Store ``member`` with ``score``; returns whether it is new (the score may change).
+
+        The general path; :meth:`insert` and :meth:`update` are its two halves for callers
+        that already know whether the member is there (ZADD), and agree with it."""
+        old = self.scores.get(member)
+        if old is None:
+            self.insert(member, score)
+            return True
+        self.update(member, old, score)
+        return False
+
+    def insert(self, member: bytes, score: float) -> None:
+        """Store a member that is not there yet (the caller has checked)."""
         if score == 0.0 and self.order.__class__ is SmallOrder:
             score = 0.0  # a listpack writes an integral score as an integer: -0 becomes 0
         scores = self.scores
-        old = scores.get(member)
-        if old is None:
-            scores[member] = score
-            self.order.add((score, member))
-            index = self.scan_index
-            if index is not None:
-                index.pending.append(member)
-                if len(index.pending) > len(scores) + 1024:
-                    self.scan_index = None  # cheaper to rebuild at the next ZSCAN
-            return True
-        if old != score:
-            order = self.order
-            order.remove((old, member))
-            order.add((score, member))
-            scores[member] = score
-        return False
+        scores[member] = score
+        self.order.add(order_key(score, member))
+        index = self.scan_index
+        if index is not None:
+            index.pending.append(member)
+            if len(index.pending) > len(scores) + 1024:
+                self.scan_index = None  # cheaper to rebuild at the next ZSCAN
+
+    def update(self, member: bytes, old: float, score: float) -> None:
+        """Give a member that is there with score ``old`` the score ``score`` (an equal
+        score changes nothing, not even the sign of a zero, as in Redis)."""
+        if old == score:
+            return
+        if score == 0.0 and self.order.__class__ is SmallOrder:
+            score = 0.0
+        order = self.order
+        order.remove(order_key(old, member))
+        order.add(order_key(score, member))
+        self.scores[member] = score
 
     def remove(self, member: bytes) -> bool:
         """Remove ``member``; returns whether it was there. The scan index drops it lazily."""
         score = self.scores.pop(member, None)
         if score is None:
             return False
-        self.order.remove((score, member))
+        self.order.remove(order_key(score, member))
         return True
 
     def rank(self, member: bytes, reverse: bool = False) -> int | None:
@@ -206,8 +255,17 @@ class ZSet:
         score = self.scores.get(member)
         if score is None:
             return None
-        rank: int = self.order.bisect_left((score, member))
+        rank: int = self.order.bisect_left(order_key(score, member))
         return len(self.scores) - 1 - rank if reverse else rank
+
+    def _entries(self, keys: Iterable[bytes]) -> list[Entry]:
+        """(score, member) pairs of order keys, the scores as stored."""
+        scores = self.scores
+        out = []
+        for key in keys:
+            member = key[8:]
+            out.append((scores[member], member))
+        return out
 
     # -- positions ------------------------------------------------------------------------
 
@@ -216,22 +274,26 @@ class ZSet:
         when ``reverse`` (then listed from the highest score down)."""
         order = self.order
         if not reverse:
-            return list(order[start:stop])
+            return self._entries(order[start:stop])
         n = len(order)
-        return list(order[n - stop : n - start])[::-1]
+        return self._entries(order[n - stop : n - start][::-1])
 
     def iter_from(self, position: int, reverse: bool = False) -> Iterator[Entry]:
         """Entries from ``position`` towards the high end (or the low end when ``reverse``)."""
         order = self.order
         if order.__class__ is SmallOrder:
             if reverse:
-                return iter(order[position::-1]) if position >= 0 else iter(())
-            return iter(order[position:])
-        if reverse:
+                keys = iter(order[position::-1]) if position >= 0 else iter(())
+            else:
+                keys = iter(order[position:])
+        elif reverse:
             if position < 0:
                 return iter(())
-            return order.islice(0, position + 1, reverse=True)
-        return order.islice(position)
+            keys = order.islice(0, position + 1, reverse=True)
+        else:
+            keys = order.islice(position)
+        scores = self.scores
+        return ((scores[key[8:]], key[8:]) for key in keys)
 
     def delete_positions(self, start: int, stop: int) -> int:
         """Remove the entries at positions [start, stop); returns how many went."""
@@ -240,8 +302,8 @@ class ZSet:
         if not gone:
             return 0
         scores = self.scores
-        for _, member in gone:
-            del scores[member]
+        for key in gone:
+            del scores[key[8:]]
         del order[start:stop]
         return len(gone)
 
@@ -251,10 +313,10 @@ class ZSet:
         n = len(order)
         count = min(count, n)
         if highest:
-            gone = list(order[n - count :])[::-1]
+            gone = self._entries(order[n - count :][::-1])
             del order[n - count :]
         else:
-            gone = list(order[:count])
+            gone = self._entries(order[:count])
             del order[:count]
         scores = self.scores
         for _, member in gone:
@@ -268,24 +330,38 @@ class ZSet:
         equal stop). O(log n)."""
         order = self.order
         n = len(order)
+        # A score's eight bytes alone sort before every entry with that score.
         if lo_ex:
-            start = n if lo == _INF else order.bisect_left((math.nextafter(lo, _INF),))
+            start = n if lo == _INF else order.bisect_left(score_prefix(math.nextafter(lo, _INF)))
         else:
-            start = order.bisect_left((lo,))
+            start = order.bisect_left(score_prefix(lo))
         if hi_ex:
-            stop = order.bisect_left((hi,))
+            stop = order.bisect_left(score_prefix(hi))
         else:
-            stop = n if hi == _INF else order.bisect_left((math.nextafter(hi, _INF),))
+            stop = n if hi == _INF else order.bisect_left(
+                score_prefix(math.nextafter(hi, _INF)))
         return start, max(start, stop)
 
     def score_range(self, lo: float, lo_ex: bool, hi: float, hi_ex: bool, offset: int = 0,
                     limit: int = -1, reverse: bool = False) -> list[Entry]:
         """The entries of a score range, from the low end (from the high end when
         ``reverse``), skipping ``offset`` of them and taking at most ``limit`` (all when
-        negative): ZRANGEBYSCORE's walk.
+        negative): ZRANGEBYSCORE's walk (see :meth:`score_range_keys`)."""
+        return self._entries(self.score_range_keys(lo, lo_ex, hi, hi_ex, offset, limit, reverse))
 
-        The fast path of :meth:`score_span` plus :meth:`entries` (a test holds them equal):
-        on a skiplist with a small offset, one bounded iteration from the seek points, which
+    def score_range_members(self, lo: float, lo_ex: bool, hi: float, hi_ex: bool,
+                            offset: int = 0, limit: int = -1,
+                            reverse: bool = False) -> list[bytes]:
+        """The members alone of :meth:`score_range` (no score to look up)."""
+        keys = self.score_range_keys(lo, lo_ex, hi, hi_ex, offset, limit, reverse)
+        return [key[8:] for key in keys]
+
+    def score_range_keys(self, lo: float, lo_ex: bool, hi: float, hi_ex: bool, offset: int = 0,
+                         limit: int = -1, reverse: bool = False) -> list[bytes]:
+        """The order keys of a score range, as :meth:`score_range` describes.
+
+        The fast path of :meth:`score_span` plus positions (a test holds them equal): on a
+        skiplist with a small offset, one bounded iteration from the seek points, which
         needs no positional index; otherwise positions.
         """
         order = self.order
@@ -293,20 +369,25 @@ class ZSet:
             return []
         if order.__class__ is SmallOrder or offset >= _WALK_OFFSET:
             start, stop = self.score_span(lo, lo_ex, hi, hi_ex)
+            n = len(order)
             if reverse:
-                n = len(order)
                 start, stop = n - stop, n - start
             start += offset
             if limit >= 0:
                 stop = min(stop, start + limit)
-            return self.entries(start, stop, reverse) if start < stop else []
+            if start >= stop:
+                return []
+            if not reverse:
+                return list(order[start:stop])
+            return list(order[n - stop : n - start][::-1])
         if lo_ex:
             if lo == _INF:
                 return []
             lo = math.nextafter(lo, _INF)
         # The upper end as an exclusive bound (None: no bound at all).
         top = hi if hi_ex else (None if hi == _INF else math.nextafter(hi, _INF))
-        walk = order.irange((lo,), None if top is None else (top,), (True, False), reverse)
+        walk = order.irange(score_prefix(lo), None if top is None else score_prefix(top),
+                            (True, False), reverse)
         return list(islice(walk, offset, None if limit < 0 else offset + limit))
 
     # -- lexicographic ranges -------------------------------------------------------------
@@ -323,7 +404,7 @@ class ZSet:
             return None
         if self.order.__class__ is SmallOrder:
             # Redis's listpack walk, exact even when scores differ.
-            members = [m for _, m in self.order]
+            members = [key[8:] for key in self.order]
             if reverse:
                 for i in range(n - 1, -1, -1):
                     if _lte_max(members[i], hi):
@@ -349,45 +430,45 @@ class ZSet:
         if order.__class__ is SmallOrder:
             stop = start
             n = len(order)
-            while stop < n and _lte_max(order[stop][1], hi):
+            while stop < n and _lte_max(order[stop][8:], hi):
                 stop += 1
             return start, stop
         return start, max(start, self._lex_upper(hi))
 
     def _member_at(self, position: int) -> bytes:
-        member: bytes = self.order[position][1]
+        member: bytes = self.order[position][8:]
         return member
 
     def _lex_lower(self, lo: LexBound) -> int:
         """The first position whose member is within the lower end ``lo`` (skiplist)."""
         order = self.order
-        score = self._single_score()
-        if score is not None:
+        prefix = self._single_score()
+        if prefix is not None:
             kind, value, exclusive = lo
             if kind:
                 return 0 if kind < 0 else len(order)
-            probe = (score, value)
+            probe = prefix + value
             return order.bisect_right(probe) if exclusive else order.bisect_left(probe)
         return self._search(lambda m: _gte_min(m, lo))
 
     def _lex_upper(self, hi: LexBound) -> int:
         """The first position whose member is past the upper end ``hi`` (skiplist)."""
         order = self.order
-        score = self._single_score()
-        if score is not None:
+        prefix = self._single_score()
+        if prefix is not None:
             kind, value, exclusive = hi
             if kind:
                 return 0 if kind < 0 else len(order)
-            probe = (score, value)
+            probe = prefix + value
             return order.bisect_left(probe) if exclusive else order.bisect_right(probe)
         return self._search(lambda m: not _lte_max(m, hi))
 
-    def _single_score(self) -> float | None:
-        """The score every member has, if they all have the same one (the lexicographic
-        commands' documented use), else None."""
+    def _single_score(self) -> bytes | None:
+        """The score every member has (as its eight key bytes), if they all have the same
+        one (the lexicographic commands' documented use), else None."""
         order = self.order
-        first: float = order[0][0]
-        return first if first == order[-1][0] else None
+        first: bytes = order[0][:8]
+        return first if first == order[-1][:8] else None
 
     def _search(self, past: Any) -> int:
         """The first position whose member satisfies ``past``, by binary search over
@@ -396,7 +477,7 @@ class ZSet:
         lo, hi = 0, len(order)
         while lo < hi:
             mid = (lo + hi) // 2
-            if past(order[mid][1]):
+            if past(order[mid][8:]):
                 hi = mid
             else:
                 lo = mid + 1
@@ -416,7 +497,7 @@ class ZSet:
         """An estimate of the bytes the sorted set occupies (MEMORY USAGE)."""
         size = sys.getsizeof(self.scores) + _SLOT_BYTES * len(self.scores)
         for member in self.scores:
-            size += sys.getsizeof(member) + 24
+            size += 2 * sys.getsizeof(member) + 24  # the member, its key, the score
         return size
 
     # -- iteration ------------------------------------------------------------------------
@@ -428,7 +509,7 @@ class ZSet:
         about ``count`` members from ``cursor`` on in hash order.
         """
         if self.order.__class__ is SmallOrder:
-            return 0, [m for _, m in self.order]
+            return 0, [key[8:] for key in self.order]
         index = self.scan_index
         if index is None:
             index = self.scan_index = ScanIndex(self.scores)
@@ -436,17 +517,15 @@ class ZSet:
 
     def random_entry(self, rng: random.Random | None = None) -> Entry:
         """One entry drawn uniformly (the sorted set must not be empty)."""
-        entry: Entry = self.order[(rng or random).randrange(len(self.scores))]
-        return entry
+        member: bytes = self.order[(rng or random).randrange(len(self.scores))][8:]
+        return self.scores[member], member
 
     def random_entries(self, count: int, rng: random.Random | None = None) -> list[Entry]:
         """``count`` entries drawn with repetition, in draw order (a negative count)."""
         order = self.order
         n = len(order)
         randrange = (rng or random).randrange
-        if order.__class__ is SmallOrder:
-            return [order[randrange(n)] for _ in range(count)]
-        return [order[randrange(n)] for _ in range(count)]
+        return self._entries([order[randrange(n)] for _ in range(count)])
 
     def distinct_entries(self, count: int, rng: random.Random | None = None) -> list[Entry]:
         """``count`` different entries (``count`` below the size of the sorted set).
@@ -458,7 +537,7 @@ class ZSet:
         picks = (rng or random).sample(range(len(order)), count)
         if order.__class__ is SmallOrder:
             picks.sort()
-        return [order[i] for i in picks]
+        return self._entries([order[i] for i in picks])
 
 
 def lex_in_max(member: bytes, hi: LexBound) -> bool:

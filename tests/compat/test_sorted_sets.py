@@ -8,7 +8,10 @@ picks (ZRANDMEMBER) are checked by shape, count, uniqueness and distribution.
 
 Where resplite follows a newer Redis than the 7.0 reference (ZRANK / ZREVRANK WITHSCORE
 from 7.2, ZSCAN NOVALUES's error from 7.4, 7.2's early conversion of a wide ZADD, 7.2's
-listpack order of distinct ZRANDMEMBER picks), the test is marked with that version.
+listpack order of distinct ZRANDMEMBER picks, 7.2's printing of doubles), the test is marked
+with that version. Scenarios with fractional scores compare the printed doubles through
+:func:`support.normalize.doubles` (7.0 prints ``0.10000000000000001`` where 7.2+ prints
+``0.1``), and resplite's own bytes are asserted by the 7.2 tests below.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import pytest
 from compat_helpers import Command, decode, run, values
+from support.normalize import doubles
 from support.pair import Pair
 from support.raw import RawClient
 
@@ -542,9 +546,20 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+# Scenarios whose replies carry fractional scores (or integers past 2^62, which Redis 7.0
+# prints as 1e+17 and 7.2+ in full): compared through the doubles normaliser.
+FRACTIONAL = {
+    "ZADD: scores as Redis reads and prints them",
+    "ZADD INCR: replies the new score, null when nothing happened",
+    "Scores in a skiplist: -0 keeps its sign there",
+}
+
+
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
 def test_sorted_set_scenario(pair: Pair, scenario: str) -> None:
-    run(pair, *SCENARIOS[scenario])
+    normalize = doubles if scenario in FRACTIONAL else None
+    for cmd in SCENARIOS[scenario]:
+        pair.check(*cmd, normalize=normalize)
 
 
 # -- configuration-dependent encodings -------------------------------------------------------------
@@ -590,6 +605,41 @@ def test_raised_limits_do_not_convert_back(pair: Pair, small_limits: None) -> No
         ("OBJECT", "ENCODING", "g"), ("ZREM", "g", "nope"), ("OBJECT", "ENCODING", "g"),
         ("ZINCRBY", "y", "1", "a"),
         ("OBJECT", "ENCODING", "y"), ("ZUNIONSTORE", "w", "1", "g"), ("OBJECT", "ENCODING", "w"))
+
+
+@pytest.mark.redis_version("7.2")
+def test_a_single_pair_zadd_converts_as_a_wide_one(pair: Pair) -> None:
+    """ZADD key score member (resplite's shortcut) converts where the general path would:
+    Redis 7.2 converts a listpack for more pairs than the limit, even for an update or a
+    no-op, and before storing a member that does not fit."""
+    ours = pair.ours
+    enc = b"$8\r\nskiplist\r\n"
+    try:
+        for cmd in (("ZADD", "a", "1", "x"), ("ZADD", "b", "1", "x"), ("ZADD", "c", "1", "x")):
+            assert ours.call(*cmd) == b":1\r\n"
+        ours.call("CONFIG", "SET", "zset-max-listpack-entries", "0")
+        assert ours.call("ZADD", "a", "1", "x") == b":0\r\n"  # the same score: a no-op
+        assert ours.call("ZADD", "b", "2", "x") == b":0\r\n"  # an update
+        assert ours.call("ZADD", "c", "1", "y") == b":1\r\n"  # a new member
+        assert ours.call("ZADD", "d", "1", "x") == b":1\r\n"  # a new key
+        for key in ("a", "b", "c", "d"):
+            assert ours.call("OBJECT", "ENCODING", key) == enc
+        ours.call("CONFIG", "SET", "zset-max-listpack-entries", "2")
+        ours.call("CONFIG", "SET", "zset-max-listpack-value", "3")
+        assert ours.call("ZADD", "e", "1", "long") == b":1\r\n"
+        assert ours.call("OBJECT", "ENCODING", "e") == enc
+        ours.call("ZADD", "f", "1", "a")
+        ours.call("ZADD", "f", "2", "b")
+        assert ours.call("OBJECT", "ENCODING", "f") == b"$8\r\nlistpack\r\n"
+        assert ours.call("ZADD", "f", "3", "c") == b":1\r\n"
+        assert ours.call("OBJECT", "ENCODING", "f") == enc
+        assert ours.call("ZRANGE", "f", "0", "-1", "WITHSCORES") == (
+            b"*6\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n$1\r\nc\r\n$1\r\n3\r\n"
+            if pair.resp == 2 else
+            b"*3\r\n*2\r\n$1\r\na\r\n,1\r\n*2\r\n$1\r\nb\r\n,2\r\n*2\r\n$1\r\nc\r\n,3\r\n")
+    finally:
+        ours.call("CONFIG", "SET", "zset-max-listpack-entries", "128")
+        ours.call("CONFIG", "SET", "zset-max-listpack-value", "64")
 
 
 @pytest.mark.redis_version("7.2")
@@ -683,11 +733,13 @@ def test_skiplist_algebra_matches_exactly(pair: Pair) -> None:
     _fill(pair, "c", 50, score=lambda i: 1e300 if i % 2 else -1e300)
     for opts in ((), ("WEIGHTS", "0.1", "3", "7"), ("AGGREGATE", "MIN"), ("AGGREGATE", "MAX"),
                  ("WEIGHTS", "1e10", "1e300", "-2", "AGGREGATE", "SUM")):
-        run(pair, ("ZUNION", "3", "a", "b", "c", *opts, "WITHSCORES"),
-            ("ZINTER", "3", "a", "b", "c", *opts, "WITHSCORES"),
-            ("ZUNIONSTORE", "u", "3", "a", "b", "c", *opts), ("OBJECT", "ENCODING", "u"),
-            ("ZRANGE", "u", "0", "-1", "WITHSCORES"))
-    run(pair, ("ZDIFF", "2", "a", "b", "WITHSCORES"), ("ZDIFF", "3", "b", "a", "c"),
+        for cmd in (("ZUNION", "3", "a", "b", "c", *opts, "WITHSCORES"),
+                    ("ZINTER", "3", "a", "b", "c", *opts, "WITHSCORES"),
+                    ("ZUNIONSTORE", "u", "3", "a", "b", "c", *opts), ("OBJECT", "ENCODING", "u"),
+                    ("ZRANGE", "u", "0", "-1", "WITHSCORES")):
+            pair.check(*cmd, normalize=doubles)
+    pair.check("ZDIFF", "2", "a", "b", "WITHSCORES", normalize=doubles)
+    run(pair, ("ZDIFF", "3", "b", "a", "c"),
         ("ZINTERCARD", "2", "a", "b"), ("ZINTERCARD", "2", "a", "b", "LIMIT", "7"),
         ("ZDIFFSTORE", "d", "2", "a", "c"), ("OBJECT", "ENCODING", "d"), ("ZCARD", "d"))
 
@@ -855,6 +907,78 @@ def test_zrank_withscore(pair: Pair) -> None:
     # Redis 7.0 has no such option.
     assert pair.ref.call("ZRANK", "z", "a", "WITHSCORE") == (
         b"-ERR wrong number of arguments for 'zrank' command\r\n")
+
+
+def _double(pair: Pair, text: bytes) -> bytes:
+    return b"," + text + b"\r\n" if pair.resp == 3 else b"$%d\r\n%s\r\n" % (len(text), text)
+
+
+def _bulk(text: bytes) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(text), text)
+
+
+@pytest.mark.redis_version("7.2")
+def test_scores_print_as_redis_7_2_prints_doubles(pair: Pair) -> None:
+    """Every score reply is d2string: integers in full, the rest with fpconv's digits."""
+    ours = pair.ours
+    ours.call("ZADD", "z", "0.1", "a", "1e17", "b", "-0.5", "c", "9223372036854775808", "d",
+              "1e-7", "e", "inf", "f", "123456.789", "g")
+    d = lambda t: _double(pair, t)  # noqa: E731
+    assert ours.call("ZSCORE", "z", "a") == d(b"0.1")
+    assert ours.call("ZSCORE", "z", "b") == d(b"100000000000000000")
+    assert ours.call("ZSCORE", "z", "d") == d(b"9223372036854776000")
+    assert ours.call("ZSCORE", "z", "e") == d(b"1e-7")
+    assert ours.call("ZMSCORE", "z", "a", "f", "x") == (
+        b"*3\r\n" + d(b"0.1") + d(b"inf") + (b"_\r\n" if pair.resp == 3 else b"$-1\r\n"))
+    assert ours.call("ZRANGE", "z", "0", "1", "WITHSCORES") == (
+        b"*4\r\n$1\r\nc\r\n" + d(b"-0.5") + b"$1\r\ne\r\n" + d(b"1e-7")
+        if pair.resp == 2 else
+        b"*2\r\n*2\r\n$1\r\nc\r\n" + d(b"-0.5") + b"*2\r\n$1\r\ne\r\n" + d(b"1e-7"))
+    assert ours.call("ZRANK", "z", "g", "WITHSCORE") == b"*2\r\n:3\r\n" + d(b"123456.789")
+    # ZINCRBY and ZADD INCR reply with a double too: 0.1 + 0.2 is not 0.3.
+    assert ours.call("ZINCRBY", "z", "0.2", "a") == d(b"0.30000000000000004")
+    assert ours.call("ZADD", "z", "INCR", "0.7", "a") == d(b"1")
+    assert ours.call("ZADD", "z", "INCR", "0.05", "a") == d(b"1.05")
+    assert ours.call("ZPOPMIN", "z") == b"*2\r\n$1\r\nc\r\n" + d(b"-0.5")
+    assert ours.call("BZPOPMIN", "z", "0") == (
+        b"*3\r\n$1\r\nz\r\n$1\r\ne\r\n" + d(b"1e-7"))
+    assert ours.call("ZMPOP", "1", "z", "MAX") == (
+        b"*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\nf\r\n" + d(b"inf"))
+    ours.call("ZADD", "u", "0.1", "a")
+    union = b"$1\r\na\r\n" + d(b"0.2")
+    assert ours.call("ZUNION", "2", "u", "u", "WITHSCORES") == (
+        b"*2\r\n" + union if pair.resp == 2 else b"*1\r\n*2\r\n" + union)
+    assert ours.call("ZRANDMEMBER", "u", "1", "WITHSCORES") == (
+        b"*2\r\n$1\r\na\r\n" + d(b"0.1") if pair.resp == 2
+        else b"*1\r\n*2\r\n$1\r\na\r\n" + d(b"0.1"))
+
+
+@pytest.mark.redis_version("7.2")
+def test_zscan_prints_listpack_scores_short_and_skiplist_scores_with_17_digits(pair: Pair) -> None:
+    """A listpack stores d2string's text; Redis 8.4's ZSCAN of a skiplist still uses %.17g."""
+    ours = pair.ours
+    ours.call("ZADD", "small", "0.1", "a", "-0", "b", "1e17", "c")
+    assert ours.call("ZSCAN", "small", "0") == (
+        b"*2\r\n$1\r\n0\r\n*6\r\n" + _bulk(b"b") + _bulk(b"0") + _bulk(b"a") + _bulk(b"0.1")
+        + _bulk(b"c") + _bulk(b"100000000000000000"))
+    ours.call("ZADD", "big", *[x for i in range(130) for x in (str(i), f"m{i}")])
+    ours.call("ZADD", "big", "0.1", "tenth", "-0", "neg0", "1e17", "e17")
+    for member, text in ((b"tenth", b"0.10000000000000001"), (b"neg0", b"-0"),
+                         (b"e17", b"1e+17")):
+        reply = decode(ours.call("ZSCAN", "big", "0", "MATCH", member, "COUNT", "1000"))
+        assert reply == [b"0", [member, text]]
+        assert ours.call("ZSCORE", "big", member) == _double(
+            pair, b"100000000000000000" if member == b"e17" else text[:3])
+
+
+def test_incrbyfloat_keeps_its_long_double_printing(pair: Pair) -> None:
+    """INCRBYFLOAT and HINCRBYFLOAT print long doubles (%.17Lf, zeros cut) in every Redis
+    version: what Redis 7.2 changed for doubles does not touch them."""
+    run(pair, ("INCRBYFLOAT", "f", "0.1"), ("INCRBYFLOAT", "f", "0.2"),
+        ("INCRBYFLOAT", "f", "1e17"), ("INCRBYFLOAT", "g", "1.5e-7"),
+        ("INCRBYFLOAT", "g", "-3.0e3"), ("HINCRBYFLOAT", "h", "f", "0.1"),
+        ("HINCRBYFLOAT", "h", "f", "0.2"), ("HINCRBYFLOAT", "h", "f", "5e-5"),
+        ("HINCRBYFLOAT", "h", "g", "1e17"), ("GET", "f"), ("HGETALL", "h"))
 
 
 @pytest.mark.redis_version("7.4")

@@ -4,10 +4,15 @@ Client ids, addresses, ages, times and version strings depend on the process, no
 behaviour under test; these helpers blank exactly those parts (keeping the reply's framing,
 so the lengths of bulk strings are recomputed) or parse the line formats of CLIENT LIST and
 INFO so that tests can compare field names, order and value shapes.
+
+:func:`doubles` rewrites printed doubles to one form: the reference Redis 7.0 prints them
+with 17 significant digits (``0.10000000000000001``), Redis 7.2+ (and resplite) with the
+shortest digits that read back (``0.1``); both read back as the same double.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from resplite.version import REDIS_VERSION
@@ -116,3 +121,57 @@ def _replace_version(node: Node) -> Node:
     if kind in (b"%", b"|"):
         return (kind, [(_replace_version(k), _replace_version(v)) for k, v in payload])
     return (kind, [_replace_version(item) for item in payload])
+
+
+# A double as Redis 7.0 (%.17g, or %.17Lf with trailing zeros cut for GEOPOS) or 7.2+
+# (integers, fpconv) prints one.
+_DOUBLE = re.compile(rb"-?(?:inf|(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)")
+
+
+def doubles(data: bytes) -> bytes:
+    """Rewrite every double-looking string of a reply (RESP3 doubles, bulk strings, status
+    lines) as ``%.17g`` of the double it reads as, fixing up bulk lengths.
+
+    Both servers' replies go through it, so it erases only how the digits are printed:
+    the value must be the same double. Use it only where fractional doubles appear (a
+    numeric member such as ``007`` would become ``7`` on both sides).
+    """
+    return dump(_canonical_doubles(parse(data)))
+
+
+def _canonical_doubles(node: Node) -> Node:
+    kind, payload = node
+    if payload is None:
+        return node
+    if isinstance(payload, bytes):
+        if kind in (b",", b"$", b"+") and _DOUBLE.fullmatch(payload):
+            value = float(payload)
+            if math.isinf(value):
+                return (kind, b"inf" if value > 0 else b"-inf")
+            return (kind, b"%.17g" % value)
+        return node
+    if kind in (b"%", b"|"):
+        return (kind, [(_canonical_doubles(k), _canonical_doubles(v)) for k, v in payload])
+    return (kind, [_canonical_doubles(item) for item in payload])
+
+
+def coordinates(data: bytes) -> bytes:
+    """As :func:`doubles`, but only for pairs of doubles (GEOPOS's and WITHCOORD's
+    ``[longitude, latitude]``), and to the precision Redis 7.0 prints them with: 17 digits
+    after the point (``%.17Lf``, trailing zeros cut), where Redis 8.0+ prints the exact
+    double (a coordinate of a few millionths loses digits in 7.0). Everything else
+    (distances above all) stays as sent."""
+    return dump(_canonical_pairs(parse(data)))
+
+
+def _canonical_pairs(node: Node) -> Node:
+    kind, payload = node
+    if payload is None or isinstance(payload, bytes):
+        return node
+    if kind in (b"%", b"|"):
+        return (kind, [(_canonical_pairs(k), _canonical_pairs(v)) for k, v in payload])
+    if (kind == b"*" and len(payload) == 2
+            and all(isinstance(p, bytes) and k in (b"$", b",") and _DOUBLE.fullmatch(p)
+                    for k, p in payload)):
+        return (kind, [(k, b"%.17g" % float(b"%.17f" % float(p))) for k, p in payload])
+    return (kind, [_canonical_pairs(item) for item in payload])

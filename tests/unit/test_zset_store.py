@@ -12,7 +12,15 @@ import random
 
 import pytest
 
-from resplite.store.zset import LexBound, ZSet, lex_in_max, lex_in_min, lex_range_empty
+from resplite.store.zset import (
+    LexBound,
+    ZSet,
+    lex_in_max,
+    lex_in_min,
+    lex_range_empty,
+    order_key,
+    score_prefix,
+)
 
 MEMBERS = [b"a", b"b", b"c", b"d", b"e", b"aa", b"ab", b"", b"12", b"\xff", b"z" * 10]
 SCORES = [0.0, -0.0, 1.0, -1.0, 1.5, 2.0, math.inf, -math.inf, 0.1, 1e17, 5e-324]
@@ -26,13 +34,15 @@ def _check(zs: ZSet, model: dict[bytes, float]) -> None:
     expected = _model_order(model)
     assert len(zs) == len(model) == len(zs.order)
     assert [m for _, m in zs.entries(0, len(zs))] == [m for _, m in expected]
+    assert list(zs.order) == sorted(zs.order)  # the keys are in order
     for member, score in model.items():
         got = zs.score(member)
         assert got == score
         assert zs.rank(member) == expected.index((score, member))
         assert zs.rank(member, reverse=True) == len(model) - 1 - zs.rank(member)  # type: ignore[operator]
-    for score, member in zs.order:
-        assert zs.scores[member] is score  # one float object, one sign
+    for key in zs.order:
+        member = key[8:]
+        assert key == order_key(zs.scores[member], member)
 
 
 @pytest.mark.parametrize("skiplist", [False, True], ids=["listpack", "skiplist"])
@@ -159,9 +169,7 @@ def test_conversions_keep_contents_and_listpack_writes_minus_zero_as_zero() -> N
     zs.compact()
     assert zs.encoding == "listpack"
     assert math.copysign(1, zs.scores[b"n"]) == 1.0
-    assert [m for _, m in zs.order] == [b"n", b"z", b"a"]
-    for score, member in zs.order:
-        assert zs.scores[member] is score
+    assert [m for _, m in zs.entries(0, len(zs))] == [b"n", b"z", b"a"]
 
 
 def test_fits_and_copy() -> None:
@@ -196,7 +204,7 @@ def test_random_picks() -> None:
     rng = random.Random(2)
     for skiplist in (False, True):
         zs = ZSet(((float(i), b"m%d" % i) for i in range(10)), skiplist=skiplist)
-        assert zs.random_entry(rng) in list(zs.order)
+        assert zs.random_entry(rng) in zs.entries(0, len(zs))
         draws = zs.random_entries(500, rng)
         assert len(draws) == 500 and len(set(draws)) == 10
         distinct = zs.distinct_entries(4, rng)
@@ -230,3 +238,42 @@ def test_score_range_walk_agrees_with_span_and_positions() -> None:
                 general = general[:limit]
             got = zs.score_range(lo, lo_ex, hi, hi_ex, offset, limit, reverse)
             assert got == general, (skiplist, lo, lo_ex, hi, hi_ex, offset, limit, reverse)
+            members = zs.score_range_members(lo, lo_ex, hi, hi_ex, offset, limit, reverse)
+            assert members == [m for _, m in general]
+
+
+def test_order_keys_sort_as_redis_sorts_entries() -> None:
+    """Byte order of the keys is score order (both zeros alike), then memcmp-then-length
+    order of the members."""
+    rng = random.Random(9)
+    values = [*SCORES, -5e-324, -1e300, 1e300, -0.5, 3.0]
+    entries = [(rng.choice(values), rng.choice(MEMBERS)) for _ in range(2000)]
+    by_key = sorted(entries, key=lambda e: order_key(*e))
+    assert [(0.0 if s == 0 else s, m) for s, m in by_key] == sorted(
+        (0.0 if s == 0 else s, m) for s, m in entries)
+    assert order_key(-0.0, b"a") == order_key(0.0, b"a") == score_prefix(0.0) + b"a"
+    assert score_prefix(-math.inf) < score_prefix(-1.0) < score_prefix(-5e-324) < score_prefix(
+        0.0) < score_prefix(5e-324) < score_prefix(1.0) < score_prefix(math.inf)
+
+
+@pytest.mark.parametrize("skiplist", [False, True], ids=["listpack", "skiplist"])
+def test_insert_and_update_agree_with_add(skiplist: bool) -> None:
+    """ZADD's fast paths (insert a member known absent, update one known present) leave the
+    sorted set exactly as the general add does."""
+    rng = random.Random(5)
+    general, fast = ZSet(skiplist=skiplist), ZSet(skiplist=skiplist)
+    for _ in range(2000):
+        member, score = rng.choice(MEMBERS), rng.choice(SCORES)
+        general.add(member, score)
+        old = fast.scores.get(member)
+        if old is None:
+            fast.insert(member, score)
+        else:
+            fast.update(member, old, score)
+        if rng.random() < 0.2:
+            gone = rng.choice(MEMBERS)
+            assert general.remove(gone) == fast.remove(gone)
+    assert list(general.order) == list(fast.order)
+    assert general.scores == fast.scores
+    assert [math.copysign(1, s) for s in general.scores.values()] == [
+        math.copysign(1, s) for s in fast.scores.values()]
