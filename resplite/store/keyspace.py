@@ -9,9 +9,13 @@ Invariants:
 
 * a key in ``expires`` is always in ``data``; a key in ``access`` is always in ``data`` and
   every key of ``data`` is in ``access``;
-* a key whose expiry time has passed is never returned by a lookup: lookups delete it first
-  (lazy expiry, as Redis's ``expireIfNeeded``), and :meth:`Database.active_expire` frees the
-  ones nobody reads;
+* a key lives while ``now <= when`` and is expired from ``when + 1`` on, as Redis's
+  ``keyIsExpired`` rules (so PTTL can answer 0 while the value is still there); an expired
+  key is never returned by a lookup: lookups delete it first (lazy expiry, as Redis's
+  ``expireIfNeeded``), and :meth:`Database.active_expire` frees the ones nobody reads, by
+  the same rule. Redis 8's active cycle also takes a key at ``now == when``; here that
+  millisecond can last as long as a test keeps the clock frozen, so every path keeps the key
+  through it and what a command sees never depends on whether a cycle happened to run;
 * keys are created only through :meth:`Database.set`, :meth:`Database.add` and
   :meth:`Database.put`, never by writing ``data`` directly: that is how SCAN's index
   (:mod:`resplite.store.scanindex`) and the access times learn about new keys;
@@ -135,7 +139,7 @@ class Database:
 
     def _expire_if_needed(self, key: bytes) -> bool:
         when = self.expires.get(key)
-        if when is not None and when <= self.clock.time_ms():
+        if when is not None and when < self.clock.time_ms():
             self._delete_expired(key)
             return True
         return False
@@ -199,7 +203,7 @@ class Database:
     def is_expired(self, key: bytes) -> bool:
         """Whether ``key`` exists but is logically expired, without deleting it."""
         when = self.expires.get(key)
-        return when is not None and when <= self.clock.time_ms()
+        return when is not None and when < self.clock.time_ms()
 
     # -- changes ------------------------------------------------------------------------
 
@@ -398,7 +402,7 @@ class Database:
         expires = self.expires
         for key in list(self.data):
             when = expires.get(key)
-            if when is None or when > now:
+            if when is None or when >= now:
                 yield key
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
@@ -477,12 +481,12 @@ class Database:
         heap = self._field_heap
         now = self.clock.time_ms()
         done = 0
-        while heap and heap[0][0] <= now and done < budget:
+        while heap and heap[0][0] < now and done < budget:
             _, key = heapq.heappop(heap)
             value = self.data.get(key)
             if value.__class__ is not Hash or self.is_expired(key):
                 continue
-            gone = value.expire_due(now, inclusive=True)
+            gone = value.expire_due(now)
             if gone:
                 done += len(gone)
                 self.expired_fields += len(gone)
@@ -521,7 +525,7 @@ class Database:
             return deleted
         now = self.clock.time_ms()
         expires = self.expires
-        while heap and heap[0][0] <= now and deleted < budget:
+        while heap and heap[0][0] < now and deleted < budget:
             when, key = heapq.heappop(heap)
             if expires.get(key) == when:
                 self._delete_expired(key)

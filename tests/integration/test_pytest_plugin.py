@@ -99,8 +99,8 @@ def test_factory_servers_are_gone_after_their_test():
 async def test_the_asyncio_client(aredis_client, resplite_clock):
     resplite_clock.freeze()
     await aredis_client.set("k", "v", px=1000)
-    resplite_clock.advance(999)
-    assert await aredis_client.get("k") == b"v"
+    resplite_clock.advance(1000)
+    assert await aredis_client.get("k") == b"v"  # a key lives while now <= its time
     resplite_clock.advance(1)
     assert await aredis_client.get("k") is None
 '''
