@@ -27,6 +27,7 @@ from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
 from resplite.engine.info import InfoState
+from resplite.engine.lazyfree import LazyFree
 from resplite.engine.monitor import monitor_line, redact
 from resplite.engine.output import Output
 from resplite.engine.pause import ClientPause
@@ -95,6 +96,7 @@ class ServerState:
         self.blocking = BlockingManager(self.clock, scheduler)
         self.blocking.acting_as = self._acting_as
         self.pause = ClientPause(self)
+        self.lazyfree = LazyFree(scheduler)
         self.slowlog = SlowLog(config, self.clock)
         self.table = table
         self.clients: dict[int, Client] = {}
@@ -418,7 +420,19 @@ class ServerState:
         self.error_stats[code] = self.error_stats.get(code, 0) + 1
         self.total_error_replies += 1
 
+    def current_hz(self) -> int:
+        """The cron's frequency: ``hz`` (1..500), doubled while each tick would serve more
+        than 200 clients when ``dynamic-hz`` is on, as Redis scales it (INFO's ``hz``)."""
+        config = self.config
+        hz = max(1, min(config["hz"], 500))
+        if config["dynamic-hz"]:
+            clients = len(self.clients)
+            while clients / hz > 200 and hz < 500:
+                hz = min(hz * 2, 500)
+        return hz
+
     def reset_stats(self) -> None:
+        self.lazyfree.freed = 0
         self.command_stats.clear()
         self.error_stats.clear()
         self.total_error_replies = 0
