@@ -93,6 +93,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "readonly": (),
     "readwrite": (),
     "resplite.clock": ("get", "freeze", "resume", "advance", "set", "help"),
+    "resplite.fault": ("error", "delay", "close", "drop", "list", "clear", "help"),
     # generic (keyspace)
     "del": (),
     "unlink": (),
@@ -342,6 +343,8 @@ HAND_MAINTAINED: dict[str, str] = {
     "zrevrank": "Redis 7.2 argument tree (WITHSCORE)",
     "resplite.clock": "resplite's own command",
     **{f"resplite.clock-{sub}": "resplite's own command" for sub in COMMANDS["resplite.clock"]},
+    "resplite.fault": "resplite's own command",
+    **{f"resplite.fault-{sub}": "resplite's own command" for sub in COMMANDS["resplite.fault"]},
 }
 
 # display_text values that Redis 7.2+ reports differently from the argument name, keyed by

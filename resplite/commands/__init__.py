@@ -19,6 +19,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     config,
     connection,
     dump,
+    faults,
     generic,
     geo,
     hashes,

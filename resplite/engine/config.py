@@ -580,6 +580,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("enable-debug-command", "no", _PROTECTED_ACTION, mutable=False),
         Directive("enable-module-command", "no", _PROTECTED_ACTION, mutable=False),
         Directive("enable-clock-command", "no", _PROTECTED_ACTION, mutable=False),
+        Directive("enable-fault-command", "no", _PROTECTED_ACTION, mutable=False),
         Directive("stream-node-max-entries", 100, int_parser(0, _LONG_MAX)),
         Directive("stream-node-max-bytes", 4096, parse_memory, format_memory, rewrite="memory"),
         # Redis 8.6: the idempotency settings a stream starts with (XCFGSET changes them).

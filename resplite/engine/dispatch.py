@@ -36,11 +36,12 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.engine.persistence import MISCONF
-from resplite.protocol.replies import QUEUED, ErrorReply
+from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
 if TYPE_CHECKING:
     from resplite.engine.acl import User
     from resplite.engine.client import Client
+    from resplite.engine.faults import Fault
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
 
@@ -100,10 +101,17 @@ class Dispatcher:
             self.fast[name] = spec
             self.fast[name.upper()] = spec
         # The specs execute() may take straight on: no container, not protected.
-        self.plain: dict[bytes, CommandSpec] = {
+        self._plain: dict[bytes, CommandSpec] = {
             name: spec for name, spec in self.fast.items()
             if not spec.subcommands and spec.fullname not in _PROTECTED
         }
+        self.plain = self._plain
+        # While a fault is set every command takes the general path, which consults the
+        # faults; with none set the fast path is untouched (see resplite.engine.faults).
+        server.faults.on_change = self._faults_changed
+
+    def _faults_changed(self, active: bool) -> None:
+        self.plain = {} if active else self._plain
 
     def lookup(self, argv: list[bytes]) -> CommandSpec | str:
         """The spec ``argv`` names, or the error text Redis gives when it names none."""
@@ -197,7 +205,33 @@ class Dispatcher:
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
+        if server.faults.rules:
+            fault = server.faults.take(spec.fullname, spec.container, client.name)
+            if fault is not None:
+                return self._misbehave(client, spec, argv, fault)
         return self._gate(client, spec, argv)
+
+    def _misbehave(self, client: Client, spec: CommandSpec, argv: list[bytes],
+                   fault: Fault) -> Any:
+        """What a fault makes of this call (see resplite.engine.faults for each action)."""
+        action = fault.action
+        if action == "error":
+            return self._reject(client, spec, fault.error)
+        if action == "close-before":
+            client.close_after_reply = True
+            return NO_REPLY
+        reply = self._gate(client, spec, argv)
+        if reply.__class__ is BlockRequest or reply is QUEUED:
+            return reply  # a blocking or queued command keeps its own timing
+        if action == "close-after":
+            client.close_after_reply = True
+            return NO_REPLY
+        if action == "drop":
+            return NO_REPLY
+        if fault.delay_ms > 0 and client.may_block:
+            # Parked on no key: the reply comes when the delay runs out on the server clock.
+            return BlockRequest([], fault.delay_ms, lambda: reply, reply)
+        return reply
 
     def permission_error(self, client: Client, user: User, spec: CommandSpec,
                          argv: list[bytes]) -> str | None:

@@ -158,6 +158,13 @@ def command_in_subscribe_context(name: str) -> str:
 
 
 # RESPLITE.CLOCK (resplite's own command; the wording is ours).
+FAULT_DISABLED = (
+    "ERR RESPLITE.FAULT is disabled on this server: start it with 'enable-fault-command yes' "
+    "(or 'local' to allow it from local connections only)"
+)
+FAULT_ONE_LINE = "ERR the fault's error reply must be one line"
+FAULT_TIMES = "ERR TIMES must be a positive number of calls"
+FAULT_DELAY = "ERR the delay must not be negative"
 CLOCK_DISABLED = (
     "ERR RESPLITE.CLOCK is disabled on this server: start it with 'enable-clock-command yes' "
     "(or 'local' to allow it from local connections only)"

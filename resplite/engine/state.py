@@ -26,6 +26,7 @@ from resplite.engine.client import REPLY_OFF
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
+from resplite.engine.faults import Faults
 from resplite.engine.info import InfoState
 from resplite.engine.lazyfree import LazyFree
 from resplite.engine.monitor import monitor_line, redact
@@ -97,6 +98,8 @@ class ServerState:
         self.blocking.acting_as = self._acting_as
         self.pause = ClientPause(self)
         self.lazyfree = LazyFree(scheduler)
+        # RESPLITE.FAULT's rules; the dispatcher (built last) installs its hook.
+        self.faults = Faults()
         self.slowlog = SlowLog(config, self.clock)
         self.table = table
         self.clients: dict[int, Client] = {}

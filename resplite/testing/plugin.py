@@ -15,6 +15,10 @@ Registered through the ``pytest11`` entry point, so installing resplite is enoug
     protocol or decoding; closed after the test.
 ``resplite_clock`` (function)
     The clock of that server: ``freeze()``, ``advance(ms)``, ``set(unix_ms)``, ``resume()``.
+``resplite_faults`` (function)
+    Faults on demand for that server (:class:`~resplite.testing.embedded.FaultControl`):
+    ``error(command, error, client=, times=)``, ``delay``, ``close``, ``drop``, ``list``,
+    ``clear``; every fault is cleared after the test.
 ``resplite_factory`` (function)
     ``resplite_factory(**directives)`` starts one more server with its own directives
     (``requirepass=``, ``maxmemory=`` ...); all are stopped after the test.
@@ -43,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from resplite.testing.embedded import ClockControl, ServerHandle
+    from resplite.testing.embedded import ClockControl, FaultControl, ServerHandle
 
 _CLIENT_KEYS = ("protocol", "decode_responses", "isolation")
 
@@ -187,6 +191,17 @@ def redis_url(resplite_instance: ServerHandle) -> str:
 def resplite_clock(resplite_instance: ServerHandle) -> ClockControl:
     """The clock of the server behind ``redis_url``."""
     return resplite_instance.clock
+
+
+@pytest.fixture
+def resplite_faults(resplite_instance: ServerHandle) -> Iterator[FaultControl]:
+    """Faults on demand for the server behind ``redis_url``, cleared after the test."""
+    faults = resplite_instance.faults
+    try:
+        yield faults
+    finally:
+        if resplite_instance.running:
+            faults.clear()
 
 
 @pytest.fixture

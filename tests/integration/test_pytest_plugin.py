@@ -96,6 +96,18 @@ def test_marker_directives_give_the_test_a_server_of_its_own(
     assert redis_client.ping()
 
 
+def test_faults_on_demand(redis_client, resplite_faults):
+    resplite_faults.error("GET", "-LOADING Redis is loading the dataset in memory", times=1)
+    with pytest.raises(redis.exceptions.BusyLoadingError):
+        redis_client.get("k")
+    assert redis_client.get("k") is None
+    resplite_faults.drop("PING")  # cleared by the fixture after the test
+
+
+def test_faults_are_cleared_between_tests(redis_client):
+    assert redis_client.ping()
+
+
 def test_the_factory_starts_servers_with_their_own_directives(resplite_factory):
     locked = resplite_factory(requirepass="x")
     small = resplite_factory(databases=2)
@@ -209,7 +221,7 @@ def run_pytest(
 def test_the_fixtures_from_the_inside(tmp_path: Path, isolation: str) -> None:
     out = run_pytest(tmp_path, FIXTURE_TESTS, "-q", f"--resplite-isolation={isolation}",
                      env={"EXPECTED_ISOLATION": isolation})
-    assert "11 passed" in out
+    assert "13 passed" in out
 
 
 def test_protocol_both_runs_client_tests_under_resp2_and_resp3(tmp_path: Path) -> None:
