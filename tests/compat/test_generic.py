@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 
 import pytest
 from compat_helpers import Command, check_close, decode, run, scan_all, values
 from support.helpshape import assert_same_shape, implemented
 from support.pair import Pair
+from support.raw import RawClient
 from support.servers import ServerPairFactory
 
 I64_MAX = "9223372036854775807"
@@ -454,28 +456,26 @@ _BOUNDARY_PROBE = [("MULTI",), ("GET", "{k}"), ("PTTL", "{k}"), ("TTL", "{k}"),
                    ("PEXPIRETIME", "{k}"), ("EXPIRETIME", "{k}"), ("EXISTS", "{k}"), ("EXEC",)]
 
 
-def _probe(conn, key: str) -> bytes:  # type: ignore[no-untyped-def]
+def _probe(conn: RawClient, key: str) -> bytes:
     """One transaction of lookups, so every one of them sees the same instant."""
-    commands = [tuple(a.replace("{k}", key) for a in c) for c in _BOUNDARY_PROBE]
-    return conn.pipeline(commands)[-1]  # type: ignore[no-any-return]
+    commands: list[tuple[bytes | str | int, ...]] = [
+        tuple(a.replace("{k}", key) for a in c) for c in _BOUNDARY_PROBE]
+    return conn.pipeline(commands)[-1]
 
 
-def _time_ms(conn) -> int:  # type: ignore[no-untyped-def]
+def _time_ms(conn: RawClient) -> int:
     reply = conn.call("TIME")
     seconds, micros = (int(x) for x in reply.split(b"\r\n")[2:5:2])
     return seconds * 1000 + micros // 1000
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
-def clock_pair(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+def clock_pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
     """A reference Redis with active expiry off and a resplite with the clock command."""
     from support.servers import redis_server_path, start_redis, start_resplite
 
     if redis_server_path() is None:
         pytest.skip("redis-server is not installed: compatibility tests need the reference")
-    from support.pair import Pair
-    from support.raw import RawClient
-
     ref_srv = start_redis()
     ours_srv = start_resplite("--enable-clock-command", "yes")
     pair = Pair(RawClient(ref_srv.host, ref_srv.port), RawClient(ours_srv.host, ours_srv.port),
@@ -492,7 +492,7 @@ def clock_pair(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
         ours_srv.stop()
 
 
-def test_a_key_lives_through_its_own_millisecond(clock_pair) -> None:  # type: ignore[no-untyped-def]
+def test_a_key_lives_through_its_own_millisecond(clock_pair: Pair) -> None:
     """SET k v PXAT t: at now == t both servers still return the value with PTTL 0; from
     t + 1 both have removed it (Redis read at the boundary by bounded polling)."""
     pair = clock_pair
@@ -521,7 +521,7 @@ def test_a_key_lives_through_its_own_millisecond(clock_pair) -> None:  # type: i
         assert got == expected, f"RESP{pair.resp}\n redis:    {expected!r}\n resplite: {got!r}"
 
 
-def test_the_active_cycle_follows_the_same_boundary(clock_pair) -> None:  # type: ignore[no-untyped-def]
+def test_the_active_cycle_follows_the_same_boundary(clock_pair: Pair) -> None:
     """With active expiry on, a frozen clock sitting on a key's time never removes it; one
     millisecond later the clock jump's cycle does, before anyone reads it (resplite only:
     Redis's cycle cannot be stopped on a millisecond)."""

@@ -206,7 +206,7 @@ def _info_field(conn: RawClient, name: str) -> int:
     return int(text.split(f"{name}:", 1)[1].split("\r\n", 1)[0])
 
 
-def test_lazy_free_after_unlink_del_and_flush(handle):
+def test_lazy_free_after_unlink_del_and_flush(handle: ServerHandle) -> None:
     conn = _conn(handle)
     try:
         conn.call("CONFIG", "RESETSTAT")
@@ -238,14 +238,16 @@ def test_lazy_free_after_unlink_del_and_flush(handle):
         conn.close()
 
 
-def test_dynamic_hz_scales_with_clients():
+def test_dynamic_hz_scales_with_clients() -> None:
     from resplite.commands import command_table
+    from resplite.engine.client import Client
     from resplite.engine.config import Config
     from resplite.engine.state import ServerState
 
     state = ServerState(Config(), table=command_table())
     assert state.current_hz() == 10
-    state.clients.update((i, None) for i in range(4_001))
+    client = Client(state, 0, None)
+    state.clients.update((i, client) for i in range(4_001))
     assert state.current_hz() == 40  # 4001 clients: 10 -> 20 -> 40 (at most 200 a tick)
     state.config.set("dynamic-hz", "no")
     assert state.current_hz() == 10

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from support.servers import free_port
 STOCK = Path("/etc/redis/redis.conf")
 
 
-def _wait_for(predicate, what: str, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
