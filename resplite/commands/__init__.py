@@ -16,6 +16,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     bitmaps,
     client,
     clock,
+    cluster,
     config,
     connection,
     dump,

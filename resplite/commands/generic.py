@@ -308,7 +308,8 @@ def renamenx(client: Client, argv: list[bytes]) -> Any:
     return _rename(client, argv, nx=True)
 
 
-def _duplicate(value: Any) -> Any:
+def duplicate(value: Any) -> Any:
+    """An independent copy of a stored value (COPY, MIGRATE COPY)."""
     if isinstance(value, bytes):
         return string_value.copied(value)
     return value.copy()
@@ -341,7 +342,7 @@ def copy(client: Client, argv: list[bytes]) -> int:
         if not replace:
             return 0
         target.delete(dst)
-    target.put(dst, _duplicate(value), when, None)
+    target.put(dst, duplicate(value), when, None)
     target.signal_modified(dst)
     client.server.notify(GENERIC, b"copy_to", dst, target.index)
     return 1

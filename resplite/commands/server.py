@@ -251,16 +251,6 @@ def wait(client: Client, argv: list[bytes]) -> Any:
     return request
 
 
-@command("readonly")
-def readonly(client: Client, argv: list[bytes]) -> Any:
-    raise CommandError(errors.NO_CLUSTER)
-
-
-@command("readwrite")
-def readwrite(client: Client, argv: list[bytes]) -> Any:
-    raise CommandError(errors.NO_CLUSTER)
-
-
 @command("lolwut")
 def lolwut(client: Client, argv: list[bytes]) -> Any:
     if len(argv) >= 3 and argv[1].lower() == b"version" and parse_int(argv[2]) is None:

@@ -641,8 +641,9 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("busy-reply-threshold", 5000, int_parser(0, _LONG_MAX)),
         Directive("lua-time-limit", 5000, int_parser(0, _LONG_MAX)),
         Directive("replica-read-only", True, parse_bool, format_bool, effect=False),
-        Directive("cluster-enabled", False, parse_bool, format_bool, mutable=False,
-                  effect=False),
+        Directive("cluster-enabled", False, parse_bool, format_bool, mutable=False),
+        # resplite's own: how many nodes an in-process cluster has (resplite.server.cluster).
+        Directive("cluster-nodes", 3, int_parser(1, 1000), mutable=False),
         Directive("active-expire-enabled", True, parse_bool, format_bool),
         Directive("uvloop", True, parse_bool, format_bool, mutable=False),
         Directive("proc-title-template", "{title} {listen-addr} {server-mode}",

@@ -35,12 +35,14 @@ from resplite.engine import acl, errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
+from resplite.engine.keyspecs import command_keys
 from resplite.engine.persistence import MISCONF
 from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
 if TYPE_CHECKING:
     from resplite.engine.acl import User
     from resplite.engine.client import Client
+    from resplite.engine.cluster import ClusterNode
     from resplite.engine.faults import Fault
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
@@ -112,6 +114,12 @@ class Dispatcher:
 
     def _faults_changed(self, active: bool) -> None:
         self.plain = {} if active else self._plain
+
+    def use_general_path(self) -> None:
+        """Send every command through the general path for good (a cluster node routes by
+        key slot there)."""
+        self._plain = {}
+        self.plain = self._plain
 
     def lookup(self, argv: list[bytes]) -> CommandSpec | str:
         """The spec ``argv`` names, or the error text Redis gives when it names none."""
@@ -205,11 +213,32 @@ class Dispatcher:
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
+        node = server.cluster
+        if node is not None:
+            redirect = self._route(client, spec, argv, node)
+            if redirect is not None:
+                return self._reject(client, spec, redirect)
         if server.faults.rules:
             fault = server.faults.take(spec.fullname, spec.container, client.name)
             if fault is not None:
                 return self._misbehave(client, spec, argv, fault)
         return self._gate(client, spec, argv)
+
+    @staticmethod
+    def _route(client: Client, spec: CommandSpec, argv: list[bytes],
+               node: ClusterNode) -> str | None:
+        """Where a cluster node sends a command on keys it does not serve (-MOVED, -ASK,
+        -CROSSSLOT, -TRYAGAIN), or None to run it here."""
+        asking = client.cluster_asking
+        if spec.fullname != "asking" and client.multi is None:
+            client.cluster_asking = False  # the flag covers one command, as in Redis
+        if spec.first_key == 0 and not spec.key_specs:
+            return None
+        keys = [argv[ref.pos] for ref in command_keys(spec, argv)]
+        if not keys:
+            return None
+        db = client.db
+        return node.route(keys, [db.peek(key) is not None for key in keys], asking)
 
     def _misbehave(self, client: Client, spec: CommandSpec, argv: list[bytes],
                    fault: Fault) -> Any:

@@ -390,7 +390,7 @@ def _errorstats(state: ServerState) -> Lines:
 
 
 def _cluster(state: ServerState) -> Lines:
-    return [("cluster_enabled", 0)]
+    return [("cluster_enabled", int(state.cluster is not None))]
 
 
 def _avg_ttl(expires: dict[bytes, int], now_ms: int) -> int:

@@ -41,6 +41,7 @@ from resplite.store.keyspace import Keyspace
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
+    from resplite.engine.cluster import ClusterNode
     from resplite.engine.table import CommandSpec
 
 
@@ -100,6 +101,8 @@ class ServerState:
         self.lazyfree = LazyFree(scheduler)
         # RESPLITE.FAULT's rules; the dispatcher (built last) installs its hook.
         self.faults = Faults()
+        # This server's place in an in-process cluster (None: standalone); see join_cluster.
+        self.cluster: ClusterNode | None = None
         self.slowlog = SlowLog(config, self.clock)
         self.table = table
         self.clients: dict[int, Client] = {}
@@ -422,6 +425,12 @@ class ServerState:
         code = message.split(" ", 1)[0]
         self.error_stats[code] = self.error_stats.get(code, 0) + 1
         self.total_error_replies += 1
+
+    def join_cluster(self, node: ClusterNode) -> None:
+        """Serve as one node of an in-process cluster (see resplite.engine.cluster): every
+        command then takes the dispatcher's general path, which routes by key slot."""
+        self.cluster = node
+        self.dispatcher.use_general_path()
 
     def current_hz(self) -> int:
         """The cron's frequency: ``hz`` (1..500), doubled while each tick would serve more

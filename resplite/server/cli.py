@@ -85,9 +85,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _serve(config: Config) -> int:
     from resplite.server.app import Server
+    from resplite.server.cluster import ClusterServer
 
     async def run() -> None:
-        server = Server(config)
+        server: Server | ClusterServer
+        server = ClusterServer(config) if config["cluster-enabled"] else Server(config)
         server.install_signal_handlers()
 
         def ready() -> None:
@@ -97,6 +99,9 @@ def _serve(config: Config) -> int:
             banner = process.logo(config, server.port)
             if banner is not None:
                 log.info("%s", banner.rstrip())
+            if isinstance(server, ClusterServer):
+                log.warning("Cluster of %d nodes in this process, on ports %s",
+                            len(server.ports), ", ".join(map(str, server.ports)))
             ignored = config.without_effect()
             if ignored:
                 log.warning("These directives are accepted for compatibility and have no "

@@ -52,6 +52,7 @@ from resplite.testing.control import ControlConnection, ControlError
 if TYPE_CHECKING:
     from resplite.engine.config import Config
     from resplite.server.app import Server
+    from resplite.server.cluster import ClusterServer
 
 T = TypeVar("T")
 
@@ -313,7 +314,7 @@ class ThreadRunner:
 
     def __init__(self, directives: Mapping[str, str]) -> None:
         self.config = _parse_directives(directives)
-        self.server: Server | None = None
+        self.server: Server | ClusterServer | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.done: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -355,8 +356,13 @@ class ThreadRunner:
 
     async def _serve(self) -> None:
         from resplite.server.app import Server
+        from resplite.server.cluster import ClusterServer
 
-        server = Server(self.config, embedded=True)
+        server: Server | ClusterServer
+        if self.config["cluster-enabled"]:
+            server = ClusterServer(self.config, embedded=True)
+        else:
+            server = Server(self.config, embedded=True)
         self.server = server
         await server.serve_forever(on_ready=lambda: self.ready.set_result(None))
         # Let the transports closed by stop() finish closing their sockets.
@@ -678,6 +684,24 @@ class ServerHandle:
         return self._clock
 
     @property
+    def cluster_nodes(self) -> list[tuple[str, int]]:
+        """(host, port) of every node of an in-process cluster (one entry when standalone)."""
+        runner = self._runner
+        if runner is None or self._control is None:
+            raise RuntimeError("the server is not running")
+        if isinstance(runner, ThreadRunner) and runner.server is not None:
+            from resplite.server.cluster import ClusterServer
+
+            if isinstance(runner.server, ClusterServer):
+                return [(self.host, port) for port in runner.server.ports]
+        return [(self.host, self.port)]
+
+    @property
+    def cluster_url(self) -> str:
+        """A ``redis://`` URL of the first node, for a cluster client's ``from_url``."""
+        return self.url
+
+    @property
     def faults(self) -> FaultControl:
         """Faults on demand (RESPLITE.FAULT), e.g. ``faults.error("XREADGROUP", "-LOADING
         ...", times=2)``; needs ``enable-fault-command`` (on unless turned off)."""
@@ -725,13 +749,22 @@ class ServerHandle:
 
 
 def serve(
-    *, isolation: str = "thread", startup_timeout: float = 10.0, **directives: Any
+    *, isolation: str = "thread", startup_timeout: float = 10.0, cluster: int = 0,
+    **directives: Any,
 ) -> ServerHandle:
     """A handle on a server with ``directives``; enter it (``with``/``async with``) to start.
 
     ``isolation="process"`` runs the server in a child process instead of a thread.
+    ``cluster=N`` starts an in-process Redis Cluster of N nodes instead (thread isolation):
+    ``handle.url`` is its first node, ``handle.cluster_nodes`` every node's (host, port),
+    ``handle.cluster_url`` what ``redis.RedisCluster.from_url`` takes.
     """
     settings = dict(DEFAULT_DIRECTIVES)
+    if cluster:
+        if isolation != "thread":
+            raise ValueError("an in-process cluster runs in thread isolation")
+        settings["cluster-enabled"] = "yes"
+        settings["cluster-nodes"] = str(cluster)
     private_socket = False
     for name, value in directives.items():
         if value is None:
