@@ -17,13 +17,13 @@ Two isolations:
 Unless told otherwise the server listens on 127.0.0.1 on an ephemeral port and accepts the
 RESPLITE.CLOCK and RESPLITE.FAULT commands (``enable-clock-command yes``,
 ``enable-fault-command yes``; ``handle.faults``, a :class:`FaultControl`, sets faults). It
-works in a temporary folder of its own; ``dir=`` (and ``dbfilename=``) name a folder whose RDB snapshot it loads at start (a
-Redis file of version 9 to 12 or one resplite saved), so a test can begin from a
-production-like data set; the pytest plugin's ``resplite`` marker takes the same directives.
-``handle.clock`` controls the same clock as the command does; in thread mode its calls are
-carried over to the server's event loop and wait for completion, so that timers and blocked
-clients are only ever touched from that loop. Leaving the context stops the server and
-leaves no thread, process, socket or file behind.
+works in a temporary folder of its own; ``dir=`` (and ``dbfilename=``) name a folder whose
+RDB snapshot it loads at start (a Redis file of version 9 to 12 or one resplite saved), so a
+test can begin from a production-like data set; the pytest plugin's ``resplite`` marker
+takes the same directives. ``handle.clock`` controls the same clock as the command does; in
+thread mode its calls are carried over to the server's event loop and wait for completion, so
+that timers and blocked clients are only ever touched from that loop. Leaving the context
+stops the server and leaves no thread, process, socket or file behind.
 """
 
 from __future__ import annotations
