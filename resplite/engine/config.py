@@ -607,7 +607,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("save", (), _multi(parse_save), format_save, multi=parse_save,
                   rewrite="save"),
         Directive("appendonly", False, parse_bool, format_bool),
-        Directive("appendfsync", "everysec", enum_parser("always", "everysec", "no")),
+        Directive("appendfsync", "everysec", enum_parser("everysec", "always", "no")),
         Directive("appenddirname", "appendonlydir",
                   _base_name("appenddirname", "dirname", allow_empty=False),
                   mutable=False, rewrite="string"),
@@ -710,6 +710,14 @@ def _from_catalogue(row: redis_directives.RedisDirective) -> Directive:
                      multi=multi,
                      rewrite=rewrite, effect=row.name in redis_directives.MEANINGFUL)
 
+
+# The append-only file is not written yet: its directives are declared above (CONFIG GET /
+# SET, REWRITE) but have no effect until it is.
+for _name in ("appendonly", "appendfsync", "appenddirname", "appendfilename",
+              "aof-use-rdb-preamble", "aof-load-truncated", "aof-timestamp-enabled",
+              "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
+              "no-appendfsync-on-rewrite"):
+    DIRECTIVES[_name] = replace(DIRECTIVES[_name], effect=False)
 
 for _row in redis_directives.CATALOGUE:
     _own = DIRECTIVES.get(_row.name)

@@ -111,9 +111,10 @@ def test_debians_stock_redis_conf_loads_daemonizes_and_serves(tmp_path: Path) ->
     assert "Ready to accept connections" in log
     # Directives without a meaning here are named once, in one line.
     [line] = [ln for ln in log.splitlines() if "have no effect here" in ln]
-    for name in ("appendfsync", "repl-diskless-sync", "rdbcompression", "jemalloc-bg-thread"):
+    for name in ("appendfsync", "repl-diskless-sync", "replica-priority", "jemalloc-bg-thread"):
         assert name in line
-    for name in ("pidfile", "loglevel", "hz", "dynamic-hz", "activerehashing", "daemonize"):
+    for name in ("pidfile", "loglevel", "hz", "dynamic-hz", "activerehashing", "daemonize",
+                 "rdbcompression", "dbfilename"):
         assert f" {name}," not in line and not line.endswith(f" {name}")
 
 
