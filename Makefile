@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 6379
 
-.PHONY: run test install install-dev lint bench pipeline clean
+.PHONY: run test install install-dev lint bench pipeline dist clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,5 +44,11 @@ bench: $(VENV)/.test-deps
 pipeline: $(VENV)/.test-deps
 	$(BIN)/python -m resplite.spark.demo
 
+# A wheel in dist/ (pip install dist/resplite-*.whl anywhere); built offline with the venv's
+# setuptools, as the tests build it.
+dist: | $(BIN)/python
+	$(BIN)/pip install -q 'setuptools>=77'
+	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w dist .
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache .mypy_cache

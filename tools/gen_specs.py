@@ -92,7 +92,12 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "wait": (),
     "readonly": (),
     "readwrite": (),
+    "asking": (),
+    "migrate": (),
+    "cluster": ("slots", "shards", "nodes", "info", "myid", "myshardid", "keyslot",
+                "countkeysinslot", "getkeysinslot", "setslot", "help"),
     "resplite.clock": ("get", "freeze", "resume", "advance", "set", "help"),
+    "resplite.fault": ("error", "delay", "close", "drop", "list", "clear", "help"),
     # generic (keyspace)
     "del": (),
     "unlink": (),
@@ -340,8 +345,11 @@ HAND_MAINTAINED: dict[str, str] = {
     "hsetex": "added in Redis 8.0",
     "zrank": "Redis 7.2 argument tree (WITHSCORE)",
     "zrevrank": "Redis 7.2 argument tree (WITHSCORE)",
+    "cluster-myshardid": "added in Redis 7.2",
     "resplite.clock": "resplite's own command",
     **{f"resplite.clock-{sub}": "resplite's own command" for sub in COMMANDS["resplite.clock"]},
+    "resplite.fault": "resplite's own command",
+    **{f"resplite.fault-{sub}": "resplite's own command" for sub in COMMANDS["resplite.fault"]},
 }
 
 # display_text values that Redis 7.2+ reports differently from the argument name, keyed by

@@ -48,8 +48,9 @@ if TYPE_CHECKING:
 
 _GLOB_CHARS = frozenset(b"[*?")
 # What a pattern is matched against: (name as listed, directive holding the value).
-_PATTERN_NAMES = [(name, name) for name in DIRECTIVES] + [
-    (alias, name) for alias, name in ALIASES.items() if name in DIRECTIVES
+_PATTERN_NAMES = [(name, name) for name, d in DIRECTIVES.items() if not d.hidden] + [
+    (alias, name) for alias, name in ALIASES.items()
+    if name in DIRECTIVES and not DIRECTIVES[name].hidden
 ]
 
 _HELP = help_reply("CONFIG", [

@@ -132,6 +132,8 @@ def select(client: Client, argv: list[bytes]) -> Any:
     index = parse_int(argv[1])
     if index is None:
         raise CommandError(errors.NOT_INTEGER)
+    if client.server.cluster is not None and index != 0:
+        raise CommandError(errors.SELECT_IN_CLUSTER)
     if not 0 <= index < len(client.server.keyspace):
         raise CommandError(errors.DB_INDEX_OUT_OF_RANGE)
     client.select(index)

@@ -107,26 +107,34 @@ def _db_index(client: Client, arg: bytes) -> int:
 # -- deleting and testing keys ------------------------------------------------------------
 
 
-def _delete_keys(client: Client, argv: list[bytes]) -> int:
+def _delete_keys(client: Client, argv: list[bytes], lazy: bool) -> int:
     db = client.db
-    notify = client.server.notify
+    server = client.server
+    notify = server.notify
     deleted = 0
     for key in argv[1:]:
-        if db.delete(key):
-            db.signal_modified(key)
-            notify(GENERIC, b"del", key, db.index)
-            deleted += 1
+        if lazy:
+            value = db.pop(key)
+            if value is None:
+                continue
+            # A large value is freed after the reply (see resplite.engine.lazyfree).
+            server.lazyfree.maybe_defer(value)
+        elif not db.delete(key):
+            continue
+        db.signal_modified(key)
+        notify(GENERIC, b"del", key, db.index)
+        deleted += 1
     return deleted
 
 
 @command("del")
 def del_(client: Client, argv: list[bytes]) -> int:
-    return _delete_keys(client, argv)
+    return _delete_keys(client, argv, client.server.config["lazyfree-lazy-user-del"])
 
 
 @command("unlink")
 def unlink(client: Client, argv: list[bytes]) -> int:
-    return _delete_keys(client, argv)
+    return _delete_keys(client, argv, True)
 
 
 @command("exists")
@@ -300,7 +308,8 @@ def renamenx(client: Client, argv: list[bytes]) -> Any:
     return _rename(client, argv, nx=True)
 
 
-def _duplicate(value: Any) -> Any:
+def duplicate(value: Any) -> Any:
+    """An independent copy of a stored value (COPY, MIGRATE COPY)."""
     if isinstance(value, bytes):
         return string_value.copied(value)
     return value.copy()
@@ -333,7 +342,7 @@ def copy(client: Client, argv: list[bytes]) -> int:
         if not replace:
             return 0
         target.delete(dst)
-    target.put(dst, _duplicate(value), when, None)
+    target.put(dst, duplicate(value), when, None)
     target.signal_modified(dst)
     client.server.notify(GENERIC, b"copy_to", dst, target.index)
     return 1

@@ -82,33 +82,37 @@ def dbsize(client: Client, argv: list[bytes]) -> Any:
     return len(client.db)
 
 
-def _check_flush_args(argv: list[bytes]) -> None:
-    # SYNC and ASYNC both empty the database at once: there is no background freeing.
+def _flush_lazily(client: Client, argv: list[bytes]) -> bool:
+    """Whether FLUSHALL / FLUSHDB frees lazily: ASYNC, or lazyfree-lazy-user-flush unless
+    SYNC; the keyspace is empty at once either way."""
     if len(argv) == 2 and argv[1].lower() in (b"sync", b"async"):
-        return
+        return argv[1].lower() == b"async"
     if len(argv) != 1:
         raise CommandError(errors.SYNTAX)
+    return bool(client.server.config["lazyfree-lazy-user-flush"])
 
 
-def flush_database(server: ServerState, index: int | None) -> None:
-    """Empty one database, or all of them; WATCHes and blocked clients are told first."""
+def flush_database(server: ServerState, index: int | None, lazy: bool = False) -> None:
+    """Empty one database, or all of them; WATCHes and blocked clients are told first.
+    ``lazy`` hands the old contents to the lazy free (see resplite.engine.lazyfree)."""
     server.signal_flush(index)
     dbs = server.keyspace.dbs if index is None else [server.keyspace[index]]
     for db in dbs:
-        db.flush()
+        keys = db.flush(detach=lazy)
+        if lazy and db.detached is not None:
+            server.lazyfree.defer(db.detached, objects=len(keys))
+            db.detached = None
 
 
 @command("flushdb")
 def flushdb(client: Client, argv: list[bytes]) -> Any:
-    _check_flush_args(argv)
-    flush_database(client.server, client.db_index)
+    flush_database(client.server, client.db_index, _flush_lazily(client, argv))
     return OK
 
 
 @command("flushall")
 def flushall(client: Client, argv: list[bytes]) -> Any:
-    _check_flush_args(argv)
-    flush_database(client.server, None)
+    flush_database(client.server, None, _flush_lazily(client, argv))
     return OK
 
 
@@ -245,16 +249,6 @@ def wait(client: Client, argv: list[bytes]) -> Any:
     # No replica will ever acknowledge: wait out the timeout, then report none.
     request = BlockRequest(keys=[], timeout_ms=timeout, retry=lambda: request, timeout_reply=0)
     return request
-
-
-@command("readonly")
-def readonly(client: Client, argv: list[bytes]) -> Any:
-    raise CommandError(errors.NO_CLUSTER)
-
-
-@command("readwrite")
-def readwrite(client: Client, argv: list[bytes]) -> Any:
-    raise CommandError(errors.NO_CLUSTER)
 
 
 @command("lolwut")

@@ -67,6 +67,8 @@ class Client:
         "blocked",
         "channels",
         "close_after_reply",
+        "cluster_asking",
+        "cluster_readonly",
         "conn",
         "created_ms",
         "db",
@@ -146,6 +148,9 @@ class Client:
         self.watch_dirty = False
         self.blocked: BlockedState | None = None
         self.close_after_reply = False
+        # Cluster mode: ASKING (served once by a node importing the slot) and READONLY.
+        self.cluster_asking = False
+        self.cluster_readonly = False
         now = server.clock.monotonic_ms()
         self.created_ms = now
         self.last_interaction_ms = now

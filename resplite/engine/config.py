@@ -32,18 +32,30 @@ become ``# ??? ...`` comments, directives absent from the file are appended afte
 lines collapse to one. String values are written quoted and escaped (``sdscatrepr``), so a
 value holding a newline, a quote or any other byte cannot become a second directive: the
 rewritten file parses back to exactly the values the server had.
+
+Every other directive Redis 7.4 / 8.0 knows comes from the catalogue in
+:mod:`resplite.engine.redis_directives`, with Redis's types and ranges: a stock redis.conf
+loads, CONFIG GET answers for every name, and CONFIG SET refuses what Redis refuses. Those
+resplite gives no meaning to are marked ``effect=False``; :meth:`Config.without_effect` lists
+the ones a file or the command line set, which the server logs once at start.
+
+A configuration file may also hold ``include <path-or-glob>`` (read in place, files of a glob
+in name order), ``rename-command <name> <new-name|"">`` (collected in
+:attr:`Config.renames`, applied to the command table at start), and ``loadmodule`` /
+``sentinel`` lines, which are accepted with no effect.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from resplite.engine import notify
+from resplite.engine import notify, redis_directives
 from resplite.protocol.reader import split_inline
 
 
@@ -80,16 +92,22 @@ _UNITS = {
 }
 
 
+_ULLONG = 1 << 64
+
+
 def parse_memory(text: str) -> int:
-    lowered = text.lower()
-    digits = lowered.rstrip("kmgb")
-    unit = lowered[len(digits) :]
-    if unit not in _UNITS or not digits or not digits.lstrip("-").isdigit():
+    """Redis's memtoull: leading digits (none reads as 0), then nothing or a unit; no sign.
+    The product wraps at 64 bits as the C code's does; the result is 0 .. 2**64 - 1."""
+    if text.startswith("-"):
         raise ConfigError("argument must be a memory value")
-    value = int(digits) * _UNITS[unit]
-    if value < 0:
+    i = 0
+    while i < len(text) and text[i] in "0123456789":
+        i += 1
+    unit = text[i:].lower()
+    if unit not in _UNITS or i >= 128:
         raise ConfigError("argument must be a memory value")
-    return value
+    value = min(int(text[:i] or "0"), _ULLONG - 1)  # strtoull saturates
+    return (value * _UNITS[unit]) % _ULLONG
 
 
 def format_memory(value: int) -> str:
@@ -125,11 +143,14 @@ def int_parser(low: int, high: int) -> Parser:
     return parse
 
 
-def memory_parser(low: int, high: int) -> Parser:
-    """A memory value (with units) that must also lie within bounds."""
+def memory_parser(low: int, high: int, signed: bool = False) -> Parser:
+    """A memory value (with units) that must also lie within bounds; ``signed`` reads the
+    64 bits as a signed C type does (a wrapped value is negative)."""
 
     def parse(text: str) -> int:
         value = parse_memory(text)
+        if signed and value >= _ULLONG >> 1:
+            value -= _ULLONG
         if not low <= value <= high:
             raise ConfigError(f"argument must be between {low} and {high} inclusive")
         return value
@@ -155,6 +176,176 @@ def enum_parser(*choices: str) -> Parser:
         return lowered
 
     return parse
+
+
+def multi_enum_parser(*choices: str) -> Parser:
+    """Several flags from ``choices`` (Redis's multi-argument enums, shutdown-on-sig*)."""
+    single = enum_parser(*choices)
+
+    def parse(text: str) -> tuple[str, ...]:
+        words = tuple(single(word) for word in text.split()) or (single(text),)
+        if "save" in words and "nosave" in words:
+            raise ConfigError("shutdown options SAVE and NOSAVE can't be used simultaneously")
+        return words
+
+    return parse
+
+
+def percent_memory_parser(low: int, high: int) -> Parser:
+    """A memory value or ``N%`` (stored as -N), as Redis's maxmemory-clients."""
+
+    def parse(text: str) -> int:
+        if len(text) > 1 and text.endswith("%"):
+            value = _strict_int(text[:-1])
+            if value is not None and value >= 0:
+                if -value < low:
+                    raise ConfigError(f"percentage argument must be less or equal to {-low}")
+                return -value
+        try:
+            value = parse_memory(text)
+        except ConfigError:
+            raise ConfigError("argument must be a memory or percent value") from None
+        if value >= _ULLONG >> 1:
+            value -= _ULLONG  # as the C code reads it: a wrapped value is a percentage
+        if value < 0:
+            if value < low:
+                raise ConfigError(f"percentage argument must be less or equal to {-low}")
+            return value
+        if not low <= value <= high:
+            raise ConfigError(f"argument must be between {low} and {high} inclusive")
+        return value
+
+    return parse
+
+
+def format_percent_memory(value: int) -> str:
+    return f"{-value}%" if value < 0 else str(value)
+
+
+def octal_parser(low: int, high: int) -> Parser:
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 8)
+        except ValueError:
+            raise ConfigError("argument couldn't be parsed as an octal number") from None
+        if not low <= value <= high:
+            raise ConfigError(f"argument must be between {low:o} and {high:o} inclusive")
+        return value
+
+    return parse
+
+
+def parse_string(text: str) -> str:
+    return text
+
+
+def parse_oom_values(text: str) -> tuple[int, int, int]:
+    """oom-score-adj-values: three integers (primary, replica, background child)."""
+    words = text.split()
+    if len(words) != 3:
+        raise ConfigError("wrong number of arguments")
+    values = []
+    for word in words:
+        value = _whole_int(word)
+        if value is None or not -2000 <= value <= 2000:
+            raise ConfigError(
+                "Invalid oom-score-adj-values, elements must be between -2000 and 2000."
+            )
+        values.append(value)
+    return values[0], values[1], values[2]
+
+
+def parse_percentiles(text: str) -> tuple[float, ...]:
+    """latency-tracking-info-percentiles: numbers within [0, 100]; empty for none."""
+    values = []
+    for word in text.split():
+        value = _strtod(word)
+        if value is None:
+            raise ConfigError("Invalid latency-tracking-info-percentiles parameters")
+        if not 0.0 <= value <= 100.0:
+            raise ConfigError(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+            )
+        values.append(value)
+    return tuple(values)
+
+
+def _strtod(word: str) -> float | None:
+    """C's strtod over the whole word (hex floats included, no NaN), as Redis's string2d."""
+    if "_" in word:
+        return None
+    try:
+        value = float(word)
+    except ValueError:
+        if not word.lstrip("+-").lower().startswith("0x"):
+            return None
+        try:
+            value = float.fromhex(word)
+        except ValueError:
+            return None
+    return None if value != value else value
+
+
+def format_percentiles(values: tuple[float, ...]) -> str:
+    return " ".join(f"{v:f}".rstrip("0").rstrip(".") for v in values)
+
+
+def parse_replicaof(text: str) -> str:
+    """replicaof: ``no one`` (kept as empty) or ``<host> <port>``."""
+    words = text.split()
+    if len(words) != 2:
+        raise ConfigError("wrong number of arguments")
+    if words[0].lower() == "no" and words[1].lower() == "one":
+        return ""
+    port = _strict_int(words[1])
+    if port is None or not 0 <= port <= 65535:
+        raise ConfigError("Invalid master port")
+    return f"{words[0]} {port}"
+
+
+PROC_TITLE_VARIABLES = ("title", "listen-addr", "server-mode", "config-file", "port",
+                        "tls-port", "unixsocket")
+
+
+def expand_template(template: str, variables: dict[str, str]) -> str | None:
+    """Redis's sdstemplate: ``{name}`` replaced, ``{{`` / ``}}`` for braces; None when a
+    brace is unbalanced or a name unknown. The result is trimmed of spaces."""
+    out: list[str] = []
+    i = 0
+    n = len(template)
+    while i < n:
+        c = template[i]
+        if c == "{":
+            if template.startswith("{{", i):
+                out.append("{")
+                i += 2
+                continue
+            end = template.find("}", i)
+            if end < 0:
+                return None
+            name = template[i + 1:end]
+            if name not in variables:
+                return None
+            out.append(variables[name])
+            i = end + 1
+        elif c == "}":
+            if not template.startswith("}}", i):
+                return None
+            out.append("}")
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out).strip(" ")
+
+
+def parse_proc_title_template(text: str) -> str:
+    # As Redis checks it: expanded with an empty title (the other variables are never empty
+    # while the server listens), the result must not be empty.
+    expanded = expand_template(text, {**dict.fromkeys(PROC_TITLE_VARIABLES, "-"), "title": ""})
+    if not expanded:
+        raise ConfigError("template format is invalid or contains unknown variables")
+    return text
 
 
 def parse_octal(text: str) -> int:
@@ -329,6 +520,10 @@ class Directive:
     # The parsed value is a dict merged into the current one (client-output-buffer-limit
     # names only the classes it changes).
     merge: bool = False
+    # Left out of CONFIG GET's pattern matches (Redis's hidden configs); an exact name works.
+    hidden: bool = False
+    # Whether resplite acts on it; one without effect is accepted, shown and stored only.
+    effect: bool = True
 
 
 _INT_MAX = (1 << 31) - 1
@@ -385,6 +580,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("enable-debug-command", "no", _PROTECTED_ACTION, mutable=False),
         Directive("enable-module-command", "no", _PROTECTED_ACTION, mutable=False),
         Directive("enable-clock-command", "no", _PROTECTED_ACTION, mutable=False),
+        Directive("enable-fault-command", "no", _PROTECTED_ACTION, mutable=False),
         Directive("stream-node-max-entries", 100, int_parser(0, _LONG_MAX)),
         Directive("stream-node-max-bytes", 4096, parse_memory, format_memory, rewrite="memory"),
         # Redis 8.6: the idempotency settings a stream starts with (XCFGSET changes them).
@@ -411,7 +607,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("save", (), _multi(parse_save), format_save, multi=parse_save,
                   rewrite="save"),
         Directive("appendonly", False, parse_bool, format_bool),
-        Directive("appendfsync", "everysec", enum_parser("always", "everysec", "no")),
+        Directive("appendfsync", "everysec", enum_parser("everysec", "always", "no")),
         Directive("appenddirname", "appendonlydir",
                   _base_name("appenddirname", "dirname", allow_empty=False),
                   mutable=False, rewrite="string"),
@@ -433,7 +629,7 @@ DIRECTIVES: dict[str, Directive] = {
                   rewrite="string"),
         Directive("lazyfree-lazy-user-del", False, parse_bool, format_bool),
         Directive("lazyfree-lazy-user-flush", False, parse_bool, format_bool),
-        Directive("io-threads", 1, int_parser(1, 128), mutable=False),
+        Directive("io-threads", 1, int_parser(1, 128), mutable=False, effect=False),
         Directive("slowlog-log-slower-than", 10000, int_parser(-1, _LONG_MAX)),
         Directive("slowlog-max-len", 128, int_parser(0, _LONG_MAX)),
         Directive("latency-tracking", True, parse_bool, format_bool),
@@ -444,12 +640,94 @@ DIRECTIVES: dict[str, Directive] = {
                   rewrite="obuf"),
         Directive("busy-reply-threshold", 5000, int_parser(0, _LONG_MAX)),
         Directive("lua-time-limit", 5000, int_parser(0, _LONG_MAX)),
-        Directive("replica-read-only", True, parse_bool, format_bool),
+        Directive("replica-read-only", True, parse_bool, format_bool, effect=False),
         Directive("cluster-enabled", False, parse_bool, format_bool, mutable=False),
+        # resplite's own: how many nodes an in-process cluster has (resplite.server.cluster).
+        Directive("cluster-nodes", 3, int_parser(1, 1000), mutable=False),
         Directive("active-expire-enabled", True, parse_bool, format_bool),
         Directive("uvloop", True, parse_bool, format_bool, mutable=False),
+        Directive("proc-title-template", "{title} {listen-addr} {server-mode}",
+                  parse_proc_title_template, rewrite="string"),
+        Directive("oom-score-adj-values", (0, 200, 800), parse_oom_values,
+                  lambda v: " ".join(map(str, v)),
+                  multi=lambda words: parse_oom_values(" ".join(words))),
+        Directive("latency-tracking-info-percentiles", (50.0, 99.0, 99.9), parse_percentiles,
+                  format_percentiles, effect=False,
+                  multi=lambda words: parse_percentiles(" ".join(words))),
+        Directive("replicaof", "", parse_replicaof, mutable=False, effect=False,
+                  multi=lambda words: parse_replicaof(" ".join(words))),
     )
 }
+def _hostname(text: str) -> str:
+    if len(text.encode()) >= 256:
+        raise ConfigError("Hostnames must be less than 256 characters")
+    if any(not (c.isascii() and (c.isalnum() or c in "-.")) for c in text):
+        raise ConfigError("Hostnames may only contain alphanumeric characters, hyphens or dots")
+    return text
+
+
+def _node_name(text: str) -> str:
+    if any(c in "!#$%&()*+:;<>?@[]^{|}~" for c in text):
+        raise ConfigError("Announced human node name contained invalid character")
+    return text
+
+
+# Catalogue strings that Redis checks beyond being a string.
+_STRING_CHECKS: dict[str, Parser] = {
+    "cluster-announce-hostname": _hostname,
+    "cluster-announce-human-nodename": _node_name,
+}
+
+
+def _from_catalogue(row: redis_directives.RedisDirective) -> Directive:
+    """A directive with the type and range checks of Redis's own table (see module doc)."""
+    parse: Parser
+    fmt: Formatter = str
+    multi: Callable[[Sequence[str]], Any] | None = None
+    default = row.default
+    if row.kind == "bool":
+        parse, fmt = parse_bool, format_bool
+    elif row.kind == "string":
+        parse = _STRING_CHECKS.get(row.name, parse_string)
+    elif row.kind == "enum" and row.multi:
+        parse = multi_enum_parser(*row.choices)
+        fmt = " ".join
+        default = (row.default,)
+        multi = lambda words, p=parse: p(" ".join(words))  # noqa: E731
+    elif row.kind == "enum":
+        parse = enum_parser(*row.choices)
+    elif row.kind == "memory" and row.percent:
+        parse, fmt = percent_memory_parser(row.low, row.high), format_percent_memory
+    elif row.kind == "memory":
+        parse = memory_parser(row.low, row.high, signed=not row.unsigned)
+    elif row.kind == "octal":
+        parse, fmt = octal_parser(row.low, row.high), (lambda v: f"{v:o}")
+    else:
+        parse = int_parser(row.low, row.high)
+    rewrite = {"string": "string", "memory": "memory", "octal": "octal"}.get(row.kind, "plain")
+    return Directive(row.name, default, parse, fmt, mutable=row.mutable,
+                     sensitive=row.sensitive, hidden=row.hidden, protected=row.protected,
+                     multi=multi,
+                     rewrite=rewrite, effect=row.name in redis_directives.MEANINGFUL)
+
+
+# The append-only file is not written yet: its directives are declared above (CONFIG GET /
+# SET, REWRITE) but have no effect until it is.
+for _name in ("appendonly", "appendfsync", "appenddirname", "appendfilename",
+              "aof-use-rdb-preamble", "aof-load-truncated", "aof-timestamp-enabled",
+              "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
+              "no-appendfsync-on-rewrite"):
+    DIRECTIVES[_name] = replace(DIRECTIVES[_name], effect=False)
+
+for _row in redis_directives.CATALOGUE:
+    _own = DIRECTIVES.get(_row.name)
+    if _own is None:
+        DIRECTIVES[_row.name] = _from_catalogue(_row)
+    elif _own.parse is parse_memory and _row.kind == "memory":
+        # A declaration above that takes a bare memory value gets the bounds of Redis's
+        # C type for it (size_t directives stop at LONG_MAX).
+        DIRECTIVES[_row.name] = replace(
+            _own, parse=memory_parser(_row.low, _row.high, signed=not _row.unsigned))
 # Old names Redis still accepts.
 ALIASES = {
     "slaveof": "replicaof",
@@ -459,6 +737,9 @@ ALIASES = {
     "zset-max-ziplist-value": "zset-max-listpack-value",
     "list-max-ziplist-size": "list-max-listpack-size",
 }
+for _row in redis_directives.CATALOGUE:
+    if _row.alias is not None:
+        ALIASES.setdefault(_row.alias, _row.name)
 # Lines a configuration file may hold besides directives: CONFIG REWRITE keeps them.
 _FILE_ONLY = frozenset({"include", "rename-command", "user", "loadmodule", "sentinel"})
 
@@ -491,6 +772,10 @@ class Config:
         self.hooks: dict[str, list[Hook]] = {}
         self.config_file: str | None = None
         self.user_lines: list[list[str]] = []
+        # rename-command lines in order: (command, new name or "" to remove it).
+        self.renames: list[tuple[str, str]] = []
+        # Directives set by the file or the command line, in order (repeats kept once).
+        self.given: dict[str, None] = {}
         # Redis reads every start-up line as one file: its first "save" line replaces the
         # default rules and the next ones add to them.
         self._save_lines = 0
@@ -567,7 +852,9 @@ class Config:
 
     def _store(self, name: str, value: Any, at_startup: bool) -> None:
         self.values[name] = value
-        if not at_startup:
+        if at_startup:
+            self.given[name] = None
+        else:
             for hook in self.hooks.get(name, ()):
                 hook(name, value)
 
@@ -577,6 +864,16 @@ class Config:
 
     def names(self) -> Iterable[str]:
         return DIRECTIVES.keys()
+
+    def without_effect(self) -> list[str]:
+        """The directives the file or command line set that resplite does not act on."""
+        return [name for name in self.given
+                if name not in DIRECTIVES or not DIRECTIVES[name].effect]
+
+
+def implemented_directives() -> list[str]:
+    """Every directive resplite acts on, in name order (``resplite-server --help``)."""
+    return sorted(name for name, d in DIRECTIVES.items() if d.effect and not d.hidden)
 
 
 def parse_args(argv: list[str]) -> Config:
@@ -646,13 +943,34 @@ def load_file(config: Config, path: Path) -> None:
         if not words:
             continue
         name, values = words[0], words[1:]
-        if name.lower() == "include" and len(values) == 1:
-            load_file(config, (path.parent / values[0]))
+        lowered = name.lower()
+        if lowered == "include" and len(values) == 1:
+            _include(config, path, values[0])
+            continue
+        if lowered == "rename-command" and len(values) == 2:
+            config.renames.append((values[0].lower(), values[1].lower()))
+            continue
+        if lowered in ("loadmodule", "sentinel") and (values or lowered == "sentinel"):
+            config.given[lowered] = None
+            continue
+        if lowered in redis_directives.DEPRECATED and len(values) == 1:
             continue
         try:
             _apply_line(config, name, values)
         except ConfigError as exc:
             raise ConfigError(f"{path}:{number}: '{shown}': {exc}") from exc
+
+
+def _include(config: Config, path: Path, target: str) -> None:
+    """``include``: a file or a glob, relative to the working directory as Redis reads it
+    (falling back to the including file's directory); a glob's files in name order."""
+    pattern = target if Path(target).is_absolute() or Path(target).exists() else str(
+        path.parent / target)
+    if glob.has_magic(pattern):
+        for match in sorted(glob.glob(pattern)):
+            load_file(config, Path(match))
+        return
+    load_file(config, Path(pattern))
 
 
 # -- CONFIG REWRITE ---------------------------------------------------------------------------

@@ -35,12 +35,15 @@ from resplite.engine import acl, errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
+from resplite.engine.keyspecs import command_keys
 from resplite.engine.persistence import MISCONF
-from resplite.protocol.replies import QUEUED, ErrorReply
+from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
 if TYPE_CHECKING:
     from resplite.engine.acl import User
     from resplite.engine.client import Client
+    from resplite.engine.cluster import ClusterNode
+    from resplite.engine.faults import Fault
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
 
@@ -100,10 +103,23 @@ class Dispatcher:
             self.fast[name] = spec
             self.fast[name.upper()] = spec
         # The specs execute() may take straight on: no container, not protected.
-        self.plain: dict[bytes, CommandSpec] = {
+        self._plain: dict[bytes, CommandSpec] = {
             name: spec for name, spec in self.fast.items()
             if not spec.subcommands and spec.fullname not in _PROTECTED
         }
+        self.plain = self._plain
+        # While a fault is set every command takes the general path, which consults the
+        # faults; with none set the fast path is untouched (see resplite.engine.faults).
+        server.faults.on_change = self._faults_changed
+
+    def _faults_changed(self, active: bool) -> None:
+        self.plain = {} if active else self._plain
+
+    def use_general_path(self) -> None:
+        """Send every command through the general path for good (a cluster node routes by
+        key slot there)."""
+        self._plain = {}
+        self.plain = self._plain
 
     def lookup(self, argv: list[bytes]) -> CommandSpec | str:
         """The spec ``argv`` names, or the error text Redis gives when it names none."""
@@ -197,7 +213,54 @@ class Dispatcher:
         server = self.server
         if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
             return self._reject(client, spec, errors.OOM)
+        node = server.cluster
+        if node is not None:
+            redirect = self._route(client, spec, argv, node)
+            if redirect is not None:
+                return self._reject(client, spec, redirect)
+        if server.faults.rules:
+            fault = server.faults.take(spec.fullname, spec.container, client.name)
+            if fault is not None:
+                return self._misbehave(client, spec, argv, fault)
         return self._gate(client, spec, argv)
+
+    @staticmethod
+    def _route(client: Client, spec: CommandSpec, argv: list[bytes],
+               node: ClusterNode) -> str | None:
+        """Where a cluster node sends a command on keys it does not serve (-MOVED, -ASK,
+        -CROSSSLOT, -TRYAGAIN), or None to run it here."""
+        asking = client.cluster_asking
+        if spec.fullname != "asking" and client.multi is None:
+            client.cluster_asking = False  # the flag covers one command, as in Redis
+        if spec.first_key == 0 and not spec.key_specs:
+            return None
+        keys = [argv[ref.pos] for ref in command_keys(spec, argv)]
+        if not keys:
+            return None
+        db = client.db
+        return node.route(keys, [db.peek(key) is not None for key in keys], asking)
+
+    def _misbehave(self, client: Client, spec: CommandSpec, argv: list[bytes],
+                   fault: Fault) -> Any:
+        """What a fault makes of this call (see resplite.engine.faults for each action)."""
+        action = fault.action
+        if action == "error":
+            return self._reject(client, spec, fault.error)
+        if action == "close-before":
+            client.close_after_reply = True
+            return NO_REPLY
+        reply = self._gate(client, spec, argv)
+        if reply.__class__ is BlockRequest or reply is QUEUED:
+            return reply  # a blocking or queued command keeps its own timing
+        if action == "close-after":
+            client.close_after_reply = True
+            return NO_REPLY
+        if action == "drop":
+            return NO_REPLY
+        if fault.delay_ms > 0 and client.may_block:
+            # Parked on no key: the reply comes when the delay runs out on the server clock.
+            return BlockRequest([], fault.delay_ms, lambda: reply, reply)
+        return reply
 
     def permission_error(self, client: Client, user: User, spec: CommandSpec,
                          argv: list[bytes]) -> str | None:

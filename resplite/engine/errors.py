@@ -58,6 +58,10 @@ NO_SUCH_CLIENT = "ERR No such client"
 PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"
 UNBLOCK_REASON = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
 NO_CLUSTER = "ERR This instance has cluster support disabled"
+SELECT_IN_CLUSTER = "ERR SELECT is not allowed in cluster mode"
+INVALID_SLOT = "ERR Invalid slot"
+INVALID_SLOT_OR_COUNT = "ERR Invalid slot or number of keys"
+MIGRATE_IOERR = "IOERR error or timeout connecting to the client"
 NO_SHUTDOWN_IN_PROGRESS = "ERR No shutdown in progress."
 NO_CONFIG_FILE = "ERR The server is running without a config file"
 # resplite's own wording: Redis always has persistence to offer.
@@ -158,6 +162,13 @@ def command_in_subscribe_context(name: str) -> str:
 
 
 # RESPLITE.CLOCK (resplite's own command; the wording is ours).
+FAULT_DISABLED = (
+    "ERR RESPLITE.FAULT is disabled on this server: start it with 'enable-fault-command yes' "
+    "(or 'local' to allow it from local connections only)"
+)
+FAULT_ONE_LINE = "ERR the fault's error reply must be one line"
+FAULT_TIMES = "ERR TIMES must be a positive number of calls"
+FAULT_DELAY = "ERR the delay must not be negative"
 CLOCK_DISABLED = (
     "ERR RESPLITE.CLOCK is disabled on this server: start it with 'enable-clock-command yes' "
     "(or 'local' to allow it from local connections only)"

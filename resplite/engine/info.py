@@ -121,7 +121,7 @@ def _server(state: ServerState) -> Lines:
         ("server_time_usec", clock.time_us()),
         ("uptime_in_seconds", uptime),
         ("uptime_in_days", uptime // 86400),
-        ("hz", max(1, min(state.config["hz"], 500))),
+        ("hz", state.current_hz()),
         ("configured_hz", state.config["hz"]),
         ("lru_clock", (now_ms // 1000) & _LRU_CLOCK_MAX),
         ("executable", state.executable or os.path.abspath(sys.argv[0])),
@@ -224,8 +224,8 @@ def _memory(state: ServerState) -> Lines:
         ("mem_allocator", "libc"),
         ("mem_overhead_db_hashtable_rehashing", 0),
         ("active_defrag_running", 0),
-        ("lazyfree_pending_objects", 0),
-        ("lazyfreed_objects", 0),
+        ("lazyfree_pending_objects", state.lazyfree.pending_count),
+        ("lazyfreed_objects", state.lazyfree.freed),
     ]
 
 
@@ -390,7 +390,7 @@ def _errorstats(state: ServerState) -> Lines:
 
 
 def _cluster(state: ServerState) -> Lines:
-    return [("cluster_enabled", 0)]
+    return [("cluster_enabled", int(state.cluster is not None))]
 
 
 def _avg_ttl(expires: dict[bytes, int], now_ms: int) -> int:

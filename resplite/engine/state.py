@@ -26,7 +26,9 @@ from resplite.engine.client import REPLY_OFF
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
+from resplite.engine.faults import Faults
 from resplite.engine.info import InfoState
+from resplite.engine.lazyfree import LazyFree
 from resplite.engine.monitor import monitor_line, redact
 from resplite.engine.output import Output
 from resplite.engine.pause import ClientPause
@@ -39,6 +41,7 @@ from resplite.store.keyspace import Keyspace
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
+    from resplite.engine.cluster import ClusterNode
     from resplite.engine.table import CommandSpec
 
 
@@ -95,6 +98,11 @@ class ServerState:
         self.blocking = BlockingManager(self.clock, scheduler)
         self.blocking.acting_as = self._acting_as
         self.pause = ClientPause(self)
+        self.lazyfree = LazyFree(scheduler)
+        # RESPLITE.FAULT's rules; the dispatcher (built last) installs its hook.
+        self.faults = Faults()
+        # This server's place in an in-process cluster (None: standalone); see join_cluster.
+        self.cluster: ClusterNode | None = None
         self.slowlog = SlowLog(config, self.clock)
         self.table = table
         self.clients: dict[int, Client] = {}
@@ -418,7 +426,25 @@ class ServerState:
         self.error_stats[code] = self.error_stats.get(code, 0) + 1
         self.total_error_replies += 1
 
+    def join_cluster(self, node: ClusterNode) -> None:
+        """Serve as one node of an in-process cluster (see resplite.engine.cluster): every
+        command then takes the dispatcher's general path, which routes by key slot."""
+        self.cluster = node
+        self.dispatcher.use_general_path()
+
+    def current_hz(self) -> int:
+        """The cron's frequency: ``hz`` (1..500), doubled while each tick would serve more
+        than 200 clients when ``dynamic-hz`` is on, as Redis scales it (INFO's ``hz``)."""
+        config = self.config
+        hz = max(1, min(config["hz"], 500))
+        if config["dynamic-hz"]:
+            clients = len(self.clients)
+            while clients / hz > 200 and hz < 500:
+                hz = min(hz * 2, 500)
+        return hz
+
     def reset_stats(self) -> None:
+        self.lazyfree.freed = 0
         self.command_stats.clear()
         self.error_stats.clear()
         self.total_error_replies = 0

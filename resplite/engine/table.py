@@ -255,3 +255,21 @@ def build_table(
     if unbound:
         raise SpecError(f"handlers without a spec: {', '.join(unbound)}")
     return table
+
+
+def renamed(table: dict[bytes, CommandSpec], renames: list[tuple[str, str]]
+            ) -> dict[bytes, CommandSpec]:
+    """The table after redis.conf's ``rename-command`` lines, applied in order: a command
+    moves to its new name, or is gone when the new name is empty. Raises ValueError with
+    Redis's words for an unknown command or a name already taken. The specs are shared:
+    a renamed command still reports its own name (COMMAND INFO, errors), as in Redis."""
+    result = dict(table)
+    for old, new in renames:
+        spec = result.pop(old.encode(), None)
+        if spec is None:
+            raise ValueError("No such command in rename-command")
+        if new:
+            if new.encode() in result:
+                raise ValueError("Target command name already exists")
+            result[new.encode()] = spec
+    return result

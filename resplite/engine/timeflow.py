@@ -16,6 +16,8 @@ Theory of operation:
   the expiry of every key a blocked client waits on, so that a key expiring at +2 s wakes
   its waiter at +2 s, before a client blocked until +3 s times out, while a client blocked
   until +1 s times out before that key expires.
+* A key or hash field lives while ``now <= when``, as in Redis: an advance that lands exactly
+  on a key's time leaves it readable (PTTL answers 0), and one more millisecond expires it.
 * Time never moves backwards except through :func:`set_time`, which is explicit. Stream ids
   stay monotonic across a backward step because the stream code never issues an id below the
   stream's last one, as Redis does when the system clock steps back.
@@ -131,7 +133,8 @@ def _next_events(state: ServerState) -> list[int]:
     for db_index, key in blocking.waiting:
         when = dbs[db_index].expires.get(key)
         if when is not None:
-            events.append(when)
+            # A key lives through its own millisecond and is gone at the next one.
+            events.append(when + 1)
     return events
 
 

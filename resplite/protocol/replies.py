@@ -123,6 +123,8 @@ class Raw(bytes):
     __slots__ = ()
 
 
+# A reply that writes nothing: the connection sends no bytes for it (a dropped reply).
+NO_REPLY: Final = Raw(b"")
 OK: Final = Status("OK")
 QUEUED: Final = Status("QUEUED")
 PONG: Final = Status("PONG")

@@ -35,6 +35,7 @@ from resplite.engine.clock import Clock
 from resplite.engine.config import Config, ConfigError
 from resplite.engine.scheduler import TimerHandle
 from resplite.engine.state import ServerState
+from resplite.engine.table import renamed
 from resplite.server.connection import Connection
 
 log = logging.getLogger("resplite.server")
@@ -84,8 +85,14 @@ class Server:
     ) -> None:
         self.config = config
         self.embedded = embedded
+        table = command_table()
+        if config.renames:
+            try:
+                table = renamed(table, config.renames)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
         self.state = ServerState(
-            config, clock, table=command_table(), scheduler=LoopScheduler(),
+            config, clock, table=table, scheduler=LoopScheduler(),
             client_info=client_info_line,
         )
         self.dispatcher = self.state.dispatcher
@@ -288,8 +295,7 @@ class Server:
     async def _cron(self) -> None:
         state = self.state
         while True:
-            hz = max(1, min(self.config["hz"], 500))
-            await asyncio.sleep(1 / hz)
+            await asyncio.sleep(1 / state.current_hz())
             try:
                 self.cron_tick()
             except Exception:
@@ -300,11 +306,16 @@ class Server:
     def cron_tick(self) -> None:
         state = self.state
         state.persistence.cron()
-        state.keyspace.cron()
-        if self.config["active-expire-enabled"]:
+        config = self.config
+        state.keyspace.cron(rehash=config["activerehashing"])
+        if config["active-expire-enabled"]:
+            # active-expire-effort 1..10 raises the work per cycle as Redis's does (+25 %
+            # of the base per step).
+            budget = 200 + 50 * (config["active-expire-effort"] - 1)
             for db in state.keyspace.dbs:
                 if db.has_timers:
-                    db.active_expire()
+                    db.active_expire(budget)
+        state.lazyfree.release()
         state.blocking.check_timeouts()
         timeout = self.config["timeout"]
         if timeout:

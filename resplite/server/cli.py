@@ -1,14 +1,22 @@
-"""``resplite-server [redis.conf] [--directive value ...]``: the command-line entry point."""
+"""``resplite-server [redis.conf] [--directive value ...]``: the command-line entry point.
+
+Start-up follows ``redis-server``: read the configuration (file, then arguments), enter
+``dir``, fork when ``daemonize yes``, set up logging, write the pid file, adjust the OOM
+score, listen, then set the process title, tell a supervisor it is ready and log, once, the
+directives that were given but have no effect here (see :mod:`resplite.server.process`).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import sys
+import textwrap
 
 from resplite.engine.acl import AclError
-from resplite.engine.config import ConfigError, parse_args
+from resplite.engine.config import Config, ConfigError, implemented_directives, parse_args
 from resplite.engine.persistence import LoadError
+from resplite.server import process
 from resplite.version import REDIS_VERSION, __version__
 
 USAGE = """\
@@ -21,15 +29,22 @@ Options are Redis configuration directives, e.g.:
        resplite-server --port 0                  (an ephemeral port, printed at start)
        resplite-server /etc/redis/redis.conf --loglevel verbose
        resplite-server --unixsocket /tmp/resplite.sock --port 0
+
+A redis.conf for Redis 7.4 / 8.0 loads as it is: every directive Redis knows is accepted
+with Redis's checks; those below take effect, the others are logged at start as having no
+effect here (persistence, replication, cluster bus, TLS, modules). A file may also use
+include and rename-command.
+
+Directives resplite implements:
 """
 
-_LEVELS = {
-    "debug": logging.DEBUG,
-    "verbose": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "nothing": logging.CRITICAL + 10,
-}
+log = logging.getLogger("resplite")
+
+
+def usage() -> str:
+    names = textwrap.fill(", ".join(implemented_directives()), width=90, break_on_hyphens=False,
+                          initial_indent="       ", subsequent_indent="       ")
+    return USAGE + names + "\n"
 
 
 def _install_event_loop(use_uvloop: bool) -> None:
@@ -45,33 +60,55 @@ def _install_event_loop(use_uvloop: bool) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):
-        sys.stdout.write(USAGE)
+        sys.stdout.write(usage())
         return 0
     if args and args[0] in ("-v", "--version"):
         sys.stdout.write(f"resplite server v={__version__} redis_version={REDIS_VERSION}\n")
         return 0
     try:
         config = parse_args(args)
-    except ConfigError as exc:
+        process.enter_dir(config)
+    except (ConfigError, OSError) as exc:
         sys.stderr.write(f"\n*** FATAL CONFIG ERROR ***\n{exc}\n")
         return 1
-    handler: logging.Handler
-    if config["logfile"]:
-        handler = logging.FileHandler(config["logfile"])
-    else:
-        handler = logging.StreamHandler(sys.stdout)
-    handler.setFormatter(logging.Formatter("%(process)d:M %(asctime)s * %(message)s"))
-    root = logging.getLogger("resplite")
-    root.addHandler(handler)
-    root.setLevel(_LEVELS[config["loglevel"]])
+    if config["daemonize"]:
+        process.daemonize()
+    process.setup_logging(config)
+    pidfile = process.write_pidfile(config)
+    process.apply_oom_score(config, process.read_oom_score())
     _install_event_loop(config["uvloop"])
+    try:
+        return _serve(config)
+    finally:
+        process.remove_pidfile(pidfile)
 
+
+def _serve(config: Config) -> int:
     from resplite.server.app import Server
+    from resplite.server.cluster import ClusterServer
 
     async def run() -> None:
-        server = Server(config)
+        server: Server | ClusterServer
+        server = ClusterServer(config) if config["cluster-enabled"] else Server(config)
         server.install_signal_handlers()
-        await server.serve_forever()
+
+        def ready() -> None:
+            title = process.proc_title(config, server.port, server.unix_socket)
+            if title is not None:
+                process.set_proc_title(title)
+            banner = process.logo(config, server.port)
+            if banner is not None:
+                log.info("%s", banner.rstrip())
+            if isinstance(server, ClusterServer):
+                log.warning("Cluster of %d nodes in this process, on ports %s",
+                            len(server.ports), ", ".join(map(str, server.ports)))
+            ignored = config.without_effect()
+            if ignored:
+                log.warning("These directives are accepted for compatibility and have no "
+                            "effect here: %s", ", ".join(ignored))
+            process.notify_supervisor(config)
+
+        await server.serve_forever(on_ready=ready)
 
     try:
         asyncio.run(run())
@@ -82,8 +119,12 @@ def main(argv: list[str] | None = None) -> int:
         # As Redis: a data set that cannot be read stops the server (never start empty).
         logging.getLogger("resplite").error("Fatal error loading the DB: %s. Exiting.", exc)
         return 1
+    except ConfigError as exc:
+        log.error("*** FATAL CONFIG ERROR *** %s", exc)
+        sys.stderr.write(f"\n*** FATAL CONFIG ERROR ***\n{exc}\n")
+        return 1
     except OSError as exc:
-        logging.getLogger("resplite").error("Could not start: %s", exc)
+        log.error("Could not start: %s", exc)
         return 1
     except KeyboardInterrupt:
         pass

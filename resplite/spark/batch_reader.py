@@ -7,7 +7,9 @@ page after the first starts just past the last id seen (an exclusive ``(id`` ran
 is read twice and entries deleted meanwhile are simply skipped. The last partition of a stream
 ends at the requested end id, inclusive.
 
-Reads never modify the stream; a partition that fails is simply read again.
+Reads never modify the stream; a partition that fails is simply read again. A missing or empty
+stream reads as no rows (a missing one with a warning), so a pipeline's first run, before any
+producer has written, succeeds with an empty result.
 """
 
 from __future__ import annotations
@@ -66,7 +68,10 @@ class StreamsBatchReader(DataSourceReader):
         return partitions
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, RangePartition)
+        if not isinstance(partition, RangePartition):
+            # partitions() found nothing to read (every stream missing or empty): Spark
+            # still runs one task, with a placeholder partition, which reads no rows.
+            return
         builder = ArrowBuilder(self.schema)
         page = self.options.page_size
         with StreamServer(self.options) as server:

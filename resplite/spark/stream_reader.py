@@ -28,6 +28,10 @@ which is empty on a first attempt and exactly what an earlier attempt received o
 restart, then new entries (``>``) until its share of ``limit`` or the ``until`` id is reached.
 Because acknowledgement waits for Spark's commit, an entry is never acknowledged before the batch
 that read it is committed by the sink.
+
+An empty stream gives no batch until entries arrive. With ``createGroup`` (and without
+``mkstream``) a stream that does not exist yet is waited for: its group is created by the first
+``latestOffset`` that finds the stream, and until then the stream takes no part in batches.
 """
 
 from __future__ import annotations
@@ -81,6 +85,8 @@ class StreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         configure_logging(options.log_level)
         self._server: StreamServer | None = None
         self._target: dict[str, str] | None = None
+        # Streams whose group is known to exist; the others are still awaited (see above).
+        self._ready: set[str] = set()
 
     # -- driver side --------------------------------------------------------------------------
 
@@ -92,8 +98,26 @@ class StreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict:
         server = self._conn()
         for key in self.options.streams:
-            server.ensure_group(key, self.group)
+            self._check_ready(server, key, first=True)
         return {"batch": 0, "parts": 0, "limit": None, "until": {}}
+
+    def _check_ready(self, server: StreamServer, key: str, *, first: bool = False) -> bool:
+        """Whether ``key`` has its group, creating it once the stream exists when the options
+        ask for that; a stream still missing is waited for (createGroup) or an error."""
+        if key in self._ready:
+            return True
+        opts = self.options
+        if opts.create_group and not opts.mkstream and not server.check_stream(
+                key, missing_ok=True):
+            if first:
+                log.warning("stream key %r does not exist yet; waiting for it", key)
+            return False
+        server.ensure_group(key, self.group)
+        self._ready.add(key)
+        return True
+
+    def _ready_streams(self) -> tuple[str, ...]:
+        return tuple(k for k in self.options.streams if k in self._ready)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         limit = self.options.max_entries_per_trigger
@@ -118,6 +142,8 @@ class StreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         until: dict[str, str] = {}
         work = False
         for key in self.options.streams:
+            if not self._check_ready(server, key):
+                continue
             last = _last_id(server, key)
             if self._target is not None:
                 target = self._target.get(key)
@@ -154,7 +180,8 @@ class StreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         consumers = [groups.consumer_name(opts.consumer_prefix, batch, p) for p in range(parts)]
         limit = end.get("limit")
         claimed = dict.fromkeys(consumers, 0)
-        for key in opts.streams:
+        streams = self._ready_streams()
+        for key in streams:
             remaining = None if limit is None else max(0, limit - sum(claimed.values()))
             if remaining == 0:
                 break
@@ -170,7 +197,7 @@ class StreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [
             GroupPartition(
                 consumer=c,
-                streams=opts.streams,
+                streams=streams,
                 until=until,
                 quota=None if share is None else claimed[c] + share,
             )
@@ -182,7 +209,7 @@ class StreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if batch == 0:
             return
         server = self._conn()
-        for key in self.options.streams:
+        for key in self._ready_streams():
             groups.acknowledge_through(server, key, self.group, self.options.consumer_prefix, batch)
 
     def stop(self) -> None:
@@ -191,7 +218,7 @@ class StreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             return
         log.info("stopping: removing this query's consumers that hold no entries")
         try:
-            for key in self.options.streams:
+            for key in self._ready_streams():
                 groups.remove_idle_consumers(server, key, self.group, self.options.consumer_prefix)
         except Exception as exc:  # stopping must not mask the reason the query ended
             log.warning("could not tidy up consumers on stop: %s", exc)
@@ -201,7 +228,8 @@ class StreamsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     # -- executor side ------------------------------------------------------------------------
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, GroupPartition)
+        if not isinstance(partition, GroupPartition):
+            return  # a placeholder partition: nothing planned, nothing to read
         configure_logging(self.options.log_level)
         builder = ArrowBuilder(self.schema)
         reader = _GroupReader(self.options, self.group, partition)

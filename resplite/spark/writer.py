@@ -22,7 +22,9 @@ source replays deterministically, as this connector's source does. Two mechanism
   the ids for its ``IDMP-DURATION`` (default 100 s, see XCFGSET): a rewrite later than that
   writes again.
 * ``markers`` (any server): each chunk of rows is written in one MULTI/EXEC transaction together
-  with a marker field in a hash (``markerKey``, default ``<stream>:spark-writes``); before writing,
+  with a marker field in a hash (``markerKey``, default ``{<stream>}:spark-writes``, or
+  ``<stream>:spark-writes`` when the stream's name has a hash tag: either way the hash shares
+  the stream's cluster slot, so the transaction works on Redis Cluster too); before writing,
   the task WATCHes the hash and skips chunks whose marker exists. Markers of batches older than
   the last committed one are deleted when Spark commits, so the hash stays small.
 
@@ -59,6 +61,17 @@ IDMP_CHUNK = 100
 Row = tuple[list[Any], "tuple[str, int, int] | None"]
 
 
+def default_marker_key(stream: str) -> str:
+    """The markers' hash for ``stream``, in the stream's cluster hash slot: the stream's own
+    hash tag when its name has one (``{t}events`` -> ``{t}events:spark-writes``), else the whole
+    name as the tag (``events`` -> ``{events}:spark-writes``, whose slot is that of ``events``)."""
+    start = stream.find("{")
+    if (start >= 0 and stream.find("}", start + 1) > start + 1) or "}" in stream:
+        # A "}" without a tag before it cannot be wrapped in one (set markerKey for a cluster).
+        return f"{stream}:spark-writes"
+    return f"{{{stream}}}:spark-writes"
+
+
 @dataclass(frozen=True, slots=True)
 class WriteReport(WriterCommitMessage):
     """What one task did: rows seen, entries added, entries skipped as already written."""
@@ -79,7 +92,7 @@ class _Sink:
         configure_logging(options.log_level)
 
     def marker_key(self) -> str:
-        return self.options.marker_key or f"{self.key}:spark-writes"
+        return self.options.marker_key or default_marker_key(self.key)
 
     def write_task(
         self, batches: Iterator[pa.RecordBatch], producer: str, batch: str

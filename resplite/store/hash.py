@@ -164,11 +164,12 @@ class Hash:
             heapq.heappop(heap)
         return None
 
-    def expire_due(self, now_ms: int, inclusive: bool = False) -> list[bytes]:
+    def expire_due(self, now_ms: int) -> list[bytes]:
         """Remove the fields whose time has passed and return them.
 
-        A field is due when its time is before ``now_ms`` (Redis's lazy check), or at it as
-        well when ``inclusive`` (Redis's active cycle).
+        A field is due when its time is before ``now_ms``: it lives while ``now <= when``,
+        Redis's lazy rule for fields (``hashTypeIsExpired``) and for keys alike. The keyspace's
+        active cycle uses the same rule (see :mod:`resplite.store.keyspace`).
         """
         ttls = self.ttls
         if not ttls:
@@ -177,7 +178,7 @@ class Hash:
         gone: list[bytes] = []
         while heap:
             when, field = heap[0]
-            if when > now_ms or (when == now_ms and not inclusive):
+            if when >= now_ms:
                 break
             heapq.heappop(heap)
             if ttls.get(field) == when:

@@ -9,9 +9,13 @@ Invariants:
 
 * a key in ``expires`` is always in ``data``; a key in ``access`` is always in ``data`` and
   every key of ``data`` is in ``access``;
-* a key whose expiry time has passed is never returned by a lookup: lookups delete it first
-  (lazy expiry, as Redis's ``expireIfNeeded``), and :meth:`Database.active_expire` frees the
-  ones nobody reads;
+* a key lives while ``now <= when`` and is expired from ``when + 1`` on, as Redis's
+  ``keyIsExpired`` rules (so PTTL can answer 0 while the value is still there); an expired
+  key is never returned by a lookup: lookups delete it first (lazy expiry, as Redis's
+  ``expireIfNeeded``), and :meth:`Database.active_expire` frees the ones nobody reads, by
+  the same rule. Redis 8's active cycle also takes a key at ``now == when``; here that
+  millisecond can last as long as a test keeps the clock frozen, so every path keeps the key
+  through it and what a command sees never depends on whether a cycle happened to run;
 * keys are created only through :meth:`Database.set`, :meth:`Database.add` and
   :meth:`Database.put`, never by writing ``data`` directly: that is how SCAN's index
   (:mod:`resplite.store.scanindex`) and the access times learn about new keys;
@@ -47,6 +51,7 @@ from __future__ import annotations
 
 import heapq
 import random
+import sys
 from collections.abc import Callable, Iterator
 from itertools import islice
 from typing import Any, Protocol
@@ -66,6 +71,18 @@ LRU_CLOCK_MAX = (1 << 24) - 1
 LFU_INIT_VAL = 5
 # An index nobody scanned for this long is dropped (a later SCAN rebuilds it).
 SCAN_INDEX_IDLE_MS = 60_000
+# Databases up to this size are compacted in one cron tick when their table is sparse.
+COMPACT_MAX_KEYS = 100_000
+_FRESH_SIZES: dict[int, int] = {}
+
+
+def _fresh_dict_size(n: int) -> int:
+    """sys.getsizeof of a dict built with ``n`` keys (cached by power of two)."""
+    bucket = max(8, 1 << n.bit_length())
+    size = _FRESH_SIZES.get(bucket)
+    if size is None:
+        size = _FRESH_SIZES[bucket] = sys.getsizeof(dict.fromkeys(range(bucket)))
+    return size
 
 
 def _no_hook(db: int, key: bytes) -> None:
@@ -82,6 +99,7 @@ class Database:
         "access",
         "clock",
         "data",
+        "detached",
         "expired_fields",
         "expired_keys",
         "expires",
@@ -105,6 +123,8 @@ class Database:
         self.index = index
         self.clock = clock
         self.data: dict[bytes, Any] = {}
+        # What the last flush(detach=True) took out, for the caller to free.
+        self.detached: tuple[dict[bytes, Any], dict[bytes, int], dict[bytes, int]] | None = None
         self.expires: dict[bytes, int] = {}
         self.access: dict[bytes, int] = {}
         self.on_modified = on_modified
@@ -135,7 +155,7 @@ class Database:
 
     def _expire_if_needed(self, key: bytes) -> bool:
         when = self.expires.get(key)
-        if when is not None and when <= self.clock.time_ms():
+        if when is not None and when < self.clock.time_ms():
             self._delete_expired(key)
             return True
         return False
@@ -199,7 +219,7 @@ class Database:
     def is_expired(self, key: bytes) -> bool:
         """Whether ``key`` exists but is logically expired, without deleting it."""
         when = self.expires.get(key)
-        return when is not None and when <= self.clock.time_ms()
+        return when is not None and when < self.clock.time_ms()
 
     # -- changes ------------------------------------------------------------------------
 
@@ -271,6 +291,17 @@ class Database:
             return True
         return False
 
+    def pop(self, key: bytes) -> Any:
+        """Delete a live key and return its value (None when absent). Does not signal."""
+        if self.expires and self._expire_if_needed(key):
+            return None
+        value = self.data.pop(key, None)
+        if value is not None:
+            self.access.pop(key, None)
+            if self.expires:
+                self.expires.pop(key, None)
+        return value
+
     def take(self, key: bytes) -> tuple[Any, int | None, int | None] | None:
         """Remove a live key for RENAME / MOVE: (value, expiry, access field), or None."""
         if self.expires and self._expire_if_needed(key):
@@ -304,12 +335,35 @@ class Database:
         on_modified = self.on_modified
         on_modified(self.index, key)
 
-    def flush(self) -> list[bytes]:
-        """Empty the database; returns the keys that were in it so they can be signalled."""
+    def compact(self, limit: int = COMPACT_MAX_KEYS) -> bool:
+        """Give back the table space of a database that shrank: Python's dicts never shrink
+        on deletion, so one that held a million keys keeps a million slots after they are
+        gone. Like Redis's active rehashing (which resizes a dict that became sparse), the
+        cron copies ``data``, ``expires`` and ``access`` when the table is over four times
+        larger than a fresh one and holds at most ``limit`` keys (a copy is O(n), done in
+        one go). Order, values and expiry heaps are unchanged. Returns whether it copied."""
+        data = self.data
+        n = len(data)
+        if n > limit or sys.getsizeof(data) <= 4 * _fresh_dict_size(n):
+            return False
+        self.data = dict(data)
+        self.expires = dict(self.expires)
+        self.access = dict(self.access)
+        return True
+
+    def flush(self, detach: bool = False) -> list[bytes]:
+        """Empty the database; returns the keys that were in it so they can be signalled.
+
+        With ``detach`` the old dicts are replaced by new ones instead of cleared, so the
+        caller may free the old contents later (lazy free) through :attr:`detached`."""
         keys = list(self.data)
-        self.data.clear()
-        self.expires.clear()
-        self.access.clear()
+        if detach:
+            self.detached = (self.data, self.expires, self.access)
+            self.data, self.expires, self.access = {}, {}, {}
+        else:
+            self.data.clear()
+            self.expires.clear()
+            self.access.clear()
         self._expiry_heap.clear()
         self._field_heap.clear()
         self.drop_scan_index()
@@ -398,7 +452,7 @@ class Database:
         expires = self.expires
         for key in list(self.data):
             when = expires.get(key)
-            if when is None or when > now:
+            if when is None or when >= now:
                 yield key
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
@@ -477,12 +531,12 @@ class Database:
         heap = self._field_heap
         now = self.clock.time_ms()
         done = 0
-        while heap and heap[0][0] <= now and done < budget:
+        while heap and heap[0][0] < now and done < budget:
             _, key = heapq.heappop(heap)
             value = self.data.get(key)
             if value.__class__ is not Hash or self.is_expired(key):
                 continue
-            gone = value.expire_due(now, inclusive=True)
+            gone = value.expire_due(now)
             if gone:
                 done += len(gone)
                 self.expired_fields += len(gone)
@@ -521,7 +575,7 @@ class Database:
             return deleted
         now = self.clock.time_ms()
         expires = self.expires
-        while heap and heap[0][0] <= now and deleted < budget:
+        while heap and heap[0][0] < now and deleted < budget:
             when, key = heapq.heappop(heap)
             if expires.get(key) == when:
                 self._delete_expired(key)
@@ -568,14 +622,18 @@ class Keyspace:
         for db in self.dbs:
             db.tick()
 
-    def cron(self) -> None:
-        """Periodic housekeeping: access clocks, and scan indexes nobody uses any more."""
+    def cron(self, rehash: bool = False) -> None:
+        """Periodic housekeeping: access clocks, scan indexes nobody uses any more, and with
+        ``rehash`` (activerehashing) the tables of databases that shrank (see
+        :meth:`Database.compact`)."""
         now = self.clock.time_ms()
         for db in self.dbs:
             db.tick()
             index = db.scan_index
             if index is not None and now - index.last_used_ms > SCAN_INDEX_IDLE_MS:
                 db.drop_scan_index()
+            if rehash:
+                db.compact()
 
     def configure_access(self, policy: str, log_factor: int = 10, decay_time: int = 1) -> None:
         """Follow ``maxmemory-policy``: LFU counters under an ``*-lfu`` policy, else LRU."""

@@ -15,14 +15,15 @@ Two isolations:
   closes, so it never outlives the process that started it.
 
 Unless told otherwise the server listens on 127.0.0.1 on an ephemeral port and accepts the
-RESPLITE.CLOCK command (``enable-clock-command yes``). It works in a temporary folder of its
-own; ``dir=`` (and ``dbfilename=``) name a folder whose RDB snapshot it loads at start (a
-Redis file of version 9 to 12 or one resplite saved), so a test can begin from a
-production-like data set; the pytest plugin's ``resplite`` marker takes the same directives.
-``handle.clock`` controls the same clock as the command does; in thread mode its calls are
-carried over to the server's event loop and wait for completion, so that timers and blocked
-clients are only ever touched from that loop. Leaving the context stops the server and
-leaves no thread, process, socket or file behind.
+RESPLITE.CLOCK and RESPLITE.FAULT commands (``enable-clock-command yes``,
+``enable-fault-command yes``; ``handle.faults``, a :class:`FaultControl`, sets faults). It
+works in a temporary folder of its own; ``dir=`` (and ``dbfilename=``) name a folder whose
+RDB snapshot it loads at start (a Redis file of version 9 to 12 or one resplite saved), so a
+test can begin from a production-like data set; the pytest plugin's ``resplite`` marker
+takes the same directives. ``handle.clock`` controls the same clock as the command does; in
+thread mode its calls are carried over to the server's event loop and wait for completion, so
+that timers and blocked clients are only ever touched from that loop. Leaving the context
+stops the server and leaves no thread, process, socket or file behind.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from resplite.testing.control import ControlConnection, ControlError
 if TYPE_CHECKING:
     from resplite.engine.config import Config
     from resplite.server.app import Server
+    from resplite.server.cluster import ClusterServer
 
 T = TypeVar("T")
 
@@ -61,10 +63,64 @@ DEFAULT_DIRECTIVES: Mapping[str, str] = {
     "port": "0",
     "bind": "127.0.0.1",
     "enable-clock-command": "yes",
+    "enable-fault-command": "yes",
 }
 
 # 9999-12-31T23:59:59.999Z, as in resplite.engine.timeflow (not imported: keep this light).
 _MAX_TIME_MS = 253_402_300_799_999
+
+
+class FaultControl:
+    """Faults on demand for one server: each method sends RESPLITE.FAULT on the handle's own
+    connection (so it works for both isolations) and returns what the command answers.
+
+    ``command`` is a glob over command names (``"XREADGROUP"``, ``"xgroup|create"``,
+    ``"x*"``); ``client`` a glob over CLIENT SETNAME names; ``times`` the number of calls
+    affected (None: until cleared). See :mod:`resplite.engine.faults` for each action.
+    """
+
+    def __init__(self, execute: Callable[..., Any]) -> None:
+        self._execute = execute
+
+    def _add(self, args: list[Any], client: str | None, times: int | None) -> int:
+        if client is not None:
+            args += ["CLIENT", client]
+        if times is not None:
+            args += ["TIMES", times]
+        return int(self._execute("RESPLITE.FAULT", *args))
+
+    def error(self, command: str, error: str, *, client: str | None = None,
+              times: int | None = None) -> int:
+        """Fail matching calls with ``error`` (``"-LOADING ..."``) instead of running them."""
+        return self._add(["ERROR", command, error], client, times)
+
+    def delay(self, command: str, ms: int | datetime.timedelta, *, client: str | None = None,
+              times: int | None = None) -> int:
+        """Hold the replies of matching calls for ``ms`` of the server's clock."""
+        return self._add(["DELAY", command, _to_ms(ms)], client, times)
+
+    def close(self, command: str, *, after: bool = False, client: str | None = None,
+              times: int | None = None) -> int:
+        """Close the connection before running matching calls (or after, without reply)."""
+        return self._add(["CLOSE", command, "AFTER" if after else "BEFORE"], client, times)
+
+    def drop(self, command: str, *, client: str | None = None, times: int | None = None) -> int:
+        """Run matching calls and never send their replies."""
+        return self._add(["DROP", command], client, times)
+
+    def list(self) -> list[dict[str, Any]]:
+        """The faults in force, as dicts with str keys."""
+        reply = self._execute("RESPLITE.FAULT", "LIST")
+        out = []
+        for item in reply:
+            if isinstance(item, list):  # RESP2: a flat array of pairs
+                item = dict(zip(item[::2], item[1::2], strict=True))
+            out.append({k.decode(): v for k, v in item.items()})
+        return out
+
+    def clear(self, *ids: int) -> int:
+        """Remove the given faults, or all of them; returns how many went."""
+        return int(self._execute("RESPLITE.FAULT", "CLEAR", *ids))
 
 
 class ServerStartError(RuntimeError):
@@ -258,7 +314,7 @@ class ThreadRunner:
 
     def __init__(self, directives: Mapping[str, str]) -> None:
         self.config = _parse_directives(directives)
-        self.server: Server | None = None
+        self.server: Server | ClusterServer | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.done: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -300,8 +356,13 @@ class ThreadRunner:
 
     async def _serve(self) -> None:
         from resplite.server.app import Server
+        from resplite.server.cluster import ClusterServer
 
-        server = Server(self.config, embedded=True)
+        server: Server | ClusterServer
+        if self.config["cluster-enabled"]:
+            server = ClusterServer(self.config, embedded=True)
+        else:
+            server = Server(self.config, embedded=True)
         self.server = server
         await server.serve_forever(on_ready=lambda: self.ready.set_result(None))
         # Let the transports closed by stop() finish closing their sockets.
@@ -622,6 +683,32 @@ class ServerHandle:
             raise RuntimeError("the server is not running")
         return self._clock
 
+    @property
+    def cluster_nodes(self) -> list[tuple[str, int]]:
+        """(host, port) of every node of an in-process cluster (one entry when standalone)."""
+        runner = self._runner
+        if runner is None or self._control is None:
+            raise RuntimeError("the server is not running")
+        if isinstance(runner, ThreadRunner) and runner.server is not None:
+            from resplite.server.cluster import ClusterServer
+
+            if isinstance(runner.server, ClusterServer):
+                return [(self.host, port) for port in runner.server.ports]
+        return [(self.host, self.port)]
+
+    @property
+    def cluster_url(self) -> str:
+        """A ``redis://`` URL of the first node, for a cluster client's ``from_url``."""
+        return self.url
+
+    @property
+    def faults(self) -> FaultControl:
+        """Faults on demand (RESPLITE.FAULT), e.g. ``faults.error("XREADGROUP", "-LOADING
+        ...", times=2)``; needs ``enable-fault-command`` (on unless turned off)."""
+        if self._control is None:
+            raise RuntimeError("the server is not running")
+        return FaultControl(self.execute)
+
     # -- housekeeping ----------------------------------------------------------------------
 
     def execute(self, *args: str | bytes | int) -> Any:
@@ -644,6 +731,8 @@ class ServerHandle:
             "enable-clock-command", "no"
         ) != "no":
             self.clock.reset()
+        if self.directives.get("enable-fault-command", "no") != "no":
+            self.faults.clear()
         self.flushall()
 
     def client(self, **kwargs: Any) -> Any:
@@ -660,13 +749,22 @@ class ServerHandle:
 
 
 def serve(
-    *, isolation: str = "thread", startup_timeout: float = 10.0, **directives: Any
+    *, isolation: str = "thread", startup_timeout: float = 10.0, cluster: int = 0,
+    **directives: Any,
 ) -> ServerHandle:
     """A handle on a server with ``directives``; enter it (``with``/``async with``) to start.
 
     ``isolation="process"`` runs the server in a child process instead of a thread.
+    ``cluster=N`` starts an in-process Redis Cluster of N nodes instead (thread isolation):
+    ``handle.url`` is its first node, ``handle.cluster_nodes`` every node's (host, port),
+    ``handle.cluster_url`` what ``redis.RedisCluster.from_url`` takes.
     """
     settings = dict(DEFAULT_DIRECTIVES)
+    if cluster:
+        if isolation != "thread":
+            raise ValueError("an in-process cluster runs in thread isolation")
+        settings["cluster-enabled"] = "yes"
+        settings["cluster-nodes"] = str(cluster)
     private_socket = False
     for name, value in directives.items():
         if value is None:

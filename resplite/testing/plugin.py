@@ -10,9 +10,15 @@ Registered through the ``pytest11`` entry point, so installing resplite is enoug
     at the system's time again before the test.
 ``redis_client`` / ``aredis_client`` (function)
     redis-py clients on ``redis_url``, sync and asyncio (the latter needs pytest-asyncio),
-    speaking RESP3 unless told otherwise; closed after the test.
+    built exactly as ``redis.Redis.from_url(redis_url)`` builds them in the code under test
+    (the installed redis-py's default protocol, no decoding) unless the test asks for a
+    protocol or decoding; closed after the test.
 ``resplite_clock`` (function)
     The clock of that server: ``freeze()``, ``advance(ms)``, ``set(unix_ms)``, ``resume()``.
+``resplite_faults`` (function)
+    Faults on demand for that server (:class:`~resplite.testing.embedded.FaultControl`):
+    ``error(command, error, client=, times=)``, ``delay``, ``close``, ``drop``, ``list``,
+    ``clear``; every fault is cleared after the test.
 ``resplite_factory`` (function)
     ``resplite_factory(**directives)`` starts one more server with its own directives
     (``requirepass=``, ``maxmemory=`` ...); all are stopped after the test.
@@ -23,8 +29,10 @@ Registered through the ``pytest11`` entry point, so installing resplite is enoug
 The marker ``@pytest.mark.resplite(protocol=2, decode_responses=True, **directives)`` sets the
 clients' protocol and decoding for one test; directives there give the test a server of its
 own. Options, each with an ini setting of the same name in underscores: ``--resplite-isolation
-thread|process``, ``--resplite-protocol 2|3|both`` (``both`` runs client tests under each),
-``--resplite-directive NAME=VALUE`` (repeatable; ``resplite_directives`` lists one a line).
+thread|process``, ``--resplite-protocol default|2|3|both`` (``default``: whatever redis-py
+uses when not told, so a test sees the reply shapes production sees; ``both`` runs client
+tests under each of 2 and 3), ``--resplite-directive NAME=VALUE`` (repeatable;
+``resplite_directives`` lists one a line).
 
 Nothing here imports the server, redis-py or asyncio machinery until a fixture is used, so
 test runs that use none of these fixtures pay nothing.
@@ -39,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from resplite.testing.embedded import ClockControl, ServerHandle
+    from resplite.testing.embedded import ClockControl, FaultControl, ServerHandle
 
 _CLIENT_KEYS = ("protocol", "decode_responses", "isolation")
 
@@ -54,9 +62,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--resplite-protocol",
-        choices=("2", "3", "both"),
+        choices=("default", "2", "3", "both"),
         default=None,
-        help="protocol of redis_client/aredis_client: 2, 3 (default) or both (parametrize)",
+        help="protocol of redis_client/aredis_client: default (redis-py's own, as "
+        "Redis.from_url), 2, 3 or both (parametrize)",
     )
     group.addoption(
         "--resplite-directive",
@@ -66,7 +75,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a configuration directive for the session server (repeatable)",
     )
     parser.addini("resplite_isolation", "thread or process", default="thread")
-    parser.addini("resplite_protocol", "2, 3 or both", default="3")
+    parser.addini("resplite_protocol", "default, 2, 3 or both", default="default")
     parser.addini(
         "resplite_directives", "configuration directives NAME=VALUE, one a line", type="linelist"
     )
@@ -185,8 +194,20 @@ def resplite_clock(resplite_instance: ServerHandle) -> ClockControl:
 
 
 @pytest.fixture
-def resplite_protocol(request: pytest.FixtureRequest) -> int:
-    """RESP version the clients speak: parametrized, from the marker, or from the options."""
+def resplite_faults(resplite_instance: ServerHandle) -> Iterator[FaultControl]:
+    """Faults on demand for the server behind ``redis_url``, cleared after the test."""
+    faults = resplite_instance.faults
+    try:
+        yield faults
+    finally:
+        if resplite_instance.running:
+            faults.clear()
+
+
+@pytest.fixture
+def resplite_protocol(request: pytest.FixtureRequest) -> int | None:
+    """RESP version the clients are told to speak: parametrized, from the marker, or from the
+    options; None when nothing asks for one (the client library's own default)."""
     param = getattr(request, "param", None)
     if param is not None:
         return int(param)
@@ -194,17 +215,24 @@ def resplite_protocol(request: pytest.FixtureRequest) -> int:
     if kwargs.get("protocol") is not None:
         return int(kwargs["protocol"])
     setting = _setting(request.config, "protocol")
-    return 3 if setting == "both" else int(setting)
+    return None if setting in ("default", "both") else int(setting)
 
 
-def _client_kwargs(request: pytest.FixtureRequest, protocol: int) -> dict[str, Any]:
+def _client_kwargs(request: pytest.FixtureRequest, protocol: int | None) -> dict[str, Any]:
+    """What the test asked for, and nothing else: with no marker and no option the client is
+    exactly ``Redis.from_url(redis_url)``."""
     kwargs = _marker_kwargs(request)
-    return {"protocol": protocol, "decode_responses": bool(kwargs.get("decode_responses"))}
+    client: dict[str, Any] = {}
+    if protocol is not None:
+        client["protocol"] = protocol
+    if "decode_responses" in kwargs:
+        client["decode_responses"] = bool(kwargs["decode_responses"])
+    return client
 
 
 @pytest.fixture
 def redis_client(
-    request: pytest.FixtureRequest, redis_url: str, resplite_protocol: int
+    request: pytest.FixtureRequest, redis_url: str, resplite_protocol: int | None
 ) -> Iterator[Any]:
     """A redis-py ``Redis`` client on ``redis_url``."""
     import redis
@@ -217,7 +245,7 @@ def redis_client(
 
 
 async def _aredis_client(
-    request: pytest.FixtureRequest, redis_url: str, resplite_protocol: int
+    request: pytest.FixtureRequest, redis_url: str, resplite_protocol: int | None
 ) -> AsyncIterator[Any]:
     """A redis-py asyncio ``Redis`` client on ``redis_url`` (needs pytest-asyncio)."""
     import redis.asyncio

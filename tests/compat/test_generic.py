@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Iterator
 
 import pytest
 from compat_helpers import Command, check_close, decode, run, scan_all, values
 from support.helpshape import assert_same_shape, implemented
 from support.pair import Pair
+from support.raw import RawClient
 from support.servers import ServerPairFactory
 
 I64_MAX = "9223372036854775807"
@@ -442,3 +444,100 @@ def test_watch_sees_keyspace_changes(pair: Pair) -> None:
             run(pair, ("MULTI",), ("GET", "w"), ("EXEC",))
     finally:
         other.close()
+
+
+# -- the expiry boundary --------------------------------------------------------------------
+#
+# Redis keeps a key while now <= its expiry time (keyIsExpired: now > when) and answers PTTL 0
+# in that last millisecond. resplite's clock is frozen on the exact millisecond; Redis's is
+# caught there by polling with a bounded number of short-lived keys.
+
+_BOUNDARY_PROBE = [("MULTI",), ("GET", "{k}"), ("PTTL", "{k}"), ("TTL", "{k}"),
+                   ("PEXPIRETIME", "{k}"), ("EXPIRETIME", "{k}"), ("EXISTS", "{k}"), ("EXEC",)]
+
+
+def _probe(conn: RawClient, key: str) -> bytes:
+    """One transaction of lookups, so every one of them sees the same instant."""
+    commands: list[tuple[bytes | str | int, ...]] = [
+        tuple(a.replace("{k}", key) for a in c) for c in _BOUNDARY_PROBE]
+    return conn.pipeline(commands)[-1]
+
+
+def _time_ms(conn: RawClient) -> int:
+    reply = conn.call("TIME")
+    seconds, micros = (int(x) for x in reply.split(b"\r\n")[2:5:2])
+    return seconds * 1000 + micros // 1000
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def clock_pair(request: pytest.FixtureRequest) -> Iterator[Pair]:
+    """A reference Redis with active expiry off and a resplite with the clock command."""
+    from support.servers import redis_server_path, start_redis, start_resplite
+
+    if redis_server_path() is None:
+        pytest.skip("redis-server is not installed: compatibility tests need the reference")
+    ref_srv = start_redis()
+    ours_srv = start_resplite("--enable-clock-command", "yes")
+    pair = Pair(RawClient(ref_srv.host, ref_srv.port), RawClient(ours_srv.host, ours_srv.port),
+                request.param)
+    try:
+        if request.param == 3:
+            pair.both("HELLO", "3")
+        pair.both("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        pair.ours.call("RESPLITE.CLOCK", "FREEZE")
+        yield pair
+    finally:
+        pair.close()
+        ref_srv.stop()
+        ours_srv.stop()
+
+
+def test_a_key_lives_through_its_own_millisecond(clock_pair: Pair) -> None:
+    """SET k v PXAT t: at now == t both servers still return the value with PTTL 0; from
+    t + 1 both have removed it (Redis read at the boundary by bounded polling)."""
+    pair = clock_pair
+    at_boundary = after = None
+    for attempt in range(40):
+        key = f"edge{attempt}"
+        when = _time_ms(pair.ref) + 3
+        pair.ref.call("SET", key, "v", "PXAT", when)
+        while True:
+            reply = _probe(pair.ref, key)
+            if b":-2\r\n" in reply:
+                after = after or (key, when, reply)
+                break
+            if reply.split(b"\r\n")[3] == b":0":  # PTTL 0: the key's own millisecond
+                at_boundary = (key, when, reply)
+        if at_boundary is not None:
+            break
+    if at_boundary is None or after is None:
+        pytest.skip("the reference was never polled inside a key's last millisecond")
+    for key, when, expected in (at_boundary, after):
+        pair.ours.call("RESPLITE.CLOCK", "SET", when)
+        pair.ours.call("SET", key, "v", "PXAT", when)
+        if expected is after[2]:
+            pair.ours.call("RESPLITE.CLOCK", "SET", when + 1)
+        got = _probe(pair.ours, key)
+        assert got == expected, f"RESP{pair.resp}\n redis:    {expected!r}\n resplite: {got!r}"
+
+
+def test_the_active_cycle_follows_the_same_boundary(clock_pair: Pair) -> None:
+    """With active expiry on, a frozen clock sitting on a key's time never removes it; one
+    millisecond later the clock jump's cycle does, before anyone reads it (resplite only:
+    Redis's cycle cannot be stopped on a millisecond)."""
+    ours = clock_pair.ours
+    ours.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+    t0 = 1_900_000_000_000
+    ours.call("RESPLITE.CLOCK", "SET", t0)
+    ours.call("SET", "k", "v", "PXAT", t0 + 1000)
+    ours.call("HSET", "h", "f", "1", "g", "2")
+    ours.call("HPEXPIREAT", "h", t0 + 1000, "FIELDS", "1", "f")
+    ours.call("RESPLITE.CLOCK", "ADVANCE", "1000")
+    assert ours.call("DBSIZE") == b":2\r\n"
+    assert ours.call("HEXISTS", "h", "f") == b":1\r\n"
+    assert ours.call("PTTL", "k") == b":0\r\n"
+    ours.call("RESPLITE.CLOCK", "ADVANCE", "1")
+    info = ours.call("INFO", "stats")
+    assert b"expired_keys:1\r\n" in info and b"expired_subkeys:1\r\n" in info
+    assert ours.call("DBSIZE") == b":1\r\n"
+    assert ours.call("HLEN", "h") == b":1\r\n"

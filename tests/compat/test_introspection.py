@@ -54,6 +54,7 @@ NOT_IN_REFERENCE = {
     "hgetdel": "added in Redis 8.0",
     "hgetex": "added in Redis 8.0",
     "hsetex": "added in Redis 8.0",
+    "cluster|myshardid": "added in Redis 7.2",
     **{n: "resplite's own command" for n in ALL_NAMES if n.startswith("resplite.")},
 }
 # Commands whose COMMAND INFO is 7.0's but whose argument tree (COMMAND DOCS) is newer Redis's.

@@ -174,9 +174,9 @@ def test_hash_field_expiry_events() -> None:
         r.execute_command("HPERSIST", "h", "FIELDS", "1", "a")
         r.execute_command("HPEXPIREAT", "h", "1", "FIELDS", "1", "a")
         r.execute_command("HPEXPIRE", "h", "1000", "FIELDS", "1", "b")
-        srv.clock.advance(1_000)
+        srv.clock.advance(1_001)
         r.execute_command("HPEXPIRE", "h", "1000", "FIELDS", "1", "c")
-        srv.clock.advance(1_000)
+        srv.clock.advance(1_001)
         events: list[tuple[bytes, bytes]] = []
         while len(events) < 9:
             message = p.get_message(timeout=5)

@@ -199,3 +199,56 @@ def test_unix_socket_clients_are_listed_like_redis() -> None:
         fields = dict(word.partition("=")[::2] for word in line.split())
         assert fields["addr"] == fields["laddr"] == f"{h.unix_socket}:0"
         assert "U" in fields["flags"]
+
+
+def _info_field(conn: RawClient, name: str) -> int:
+    text = conn.call("INFO", "memory").decode()
+    return int(text.split(f"{name}:", 1)[1].split("\r\n", 1)[0])
+
+
+def test_lazy_free_after_unlink_del_and_flush(handle: ServerHandle) -> None:
+    conn = _conn(handle)
+    try:
+        conn.call("CONFIG", "RESETSTAT")
+        fields = [str(i) for i in range(200) for _ in (0, 1)]
+        conn.call("HSET", "big", *fields)
+        conn.call("SET", "small", "v")
+        assert conn.call("UNLINK", "big", "small") == b":2\r\n"
+        # The big hash is released once the reply is out; the small string at once.
+        deadline = time.monotonic() + 5
+        while _info_field(conn, "lazyfreed_objects") != 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _info_field(conn, "lazyfreed_objects") == 1
+        conn.call("HSET", "big", *fields)
+        conn.call("DEL", "big")  # lazyfree-lazy-user-del is off: freed in the command
+        assert _info_field(conn, "lazyfreed_objects") == 1
+        conn.call("CONFIG", "SET", "lazyfree-lazy-user-del", "yes")
+        conn.call("HSET", "big", *fields)
+        conn.call("DEL", "big")
+        for i in range(5):
+            conn.call("SET", f"k{i}", "v")
+        conn.call("FLUSHALL", "ASYNC")  # a lazily flushed database counts its keys
+        deadline = time.monotonic() + 5
+        while _info_field(conn, "lazyfreed_objects") != 7 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _info_field(conn, "lazyfreed_objects") == 7
+        assert _info_field(conn, "lazyfree_pending_objects") == 0
+    finally:
+        conn.call("CONFIG", "SET", "lazyfree-lazy-user-del", "no")
+        conn.close()
+
+
+def test_dynamic_hz_scales_with_clients() -> None:
+    from resplite.commands import command_table
+    from resplite.engine.client import Client
+    from resplite.engine.config import Config
+    from resplite.engine.state import ServerState
+
+    state = ServerState(Config(), table=command_table())
+    assert state.current_hz() == 10
+    client = Client(state, 0, None)
+    state.clients.update((i, client) for i in range(4_001))
+    assert state.current_hz() == 40  # 4001 clients: 10 -> 20 -> 40 (at most 200 a tick)
+    state.config.set("dynamic-hz", "no")
+    assert state.current_hz() == 10
+    state.clients.clear()

@@ -44,7 +44,10 @@ def test_a_crashed_consumers_entries_are_recovered_after_a_clock_advance(
     redis_client.xgroup_create("jobs", "workers", id="0")
 
     delivered = redis_client.xreadgroup("workers", "w1", {"jobs": ">"}, count=10)
-    assert [entry_id for entry_id, _ in delivered[b"jobs"][0]] == ids
+    # The fixture's client is Redis.from_url(redis_url): the shape production code gets.
+    [[stream, entries]] = delivered
+    assert stream == b"jobs"
+    assert [entry_id for entry_id, _ in entries] == ids
     # w1 crashes here: nothing was acknowledged.
 
     assert redis_client.xautoclaim("jobs", "workers", "w2", min_idle_time=60_000) == [

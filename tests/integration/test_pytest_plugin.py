@@ -57,7 +57,24 @@ def test_the_next_test_starts_empty_with_a_running_clock(redis_client, resplite_
     assert abs(resplite_clock.get() - time.time() * 1000) < 1000
 
 
-def test_clients_speak_resp3_by_default(redis_client):
+def test_clients_are_built_as_from_url_builds_them(redis_client, redis_url, resplite_protocol):
+    assert resplite_protocol is None
+    theirs = redis.Redis.from_url(redis_url)
+    try:
+        ours_kwargs = redis_client.connection_pool.connection_kwargs
+        their_kwargs = theirs.connection_pool.connection_kwargs
+        # Same settings (per-pool helper objects aside): no protocol, no decoding forced.
+        assert sorted(ours_kwargs) == sorted(their_kwargs)
+        assert "protocol" not in ours_kwargs and "decode_responses" not in ours_kwargs
+        redis_client.xadd("s", {"f": "v"}, id="1-1")
+        # The same reply shape the code under test gets from its own client.
+        assert redis_client.xread({"s": "0"}) == theirs.xread({"s": "0"})
+    finally:
+        theirs.close()
+
+
+@pytest.mark.resplite(protocol=3)
+def test_a_marker_selects_resp3(redis_client):
     redis_client.xadd("s", {"f": "v"}, id="1-1")
     assert redis_client.xread({"s": "0"}) == {b"s": [[(b"1-1", {b"f": b"v"})]]}
 
@@ -76,6 +93,18 @@ def test_marker_directives_give_the_test_a_server_of_its_own(
     assert redis_url == resplite_instance.url
     assert redis_url.startswith("redis://:pw@127.0.0.1:")
     assert resplite_instance.execute("CONFIG", "GET", "maxmemory") == [b"maxmemory", b"1048576"]
+    assert redis_client.ping()
+
+
+def test_faults_on_demand(redis_client, resplite_faults):
+    resplite_faults.error("GET", "-LOADING Redis is loading the dataset in memory", times=1)
+    with pytest.raises(redis.exceptions.BusyLoadingError):
+        redis_client.get("k")
+    assert redis_client.get("k") is None
+    resplite_faults.drop("PING")  # cleared by the fixture after the test
+
+
+def test_faults_are_cleared_between_tests(redis_client):
     assert redis_client.ping()
 
 
@@ -99,8 +128,8 @@ def test_factory_servers_are_gone_after_their_test():
 async def test_the_asyncio_client(aredis_client, resplite_clock):
     resplite_clock.freeze()
     await aredis_client.set("k", "v", px=1000)
-    resplite_clock.advance(999)
-    assert await aredis_client.get("k") == b"v"
+    resplite_clock.advance(1000)
+    assert await aredis_client.get("k") == b"v"  # a key lives while now <= its time
     resplite_clock.advance(1)
     assert await aredis_client.get("k") is None
 '''
@@ -111,6 +140,7 @@ import pytest
 
 def test_under_each_protocol(redis_client, resplite_protocol):
     assert redis_client.connection_pool.connection_kwargs["protocol"] == resplite_protocol
+    assert resplite_protocol in (2, 3)
 
 
 @pytest.mark.resplite(protocol=2)
@@ -191,7 +221,7 @@ def run_pytest(
 def test_the_fixtures_from_the_inside(tmp_path: Path, isolation: str) -> None:
     out = run_pytest(tmp_path, FIXTURE_TESTS, "-q", f"--resplite-isolation={isolation}",
                      env={"EXPECTED_ISOLATION": isolation})
-    assert "10 passed" in out
+    assert "13 passed" in out
 
 
 def test_protocol_both_runs_client_tests_under_resp2_and_resp3(tmp_path: Path) -> None:
@@ -201,6 +231,12 @@ def test_protocol_both_runs_client_tests_under_resp2_and_resp3(tmp_path: Path) -
     assert re.search(r"test_a_marker_still_wins PASSED", out)
     assert "test_no_client_no_parametrization PASSED" in out
     assert "4 passed" in out
+
+
+def test_protocol_option_pins_the_clients(tmp_path: Path) -> None:
+    out = run_pytest(tmp_path, PROTOCOL_TESTS.replace("resp", "resp"), "-v",
+                     "--resplite-protocol", "2", "-k", "each_protocol")
+    assert "test_under_each_protocol PASSED" in out
 
 
 @pytest.mark.slow

@@ -5,9 +5,11 @@ Each ``*.test.mjs`` file here is run with ``node --test`` against the session's 
 server: ``streams-*`` run XADD, XREADGROUP, a consumer that dies with entries pending,
 RESPLITE.CLOCK ADVANCE past the idle threshold, XAUTOCLAIM by another consumer, XACK;
 ``pubsub-*`` subscribe to channels and patterns and receive keyspace events as the clock
-advances. The packages are installed with
-npm into this folder on first use and reused while package.json and package-lock.json are
-unchanged. Without node and npm the tests skip and say so, except in CI, where they fail.
+advances; ``cluster-*`` run against an in-process cluster of three nodes
+(``resplite.serve(cluster=3)``, its nodes in ``RESPLITE_CLUSTER_NODES``). The packages are
+installed with npm into this folder on first use and reused while package.json and
+package-lock.json are unchanged. Without node and npm the tests skip and say so, except in
+CI, where they fail.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from pathlib import Path
 import pytest
 
 NODE_DIR = Path(__file__).resolve().parent
-SCRIPTS = sorted(p.name for p in NODE_DIR.glob("*.test.mjs"))
+SCRIPTS = sorted(p.name for p in NODE_DIR.glob("*.test.mjs") if not p.name.startswith("cluster-"))
+CLUSTER_SCRIPTS = sorted(p.name for p in NODE_DIR.glob("cluster-*.test.mjs"))
 
 pytestmark = pytest.mark.xdist_group("node")
 
@@ -71,3 +74,19 @@ def test_node_client_stream_workflow(script: str, redis_url: str) -> None:
     )
     assert done.returncode == 0, f"node --test {script} failed:\n{done.stdout}\n{done.stderr}"
     assert "# fail 0" in done.stdout or "fail 0" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("script", CLUSTER_SCRIPTS)
+def test_node_cluster_client(script: str) -> None:
+    import resplite
+
+    node = _node()
+    with resplite.serve(cluster=3) as cluster:
+        nodes = ",".join(f"{host}:{port}" for host, port in cluster.cluster_nodes)
+        env = dict(os.environ, RESPLITE_CLUSTER_NODES=nodes, NODE_NO_WARNINGS="1")
+        done = subprocess.run(
+            [node, "--test", "--test-concurrency=1", "--test-reporter=spec", script],
+            cwd=NODE_DIR, env=env, capture_output=True, text=True, timeout=120,
+        )
+    assert done.returncode == 0, f"node --test {script} failed:\n{done.stdout}\n{done.stderr}"
+    assert "fail 0" in done.stdout, done.stdout

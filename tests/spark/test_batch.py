@@ -120,7 +120,7 @@ def test_idempotent_batch_write_survives_a_killed_task(
     backend.require_markers()
     result = _write_with_a_killed_task(spark, backend, tmp_path, idempotent=True)
     assert (result.lost, result.duplicates) == (0, 0), result.line()
-    assert backend.client().hlen(f"{backend.name}-retry-sink:spark-writes") == 0  # deleted
+    assert backend.client().hlen(f"{{{backend.name}-retry-sink}}:spark-writes") == 0  # deleted
 
 
 def test_plain_batch_write_repeats_a_killed_tasks_rows(
@@ -136,7 +136,7 @@ def _write_with_a_killed_task(spark: Any, backend: Any, tmp_path: Path, idempote
 
     client = backend.client()
     key = f"{backend.name}-retry-sink"
-    client.delete(key, f"{key}:spark-writes")
+    client.delete(key, f"{{{key}}}:spark-writes")
     # One task: it dies at row 3000, once its writer has added at least 1000 entries.
     kill = udf(
         killer_udf(tmp_path, 3000, url=backend.url, key=key, min_len=1000, pad=200), "string"

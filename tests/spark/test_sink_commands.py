@@ -14,7 +14,7 @@ pytest.importorskip("pyspark")
 
 from resplite.spark.errors import OptionError
 from resplite.spark.options import parse_options
-from resplite.spark.writer import _Sink
+from resplite.spark.writer import _Sink, default_marker_key
 
 
 class Recorder:
@@ -107,3 +107,15 @@ def test_plain_xadd_with_optional_trimming(options: dict[str, str], trim: list[A
     server = Recorder(set())
     _sink(**options)._plain(server, [["f", "v"]])  # type: ignore[arg-type]
     assert server.sent == [["XADD", "out", *trim, "*", "f", "v"]]
+
+
+def test_the_markers_hash_shares_the_streams_cluster_slot() -> None:
+    from resplite.algorithms.keyslot import key_slot
+
+    for stream in ("events", "orders:eu", "{tenant-7}events", "x{y"):
+        marker = default_marker_key(stream)
+        assert marker.endswith(":spark-writes")
+        assert key_slot(marker.encode()) == key_slot(stream.encode()), stream
+    assert default_marker_key("events") == "{events}:spark-writes"
+    assert default_marker_key("{t}events") == "{t}events:spark-writes"
+    assert default_marker_key("a{}b") == "a{}b:spark-writes"  # no tag can hold it

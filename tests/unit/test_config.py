@@ -51,3 +51,71 @@ def test_immutable_directives_refuse_runtime_changes_but_hooks_see_mutable_ones(
     assert seen == [30]
     with pytest.raises(ConfigError, match="immutable"):
         config.set("databases", "4")
+
+
+def test_memory_values_read_as_redis_memtoull_does() -> None:
+    assert parse_memory("") == 0 and parse_memory("kb") == 0
+    assert parse_memory("99999999999999999999999") == (1 << 64) - 1  # strtoull saturates
+    assert parse_memory("16gb") == 16 << 30
+    for bad in ("-1", "1.5", "0x10", "1 kb", "1tb"):
+        with pytest.raises(ConfigError, match="memory value"):
+            parse_memory(bad)
+
+
+def test_every_redis_directive_is_accepted_with_its_checks() -> None:
+    from resplite.engine.config import DIRECTIVES
+    from resplite.engine.redis_directives import CATALOGUE
+
+    config = parse_args([])
+    for row in CATALOGUE:
+        assert row.name in DIRECTIVES
+        assert config.get_text(row.name) is not None
+    config.set("maxmemory-clients", "10%")
+    assert config.get_text("maxmemory-clients") == "10%"
+    with pytest.raises(ConfigError, match="less or equal to 100"):
+        config.set("maxmemory-clients", "101%")
+    config.set("shutdown-on-sigterm", "nosave now")
+    assert config.get_text("shutdown-on-sigterm") == "nosave now"
+    with pytest.raises(ConfigError, match="SAVE and NOSAVE"):
+        config.set("shutdown-on-sigterm", "save nosave")
+    config.set("slave-priority", "5")  # an old alias
+    assert config.get_text("replica-priority") == "5"
+    config.set("unixsocketperm", "700", at_startup=True)
+    with pytest.raises(ConfigError, match="can't set immutable config"):
+        config.set("rdbchecksum", "no")
+
+
+def test_proc_title_templates_follow_redis() -> None:
+    from resplite.engine.config import expand_template
+
+    values = {"title": "resplite-server", "listen-addr": "*:6379", "server-mode": ""}
+    assert expand_template("{title} {listen-addr} {server-mode}", values) == (
+        "resplite-server *:6379")
+    assert expand_template("{{x}} {title}", values) == "{x} resplite-server"
+    assert expand_template("{nope}", values) is None
+    assert expand_template("{title", values) is None
+    config = parse_args([])
+    for bad in ("{unknown}", "{title}", "}"):  # "{title}" alone expands to nothing
+        with pytest.raises(ConfigError, match="template format is invalid"):
+            config.set("proc-title-template", bad)
+
+
+def test_file_only_lines_and_what_has_no_effect(tmp_path: Path) -> None:
+    (tmp_path / "a.conf").write_text(
+        "rename-command DEBUG \"\"\nloadmodule /x/y.so\nlist-max-ziplist-entries 5\n"
+        "appendfsync always\nhz 20\nrepl-timeout 30\n")
+    config = parse_args([str(tmp_path / "a.conf")])
+    assert config.renames == [("debug", "")]
+    assert config.without_effect() == ["loadmodule", "appendfsync", "repl-timeout"]
+
+
+def test_rename_command_moves_or_removes_a_command() -> None:
+    from resplite.commands import command_table
+    from resplite.engine.table import renamed
+
+    table = renamed(command_table(), [("get", "fetch"), ("del", "")])
+    assert b"fetch" in table and b"get" not in table and b"del" not in table
+    with pytest.raises(ValueError, match="No such command"):
+        renamed(table, [("get", "x")])
+    with pytest.raises(ValueError, match="already exists"):
+        renamed(table, [("set", "fetch")])

@@ -14,12 +14,18 @@ def make_db() -> tuple[Database, Clock, list[tuple[int, bytes]]]:
     return db, clock, signals
 
 
-def test_lookup_deletes_a_key_whose_time_has_come_and_signals_it() -> None:
+def test_lookup_deletes_a_key_whose_time_has_passed_and_signals_it() -> None:
     db, clock, signals = make_db()
     db.set(b"k", b"v")
     db.set_expire(b"k", clock.time_ms() + 100)
     assert db.get(b"k") == b"v"
     clock.advance(100)
+    # Redis's rule: a key lives while now <= its time.
+    assert db.get(b"k") == b"v" and not db.is_expired(b"k")
+    assert db.get_expire(b"k") == clock.time_ms()
+    assert signals == []
+    clock.advance(1)
+    assert db.is_expired(b"k")
     assert db.get(b"k") is None
     assert b"k" not in db.data and b"k" not in db.expires
     assert signals == [(0, b"k")]
@@ -44,6 +50,8 @@ def test_active_expiry_frees_keys_nobody_reads_and_skips_stale_heap_entries() ->
         db.set_expire(b"k%d" % i, now + (10 if i % 2 else 10_000))
     db.set_expire(b"k1", now + 50_000)  # a later EXPIRE makes the first heap entry stale
     clock.advance(10)
+    assert db.active_expire() == 0  # at their exact time the keys still live
+    clock.advance(1)
     deleted = 0
     while (n := db.active_expire(budget=100)) > 0:
         deleted += n
@@ -70,3 +78,19 @@ def test_swap_exchanges_contents_and_expiries() -> None:
     ks.swap(0, 1)
     assert ks[0].get(b"b") == b"2" and ks[1].get(b"a") == b"1"
     assert ks[1].get_expire(b"a") is not None and ks[0].get_expire(b"b") is None
+
+
+def test_every_path_keeps_a_key_through_its_own_millisecond() -> None:
+    db, clock, _ = make_db()
+    when = clock.time_ms() + 50
+    for name in (b"get", b"read", b"peek", b"contains", b"live", b"active"):
+        db.set(name, b"v")
+        db.set_expire(name, when)
+    clock.advance(50)
+    assert db.active_expire() == 0
+    assert db.get(b"get") == b"v" and db.read(b"read") == b"v"
+    assert db.peek(b"peek") == b"v" and db.contains(b"contains")
+    assert set(db.live_keys()) == {b"get", b"read", b"peek", b"contains", b"live", b"active"}
+    clock.advance(1)
+    assert list(db.live_keys()) == []
+    assert db.active_expire() == 6 and len(db) == 0

@@ -84,7 +84,8 @@ def test_advance_expires_a_key_before_a_later_timeout_and_after_an_earlier_one()
     park(state, "early", b"a", 1000)  # times out at +1 s, before "a" expires at +2 s
     park(state, "late", b"b", 3000)  # "b" expires at +2 s, before its timeout at +3 s
     assert timeflow.advance(state, 10_000) == T0 + 10_000
-    assert state.log == [("early", b"timeout", T0 + 1000), ("late", b"woken", T0 + 2000)]
+    # A key lives through its own millisecond: "b" is gone (and its waiter woken) at the next.
+    assert state.log == [("early", b"timeout", T0 + 1000), ("late", b"woken", T0 + 2001)]
     assert len(db) == 0
 
 
@@ -92,10 +93,22 @@ def test_expiry_and_timeout_due_at_the_same_instant_fire_expiry_first() -> None:
     state = make_state()
     db = state.keyspace[0]
     db.set(b"k", b"v")
-    db.set_expire(b"k", T0 + 500)
+    db.set_expire(b"k", T0 + 499)  # expired from T0 + 500 on
     park(state, "waiter", b"k", 500)
     timeflow.advance(state, 500)
     assert state.log == [("waiter", b"woken", T0 + 500)]
+
+
+def test_a_key_at_its_exact_time_still_lives_after_an_advance() -> None:
+    state = make_state()
+    db = state.keyspace[0]
+    db.set(b"k", b"v")
+    db.set_expire(b"k", T0 + 60_000)
+    park(state, "waiter", b"k", 0)
+    timeflow.advance(state, 60_000)
+    assert state.log == [] and db.get(b"k") == b"v"
+    timeflow.advance(state, 1)
+    assert state.log == [("waiter", b"woken", T0 + 60_001)] and len(db) == 0
 
 
 def test_advance_stops_at_each_deadline_in_order() -> None:

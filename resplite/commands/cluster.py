@@ -1,0 +1,283 @@
+"""CLUSTER, READONLY, READWRITE, ASKING and MIGRATE: the in-process cluster's commands.
+
+On a standalone server (``cluster-enabled no``) every one of them answers Redis's
+``ERR This instance has cluster support disabled``. On a node of an in-process cluster
+(:mod:`resplite.engine.cluster`) they answer as a Redis Cluster node does: CLUSTER SLOTS,
+SHARDS, NODES, INFO, MYID, MYSHARDID, KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT and SETSLOT
+(IMPORTING, MIGRATING, STABLE, NODE) over the shared slot map, READONLY / READWRITE set the
+connection's flag (there are no replicas, so reads are served by the primaries either way),
+ASKING lets the next command use a slot this node is importing, and MIGRATE moves keys to
+another node of the same process, each with its time to live, as one step.
+
+COUNTKEYSINSLOT and GETKEYSINSLOT scan the node's keys: O(N) in the keys it holds, where
+Redis keeps a per-slot index. Node addresses are 127.0.0.1 and the ports the nodes listen on.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resplite.algorithms.keyslot import SLOTS, key_slot
+from resplite.algorithms.numbers import parse_int
+from resplite.commands.generic import duplicate
+from resplite.commands.helptext import help_reply
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.registry import command
+from resplite.protocol.replies import OK, Status, Verbatim
+
+if TYPE_CHECKING:
+    from resplite.engine.client import Client
+    from resplite.engine.cluster import ClusterNode
+
+_HELP = help_reply("CLUSTER", [
+    ("COUNTKEYSINSLOT <slot>", ["Return the number of keys in <slot>."]),
+    ("GETKEYSINSLOT <slot> <count>", ["Return key names stored by this node in a slot."]),
+    ("INFO", ["Return information about the cluster."]),
+    ("KEYSLOT <key>", ["Return the hash slot for <key>."]),
+    ("MYID", ["Return the node id."]),
+    ("MYSHARDID", ["Return the node's shard id."]),
+    ("NODES", ["Return cluster configuration seen by node, one line per node."]),
+    ("SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)", [
+        "Set slot state.",
+    ]),
+    ("SHARDS", ["Return information about slot range mappings and the nodes serving them."]),
+    ("SLOTS", ["Return information about slots range mappings."]),
+])
+
+
+def _node(client: Client) -> ClusterNode:
+    node = client.server.cluster
+    if node is None:
+        raise CommandError(errors.NO_CLUSTER)
+    return node
+
+
+def _slot(arg: bytes, error: str = errors.INVALID_SLOT) -> int:
+    value = parse_int(arg)
+    if value is None or not 0 <= value < SLOTS:
+        raise CommandError(error)
+    return value
+
+
+@command("cluster|keyslot")
+def cluster_keyslot(client: Client, argv: list[bytes]) -> Any:
+    _node(client)
+    return key_slot(argv[2])
+
+
+@command("cluster|myid")
+def cluster_myid(client: Client, argv: list[bytes]) -> Any:
+    return _node(client).me.id.encode()
+
+
+@command("cluster|myshardid")
+def cluster_myshardid(client: Client, argv: list[bytes]) -> Any:
+    return _node(client).me.shard_id.encode()
+
+
+@command("cluster|slots")
+def cluster_slots(client: Client, argv: list[bytes]) -> Any:
+    node = _node(client)
+    cluster = node.cluster
+    reply = []
+    runs = sorted((first, last, i) for i in range(len(cluster.nodes))
+                  for first, last in cluster.ranges(i))
+    for first, last, i in runs:
+        info = cluster.nodes[i]
+        reply.append([first, last, [info.host.encode(), info.port, info.id.encode(), {}]])
+    return reply
+
+
+@command("cluster|shards")
+def cluster_shards(client: Client, argv: list[bytes]) -> Any:
+    cluster = _node(client).cluster
+    reply = []
+    for i, info in enumerate(cluster.nodes):
+        slots = [bound for run in cluster.ranges(i) for bound in run]
+        reply.append({
+            b"slots": slots,
+            b"nodes": [{
+                b"id": info.id.encode(),
+                b"port": info.port,
+                b"ip": info.host.encode(),
+                b"endpoint": info.host.encode(),
+                b"role": b"master",
+                b"replication-offset": 0,
+                b"health": b"online",
+            }],
+        })
+    return reply
+
+
+@command("cluster|nodes")
+def cluster_nodes(client: Client, argv: list[bytes]) -> Any:
+    node = _node(client)
+    cluster = node.cluster
+    lines = []
+    for i, info in enumerate(cluster.nodes):
+        flags = "myself,master" if i == node.index else "master"
+        slots = [str(a) if a == b else f"{a}-{b}" for a, b in cluster.ranges(i)]
+        slots += [f"[{s}->-{cluster.nodes[t].id}]" for s, t in sorted(cluster.migrating.items())
+                  if cluster.owner[s] == i]
+        slots += [f"[{s}-<-{cluster.nodes[cluster.owner[s]].id}]"
+                  for s, t in sorted(cluster.importing.items()) if t == i]
+        lines.append(" ".join([info.id, f"{info.address}@{info.port + 10000}", flags, "-", "0",
+                               "0", str(info.epoch), "connected", *slots]))
+    return Verbatim(("\n".join(lines) + "\n").encode())
+
+
+@command("cluster|info")
+def cluster_info(client: Client, argv: list[bytes]) -> Any:
+    node = _node(client)
+    cluster = node.cluster
+    fields = [
+        ("cluster_state", "ok"),
+        ("cluster_slots_assigned", SLOTS),
+        ("cluster_slots_ok", SLOTS),
+        ("cluster_slots_pfail", 0),
+        ("cluster_slots_fail", 0),
+        ("cluster_known_nodes", len(cluster.nodes)),
+        ("cluster_size", sum(1 for i in range(len(cluster.nodes)) if cluster.ranges(i))),
+        ("cluster_current_epoch", cluster.epoch),
+        ("cluster_my_epoch", node.me.epoch),
+        ("cluster_stats_messages_sent", 0),
+        ("cluster_stats_messages_received", 0),
+        ("total_cluster_links_buffer_limit_exceeded", 0),
+    ]
+    text = "".join(f"{name}:{value}\r\n" for name, value in fields)
+    return Verbatim(text.encode())
+
+
+def _keys_in_slot(client: Client, slot: int) -> list[bytes]:
+    return [key for key in client.db.live_keys() if key_slot(key) == slot]
+
+
+@command("cluster|countkeysinslot")
+def cluster_countkeysinslot(client: Client, argv: list[bytes]) -> Any:
+    _node(client)
+    return len(_keys_in_slot(client, _slot(argv[2])))
+
+
+@command("cluster|getkeysinslot")
+def cluster_getkeysinslot(client: Client, argv: list[bytes]) -> Any:
+    _node(client)
+    slot = _slot(argv[2], errors.INVALID_SLOT_OR_COUNT)
+    count = parse_int(argv[3])
+    if count is None or count < 0:
+        raise CommandError(errors.INVALID_SLOT_OR_COUNT)
+    return _keys_in_slot(client, slot)[:count]
+
+
+@command("cluster|setslot")
+def cluster_setslot(client: Client, argv: list[bytes]) -> Any:
+    node = _node(client)
+    cluster = node.cluster
+    slot = _slot(argv[2])
+    action = argv[3].lower() if len(argv) > 3 else b""
+    if action == b"stable" and len(argv) == 4:
+        cluster.migrating.pop(slot, None)
+        cluster.importing.pop(slot, None)
+        return OK
+    if action not in (b"importing", b"migrating", b"node") or len(argv) != 5:
+        raise CommandError("ERR Invalid CLUSTER SETSLOT action or number of arguments. "
+                           "Try CLUSTER HELP")
+    target = cluster.node_index(argv[4].decode("utf-8", "replace"))
+    if target is None:
+        raise CommandError(f"ERR I don't know about node {argv[4].decode('utf-8', 'replace')}")
+    if action == b"migrating":
+        if cluster.owner[slot] != node.index:
+            raise CommandError(f"ERR I'm not the owner of hash slot {slot}")
+        cluster.migrating[slot] = target
+    elif action == b"importing":
+        if cluster.owner[slot] == node.index:
+            raise CommandError(f"ERR I'm already the owner of hash slot {slot}")
+        cluster.importing[slot] = node.index
+    else:
+        cluster.assign(slot, target)
+    return OK
+
+
+@command("cluster|help")
+def cluster_help(client: Client, argv: list[bytes]) -> Any:
+    return _HELP
+
+
+@command("readonly")
+def readonly(client: Client, argv: list[bytes]) -> Any:
+    _node(client)
+    client.cluster_readonly = True
+    return OK
+
+
+@command("readwrite")
+def readwrite(client: Client, argv: list[bytes]) -> Any:
+    _node(client)
+    client.cluster_readonly = False
+    return OK
+
+
+@command("asking")
+def asking(client: Client, argv: list[bytes]) -> Any:
+    _node(client)
+    client.cluster_asking = True
+    return OK
+
+
+@command("migrate")
+def migrate(client: Client, argv: list[bytes]) -> Any:
+    """MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH ...] [KEYS ...]
+    to another node of this process (anything else cannot be reached: -IOERR, as Redis answers
+    for a target it cannot connect to; +NOKEY first when no key exists, as Redis checks)."""
+    node = client.server.cluster
+    port = parse_int(argv[2])
+    if parse_int(argv[4]) is None or parse_int(argv[5]) is None or port is None:
+        raise CommandError(errors.NOT_INTEGER)
+    copy = replace = False
+    keys = [argv[3]] if argv[3] else []
+    i = 6
+    while i < len(argv):
+        option = argv[i].lower()
+        if option == b"copy":
+            copy = True
+        elif option == b"replace":
+            replace = True
+        elif option == b"auth":
+            i += 1
+        elif option == b"auth2":
+            i += 2
+        elif option == b"keys" and not argv[3]:
+            keys = argv[i + 1:]
+            break
+        else:
+            raise CommandError(errors.SYNTAX)
+        i += 1
+    source_db = client.db
+    found = [key for key in keys if source_db.peek(key) is not None]
+    if not found:
+        return Status("NOKEY")
+    if node is None:
+        raise CommandError(errors.MIGRATE_IOERR)
+    cluster = node.cluster
+    target = next((n for n, info in enumerate(cluster.nodes)
+                   if info.port == port and info.host == argv[1].decode("utf-8", "replace")),
+                  None)
+    if target is None or target >= len(cluster.states) or target == node.index:
+        raise CommandError(errors.MIGRATE_IOERR)
+    target_db = cluster.states[target].keyspace[0]
+    if not replace and any(target_db.peek(key) is not None for key in found):
+        raise CommandError("BUSYKEY Target key name already exists.")
+    for key in found:
+        taken = source_db.take(key) if not copy else None
+        if copy:
+            value = duplicate(source_db.peek(key))
+            when = source_db.get_expire(key)
+            access = None
+        else:
+            assert taken is not None
+            value, when, access = taken
+            source_db.signal_modified(key)
+        target_db.delete(key)
+        target_db.put(key, value, when, access)
+        target_db.signal_modified(key)
+    return OK
