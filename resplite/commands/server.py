@@ -176,7 +176,13 @@ def bgsave(client: Client, argv: list[bytes]) -> Any:
         # Forking inside a transaction would snapshot it half done: Redis schedules it.
         persistence.bgsave_scheduled = True
         return Status("Background saving scheduled")
-    del schedule  # no other child process (AOF rewrite) can be running
+    if client.server.aof.in_progress:
+        if not schedule:
+            raise CommandError(
+                "ERR Another child process is active (AOF?): can't BGSAVE right now. Use "
+                "BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+        persistence.bgsave_scheduled = True
+        return Status("Background saving scheduled")
     if not persistence.bgsave():
         raise CommandError("ERR")
     return Status("Background saving started")
@@ -184,7 +190,17 @@ def bgsave(client: Client, argv: list[bytes]) -> Any:
 
 @command("bgrewriteaof")
 def bgrewriteaof(client: Client, argv: list[bytes]) -> Any:
-    raise CommandError(errors.NO_PERSISTENCE)
+    server = client.server
+    aof = server.aof
+    if aof.in_progress:
+        raise CommandError("ERR Background append only file rewriting already in progress")
+    if server.persistence.in_progress or client.executing_multi:
+        aof.rewrite_scheduled = True
+        return Status("Background append only file rewriting scheduled")
+    if not aof.rewrite():
+        raise CommandError("ERR Can't execute an AOF background rewriting. Please check the "
+                           "server logs for more information.")
+    return Status("Background append only file rewriting started")
 
 
 # -- shutdown -----------------------------------------------------------------------------

@@ -50,6 +50,9 @@ class BlockRequest:
     wakes_on: Callable[[bytes], bool] | None = None
     # Absolute clock ms at which to re-run even without a key change (None: never).
     recheck_ms: int | None = None
+    # The command as sent (set by the dispatcher): logged in its non-blocking form when
+    # the retry changes the data set.
+    argv: list[bytes] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -139,7 +142,7 @@ class BlockingManager:
                 wakes_on = state.request.wakes_on
                 if wakes_on is not None and not wakes_on(slot[1]):
                     continue
-                result = self._retry(client, state)
+                result = self._retry(client, state, slot[1])
                 if isinstance(result, BlockRequest):
                     if result.recheck_ms is not None:
                         heapq.heappush(self._rechecks, (result.recheck_ms, state.seq, client))
@@ -149,16 +152,24 @@ class BlockingManager:
                 if client.conn is not None:
                     client.conn.deliver(result)
 
-    def _retry(self, client: Client, state: BlockedState) -> Any:
+    def _retry(self, client: Client, state: BlockedState, key: bytes | None = None) -> Any:
         from resplite.engine.errors import CommandError
+        from resplite.engine.propagate import unblocked_form
         from resplite.protocol.replies import ErrorReply
 
         # The re-run command is this client's: what it changes is reported as its doing
         # (NOLOOP tracking), so the server is told who acts for the time of the call.
         acting = self.acting_as
         previous = acting(client) if acting is not None else None
+        server = client.server
+        dirty = server.dirty
         try:
-            return state.request.retry()
+            result = state.request.retry()
+            if server.aof_on and server.dirty != dirty:
+                # Logged as the non-blocking command it amounts to, as Redis propagates it.
+                server.aof.feed(client, state.db_index,
+                                unblocked_form(state.command, state.request.argv, key))
+            return result
         except CommandError as exc:
             # The command ends in an error reply after all: a failed call, as Redis
             # counts a re-executed command that fails (INFO commandstats failed_calls).

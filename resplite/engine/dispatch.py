@@ -37,6 +37,7 @@ from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.engine.keyspecs import command_keys
 from resplite.engine.persistence import MISCONF
+from resplite.engine.propagate import logged_form
 from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
 if TYPE_CHECKING:
@@ -163,16 +164,22 @@ class Dispatcher:
         # Loaded as an attribute, then called: calling spec.handler(...) directly would take
         # CPython's unspecialised method-lookup path on every request.
         handler = spec.handler
+        dirty = server.dirty
         start = _now_ns()
         try:
             reply = handler(client, argv)  # type: ignore[misc]
         except Exception as exc:
             reply = self._failed(spec, exc)
         else:
-            if reply.__class__ is BlockRequest and not client.may_block:
-                reply = reply.timeout_reply
+            if reply.__class__ is BlockRequest:
+                if client.may_block:
+                    reply.argv = argv
+                else:
+                    reply = reply.timeout_reply
             elif spec.dirties:
                 server.dirty += 1
+            if server.aof_on and server.dirty != dirty and spec.is_write:
+                self._log_write(client, spec, argv, reply)
         elapsed = _now_ns() - start
         try:
             stats = server.command_stats[fullname]
@@ -314,16 +321,25 @@ class Dispatcher:
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
         """Run a command whose checks have passed (also used by EXEC for queued commands)."""
         server = self.server
+        dirty = server.dirty
         start = _now_ns()
         try:
             reply = spec.handler(client, argv)  # type: ignore[misc]
         except Exception as exc:
             reply = self._failed(spec, exc)
         else:
-            if reply.__class__ is BlockRequest and not client.may_block:
-                reply = reply.timeout_reply
+            if reply.__class__ is BlockRequest:
+                if client.may_block:
+                    reply.argv = argv
+                else:
+                    reply = reply.timeout_reply
             elif spec.dirties:
                 server.dirty += 1
+            if server.aof_on:
+                if server.dirty != dirty and spec.is_write:
+                    self._log_write(client, spec, argv, reply)
+                elif spec.fullname == "exec":
+                    server.aof.end_exec()
         elapsed = _now_ns() - start
         stats = server.stats_for(spec.fullname)
         stats.calls += 1
@@ -340,6 +356,14 @@ class Dispatcher:
         if server.monitors and not (spec.flags & _NOT_MONITORED):
             server.feed_monitors(client, spec, argv)
         return reply
+
+    def _log_write(self, client: Client, spec: CommandSpec, argv: list[bytes],
+                   reply: Any) -> None:
+        """Log a write that changed the data set in the append-only file, in the form Redis
+        propagates it (:mod:`resplite.engine.propagate`)."""
+        db = client.db
+        logged = logged_form(spec.fullname, argv, reply, db.expires, db.data)
+        self.server.aof.feed(client, client.db_index, logged)
 
     def _failed(self, spec: CommandSpec, exc: Exception) -> ErrorReply:
         """The one error reply for a command that raised, counted in the statistics."""

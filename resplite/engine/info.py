@@ -230,21 +230,7 @@ def _memory(state: ServerState) -> Lines:
 
 
 def _persistence(state: ServerState) -> Lines:
-    return [
-        *state.persistence.info_lines(),
-        ("aof_enabled", 0),
-        ("aof_rewrite_in_progress", 0),
-        ("aof_rewrite_scheduled", 0),
-        ("aof_last_rewrite_time_sec", -1),
-        ("aof_current_rewrite_time_sec", -1),
-        ("aof_last_bgrewrite_status", "ok"),
-        ("aof_rewrites", 0),
-        ("aof_rewrites_consecutive_failures", 0),
-        ("aof_last_write_status", "ok"),
-        ("aof_last_cow_size", 0),
-        ("module_fork_in_progress", 0),
-        ("module_fork_last_cow_size", 0),
-    ]
+    return [*state.persistence.info_lines(), *state.aof.info_lines()]
 
 
 def _rates(state: ServerState) -> tuple[int, float, float]:

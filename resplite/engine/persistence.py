@@ -87,7 +87,7 @@ def load_limits(config: Any) -> rdb_values.Limits:
     )
 
 
-def _fsync_dir(path: str) -> None:
+def fsync_dir(path: str) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -96,12 +96,15 @@ def _fsync_dir(path: str) -> None:
             os.close(fd)
 
 
-def write_file(path: str, chunks: Iterable[bytes]) -> int:
-    """Write ``chunks`` to a temporary file beside ``path``, fsync it and rename it over
-    ``path`` (then fsync the directory). Returns the bytes written; OSError on failure (the
-    temporary file is removed)."""
+def write_file(path: str, chunks: Iterable[bytes], *, temp: str | None = None,
+               rename: bool = True) -> int:
+    """Write ``chunks`` to a temporary file beside ``path`` (``temp``, by default
+    ``temp-<pid>.rdb``), fsync it and rename it over ``path`` (then fsync the directory);
+    with ``rename`` false the temporary file is left for the caller to rename. Returns the
+    bytes written; OSError on failure (the temporary file is removed)."""
     directory = os.path.dirname(path) or "."
-    temp = os.path.join(directory, f"temp-{os.getpid()}.rdb")
+    if temp is None:
+        temp = os.path.join(directory, f"temp-{os.getpid()}.rdb")
     size = 0
     try:
         with open(temp, "wb") as f:
@@ -110,12 +113,14 @@ def write_file(path: str, chunks: Iterable[bytes]) -> int:
                 size += len(chunk)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(temp, path)
+        if rename:
+            os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    _fsync_dir(directory)
+    if rename:
+        fsync_dir(directory)
     return size
 
 
@@ -134,6 +139,7 @@ class Persistence:
         self.keys_expired = 0
         self.loading = False
         self.last_save_bytes = 0
+        self.end_offset = 0  # where the last RDB loaded ended (an AOF base's commands follow)
 
     # -- paths and snapshots ----------------------------------------------------------------
 
@@ -269,10 +275,13 @@ class Persistence:
 
     def cron(self) -> None:
         """Reap a finished child; start a scheduled BGSAVE or one a save rule asks for."""
+        self.state.aof.cron()
         self.misconf()
         if self.child is not None:
             self.reap()
             return
+        if self.state.aof.in_progress:
+            return  # one child at a time, as Redis
         if self.bgsave_scheduled:
             self.bgsave_scheduled = False
             self.bgsave()
@@ -348,7 +357,7 @@ class Persistence:
                      offset * 100 // max(len(data), 1))
 
         try:
-            report, _ = rdb_file.read_snapshot(
+            report, self.end_offset = rdb_file.read_snapshot(
                 data, on_key, databases=len(dbs), limits=load_limits(state.config),
                 now_ms=state.clock.time_ms() if drop_expired else None,
                 progress=progress, base=base)
@@ -361,7 +370,12 @@ class Persistence:
         return report
 
     def load_at_start(self) -> None:
-        """Load ``dir``/``dbfilename`` if it exists (LoadError stops the start)."""
+        """Load the append-only file when ``appendonly`` is yes (as Redis, the RDB file is
+        then not read), else ``dir``/``dbfilename`` if it exists (LoadError stops the
+        start)."""
+        if self.state.config["appendonly"]:
+            self.state.aof.load()
+            return
         path = self.path
         if os.path.exists(path):
             self.load_file(path)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.engine import notify
 from resplite.engine.acl import Acl, User, load_configured_users
+from resplite.engine.aof import Aof
 from resplite.engine.blocking import BlockingManager
 from resplite.engine.client import REPLY_OFF
 from resplite.engine.clock import Clock
@@ -88,6 +89,7 @@ class ServerState:
         self.config = config
         # The shell's timers (blocked-client timeouts, the end of a CLIENT PAUSE).
         self.scheduler = scheduler
+        self.aof_on = False  # the append-only file is open (see self.aof below)
         self.clock = clock or Clock()
         self.keyspace = Keyspace(config["databases"], self.clock, self._on_modified)
         # A clock jump refreshes the keyspace's cached access clock at once.
@@ -165,6 +167,9 @@ class ServerState:
         self.client_info: Callable[[Client], bytes] = client_info or _short_client_info
         # Snapshots (SAVE, BGSAVE, save rules) and the start-up load.
         self.persistence = Persistence(self)
+        # The append-only file (appendonly yes); aof_on is read on every write.
+        self.aof = Aof(self)
+        config.on_change("appendonly", self._set_appendonly)
         # Last: these read the table, the slow log, the memory figures and the stats above.
         self.info = InfoState(self)
         self.dispatcher = Dispatcher(self)
@@ -184,13 +189,26 @@ class ServerState:
         publishing = bool(value & (notify.KEYSPACE | notify.KEYEVENT))
         wanted = value if publishing else 0
         self.keyspace.set_hooks(
-            on_expired=self._on_expired if wanted & notify.EXPIRED else None,
+            on_expired=(self._on_expired if wanted & notify.EXPIRED or self.aof_on
+                        else None),
             on_new=self._on_new if wanted & notify.NEW else None,
             on_miss=self._on_miss if wanted & notify.KEY_MISS else None,
             on_fields_expired=(
                 self._on_fields_expired if wanted & (notify.HASH | notify.GENERIC) else None
             ),
         )
+
+    def start_aof(self) -> None:
+        """Open the append-only file after the start-up load (appendonly yes)."""
+        self.aof.start()
+        self._set_notify_flags("", self.notify_flags)
+
+    def _set_appendonly(self, name: str, value: bool) -> None:
+        if value:
+            self.aof.enable()
+        else:
+            self.aof.disable()
+        self._set_notify_flags("", self.notify_flags)
 
     def _set_max_bulk_len(self, name: str, value: int) -> None:
         # New connections read the directive; open ones get it on their request reader.
@@ -266,6 +284,9 @@ class ServerState:
         return previous
 
     def _on_expired(self, db: int, key: bytes) -> None:
+        if self.aof_on:
+            # As Redis propagates an expiry: a DEL, logged before the command that found it.
+            self.aof.feed(None, db, [b"DEL", key])
         self.notify(notify.EXPIRED, b"expired", key, db)
 
     def _on_new(self, db: int, key: bytes) -> None:

@@ -114,6 +114,7 @@ class Server:
         """Load the data set, then bind every listener; after this returns the server
         accepts connections. A snapshot that cannot be loaded raises LoadError."""
         self.state.persistence.load_at_start()
+        self.state.start_aof()
         loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         config = self.config
@@ -137,7 +138,6 @@ class Server:
         self.state.unix_socket = self.unix_socket
         config.on_change("bind", self._rebind)
         config.on_change("port", self._rebind)
-        self._warn_about_persistence()
         self._cron_task = loop.create_task(self._cron())
         # Long-lived start-up objects (the command table, module state) never need the
         # cyclic collector again; freezing them keeps each collection small. Not when
@@ -224,12 +224,6 @@ class Server:
             return
         self._tcp_listeners.append(listener)
 
-    def _warn_about_persistence(self) -> None:
-        """The append-only file is not implemented: say so at start rather than imply it."""
-        if self.config["appendonly"]:
-            log.warning("WARNING: appendonly is set to yes, but resplite writes RDB snapshots "
-                        "only: writes since the last snapshot are lost when it stops.")
-
     async def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         await self.start()
         if on_ready is not None:
@@ -264,6 +258,7 @@ class Server:
     async def stop(self) -> None:
         persistence = self.state.persistence
         persistence.kill_child()
+        self.state.aof.shutdown()
         if self.config["save"] and not self.state.shutdown_saved:
             # As Redis on SIGTERM: save rules mean the data set is saved on the way out.
             log.info("Saving the final RDB snapshot before exiting.")

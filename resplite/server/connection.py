@@ -237,6 +237,9 @@ class Connection(asyncio.Protocol):
                 return
         server.current_client = None
         if out and not transport.is_closing():
+            # The writes behind these replies reach the append-only file first (and the
+            # disk, with appendfsync always) before any client hears of them.
+            server.aof.before_reply()
             data = b"".join(out)
             server.net_output_bytes += len(data)
             transport.write(data)
@@ -256,6 +259,7 @@ class Connection(asyncio.Protocol):
 
     def _flush(self, out: list[bytes]) -> None:
         if out and self.transport is not None and not self.transport.is_closing():
+            self.server.aof.before_reply()
             data = b"".join(out)
             self.server.net_output_bytes += len(data)
             self.transport.write(data)
@@ -298,6 +302,7 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         if self.closing or transport is None or transport.is_closing():
             return
+        self.server.aof.before_reply()
         self.server.net_output_bytes += len(data)
         transport.write(data)
 
