@@ -606,6 +606,11 @@ class Aof:
             if not argv:
                 continue
             found = dispatcher.lookup(argv)
+            if isinstance(found, str) and argv[0].lower() == b"function":
+                # As a snapshot's function libraries: reported, not loaded.
+                log.warning("The append only file %s loads a function library: resplite "
+                            "has no FUNCTION support, it was not loaded", path)
+                continue
             if isinstance(found, str):
                 raise LoadError(f"Unknown command '{argv[0].decode(errors='replace')}' "
                                 f"reading the append only file {path}")
