@@ -360,7 +360,10 @@ class Dispatcher:
     def _log_write(self, client: Client, spec: CommandSpec, argv: list[bytes],
                    reply: Any) -> None:
         """Log a write that changed the data set in the append-only file, in the form Redis
-        propagates it (:mod:`resplite.engine.propagate`)."""
+        propagates it (:mod:`resplite.engine.propagate`). An error reply changed nothing
+        (though it may have been counted as a change)."""
+        if isinstance(reply, ErrorReply):
+            return
         db = client.db
         logged = logged_form(spec.fullname, argv, reply, db.expires, db.data)
         self.server.aof.feed(client, client.db_index, logged)

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import redis
 from support.servers import free_port, running
-from tests.integration.test_persistence import FIXTURES, _build, dataset
+
+from integration.test_persistence import FIXTURES, _build, dataset
 
 AOF = ("--appendonly", "yes")
 
@@ -75,8 +76,11 @@ def test_writes_survive_a_restart(tmp_path: Path, policy: str) -> None:
         client.set("rel", "v", ex=1000)
         client.expire("s:int", 5000)
         sid = client.xadd("stream:x", {"a": "1"})
+        assert isinstance(sid, bytes)
         with client.pipeline() as pipe:  # MULTI/EXEC
-            pipe.incr("counter").hset("h:tx", "f", "v").execute()
+            pipe.incr("counter")
+            pipe.hset("h:tx", "f", "v")
+            pipe.execute()
         before = dataset(client)
     lines = _manifest(tmp_path)
     assert lines[0].startswith("file appendonly.aof.1.base.rdb seq 1 type b")
@@ -115,7 +119,7 @@ def test_bgrewriteaof(tmp_path: Path) -> None:
     with running("resplite", "--dir", str(tmp_path), *AOF) as srv:
         client = redis.Redis.from_url(srv.url)
         _build(client)
-        for i in range(200):
+        for _ in range(200):
             client.incr("n")
         client.set_response_callback("BGREWRITEAOF", lambda r, **kw: r)
         assert client.execute_command("BGREWRITEAOF") == \
@@ -166,6 +170,7 @@ def _load(url: str, name: str, acked: dict[str, list[tuple[str, bytes]]],
                 done.append(("hset", f"f{i}".encode()))
             else:
                 sid = client.xadd(f"{name}:x", {"i": i})
+                assert isinstance(sid, bytes)
                 done.append(("xadd", sid))
             i += 1
     except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
@@ -208,7 +213,7 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
         client = redis.Redis.from_url(srv.url)
         for name, done in acked.items():
             fields = set(client.hkeys(f"{name}:h"))
-            ids = {e[0] for e in client.xrange(f"{name}:x")}
+            ids = {e[0] for e in client.xrange(f"{name}:x") or []}
             for kind, what in done:
                 if kind == "set":
                     assert client.exists(what), what

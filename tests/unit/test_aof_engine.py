@@ -1,0 +1,161 @@
+"""The append-only file inside the engine, without a socket: what each write is logged as,
+the fsync policies' timing through the scheduler seam, blocking pops, expiry, the parser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from resplite.commands import command_table
+from resplite.engine.aof import AofCorrupt, AofTruncated, encode_command, parse_commands
+from resplite.engine.client import Client
+from resplite.engine.config import Config
+from resplite.engine.propagate import logged_form, unblocked_form, xadd_id_index
+from resplite.engine.scheduler import ManualScheduler
+from resplite.engine.state import ServerState
+
+Setup = tuple[ServerState, Client, ManualScheduler, Path]
+
+
+def _make(tmp_path: Path, fsync: str = "everysec") -> Setup:
+    config = Config()
+    config.set("dir", str(tmp_path), at_startup=True)
+    config.set("appendonly", "yes", at_startup=True)
+    config.set("appendfsync", fsync, at_startup=True)
+    scheduler = ManualScheduler()
+    state = ServerState(config, table=command_table(), scheduler=scheduler)
+    state.persistence.load_at_start()
+    state.start_aof()
+    return state, Client(state, 1, None), scheduler, tmp_path / "appendonlydir"
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Setup:
+    return _make(tmp_path)
+
+
+def _logged(state: ServerState) -> list[list[bytes]]:
+    state.aof.before_reply()
+    data = (Path(state.aof.folder) / "appendonly.aof.1.incr.aof").read_bytes()
+    return parse_commands(data)
+
+
+def test_writes_that_changed_something_are_logged(setup: Setup) -> None:
+    state, client, _, _ = setup
+    run = state.dispatcher.execute
+    run(client, [b"SET", b"k", b"v"])  # fast path
+    run(client, [b"Set", b"k2", b"v"])  # general path
+    run(client, [b"GET", b"k"])  # a read: not logged
+    run(client, [b"SELECT", b"3"])
+    run(client, [b"LPUSH", b"l", b"a"])
+    run(client, [b"INCR", b"l"])  # an error: not logged
+    assert _logged(state) == [
+        [b"SELECT", b"0"], [b"SET", b"k", b"v"], [b"Set", b"k2", b"v"],
+        [b"SELECT", b"3"], [b"LPUSH", b"l", b"a"],
+    ]
+
+
+def test_relative_expiry_and_xadd_ids_are_logged_resolved(setup: Setup) -> None:
+    state, client, _, _ = setup
+    run = state.dispatcher.execute
+    run(client, [b"SET", b"a", b"1", b"EX", b"100"])
+    run(client, [b"SETEX", b"b", b"100", b"2"])
+    run(client, [b"EXPIRE", b"b", b"200"])
+    run(client, [b"EXPIRE", b"a", b"-1"])  # deletes the key
+    sid = run(client, [b"XADD", b"s", b"MAXLEN", b"~", b"10", b"*", b"f", b"v"])
+    logged = _logged(state)[1:]
+    expires = state.keyspace[0].expires
+    assert logged[0][:3] == [b"SET", b"a", b"1"] and logged[0][3] == b"PXAT"
+    assert logged[1] == [b"SET", b"b", b"2", b"PXAT", logged[1][4]]
+    assert logged[2] == [b"PEXPIREAT", b"b", b"%d" % expires[b"b"]]
+    assert logged[3] == [b"DEL", b"a"]
+    assert logged[4] == [b"XADD", b"s", b"MAXLEN", b"~", b"10", sid, b"f", b"v"]
+
+
+def test_a_transaction_is_wrapped_in_multi_exec(setup: Setup) -> None:
+    state, client, _, _ = setup
+    run = state.dispatcher.execute
+    run(client, [b"MULTI"])
+    run(client, [b"SET", b"a", b"1"])
+    run(client, [b"GET", b"a"])
+    run(client, [b"INCR", b"n"])
+    run(client, [b"EXEC"])
+    assert _logged(state) == [[b"MULTI"], [b"SELECT", b"0"], [b"SET", b"a", b"1"],
+                              [b"INCR", b"n"], [b"EXEC"]]
+
+
+def test_a_blocking_pop_served_later_is_logged_as_its_plain_form(setup: Setup) -> None:
+    state, client, _, _ = setup
+    other = Client(state, 2, None)
+    run = state.dispatcher.execute
+    request = run(client, [b"BLPOP", b"q", b"0"])
+    state.blocking.block(client, request)
+    run(other, [b"RPUSH", b"q", b"x"])
+    state.blocking.serve_ready()
+    assert _logged(state)[1:] == [[b"RPUSH", b"q", b"x"], [b"LPOP", b"q"]]
+
+
+def test_an_expired_key_is_logged_as_del(setup: Setup) -> None:
+    state, client, _, _ = setup
+    run = state.dispatcher.execute
+    run(client, [b"SET", b"k", b"v", b"PX", b"10"])
+    db = state.keyspace[0]
+    db.expires[b"k"] = 1  # long past
+    assert run(client, [b"GET", b"k"]) is None
+    assert _logged(state)[-1] == [b"DEL", b"k"]
+
+
+def test_everysec_fsyncs_on_the_scheduler_timer(setup: Setup) -> None:
+    state, client, scheduler, _ = setup
+    state.dispatcher.execute(client, [b"SET", b"k", b"v"])
+    state.aof.before_reply()
+    assert state.aof.unsynced and scheduler.armed == 1
+    scheduler.run_due(1.0)
+    assert not state.aof.unsynced and scheduler.armed == 0
+
+
+def test_always_fsyncs_before_the_reply(tmp_path: Path) -> None:
+    state, client, scheduler, _ = _make(tmp_path, "always")
+    state.dispatcher.execute(client, [b"SET", b"k", b"v"])
+    state.aof.before_reply()
+    assert not state.aof.unsynced and scheduler.armed == 0
+    assert state.aof.buffer == []
+
+
+def test_the_manifest_is_redis_s(setup: Setup) -> None:
+    _, _, _, folder = setup
+    assert (folder / "appendonly.aof.manifest").read_text() == (
+        "file appendonly.aof.1.base.rdb seq 1 type b\n"
+        "file appendonly.aof.1.incr.aof seq 1 type i\n")
+
+
+def test_the_parser_tells_torn_from_corrupt() -> None:
+    one = encode_command([b"SET", b"k", b"v"])
+    assert parse_commands(one * 2) == [[b"SET", b"k", b"v"]] * 2
+    for cut in range(1, len(one)):
+        with pytest.raises(AofTruncated) as torn:
+            parse_commands(one + one[:cut])
+        assert torn.value.offset == len(one) and torn.value.commands == [[b"SET", b"k", b"v"]]
+    with pytest.raises(AofCorrupt):
+        parse_commands(one + b"+OK\r\n")
+    with pytest.raises(AofCorrupt):
+        parse_commands(b"*1\r\n$3\r\nabcXY")
+
+
+def test_propagated_forms() -> None:
+    assert xadd_id_index([b"XADD", b"s", b"NOMKSTREAM", b"MINID", b"=", b"5", b"LIMIT",
+                          b"3", b"*", b"f", b"v"]) == 8
+    assert logged_form("getex", [b"GETEX", b"k", b"PERSIST"], b"v", {}, {b"k": 1}) == \
+        [b"PERSIST", b"k"]
+    assert logged_form("set", [b"SET", b"k", b"v", b"KEEPTTL"], None, {b"k": 5},
+                       {b"k": 1}) == [b"SET", b"k", b"v", b"KEEPTTL"]
+    assert unblocked_form("blmove", [b"BLMOVE", b"a", b"b", b"LEFT", b"RIGHT", b"0"],
+                          b"a") == [b"LMOVE", b"a", b"b", b"LEFT", b"RIGHT"]
+    assert unblocked_form("bzpopmax", [b"BZPOPMAX", b"a", b"z", b"0"], b"z") == \
+        [b"ZPOPMAX", b"z"]
+    assert unblocked_form("blmpop", [b"BLMPOP", b"0", b"1", b"l", b"LEFT"], b"l") == \
+        [b"LMPOP", b"1", b"l", b"LEFT"]
+    assert unblocked_form("xreadgroup", [b"XREADGROUP", b"GROUP", b"g", b"c", b"BLOCK",
+                                         b"0", b"STREAMS", b"s", b">"], b"s") == \
+        [b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"]
