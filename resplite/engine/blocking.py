@@ -154,7 +154,7 @@ class BlockingManager:
 
     def _retry(self, client: Client, state: BlockedState, key: bytes | None = None) -> Any:
         from resplite.engine.errors import CommandError
-        from resplite.engine.propagate import unblocked_form
+        from resplite.engine.propagate import group_forms, unblocked_form
         from resplite.protocol.replies import ErrorReply
 
         # The re-run command is this client's: what it changes is reported as its doing
@@ -167,8 +167,11 @@ class BlockingManager:
             result = state.request.retry()
             if server.aof_on and server.dirty != dirty:
                 # Logged as the non-blocking command it amounts to, as Redis propagates it.
-                server.aof.feed(client, state.db_index,
-                                unblocked_form(state.command, state.request.argv, key))
+                argv = state.request.argv
+                forms = group_forms(state.command, argv, result, client.db.data)
+                for form in forms if forms is not None else [
+                        unblocked_form(state.command, argv, key)]:
+                    server.aof.feed(client, state.db_index, form)
             return result
         except CommandError as exc:
             # The command ends in an error reply after all: a failed call, as Redis

@@ -37,7 +37,7 @@ from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.engine.keyspecs import command_keys
 from resplite.engine.persistence import MISCONF
-from resplite.engine.propagate import logged_form
+from resplite.engine.propagate import group_forms, logged_form
 from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
 if TYPE_CHECKING:
@@ -365,8 +365,14 @@ class Dispatcher:
         if isinstance(reply, ErrorReply):
             return
         db = client.db
-        logged = logged_form(spec.fullname, argv, reply, db.expires, db.data)
-        self.server.aof.feed(client, client.db_index, logged)
+        aof = self.server.aof
+        forms = group_forms(spec.fullname, argv, reply, db.data)
+        if forms is not None:
+            for form in forms:
+                aof.feed(client, client.db_index, form)
+            return
+        aof.feed(client, client.db_index,
+                 logged_form(spec.fullname, argv, reply, db.expires, db.data))
 
     def _failed(self, spec: CommandSpec, exc: Exception) -> ErrorReply:
         """The one error reply for a command that raised, counted in the statistics."""

@@ -9,6 +9,9 @@ form, so that replaying the log later gives the same data set whatever the clock
   become ``SET key value PXAT ms``, GETEX with an expiry ``PEXPIREAT`` and with PERSIST
   ``PERSIST``;
 * XADD carries the id it resolved (``*`` or ``<ms>-*`` becomes the id the entry got);
+* SPOP becomes SREM of the members it chose;
+* XREADGROUP, XCLAIM and XAUTOCLAIM become the pending entries' state they left
+  (:func:`group_forms`);
 * a blocking pop served after it waited is logged in its non-blocking form
   (:func:`unblocked_form`): BLPOP/BRPOP as LPOP/RPOP of the key served, BLMOVE as LMOVE,
   BRPOPLPUSH as RPOPLPUSH, BZPOPMIN/MAX as ZPOPMIN/MAX, BLMPOP/BZMPOP as LMPOP/ZMPOP,
@@ -90,6 +93,10 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
             if when is not None:
                 return [b"PEXPIREAT", key, _ms(when)]
         return argv
+    if name == "spop":
+        # A random choice: replayed it could choose differently, so the members it removed.
+        members = [reply] if isinstance(reply, bytes) else list(reply or ())
+        return [b"SREM", argv[1], *members] if members else argv
     if name == "xadd" and isinstance(reply, bytes):
         i = xadd_id_index(argv)
         if i < len(argv) and argv[i] != reply:
@@ -126,3 +133,109 @@ def unblocked_form(name: str, argv: list[bytes], key: bytes | None) -> list[byte
             i += 1
         return out
     return argv
+
+
+# -- consumer groups ---------------------------------------------------------------------------
+#
+# XREADGROUP, XCLAIM and XAUTOCLAIM depend on the clock (delivery times, min-idle-time) and
+# would not replay to the same pending entries: as Redis, each entry they touched is logged as
+# the state it is left in, ``XCLAIM key group owner 0 id TIME ms RETRYCOUNT n FORCE JUSTID
+# LASTID last-id``, an entry they dropped from the PEL as XACK, and a group whose position moved
+# as ``XGROUP SETID key group last-id ENTRIESREAD n``.
+
+_XCLAIM_OPTIONS = frozenset({b"IDLE", b"TIME", b"RETRYCOUNT", b"FORCE", b"JUSTID", b"LASTID"})
+
+
+def _entry_id(entry: Any) -> bytes | None:
+    if isinstance(entry, bytes):
+        return entry
+    if isinstance(entry, list | tuple) and entry and isinstance(entry[0], bytes):
+        return bytes(entry[0])
+    return None
+
+
+def _pel_state(key: bytes, group_name: bytes, stream: Any, ids: list[bytes]) -> list[list[bytes]]:
+    from resplite.store.stream_ids import format_id, parse_id
+
+    group = stream.groups.get(group_name) if stream is not None else None
+    if group is None:
+        return []
+    last = format_id(group.last_id)
+    out: list[list[bytes]] = []
+    for raw in ids:
+        sid = parse_id(raw)
+        if sid is None:
+            continue
+        entry = group.pel.get(sid)
+        if entry is None:
+            out.append([b"XACK", key, group_name, raw])
+        elif entry.consumer is not None:
+            out.append([b"XCLAIM", key, group_name, entry.consumer.name, b"0", raw,
+                        b"TIME", _ms(entry.delivery_time), b"RETRYCOUNT",
+                        _ms(entry.delivery_count), b"FORCE", b"JUSTID", b"LASTID", last])
+    return out
+
+
+def _setid(key: bytes, group_name: bytes, stream: Any) -> list[list[bytes]]:
+    from resplite.store.stream_ids import format_id
+
+    group = stream.groups.get(group_name) if stream is not None else None
+    if group is None:
+        return []
+    return [[b"XGROUP", b"SETID", key, group_name, format_id(group.last_id), b"ENTRIESREAD",
+             _ms(group.entries_read)]]
+
+
+def _touched_now(stream: Any, group_name: bytes, consumer_name: bytes) -> list[bytes]:
+    """The ids of the pending entries XREADGROUP just delivered: the read set the consumer's
+    seen time to its ``now`` and gave each entry it delivered that delivery time, so they
+    are the PEL's entries delivered at or after it (an entry delivered earlier in the same
+    millisecond is logged again, which changes nothing)."""
+    from resplite.store.stream_ids import format_id
+
+    group = stream.groups.get(group_name) if stream is not None else None
+    if group is None:
+        return []
+    consumer = group.consumers.get(consumer_name)
+    if consumer is None:
+        return []
+    mask = (1 << 128) - 1
+    return [format_id(key & mask)
+            for key in group.by_time().irange(minimum=consumer.seen_time << 128)]
+
+
+def group_forms(name: str, argv: list[bytes], reply: Any, data: Any) -> list[list[bytes]] | None:
+    """What XREADGROUP / XCLAIM / XAUTOCLAIM are logged as (None for other commands)."""
+    if name == "xclaim":
+        key, group, consumer = argv[1], argv[2], argv[3]
+        ids = []
+        for arg in argv[5:]:
+            if arg.upper() in _XCLAIM_OPTIONS:
+                break
+            ids.append(arg)
+        create = [b"XGROUP", b"CREATECONSUMER", key, group, consumer]
+        return [create, *_pel_state(key, group, data.get(key), ids)]
+    if name == "xautoclaim":
+        key, group, consumer = argv[1], argv[2], argv[3]
+        ids = []
+        if isinstance(reply, list) and len(reply) >= 2:
+            ids = [i for i in map(_entry_id, reply[1] or []) if i is not None]
+            if len(reply) >= 3:
+                ids += [i for i in reply[2] or [] if isinstance(i, bytes)]
+        create = [b"XGROUP", b"CREATECONSUMER", key, group, consumer]
+        return [create, *_pel_state(key, group, data.get(key), ids)]
+    if name == "xreadgroup":
+        upper = [a.upper() for a in argv]
+        g = upper.index(b"GROUP")
+        group, consumer = argv[g + 1], argv[g + 2]
+        s = len(argv) - 1 - upper[::-1].index(b"STREAMS")
+        rest = argv[s + 1:]
+        keys = rest[:len(rest) // 2]
+        out: list[list[bytes]] = []
+        for key in keys:
+            stream = data.get(key)
+            out.append([b"XGROUP", b"CREATECONSUMER", key, group, consumer])
+            out += _pel_state(key, group, stream, _touched_now(stream, group, consumer))
+            out += _setid(key, group, stream)
+        return out
+    return None
