@@ -64,10 +64,6 @@ INVALID_SLOT_OR_COUNT = "ERR Invalid slot or number of keys"
 MIGRATE_IOERR = "IOERR error or timeout connecting to the client"
 NO_SHUTDOWN_IN_PROGRESS = "ERR No shutdown in progress."
 NO_CONFIG_FILE = "ERR The server is running without a config file"
-# resplite's own wording: Redis always has persistence to offer.
-NO_PERSISTENCE = (
-    "ERR no persistence is configured: resplite keeps data in memory only, nothing was written"
-)
 SHUTDOWN_FAILED = "ERR Errors trying to SHUTDOWN. Check logs."
 INVALID_FIRST_DB = "ERR invalid first DB index"
 INVALID_SECOND_DB = "ERR invalid second DB index"

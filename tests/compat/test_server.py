@@ -137,13 +137,14 @@ def test_time_and_lastsave(pair: Pair) -> None:
     assert re.fullmatch(rb":\d{10}\r\n", ours) and re.fullmatch(rb":\d{10}\r\n", ref)
 
 
-NO_AOF = (b"-ERR no persistence is configured: resplite keeps data in memory only, "
-          b"nothing was written\r\n")
+REWRITE_ANSWERS = (b"+Background append only file rewriting started\r\n",
+                   b"+Background append only file rewriting scheduled\r\n",
+                   b"-ERR Background append only file rewriting already in progress\r\n")
 
 
 def test_save_and_bgsave_write_snapshots(pair: Pair) -> None:
-    """SAVE and BGSAVE answer as Redis does and move LASTSAVE's figures; the AOF is not
-    implemented, so BGREWRITEAOF says nothing was written."""
+    """SAVE and BGSAVE answer as Redis does and move LASTSAVE's figures; BGREWRITEAOF with
+    appendonly no writes an AOF as Redis does (scheduled while the BGSAVE child runs)."""
     pair.check("SET", "k", "1")
     pair.check("SAVE")
     pair.check("SAVE", "x")
@@ -153,7 +154,8 @@ def test_save_and_bgsave_write_snapshots(pair: Pair) -> None:
     assert persistence["rdb_changes_since_last_save"] == "0"
     assert int(persistence["rdb_saves"]) >= 1
     assert persistence["rdb_last_bgsave_status"] == "ok"
-    assert pair.ours.call("BGREWRITEAOF") == NO_AOF  # Redis: +Background append only ...
+    ref, ours = pair.both("BGREWRITEAOF")
+    assert ref in REWRITE_ANSWERS and ours in REWRITE_ANSWERS
     assert persistence["aof_enabled"] == "0"
 
 
