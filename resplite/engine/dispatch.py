@@ -37,7 +37,12 @@ from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.engine.keyspecs import command_keys
 from resplite.engine.persistence import MISCONF
-from resplite.engine.propagate import group_forms, logged_form
+from resplite.engine.propagate import (
+    FIELD_EXPIRY_MANY,
+    field_expiry_forms,
+    group_forms,
+    logged_form,
+)
 from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
 if TYPE_CHECKING:
@@ -367,6 +372,8 @@ class Dispatcher:
         db = client.db
         aof = self.server.aof
         forms = group_forms(spec.fullname, argv, reply, db.data)
+        if forms is None and spec.fullname in FIELD_EXPIRY_MANY:
+            forms = field_expiry_forms(argv, db.data)
         if forms is not None:
             for form in forms:
                 aof.feed(client, client.db_index, form)

@@ -10,6 +10,9 @@ form, so that replaying the log later gives the same data set whatever the clock
   ``PERSIST``;
 * XADD carries the id it resolved (``*`` or ``<ms>-*`` becomes the id the entry got);
 * SPOP becomes SREM of the members it chose;
+* hash field expiry: HEXPIRE / HPEXPIRE / HEXPIREAT / HGETEX become each field's state
+  (HPEXPIREAT, HPERSIST, HDEL), HSETEX's EX / PX / EXAT becomes PXAT, RESTORE's relative
+  TTL becomes an absolute one with ABSTTL;
 * XREADGROUP, XCLAIM and XAUTOCLAIM become the pending entries' state they left
   (:func:`group_forms`);
 * a blocking pop served after it waited is logged in its non-blocking form
@@ -93,6 +96,14 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
             if when is not None:
                 return [b"PEXPIREAT", key, _ms(when)]
         return argv
+    if name == "hsetex":
+        return _hsetex(argv, data)
+    if name == "restore" and len(argv) > 3 and argv[2] not in (b"0", b"-0"):
+        if b"ABSTTL" not in (a.upper() for a in argv[4:]):
+            when = expires.get(argv[1])
+            if when is not None:
+                return [argv[0], argv[1], _ms(when), *argv[3:], b"ABSTTL"]
+        return argv
     if name == "spop":
         # A random choice: replayed it could choose differently, so the members it removed.
         members = [reply] if isinstance(reply, bytes) else list(reply or ())
@@ -104,6 +115,73 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
             out[i] = reply
             return out
         return argv
+    return argv
+
+
+# Logged as several commands (see field_expiry_forms).
+FIELD_EXPIRY_MANY = frozenset({"hexpire", "hpexpire", "hexpireat", "hgetex"})
+
+
+def _fields(argv: list[bytes]) -> list[bytes]:
+    upper = [a.upper() for a in argv]
+    if b"FIELDS" not in upper:
+        return []
+    at = upper.index(b"FIELDS")
+    try:
+        count = int(argv[at + 1])
+    except (IndexError, ValueError):
+        return []
+    return argv[at + 2:at + 2 + count]
+
+
+def field_expiry_forms(argv: list[bytes], data: Any) -> list[list[bytes]]:
+    """HEXPIRE / HPEXPIRE / HEXPIREAT / HGETEX: each named field's state after the command,
+    as HDEL (gone), HPERSIST (HGETEX PERSIST) or HPEXPIREAT grouped by time."""
+    from resplite.store.hash import Hash
+
+    key = argv[1]
+    value = data.get(key)
+    fields = _fields(argv)
+    gone: list[bytes] = []
+    persisted: list[bytes] = []
+    timed: dict[int, list[bytes]] = {}
+    for field in fields:
+        if not isinstance(value, Hash) or field not in value.fields:
+            gone.append(field)
+            continue
+        when = value.ttl_of(field)
+        if when is None:
+            persisted.append(field)
+        else:
+            timed.setdefault(when, []).append(field)
+    out: list[list[bytes]] = []
+    if gone:
+        out.append([b"HDEL", key, *gone])
+    if persisted and argv[0].upper() == b"HGETEX":
+        out.append([b"HPERSIST", key, b"FIELDS", b"%d" % len(persisted), *persisted])
+    for when, group in timed.items():
+        out.append([b"HPEXPIREAT", key, _ms(when), b"FIELDS", b"%d" % len(group), *group])
+    return out or [argv]
+
+
+def _hsetex(argv: list[bytes], data: Any) -> list[bytes]:
+    """HSETEX with a relative expiry: the same fields and values with PXAT."""
+    from resplite.store.hash import Hash
+
+    upper = [a.upper() for a in argv]
+    if b"FIELDS" not in upper:
+        return argv
+    fields_at = upper.index(b"FIELDS")
+    for option in (b"EX", b"PX", b"EXAT"):
+        if option not in upper[2:fields_at]:
+            continue
+        at = upper.index(option, 2)
+        value = data.get(argv[1])
+        first = argv[fields_at + 2] if fields_at + 2 < len(argv) else None
+        when = value.ttl_of(first) if isinstance(value, Hash) and first is not None else None
+        if when is None:
+            return argv
+        return [*argv[:at], b"PXAT", _ms(when), *argv[at + 2:]]
     return argv
 
 

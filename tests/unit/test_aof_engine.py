@@ -159,3 +159,28 @@ def test_propagated_forms() -> None:
     assert unblocked_form("xreadgroup", [b"XREADGROUP", b"GROUP", b"g", b"c", b"BLOCK",
                                          b"0", b"STREAMS", b"s", b">"], b"s") == \
         [b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"]
+
+
+def test_hash_field_expiry_restore_and_spop_are_logged_resolved(setup: Setup) -> None:
+    state, client, _, _ = setup
+    run = state.dispatcher.execute
+    run(client, [b"HSET", b"h", b"a", b"1", b"b", b"2", b"c", b"3"])
+    run(client, [b"HEXPIRE", b"h", b"100", b"FIELDS", b"2", b"a", b"b"])
+    run(client, [b"HPEXPIRE", b"h", b"0", b"FIELDS", b"1", b"c"])  # deletes c
+    run(client, [b"HSETEX", b"h2", b"EX", b"50", b"FIELDS", b"1", b"x", b"y"])
+    run(client, [b"SET", b"r", b"v"])
+    payload = run(client, [b"DUMP", b"r"])
+    run(client, [b"RESTORE", b"r2", b"5000", payload])
+    run(client, [b"SADD", b"set", b"m"])
+    run(client, [b"SPOP", b"set"])
+    logged = _logged(state)[2:]
+    h = state.keyspace[0].data[b"h"]
+    when = h.ttl_of(b"a")
+    assert logged[0] == [b"HPEXPIREAT", b"h", b"%d" % when, b"FIELDS", b"2", b"a", b"b"]
+    assert logged[1] == [b"HDEL", b"h", b"c"]
+    x_when = state.keyspace[0].data[b"h2"].ttl_of(b"x")
+    assert logged[2] == [b"HSETEX", b"h2", b"PXAT", b"%d" % x_when, b"FIELDS", b"1", b"x",
+                         b"y"]
+    r2_when = state.keyspace[0].expires[b"r2"]
+    assert logged[4] == [b"RESTORE", b"r2", b"%d" % r2_when, payload, b"ABSTTL"]
+    assert logged[-1] == [b"SREM", b"set", b"m"]
