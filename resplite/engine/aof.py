@@ -171,6 +171,7 @@ class Aof:
         self.current_size = 0
         self.base_size = 0
         self.last_fsync = time.monotonic()
+        self.last_failure = 0.0  # monotonic seconds of the last failed rewrite
 
     # -- names ------------------------------------------------------------------------------
 
@@ -442,6 +443,7 @@ class Aof:
     def _rewrite_failed(self) -> None:
         self.last_rewrite_ok = False
         self.consecutive_failures += 1
+        self.last_failure = time.monotonic()
 
     def _rewrite_done(self, started: float) -> None:
         self.last_rewrite_ok = True
@@ -520,6 +522,12 @@ class Aof:
             self.rewrite()
             return
         config = self.state.config
+        if self.consecutive_failures:
+            # After failed rewrites the automatic rule waits, longer after each (1 minute,
+            # doubling up to an hour), as Redis does, rather than fork on every cron tick.
+            wait = min(60 * 2 ** (self.consecutive_failures - 1), 3600)
+            if time.monotonic() - self.last_failure < wait:
+                return
         percentage = config["auto-aof-rewrite-percentage"]
         if percentage and self.current_size > config["auto-aof-rewrite-min-size"]:
             base = self.base_size or 1
@@ -601,7 +609,18 @@ class Aof:
         client = Client(state, -1, None)
         client.authenticated = True
         client.acl = None
-        dispatcher = state.dispatcher
+        # A load ignores maxmemory, as Redis's does: the data set was accepted once.
+        maxmemory, state.maxmemory = state.maxmemory, 0
+        try:
+            self._replay_commands(path, client, commands)
+        finally:
+            state.maxmemory = maxmemory
+        if client.multi is not None:
+            log.warning("Revert incomplete MULTI/EXEC transaction in AOF file %s", path)
+        state.unwatch_all(client)
+
+    def _replay_commands(self, path: str, client: Client, commands: list[list[bytes]]) -> None:
+        dispatcher = self.state.dispatcher
         for argv in commands:
             if not argv:
                 continue
@@ -615,9 +634,6 @@ class Aof:
                 raise LoadError(f"Unknown command '{argv[0].decode(errors='replace')}' "
                                 f"reading the append only file {path}")
             dispatcher.execute(client, argv)
-        if client.multi is not None:
-            log.warning("Revert incomplete MULTI/EXEC transaction in AOF file %s", path)
-        state.unwatch_all(client)
 
     # -- INFO -------------------------------------------------------------------------------
 
