@@ -78,6 +78,9 @@ class BlockingManager:
         self.count = 0
         # Set by the server: makes a client the one acting, returns the one acting before.
         self.acting_as: Callable[[Client | None], Client | None] | None = None
+        # Runs a blocked command's retry in the server's place, so that what it changes is
+        # logged (the append-only file); None runs it as is.
+        self.run_retry: Callable[[Client, BlockedState, bytes | None], Any] | None = None
         clock.add_listener(self.check_timeouts)
 
     # -- parking --------------------------------------------------------------------------
@@ -154,25 +157,15 @@ class BlockingManager:
 
     def _retry(self, client: Client, state: BlockedState, key: bytes | None = None) -> Any:
         from resplite.engine.errors import CommandError
-        from resplite.engine.propagate import group_forms, unblocked_form
         from resplite.protocol.replies import ErrorReply
 
         # The re-run command is this client's: what it changes is reported as its doing
         # (NOLOOP tracking), so the server is told who acts for the time of the call.
         acting = self.acting_as
         previous = acting(client) if acting is not None else None
-        server = client.server
-        dirty = server.dirty
         try:
-            result = state.request.retry()
-            if server.aof_on and server.dirty != dirty:
-                # Logged as the non-blocking command it amounts to, as Redis propagates it.
-                argv = state.request.argv
-                forms = group_forms(state.command, argv, result, client.db.data)
-                for form in forms if forms is not None else [
-                        unblocked_form(state.command, argv, key)]:
-                    server.aof.feed(client, state.db_index, form)
-            return result
+            run = self.run_retry
+            return state.request.retry() if run is None else run(client, state, key)
         except CommandError as exc:
             # The command ends in an error reply after all: a failed call, as Redis
             # counts a re-executed command that fails (INFO commandstats failed_calls).

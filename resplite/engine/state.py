@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from resplite.engine import notify
 from resplite.engine.acl import Acl, User, load_configured_users
 from resplite.engine.aof import Aof
-from resplite.engine.blocking import BlockingManager
+from resplite.engine.blocking import BlockedState, BlockingManager
 from resplite.engine.client import REPLY_OFF
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
@@ -34,6 +34,7 @@ from resplite.engine.monitor import monitor_line, redact
 from resplite.engine.output import Output
 from resplite.engine.pause import ClientPause
 from resplite.engine.persistence import Persistence
+from resplite.engine.propagate import group_forms, unblocked_form
 from resplite.engine.pubsub import PubSub
 from resplite.engine.scheduler import NO_TIMERS, Scheduler
 from resplite.engine.slowlog import SlowLog
@@ -99,6 +100,7 @@ class ServerState:
             config.on_change(name, self._configure_access)
         self.blocking = BlockingManager(self.clock, scheduler)
         self.blocking.acting_as = self._acting_as
+        self.blocking.run_retry = self._run_retry
         self.pause = ClientPause(self)
         self.lazyfree = LazyFree(scheduler)
         # RESPLITE.FAULT's rules; the dispatcher (built last) installs its hook.
@@ -277,6 +279,20 @@ class ServerState:
             self.blocking.ready[(db, key)] = None
         if self.tracking_used:
             self.tracking.invalidate(key, self.current_client)
+
+    def _run_retry(self, client: Client, blocked: BlockedState, key: bytes | None) -> Any:
+        """Re-run a blocked command; a change it makes is logged in the append-only file
+        as the non-blocking command it amounts to, as Redis propagates it."""
+        dirty = self.dirty
+        result = blocked.request.retry()
+        if self.aof_on and self.dirty != dirty:
+            argv = blocked.request.argv
+            forms = group_forms(blocked.command, argv, result, client.db.data)
+            if forms is None:
+                forms = [unblocked_form(blocked.command, argv, key)]
+            for form in forms:
+                self.aof.feed(client, blocked.db_index, form)
+        return result
 
     def _acting_as(self, client: Client | None) -> Client | None:
         previous = self.current_client
