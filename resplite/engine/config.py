@@ -711,12 +711,9 @@ def _from_catalogue(row: redis_directives.RedisDirective) -> Directive:
                      rewrite=rewrite, effect=row.name in redis_directives.MEANINGFUL)
 
 
-# The append-only file is not written yet: its directives are declared above (CONFIG GET /
-# SET, REWRITE) but have no effect until it is.
-for _name in ("appendonly", "appendfsync", "appenddirname", "appendfilename",
-              "aof-use-rdb-preamble", "aof-load-truncated", "aof-timestamp-enabled",
-              "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size",
-              "no-appendfsync-on-rewrite"):
+# Append-only file directives accepted without effect: the log has no timestamp annotations,
+# and its fsync does not pause during a rewrite.
+for _name in ("aof-timestamp-enabled", "no-appendfsync-on-rewrite"):
     DIRECTIVES[_name] = replace(DIRECTIVES[_name], effect=False)
 
 for _row in redis_directives.CATALOGUE:
