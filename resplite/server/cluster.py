@@ -27,7 +27,9 @@ from resplite.server.app import Server
 
 
 def node_config(base: Config, index: int) -> Config:
-    """Node ``index``'s configuration: the base one with its own port and hooks."""
+    """Node ``index``'s configuration: the base one with its own port, hooks and append-only
+    file folder (``appenddirname`` with ``-<index>`` after the first node: nodes sharing
+    ``dir`` must not share a log)."""
     config = copy.copy(base)
     config.values = dict(base.values)
     config.hooks = {}
@@ -35,6 +37,8 @@ def node_config(base: Config, index: int) -> Config:
         config.values["port"] = base["port"] + index
     if index and base["unixsocket"]:
         config.values["unixsocket"] = f"{base['unixsocket']}.{index}"
+    if index:
+        config.values["appenddirname"] = f"{base['appenddirname']}-{index}"
     return config
 
 
