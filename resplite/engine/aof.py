@@ -9,8 +9,9 @@ With ``appendonly yes`` the folder ``dir``/``appenddirname`` holds
   files in the order they are replayed (lines Redis 8 extends with more ``key value``
   pairs are read, the pairs ignored);
 * the base, ``<appendfilename>.<seq>.base.rdb``: an RDB snapshot of the data set when the log
-  was last rewritten (the RDB preamble, with the ``aof-base`` aux field set); a base in AOF
-  form (``.base.aof``, RESP commands) is read too;
+  was last rewritten (the RDB preamble, with the ``aof-base`` aux field set), or with
+  ``aof-use-rdb-preamble no`` ``.base.aof``, commands (:meth:`Aof.base_chunks`); either
+  form is read, Redis's included;
 * incr files ``<appendfilename>.<seq>.incr.aof``: the writes since, as RESP arrays of
   the commands as Redis propagates them (:mod:`resplite.engine.propagate`), with a
   ``SELECT`` whenever the database changes and MULTI/EXEC around a transaction's writes.
@@ -47,10 +48,12 @@ import contextlib
 import logging
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from resplite.engine.persistence import LoadError, fsync_dir, write_file
+from resplite.formats import rdb_values
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -76,6 +79,7 @@ class _RewriteChild:
     temp: str
     base_seq: int
     incr_seq: int
+    base_name: str
 
 
 class AofTruncated(Exception):
@@ -192,7 +196,29 @@ class Aof:
         return os.path.join(self.folder, name)
 
     def _base_name(self, seq: int) -> str:
-        return f"{self.filename}.{seq}.base.rdb"
+        kind = "rdb" if self.state.config["aof-use-rdb-preamble"] else "aof"
+        return f"{self.filename}.{seq}.base.{kind}"
+
+    def base_chunks(self) -> Iterator[bytes]:
+        """The base file's contents for the data set as it is now: an RDB snapshot (the
+        preamble, ``aof-use-rdb-preamble yes``), else commands, one ``RESTORE key ttl
+        payload ABSTTL`` per key after a SELECT per database (any Redis replays it; the
+        payload is DUMP's, so state DUMP leaves out, such as a stream's idempotent-producer
+        records, is not in it)."""
+        state = self.state
+        if state.config["aof-use-rdb-preamble"]:
+            yield from state.persistence.snapshot(aof_base=True)
+            return
+        compress = state.config["rdbcompression"]
+        for db in state.keyspace.dbs:
+            if not db.data:
+                continue
+            yield encode_command([b"SELECT", b"%d" % db.index])
+            expires = db.expires
+            for key, value in db.data.items():
+                when = expires.get(key)
+                yield encode_command([b"RESTORE", key, b"%d" % (when or 0),
+                                      rdb_values.dump_payload(value, compress), b"ABSTTL"])
 
     def _incr_name(self, seq: int) -> str:
         return f"{self.filename}.{seq}.incr.aof"
@@ -245,7 +271,7 @@ class Aof:
         if not self.files:
             # As Redis on a first start with appendonly yes: a base from the data set.
             base = self._base_name(1)
-            write_file(self._path(base), self.state.persistence.snapshot(aof_base=True),
+            write_file(self._path(base), self.base_chunks(),
                        temp=self._path(f"temp-rewriteaof-{os.getpid()}.aof"))
             log.info("Creating AOF base file %s on server start", base)
             self.files = [AofFile(base, 1, BASE)]
@@ -405,12 +431,13 @@ class Aof:
         if pid == 0:  # pragma: no cover - runs in the child, which exits
             code = 1
             try:
-                write_file(temp, self.state.persistence.snapshot(aof_base=True), temp=temp,
+                write_file(temp, self.base_chunks(), temp=temp,
                            rename=False)
                 code = 0
             finally:
                 os._exit(code)
-        self.child = _RewriteChild(pid, time.monotonic(), temp, base_seq, incr_seq)
+        self.child = _RewriteChild(pid, time.monotonic(), temp, base_seq, incr_seq,
+                                   self._base_name(base_seq))
         log.info("Background append only file rewriting started by pid %d", pid)
         return True
 
@@ -423,7 +450,7 @@ class Aof:
         incr_seq = max((f.seq for f in files if f.kind == INCR), default=0) + 1
         base = self._base_name(base_seq)
         try:
-            write_file(self._path(base), self.state.persistence.snapshot(aof_base=True),
+            write_file(self._path(base), self.base_chunks(),
                        temp=self._path(f"temp-rewriteaof-{os.getpid()}.aof"))
             incr = self._incr_name(incr_seq)
             with open(self._path(incr), "wb") as f:
@@ -468,7 +495,7 @@ class Aof:
                 os.unlink(child.temp)
             self._rewrite_failed()
             return
-        base = self._base_name(child.base_seq)
+        base = child.base_name
         old = [f for f in self.files if f.seq != child.incr_seq or f.kind != INCR]
         current = [f for f in self.files if f.seq == child.incr_seq and f.kind == INCR]
         try:

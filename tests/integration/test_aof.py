@@ -303,3 +303,22 @@ def test_config_set_appendonly_starts_the_log(tmp_path: Path) -> None:
         assert client.info("persistence")["aof_enabled"] == 1
     with running("resplite", "--dir", str(tmp_path), *AOF) as srv:
         assert redis.Redis.from_url(srv.url).mget("before", "after") == [b"1", b"2"]
+
+
+def test_a_base_without_rdb_preamble(tmp_path: Path) -> None:
+    """aof-use-rdb-preamble no: the base is commands (RESTORE ... ABSTTL per key)."""
+    options = (*AOF, "--aof-use-rdb-preamble", "no")
+    with running("resplite", "--dir", str(tmp_path), *options) as srv:
+        client = redis.Redis.from_url(srv.url)
+        _build(client)
+        client.set_response_callback("BGREWRITEAOF", lambda r, **kw: r)
+        client.execute_command("BGREWRITEAOF")
+        _wait_rewrite(client)
+        time.sleep(0.3)  # the cron installs the new base
+        client.set("after", "1")
+        before = dataset(client)
+    assert _manifest(tmp_path)[0] == "file appendonly.aof.2.base.aof seq 2 type b"
+    base = (tmp_path / "appendonlydir" / "appendonly.aof.2.base.aof").read_bytes()
+    assert base.startswith(b"*2\r\n$6\r\nSELECT\r\n") and b"RESTORE" in base
+    with running("resplite", "--dir", str(tmp_path), *AOF) as second:
+        assert dataset(redis.Redis.from_url(second.url)) == before
