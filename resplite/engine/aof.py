@@ -176,6 +176,7 @@ class Aof:
         self.base_size = 0
         self.last_fsync = time.monotonic()
         self.last_failure = 0.0  # monotonic seconds of the last failed rewrite
+        self.write_error = ""  # strerror of a failed write, while writes are refused
 
     # -- names ------------------------------------------------------------------------------
 
@@ -365,19 +366,22 @@ class Aof:
         self.buffer = []
         if self.fd < 0:
             return
+        view = memoryview(data)
         try:
-            view = memoryview(data)
             while view:
                 written = os.write(self.fd, view)
                 view = view[written:]
         except OSError as exc:
-            # As Redis: the write failed; it is retried with what follows, and writes are
-            # refused meanwhile would be the next step (not done here): log it loudly.
-            log.warning("Error writing to the AOF file: %s", exc)
-            self.last_write_ok = False
+            # Kept, and retried with what follows (the cron tries again); meanwhile writes
+            # are refused with MISCONF, as Redis does.
             self.buffer = [bytes(view)]
+            self._failed_write(exc)
             return
-        self.last_write_ok = True
+        if not self.last_write_ok:
+            log.warning("AOF write error looks solved, Redis can write again.")
+            self.last_write_ok = True
+            self.write_error = ""
+            self.state.persistence.misconf()
         self.current_size += len(data)
         policy = self.state.config["appendfsync"]
         if policy == "always":
@@ -386,6 +390,19 @@ class Aof:
             self.unsynced = True
             if self.timer is None:
                 self.timer = self.state.scheduler.call_later(1.0, self._everysec)
+
+    def _failed_write(self, exc: OSError) -> None:
+        message = exc.strerror or str(exc)
+        log.warning("Error writing to the AOF file: %s", message)
+        if self.state.config["appendfsync"] == "always":
+            # The replies waiting for this write would claim a durability it lacks: as
+            # Redis, the server stops rather than acknowledge them.
+            log.warning("Can't recover from AOF write error when the AOF fsync policy is "
+                        "'always'. Exiting...")
+            os._exit(1)
+        self.last_write_ok = False
+        self.write_error = message
+        self.state.persistence.misconf()
 
     def _everysec(self) -> None:
         self.timer = None
@@ -397,8 +414,7 @@ class Aof:
             try:
                 os.fsync(self.fd)
             except OSError as exc:
-                log.warning("Can't fsync the AOF file: %s", exc)
-                self.last_write_ok = False
+                self._failed_write(exc)
                 return
         self.unsynced = False
         self.last_fsync = time.monotonic()

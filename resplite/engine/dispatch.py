@@ -36,7 +36,6 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.engine.keyspecs import command_keys
-from resplite.engine.persistence import MISCONF
 from resplite.engine.propagate import (
     FIELD_EXPIRY_MANY,
     field_expiry_forms,
@@ -289,7 +288,7 @@ class Dispatcher:
         """The last gates (failed snapshot, subscribed context, CLIENT PAUSE, MULTI
         queueing), then the call."""
         if self.server.writes_refused and (spec.is_write or spec.fullname == "ping"):
-            return self._reject(client, spec, MISCONF)
+            return self._reject(client, spec, self.server.persistence.refusal())
         if client.gated:
             if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
                 return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))

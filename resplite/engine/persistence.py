@@ -307,8 +307,14 @@ class Persistence:
         config = self.state.config
         refused = (not self.last_bgsave_ok and config["stop-writes-on-bgsave-error"]
                    and bool(config["save"]))
-        self.state.writes_refused = refused
+        self.state.writes_refused = refused or bool(self.state.aof.write_error)
         return refused
+
+    def refusal(self) -> str:
+        """The error a refused write gets: the snapshot's MISCONF first, as Redis."""
+        if self.misconf():
+            return MISCONF
+        return "MISCONF Errors writing to the AOF file: " + self.state.aof.write_error
 
     # -- loading ----------------------------------------------------------------------------
 

@@ -184,3 +184,30 @@ def test_hash_field_expiry_restore_and_spop_are_logged_resolved(setup: Setup) ->
     r2_when = state.keyspace[0].expires[b"r2"]
     assert logged[4] == [b"RESTORE", b"r2", b"%d" % r2_when, payload, b"ABSTTL"]
     assert logged[-1] == [b"SREM", b"set", b"m"]
+
+
+def test_a_failed_write_refuses_writes_until_it_succeeds(setup: Setup) -> None:
+    import os
+
+    from resplite.protocol.replies import ErrorReply
+
+    state, client, _, _ = setup
+    run = state.dispatcher.execute
+    good = state.aof.fd
+    state.aof.fd = os.open(os.devnull, os.O_RDONLY)  # os.write fails: EBADF
+    try:
+        run(client, [b"SET", b"a", b"1"])
+        state.aof.before_reply()
+        refused = run(client, [b"SET", b"b", b"2"])
+        assert isinstance(refused, ErrorReply)
+        assert refused.message.startswith("MISCONF Errors writing to the AOF file: ")
+        assert run(client, [b"GET", b"a"]) == b"1"  # reads go on
+        info = dict(state.aof.info_lines())
+        assert info["aof_last_write_status"] == "err"
+    finally:
+        os.close(state.aof.fd)
+        state.aof.fd = good
+    state.aof.before_reply()  # the cron's retry writes what was kept
+    assert run(client, [b"SET", b"b", b"2"]) is not None
+    assert not state.writes_refused
+    assert [b"SET", b"a", b"1"] in _logged(state)
