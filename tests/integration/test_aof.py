@@ -6,6 +6,7 @@ Each test starts its own server processes on a temporary ``dir``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -16,6 +17,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -177,6 +179,31 @@ def _load(url: str, name: str, acked: dict[str, list[tuple[str, bytes]]],
         pass  # the server was killed: what was acknowledged is in `done`
 
 
+def _consume(url: str, log: dict[str, list[tuple[str, bytes]]], stop: threading.Event) -> None:
+    """A consumer of the writers' streams: XREADGROUP, then XACK of every other entry;
+    ``log`` records what each answered reply said, as (stream, id): delivered, acknowledged."""
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    delivered = log.setdefault("delivered", [])
+    acked = log.setdefault("acked", [])
+    try:
+        for name in ("c0", "c1"):
+            with contextlib.suppress(redis.exceptions.ResponseError):
+                client.xgroup_create(f"{name}:x", "g", id="0", mkstream=True)
+        while not stop.is_set():
+            for name in ("c0", "c1"):
+                key = f"{name}:x"
+                got: Any = client.xreadgroup("g", "reader", {key: ">"}, count=20)
+                for _, entries in got or []:
+                    ids: list[bytes] = [sid for sid, _ in entries]
+                    delivered.extend((key, sid) for sid in ids)
+                    to_ack = ids[::2]
+                    if to_ack:
+                        client.xack(key, "g", *to_ack)
+                        acked.extend((key, sid) for sid in to_ack)
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+        pass
+
+
 def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
     """appendfsync always: every write a client heard succeed is there after SIGKILL."""
     port = free_port()
@@ -196,6 +223,8 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
         stop = threading.Event()
         threads = [threading.Thread(target=_load, args=(url, f"c{n}", acked, stop))
                    for n in range(2)]
+        group_log: dict[str, list[tuple[str, bytes]]] = {}
+        threads.append(threading.Thread(target=_consume, args=(url, group_log, stop)))
         for t in threads:
             t.start()
         time.sleep(random.uniform(0.3, 1.5))
@@ -221,6 +250,26 @@ def test_kill_9_loses_no_acknowledged_write(tmp_path: Path) -> None:
                     assert what in fields, what
                 else:
                     assert what in ids, what
+        # Every delivery the consumer heard of is in the group: pending unless its XACK
+        # was answered (an XACK sent but not answered may or may not have landed).
+        acked_ids = set(group_log.get("acked", []))
+        pending: set[tuple[str, Any]] = set()
+        entries: set[tuple[str, Any]] = set()
+        for name in ("c0", "c1"):
+            key = f"{name}:x"
+            entries |= {(key, e[0]) for e in client.xrange(key) or []}
+            with contextlib.suppress(redis.exceptions.ResponseError):
+                pending |= {(key, p["message_id"]) for p in
+                            client.xpending_range(key, "g", "-", "+", 100000)}
+        for item in group_log.get("delivered", []):
+            assert item in entries, item
+            if item in acked_ids:
+                assert item not in pending, item
+        # A delivered entry left pending stays so; only the one XACK in flight at the kill
+        # (at most 10 ids) may have landed unanswered.
+        gone = [i for i in group_log.get("delivered", [])
+                if i not in acked_ids and i not in pending]
+        assert len(gone) <= 10, gone
 
 
 def test_consumer_groups_and_random_pops_replay_to_the_same_state(tmp_path: Path) -> None:
