@@ -115,6 +115,13 @@ def test_a_torn_last_command(tmp_path: Path) -> None:
     assert incr.read_bytes().startswith(whole)
     with running("resplite", "--dir", str(tmp_path), *AOF) as srv:
         assert redis.Redis.from_url(srv.url).get("d") == b"4"
+    # A file the manifest names but that is missing stops the start, naming it.
+    incr.unlink()
+    missing = subprocess.run(
+        [sys.executable, "-m", "resplite", "--port", str(free_port()), "--dir",
+         str(tmp_path), *AOF], capture_output=True, text=True, timeout=60)
+    assert missing.returncode != 0
+    assert "appendonly.aof.1.incr.aof" in missing.stdout + missing.stderr
 
 
 def test_bgrewriteaof(tmp_path: Path) -> None:
@@ -131,6 +138,9 @@ def test_bgrewriteaof(tmp_path: Path) -> None:
         time.sleep(0.3)  # the cron installs the new base
         info = client.info("persistence")
         assert info["aof_last_bgrewrite_status"] == "ok" and info["aof_rewrites"] == 1
+        assert info["aof_enabled"] == 1 and info["aof_rewrite_in_progress"] == 0
+        assert info["aof_last_write_status"] == "ok"
+        assert info["aof_current_size"] >= info["aof_base_size"] > 0
         before = dataset(client)
     assert _manifest(tmp_path) == ["file appendonly.aof.2.base.rdb seq 2 type b",
                                    "file appendonly.aof.2.incr.aof seq 2 type i"]
