@@ -103,10 +103,10 @@ def test_proc_title_templates_follow_redis() -> None:
 def test_file_only_lines_and_what_has_no_effect(tmp_path: Path) -> None:
     (tmp_path / "a.conf").write_text(
         "rename-command DEBUG \"\"\nloadmodule /x/y.so\nlist-max-ziplist-entries 5\n"
-        "appendfsync always\nhz 20\nrepl-timeout 30\n")
+        "appendfsync always\nhz 20\nrepl-timeout 30\naof-timestamp-enabled yes\n")
     config = parse_args([str(tmp_path / "a.conf")])
     assert config.renames == [("debug", "")]
-    assert config.without_effect() == ["loadmodule", "appendfsync", "repl-timeout"]
+    assert config.without_effect() == ["loadmodule", "repl-timeout", "aof-timestamp-enabled"]
 
 
 def test_rename_command_moves_or_removes_a_command() -> None:
