@@ -317,6 +317,15 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "spublish": (),
     "pubsub": ("channels", "numsub", "numpat", "shardchannels", "shardnumsub", "help"),
     "monitor": (),
+    # scripting
+    "eval": (),
+    "evalsha": (),
+    "eval_ro": (),
+    "evalsha_ro": (),
+    "script": ("load", "exists", "flush", "kill", "help"),
+    "function": ("load", "delete", "flush", "list", "dump", "restore", "stats", "kill", "help"),
+    "fcall": (),
+    "fcall_ro": (),
 }
 
 # Spec files (by stem) whose facts do not come from the reference server, and why.
@@ -583,12 +592,13 @@ def _in_order(values: list[str], order: tuple[str, ...]) -> bool:
     return positions == sorted(positions) and len(set(positions)) == len(positions)
 
 
-def implicit_categories(flags: list[str]) -> set[str]:
+def implicit_categories(flags: list[str], acl: list[str] | None = None) -> set[str]:
     """The ACL categories Redis adds from a command's flags."""
     implied = set()
     if "write" in flags:
         implied.add("@write")
-    if "readonly" in flags:
+    # Redis keeps scripting commands (EVAL_RO, FCALL_RO...) out of @read.
+    if "readonly" in flags and "@scripting" not in (acl or []):
         implied.add("@read")
     if "admin" in flags:
         implied |= {"@admin", "@dangerous"}
@@ -613,7 +623,7 @@ def validate(stem: str, spec: dict[str, Any]) -> list[str]:
         problems.append(f"unknown ACL categories in {acl}")
     elif not _in_order(acl, ACL_ORDER):
         problems.append(f"ACL categories {acl} not in COMMAND INFO order")
-    missing = implicit_categories(flags) - set(acl)
+    missing = implicit_categories(flags, acl) - set(acl)
     if missing:
         problems.append(f"ACL categories lack the implicit {sorted(missing)}")
     n_specs = len(spec.get("key_specs") or [])

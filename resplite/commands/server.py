@@ -221,6 +221,12 @@ def shutdown(client: Client, argv: list[bytes]) -> Any:
         # A shutdown here is immediate, so there is never one in progress to abort.
         raise CommandError(errors.NO_SHUTDOWN_IN_PROGRESS)
     server = client.server
+    if server.scripting.busy:
+        # A script past busy-reply-threshold: only SHUTDOWN NOSAVE may end the server, and
+        # it ends the script with it.
+        if b"nosave" not in given:
+            raise CommandError(server.scripting.busy_error())
+        server.scripting.abort()
     persistence = server.persistence
     persistence.kill_child()
     if (b"save" in given or (server.config["save"] and b"nosave" not in given)) \

@@ -73,6 +73,7 @@ class Client:
         "created_ms",
         "db",
         "db_index",
+        "deny_blocking",
         "ever_authenticated",
         "executing_multi",
         "fd",
@@ -143,6 +144,7 @@ class Client:
         self.multi_dirty = False  # a command failed to queue: EXEC answers EXECABORT
         self.multi_bytes = 0  # argument bytes queued (bounded by client-query-buffer-limit)
         self.executing_multi = False  # inside EXEC: blocking commands must not block
+        self.deny_blocking = False  # the scripts' client: blocking commands never block
         # (db, key) -> whether the key was already logically expired when WATCHed
         self.watched: dict[tuple[int, bytes], bool] = {}
         self.watch_dirty = False
@@ -238,5 +240,6 @@ class Client:
 
     @property
     def may_block(self) -> bool:
-        """Whether a blocking command may park this client (never inside MULTI/EXEC)."""
-        return not self.executing_multi
+        """Whether a blocking command may park this client (never inside MULTI/EXEC or for
+        the client scripts run their commands as)."""
+        return not (self.executing_multi or self.deny_blocking)

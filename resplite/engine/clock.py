@@ -23,7 +23,9 @@ Listener = Callable[[], None]
 class Clock:
     """Wall-clock and monotonic milliseconds with freeze / advance / set."""
 
-    __slots__ = ("_frozen_mono", "_frozen_wall", "_listeners", "_mono_offset", "_wall_offset")
+    __slots__ = (
+        "_frozen_mono", "_frozen_wall", "_listeners", "_mono_offset", "_pinned", "_wall_offset",
+    )
 
     def __init__(self) -> None:
         self._wall_offset = 0  # ns added to the system wall clock
@@ -31,6 +33,7 @@ class Clock:
         self._frozen_wall: int | None = None  # ns, while frozen
         self._frozen_mono: int | None = None
         self._listeners: list[Listener] = []
+        self._pinned = False  # held by pin(): readings stand still, the offsets do not change
 
     # -- readings -------------------------------------------------------------------------
 
@@ -61,19 +64,38 @@ class Clock:
 
     @property
     def frozen(self) -> bool:
-        return self._frozen_wall is not None
+        return self._frozen_wall is not None and not self._pinned
+
+    def pin(self) -> bool:
+        """Hold both readings where they are until :meth:`unpin` (a script's time stands
+        still from its start, as in Redis 7). Answers whether this call pinned the clock:
+        a frozen or already pinned clock is left alone. Time keeps running underneath, so
+        after unpin() the readings are what they would have been."""
+        if self._frozen_wall is not None:
+            return False
+        self._frozen_wall = self.time_ns()
+        self._frozen_mono = self.monotonic_ns()
+        self._pinned = True
+        return True
+
+    def unpin(self) -> None:
+        if self._pinned:
+            self._frozen_wall = self._frozen_mono = None
+            self._pinned = False
 
     # -- control --------------------------------------------------------------------------
 
     def freeze(self) -> None:
         """Stop time at its current reading."""
+        if self._pinned:
+            self.unpin()
         if self._frozen_wall is None:
             self._frozen_wall = self.time_ns()
             self._frozen_mono = self.monotonic_ns()
 
     def resume(self) -> None:
         """Let time run again from the current reading (no jump)."""
-        if self._frozen_wall is None or self._frozen_mono is None:
+        if self._frozen_wall is None or self._frozen_mono is None or self._pinned:
             return
         self._wall_offset = self._frozen_wall - time.time_ns()
         self._mono_offset = self._frozen_mono - time.monotonic_ns()
@@ -94,6 +116,9 @@ class Clock:
 
     def _jump(self, wall_ns: int, mono_ns: int) -> None:
         """Move the readings by these amounts, frozen or running, and tell the listeners."""
+        if self._pinned:
+            self._wall_offset += wall_ns
+            self._mono_offset += mono_ns
         if self._frozen_wall is not None and self._frozen_mono is not None:
             self._frozen_wall += wall_ns
             self._frozen_mono += mono_ns

@@ -639,7 +639,8 @@ DIRECTIVES: dict[str, Directive] = {
                   merge=True, multi=lambda words: parse_limits(" ".join(words)),
                   rewrite="obuf"),
         Directive("busy-reply-threshold", 5000, int_parser(0, _LONG_MAX)),
-        Directive("lua-time-limit", 5000, int_parser(0, _LONG_MAX)),
+        # resplite's own: the most memory each Lua state may hold (0: no limit).
+        Directive("lua-max-memory", 256 * 1024 * 1024, parse_memory, format_memory),
         Directive("replica-read-only", True, parse_bool, format_bool, effect=False),
         Directive("cluster-enabled", False, parse_bool, format_bool, mutable=False),
         # resplite's own: how many nodes an in-process cluster has (resplite.server.cluster).

@@ -42,6 +42,7 @@ from resplite.engine.propagate import (
     group_forms,
     logged_form,
 )
+from resplite.engine.scripting import SCRIPT_COMMANDS
 from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
 if TYPE_CHECKING:
@@ -160,7 +161,11 @@ class Dispatcher:
         if client.acl is not None or (not client.authenticated and not spec.is_noauth):
             return self._execute_general(client, argv)
         server = self.server
-        if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
+        if (
+            server.maxmemory
+            and self._refused_on_oom(client, spec, argv)
+            and server.over_maxmemory()
+        ):
             return self._reject(client, spec, errors.OOM)
         if (server.pause.active or client.multi is not None or client.gated or server.monitors
                 or server.writes_refused):
@@ -195,8 +200,9 @@ class Dispatcher:
             self.slowlog.record(client, argv, elapsed // 1000)
         return reply
 
-    def _execute_general(self, client: Client, argv: list[bytes]) -> Any:
-        """:meth:`execute` for containers, protected commands, other spellings, unknowns."""
+    def _execute_general(self, client: Client, argv: list[bytes], busy: bool = False) -> Any:
+        """:meth:`execute` for containers, protected commands, other spellings, unknowns
+        (and, ``busy``, for every request while a script runs past busy-reply-threshold)."""
         found = self.lookup(argv)
         if found.__class__ is str:
             client.last_command = "NULL"
@@ -222,13 +228,25 @@ class Dispatcher:
             if denied is not None:
                 return self._reject(client, spec, denied)
         server = self.server
-        if server.maxmemory and self._refused_on_oom(client, spec) and server.over_maxmemory():
+        if (
+            not busy
+            and server.maxmemory
+            and self._refused_on_oom(client, spec, argv)
+            and server.over_maxmemory()
+        ):
             return self._reject(client, spec, errors.OOM)
         node = server.cluster
         if node is not None:
             redirect = self._route(client, spec, argv, node)
             if redirect is not None:
                 return self._reject(client, spec, redirect)
+        if busy:
+            if "allow_busy" in spec.flags:
+                return self._gate(client, spec, argv)
+            refused = self._context_refusal(client, spec)
+            if refused is not None:
+                return refused
+            return self._reject(client, spec, server.scripting.busy_error())
         if server.faults.rules:
             fault = server.faults.take(spec.fullname, spec.container, client.name)
             if fault is not None:
@@ -284,19 +302,26 @@ class Dispatcher:
         self.server.log_acl_denial(client, result, obj)
         return _NOPERM[result].format(spec.fullname)
 
+    def execute_while_busy(self, client: Client, argv: list[bytes]) -> Any:
+        """A request that arrived while a script runs past busy-reply-threshold.
+
+        Redis's order: unknown command, arity, protected commands, authentication, no-multi
+        and ACL refusals come first, then a failed snapshot's and a subscribed context's
+        (no OOM check: Redis skips it while busy); then everything but the ``allow_busy``
+        commands (SCRIPT KILL, FUNCTION KILL, FUNCTION STATS, SHUTDOWN, AUTH, HELLO,
+        MULTI...) is answered -BUSY.
+        """
+        return self._execute_general(client, argv, busy=True)
+
     def _gate(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
         """The last gates (failed snapshot, subscribed context, CLIENT PAUSE, MULTI
         queueing), then the call."""
-        if self.server.writes_refused and (spec.is_write or spec.fullname == "ping"):
-            return self._reject(client, spec, self.server.persistence.refusal())
-        if client.gated:
-            if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
-                return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))
-            if client.monitor and (spec.is_write or "readonly" in spec.flags
-                                   or "may_replicate" in spec.flags):
-                return self._reject(client, spec, _REPLICA_KEYSPACE)
+        if self.server.writes_refused or client.gated:
+            refused = self._context_refusal(client, spec)
+            if refused is not None:
+                return refused
         pause = self.server.pause
-        if pause.active and pause.covers(client, spec):
+        if pause.active and pause.covers(client, spec, argv):
             return pause.hold(client, argv)
         if client.multi is not None and not spec.is_transaction_control:
             if spec.is_no_multi:
@@ -321,6 +346,18 @@ class Dispatcher:
             client.multi.append((spec, argv))
             return QUEUED
         return self.call(client, spec, argv)
+
+    def _context_refusal(self, client: Client, spec: CommandSpec) -> ErrorReply | None:
+        """A failed snapshot's refusal of writes, a subscribed context's or a monitor's."""
+        if self.server.writes_refused and (spec.is_write or spec.fullname == "ping"):
+            return self._reject(client, spec, self.server.persistence.refusal())
+        if client.gated:
+            if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
+                return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))
+            if client.monitor and (spec.is_write or "readonly" in spec.flags
+                                   or "may_replicate" in spec.flags):
+                return self._reject(client, spec, _REPLICA_KEYSPACE)
+        return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
         """Run a command whose checks have passed (also used by EXEC for queued commands)."""
@@ -393,17 +430,22 @@ class Dispatcher:
         server.count_error(message)
         return ErrorReply(message)
 
-    @staticmethod
-    def _refused_on_oom(client: Client, spec: CommandSpec) -> bool:
+    def _denyoom(self, spec: CommandSpec, argv: list[bytes]) -> bool:
+        # A script command is denyoom as its script's flags say (shebang flags, FCALL's).
+        if spec.fullname in SCRIPT_COMMANDS:
+            return self.server.scripting.command_flags(spec, argv)[1]
+        return spec.is_denyoom
+
+    def _refused_on_oom(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> bool:
         """Whether ``spec`` is refused while memory is over ``maxmemory`` (Redis's rules)."""
-        if spec.is_denyoom:
+        if self._denyoom(spec, argv):
             return True
         queued = client.multi
         if queued is None:
             return False
         if spec.fullname == "exec":
             # EXEC counts as a write of the worst command it would run.
-            return any(q.is_denyoom for q, _ in queued)
+            return any(self._denyoom(q, args) for q, args in queued)
         return spec.fullname not in _EXEMPT_FROM_OOM_IN_MULTI
 
     def _reject(self, client: Client, spec: CommandSpec | None, message: str) -> ErrorReply:

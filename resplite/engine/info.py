@@ -10,7 +10,7 @@ in.
 
 The field set is Redis 7.4's (the fields clients read; docs/compatibility.md says what the
 reported version means), with values that are true of resplite where a counterpart exists and
-Redis's idle values where it does not (replication offsets, fork statistics, AOF, Lua). Memory
+Redis's idle values where it does not (replication offsets, fork statistics, AOF). Memory
 figures are taken from the process: ``used_memory`` is the resident set size, which for a
 Python server is the honest measure of what the data costs (there is no allocator to ask for
 "bytes handed out"); the ``*_startup`` figure is the resident size when the server state was
@@ -190,19 +190,7 @@ def _memory(state: ServerState) -> Lines:
         ("allocator_muzzy", 0),
         ("total_system_memory", system),
         ("total_system_memory_human", bytes_to_human(system)),
-        ("used_memory_lua", 0),
-        ("used_memory_vm_eval", 0),
-        ("used_memory_lua_human", "0B"),
-        ("used_memory_scripts_eval", 0),
-        ("number_of_cached_scripts", 0),
-        ("number_of_functions", 0),
-        ("number_of_libraries", 0),
-        ("used_memory_vm_functions", 0),
-        ("used_memory_vm_total", 0),
-        ("used_memory_vm_total_human", "0B"),
-        ("used_memory_functions", 0),
-        ("used_memory_scripts", 0),
-        ("used_memory_scripts_human", "0B"),
+        *state.scripting.memory_lines(),
         ("maxmemory", maxmemory),
         ("maxmemory_human", bytes_to_human(maxmemory)),
         ("maxmemory_policy", state.config["maxmemory-policy"]),
@@ -277,7 +265,7 @@ def _stats(state: ServerState) -> Lines:
         ("expire_cycle_cpu_milliseconds", 0),
         ("evicted_keys", 0),
         ("evicted_clients", 0),
-        ("evicted_scripts", 0),
+        ("evicted_scripts", state.scripting.evicted_scripts),
         ("total_eviction_exceeded_time", 0),
         ("current_eviction_exceeded_time", 0),
         ("keyspace_hits", state.keyspace_hits),

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.scheduler import DeadlineTimer
+from resplite.engine.scripting import SCRIPT_COMMANDS
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -73,18 +74,25 @@ class ClientPause:
 
     # -- holding commands -------------------------------------------------------------------
 
-    def covers(self, client: Client, spec: CommandSpec) -> bool:
+    def covers(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> bool:
         """Whether ``spec`` run by ``client`` must wait for the pause to end."""
         if self.state.clock.time_ms() >= self.end_ms:
             self.unpause()
             return False
         if self.all:
             return True
-        if spec.is_write:
+        if self._writes(spec, argv):
             return True
         if spec.fullname == "exec" and client.multi:
-            return any(queued.is_write for queued, _ in client.multi)
+            return any(self._writes(queued, args) for queued, args in client.multi)
         return False
+
+    def _writes(self, spec: CommandSpec, argv: list[bytes]) -> bool:
+        # A script command writes (or may replicate) as its script's flags say.
+        if spec.fullname in SCRIPT_COMMANDS:
+            write, _, may_replicate = self.state.scripting.command_flags(spec, argv)
+            return write or may_replicate
+        return spec.is_write
 
     def hold(self, client: Client, argv: list[bytes]) -> BlockRequest:
         """Park ``client``; its command runs again through the dispatcher when released."""

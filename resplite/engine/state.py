@@ -37,6 +37,7 @@ from resplite.engine.persistence import Persistence
 from resplite.engine.propagate import group_forms, unblocked_form
 from resplite.engine.pubsub import PubSub
 from resplite.engine.scheduler import NO_TIMERS, Scheduler
+from resplite.engine.scripting import NO_PUMP, BusyPump, Scripting
 from resplite.engine.slowlog import SlowLog
 from resplite.engine.tracking import Tracking
 from resplite.store.keyspace import Keyspace
@@ -86,6 +87,7 @@ class ServerState:
         table: dict[bytes, CommandSpec],
         scheduler: Scheduler = NO_TIMERS,
         client_info: Callable[[Client], bytes] | None = None,
+        busy_pump: BusyPump = NO_PUMP,
     ) -> None:
         self.config = config
         # The shell's timers (blocked-client timeouts, the end of a CLIENT PAUSE).
@@ -174,6 +176,9 @@ class ServerState:
         config.on_change("appendonly", self._set_appendonly)
         # Last: these read the table, the slow log, the memory figures and the stats above.
         self.info = InfoState(self)
+        # Scripts and functions; ``busy_pump`` lets the shell serve other clients while a
+        # script runs past busy-reply-threshold.
+        self.scripting = Scripting(self, busy_pump)
         self.dispatcher = Dispatcher(self)
 
     def _configure_access(self, name: str = "", value: object = None) -> None:

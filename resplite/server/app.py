@@ -36,6 +36,7 @@ from resplite.engine.config import Config, ConfigError
 from resplite.engine.scheduler import TimerHandle
 from resplite.engine.state import ServerState
 from resplite.engine.table import renamed
+from resplite.server.busy import ConnectionPump
 from resplite.server.connection import Connection
 
 log = logging.getLogger("resplite.server")
@@ -91,10 +92,13 @@ class Server:
                 table = renamed(table, config.renames)
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
+        # Serves other clients while a script runs past busy-reply-threshold.
+        self.pump = ConnectionPump(lambda: self._listeners, self._protocol)
         self.state = ServerState(
             config, clock, table=table, scheduler=LoopScheduler(),
-            client_info=client_info_line,
+            client_info=client_info_line, busy_pump=self.pump,
         )
+        self.pump.state = self.state
         self.dispatcher = self.state.dispatcher
         self.state.shutdown_requested = self.request_shutdown
         self._listeners: list[asyncio.base_events.Server] = []  # the Unix socket's

@@ -116,6 +116,11 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol -----------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if self.client is not None:
+            # A connection accepted while a script ran long (resplite.server.busy) now gets
+            # its event-loop transport: same client, nothing else changes.
+            self.transport = cast("asyncio.Transport", transport)
+            return
         self.transport = transport = cast("asyncio.Transport", transport)
         server = self.server
         peer = transport.get_extra_info("peername")
@@ -172,6 +177,43 @@ class Connection(asyncio.Protocol):
                 self.transport.pause_reading()  # type: ignore[union-attr]
             return
         self.process()
+
+    def data_received_while_busy(self, data: bytes) -> None:
+        """Input read by the busy pump while a script runs past busy-reply-threshold.
+
+        Requests are answered through the dispatcher's busy path (-BUSY for all but the
+        allow-busy commands); blocked clients are never served from here, since the script
+        is still running.
+        """
+        if self.closing or self.client is None:
+            return
+        client = self.client
+        server = self.server
+        server.net_input_bytes += len(data)
+        self.reader.feed(data)
+        out: list[bytes] = []
+        while not self.closing and client.blocked is None:
+            try:
+                argv = self.reader.get()
+            except ProtocolError as exc:
+                server.count_error("ERR " + exc.message)
+                out.append(exc.reply)
+                self._flush(out)
+                self.close()
+                return
+            if argv is NEED_DATA:
+                break
+            reply = self.dispatcher.execute_while_busy(client, argv)  # type: ignore[arg-type]
+            if type(reply) is BlockRequest:
+                server.blocking.block(client, reply)
+                break
+            if not client.reply_mode or client.reply_wanted():
+                encode_into(out, reply, client.resp)
+            if client.close_after_reply:
+                self._flush(out)
+                self.close()
+                return
+        self._flush(out)
 
     def pause_writing(self) -> None:
         self.writing_paused = True

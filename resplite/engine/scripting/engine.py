@@ -1,0 +1,817 @@
+"""Running scripts and functions: the script cache, the libraries, and one run at a time.
+
+Theory of operation
+-------------------
+
+EVAL compiles a script once into the EVAL Lua state and caches it by SHA1; EVALSHA finds it
+again; FCALL finds a function registered by a library in the functions' Lua state. Either
+way a :class:`ScriptRun` is prepared (Redis's checks of the script's flags against the
+command and the server: ``*_RO`` commands, ``no-writes``, ``allow-oom``, ``no-cluster``) and
+the Lua code runs synchronously on the caller's turn, so nothing else interleaves with it:
+the connection answers blocked clients woken by the script's writes only after the EVAL
+returns, as Redis serves them after the command.
+
+``redis.call`` arrives in :meth:`Scripting._command`: the arguments become an argv, the
+command is looked up in the server's table, Redis's script checks apply (unknown command,
+arity, ``noscript``, writes from read-only scripts, ``denyoom`` commands when memory was
+over ``maxmemory`` at the start and nothing was written yet), then the engine's dispatcher
+runs it for the script client, which never blocks (a blocking command answers as on
+timeout). The reply is converted by :mod:`convert`.
+
+Time is pinned at the script's start: every reading of the server clock during the script
+(expiry decisions, ``*`` ids, TIME) is that instant, as Redis 7 uses the script's start time.
+
+Long scripts: a Lua count hook calls :meth:`Scripting._hook` every 100,000 instructions.
+Once a script has run past ``busy-reply-threshold`` milliseconds (real time) it is *timed
+out*: from then on the hook hands control to the shell's :class:`BusyPump` on every call,
+which serves other clients meanwhile (they get ``-BUSY`` except for SCRIPT KILL, FUNCTION
+KILL, SHUTDOWN NOSAVE and the other ``allow-busy`` commands). SCRIPT/FUNCTION KILL sets the
+run's kill flag, which the next hook call turns into an error the script cannot catch;
+a script that has written is ``UNKILLABLE``. SHUTDOWN NOSAVE ends it regardless.
+
+Invariants: at most one run exists (``running``); the clock is unpinned and the run cleared
+whatever way the script ends; no Python object is ever handed to Lua (only bytes, numbers,
+booleans, None and Lua tables built for the purpose).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from lupa import lua51
+
+from resplite.algorithms.numbers import parse_int
+from resplite.engine import errors
+from resplite.engine.errors import CommandError
+from resplite.engine.info import bytes_to_human
+from resplite.engine.scripting import convert, functions, natives
+from resplite.engine.scripting.functions import FunctionInfo, Library, LibraryContext
+from resplite.engine.scripting.vm import LuaVM
+from resplite.protocol.replies import ErrorReply, Raw, Status
+from resplite.version import REDIS_VERSION
+
+if TYPE_CHECKING:
+    from resplite.engine.client import Client
+    from resplite.engine.state import ServerState
+    from resplite.engine.table import CommandSpec
+
+log = logging.getLogger("resplite.scripting")
+
+SCRIPT_FLAGS = ("no-writes", "allow-oom", "allow-stale", "no-cluster", "allow-cross-slot-keys")
+KILL_TEXT = b"ERR Script killed by user with SCRIPT KILL..."
+LOAD_TIMEOUT_TEXT = b"ERR FUNCTION LOAD timeout"
+LOAD_TIMEOUT_MS = 500
+# Redis 7.4 keeps at most this many scripts that EVAL (not SCRIPT LOAD) brought in.
+EVAL_SCRIPTS_KEPT = 500
+# The commands whose flags depend on the script they run.
+SCRIPT_COMMANDS = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
+
+_HOOK_FAIL, _FAIL_RAW, _ERROR, _STATUS, _ENCODED, _BOOLEAN = 1, 2, 3, 4, 5, 6
+_NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
+_BUSY_EVAL = (
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+)
+_BUSY_FUNCTION = (
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+)
+_INT64_MIN = -(1 << 63)
+_REDIS_VERSION_NUM = sum(
+    int(part) << shift for part, shift in zip(REDIS_VERSION.split("."), (16, 8, 0), strict=False)
+)
+_LOG_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.WARNING}
+_VERBOSITY = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
+
+
+class BusyPump(Protocol):
+    """What the shell provides so that other clients are served while a script runs long."""
+
+    def serve_while_busy(self, caller: Client) -> None:
+        """Answer the clients that have sent something (never ``caller``), without blocking."""
+
+    def busy_ended(self) -> None:
+        """The long script ended: the event loop serves everyone again."""
+
+
+class _NoPump:
+    def serve_while_busy(self, caller: Client) -> None:
+        return None
+
+    def busy_ended(self) -> None:
+        return None
+
+
+NO_PUMP: BusyPump = _NoPump()
+
+
+@dataclass(slots=True, eq=False)
+class Script:
+    sha: bytes
+    body: bytes
+    flags: frozenset[str] | None  # None: no shebang (Redis's compatibility mode)
+    function: Any  # the compiled Lua chunk
+    evicted_by_lru: bool  # brought in by EVAL, so subject to the 500-script limit
+
+
+@dataclass(slots=True, eq=False)
+class ScriptRun:
+    """One script or function on its way: who called, what it may do, what it did."""
+
+    caller: Client
+    argv: list[bytes]
+    name: bytes  # the SHA1 of a script, the name of a function
+    eval_mode: bool
+    read_only: bool
+    allow_oom: bool
+    oom_at_start: bool
+    start_ns: int
+    resp: int = 2
+    timed_out: bool = False
+    killed: bool = False
+    write_dirty: bool = False
+
+
+def parse_shebang(body: bytes) -> tuple[frozenset[str] | None, int]:
+    """(flags or None without a shebang, shebang length) or CommandError, as Redis checks."""
+    if not body.startswith(b"#!"):
+        return None, 0
+    end = body.find(b"\n")
+    if end < 0:
+        raise CommandError("ERR Invalid script shebang")
+    parts = functions._split_args(body[:end])
+    if not parts:
+        raise CommandError("ERR Invalid engine in script shebang")
+    if parts[0] != b"#!lua":
+        raise CommandError("ERR Unexpected engine in script shebang: " + _text(parts[0]))
+    flags: set[str] = set()
+    for part in parts[1:]:
+        if not part.startswith(b"flags="):
+            raise CommandError("ERR Unknown lua shebang option: " + _text(part))
+        spec = part[6:]
+        if not spec:
+            continue
+        for flag in spec.split(b","):
+            name = flag.decode("latin-1")
+            if name not in SCRIPT_FLAGS:
+                raise CommandError("ERR Unexpected flag in script shebang: " + _text(flag))
+            flags.add(name)
+    return frozenset(flags), end
+
+
+def _text(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _flat(raw: bytes) -> bytes:
+    return raw.replace(b"\r", b" ").replace(b"\n", b" ")
+
+
+class Scripting:
+    """Scripts, functions and the run in progress, for one server."""
+
+    def __init__(self, state: ServerState, pump: BusyPump = NO_PUMP) -> None:
+        self.state = state
+        self.pump = pump
+        self.scripts: dict[bytes, Script] = {}
+        self._lru: OrderedDict[bytes, None] = OrderedDict()
+        self.scripts_bytes = 0
+        self.evicted_scripts = 0
+        self.libraries = LibraryContext()
+        self.running: ScriptRun | None = None
+        self.rand = natives.Lrand48()
+        self._eval_vm: LuaVM | None = None
+        self._function_vm: LuaVM | None = None
+        self._client: Client | None = None
+        self._parser_eval: convert.ReplyParser | None = None
+        self._parser_function: convert.ReplyParser | None = None
+        self._parser: convert.ReplyParser | None = None
+        # FUNCTION LOAD in progress: (library being filled, start ns, timeout ms)
+        self._loading: tuple[Library, int, int] | None = None
+        state.config.on_change("lua-max-memory", self._set_max_memory)
+
+    # -- the two Lua states ------------------------------------------------------------------
+
+    def _helpers(self) -> dict[str, Any]:
+        return {
+            "command": self._command,
+            "setresp": self._setresp,
+            "log": self._log,
+            "sha1hex": lambda s: hashlib.sha1(s).hexdigest().encode(),
+            "acl_check": self._acl_check,
+            "rand": self.rand.random,
+            "srand": self.rand.seed,
+            "hook": self._hook,
+            "register_function": self._register_function,
+            "version": REDIS_VERSION.encode(),
+            "version_num": _REDIS_VERSION_NUM,
+        }
+
+    @property
+    def eval_vm(self) -> LuaVM:
+        vm = self._eval_vm
+        if vm is None:
+            vm = self._eval_vm = LuaVM("eval", self._helpers(), self._max_memory())
+            self._parser_eval = convert.ReplyParser(vm.runtime)
+        return vm
+
+    @property
+    def function_vm(self) -> LuaVM:
+        vm = self._function_vm
+        if vm is None:
+            vm = self._function_vm = LuaVM("function", self._helpers(), self._max_memory())
+            self._parser_function = convert.ReplyParser(vm.runtime)
+        return vm
+
+    def _max_memory(self) -> int:
+        return int(self.state.config["lua-max-memory"])
+
+    def _set_max_memory(self, name: str, value: int) -> None:
+        for vm in (self._eval_vm, self._function_vm):
+            if vm is not None:
+                vm.set_max_memory(value)
+
+    @property
+    def client(self) -> Client:
+        """The client scripts run their commands as (never blocks, never listed)."""
+        found = self._client
+        if found is None:
+            from resplite.engine.client import Client
+
+            found = self._client = Client(self.state, 0, None)
+            found.deny_blocking = True
+            found.set_authenticated(True)
+            found.name = b""
+        return found
+
+    # -- the EVAL script cache ---------------------------------------------------------------
+
+    def find_script(self, sha: bytes) -> Script | None:
+        return self.scripts.get(sha.lower())
+
+    def create_script(self, body: bytes, *, from_eval: bool) -> Script:
+        """The cached script for ``body``, compiling it if needed (Redis's luaCreateFunction)."""
+        sha = hashlib.sha1(body).hexdigest().encode()
+        found = self.scripts.get(sha)
+        if found is not None:
+            return found
+        flags, shebang_len = parse_shebang(body)
+        vm = self.eval_vm
+        compile_ = vm.compile
+        assert compile_ is not None
+        try:
+            compiled = compile_(body[shebang_len:])
+        except lua51.LuaMemoryError:
+            vm.collect()
+            raise CommandError(self._memory_error(b"(new function)")) from None
+        fn, problem = (compiled if isinstance(compiled, tuple) else (compiled, None))
+        if fn is None:
+            text = _flat(problem or b"").strip()
+            raise CommandError("ERR Error compiling script (new function): " + _text(text))
+        script = Script(sha, body, flags, fn, from_eval)
+        if from_eval:
+            while len(self._lru) >= EVAL_SCRIPTS_KEPT:
+                oldest, _ = self._lru.popitem(last=False)
+                self._forget(oldest)
+                self.evicted_scripts += 1
+            self._lru[sha] = None
+        self.scripts[sha] = script
+        self.scripts_bytes += len(sha) + len(body)
+        return script
+
+    def _forget(self, sha: bytes) -> None:
+        script = self.scripts.pop(sha, None)
+        if script is not None:
+            self.scripts_bytes -= len(sha) + len(script.body)
+
+    def script_exists(self, shas: list[bytes]) -> list[int]:
+        return [1 if sha.lower() in self.scripts else 0 for sha in shas]
+
+    def flush_scripts(self) -> None:
+        """SCRIPT FLUSH: every script forgotten and a fresh Lua state for the next one."""
+        self.scripts.clear()
+        self._lru.clear()
+        self.scripts_bytes = 0
+        self._eval_vm = None
+        self._parser_eval = None
+
+    # -- EVAL / EVALSHA / FCALL ----------------------------------------------------------------
+
+    def eval(self, client: Client, argv: list[bytes], *, by_sha: bool, read_only: bool) -> Any:
+        source = argv[1]
+        if by_sha and len(source) != 40:
+            raise CommandError(_NOSCRIPT)
+        nkeys = self._numkeys(argv, errors.NOT_INTEGER)
+        if by_sha:
+            script = self.scripts.get(source) or self.scripts.get(source.lower())
+            if script is None:
+                raise CommandError(_NOSCRIPT)
+        else:
+            script = self.create_script(source, from_eval=True)
+        if script.evicted_by_lru and script.sha in self._lru:
+            self._lru.move_to_end(script.sha)
+        run = self._prepare(client, argv, script.flags, read_only, script.sha, eval_mode=True)
+        return self._execute(self.eval_vm, script.function, run, nkeys, argv)
+
+    def fcall(self, client: Client, argv: list[bytes], *, read_only: bool) -> Any:
+        fn = self.libraries.functions.get(argv[1].lower())
+        if fn is None:
+            raise CommandError("ERR Function not found")
+        nkeys = self._numkeys(argv, "ERR Bad number of keys provided")
+        run = self._prepare(client, argv, frozenset(fn.flags), read_only, fn.name,
+                            eval_mode=False)
+        return self._execute(self.function_vm, fn.callback, run, nkeys, argv)
+
+    @staticmethod
+    def _numkeys(argv: list[bytes], not_a_number: str) -> int:
+        arg = argv[2]
+        if len(arg) == 1 and 48 <= arg[0] <= 57 and arg[0] - 48 <= len(argv) - 3:
+            return arg[0] - 48  # the common case: a digit, and that many arguments at least
+        nkeys = parse_int(arg)
+        if nkeys is None:
+            raise CommandError(not_a_number)
+        if nkeys > len(argv) - 3:
+            raise CommandError("ERR Number of keys can't be greater than number of args")
+        if nkeys < 0:
+            raise CommandError("ERR Number of keys can't be negative")
+        return nkeys
+
+    def _prepare(
+        self,
+        client: Client,
+        argv: list[bytes],
+        flags: frozenset[str] | None,
+        read_only: bool,
+        name: bytes,
+        *,
+        eval_mode: bool,
+    ) -> ScriptRun:
+        """scriptPrepareForRun: refuse what the flags forbid, else describe the run."""
+        state = self.state
+        oom = bool(state.maxmemory) and state.over_maxmemory()
+        if flags is not None:
+            if "no-cluster" in flags and state.config["cluster-enabled"]:
+                raise CommandError("ERR Can not run script on cluster, 'no-cluster' flag is set.")
+            if "no-writes" not in flags and read_only:
+                raise CommandError(
+                    "ERR Can not execute a script with write flag using *_ro command."
+                )
+            if oom and not ({"allow-oom", "no-writes"} & flags):
+                raise CommandError(
+                    "OOM allow-oom flag is not set on the script, can not run it when used "
+                    "memory > 'maxmemory'"
+                )
+            read_only = read_only or "no-writes" in flags
+        return ScriptRun(
+            client, argv, name, eval_mode, read_only,
+            flags is not None and "allow-oom" in flags, oom, time.monotonic_ns(),
+        )
+
+    def _execute(self, vm: LuaVM, fn: Any, run: ScriptRun, nkeys: int, argv: list[bytes]) -> Any:
+        state = self.state
+        caller = run.caller
+        script_client = self._client or self.client
+        if script_client.db_index != caller.db_index:
+            script_client.select(caller.db_index)
+        script_client.resp = 2
+        self._parser = self._parser_eval if run.eval_mode else self._parser_function
+        errors_before = state.total_error_replies
+        self.running = run
+        clock = state.clock
+        pinned = clock.pin()
+        try:
+            result = vm.run(fn, caller.resp, nkeys, *argv[3:])
+        except lua51.LuaMemoryError:
+            vm.collect()
+            raise CommandError(self._memory_error(run.name)) from None
+        finally:
+            if pinned:
+                clock.unpin()
+            self.running = None
+            if run.timed_out:
+                self.pump.busy_ended()
+        cls = result.__class__
+        if cls is not bytes and cls is not int:
+            result = self._reply(result, run, vm)
+        if state.total_error_replies != errors_before:
+            # As Redis marks the EVAL failed when its run produced error replies.
+            state.stats_for(caller.last_command).failed_calls += 1
+        return result
+
+    def _memory_error(self, name: bytes) -> str:
+        return (
+            f"ERR Error running script {_text(name)}, not enough memory: the script reached "
+            f"lua-max-memory ({self._max_memory()} bytes)"
+        )
+
+    def _reply(self, result: Any, run: ScriptRun, vm: LuaVM) -> Any:
+        cls = result.__class__
+        if cls is bytes or cls is int or result is None:
+            return result
+        if cls is float:
+            return natives.c_int64(result)
+        kind = result[0]
+        if kind == _ENCODED:
+            for text in result[2].values() if result[2] is not None else ():
+                self.state.count_error(_text(_flat(text)))
+            return Raw(result[1])
+        if kind == _STATUS:
+            return Status(_text(_flat(result[1])))
+        if kind == _BOOLEAN:
+            value, script_resp = result[1], result[2]
+            if script_resp == 2:
+                return 1 if value else None
+            return bool(value)
+        if kind == _ERROR:
+            returned = _text(_flat(result[1]))
+            if result[2]:
+                return ErrorReply(returned)
+            raise CommandError(returned)
+        if kind == _FAIL_RAW:
+            detail = result[1] if result.__class__ is tuple and len(result) > 1 else None
+            if detail == b"not enough memory":
+                vm.collect()
+                raise CommandError(self._memory_error(run.name))
+            cause = detail if isinstance(detail, bytes) else b"execution failure"
+            raise CommandError(
+                "ERR Error running script " + _text(run.name) + ", " + _text(_flat(cause[:100]))
+            )
+        # A raised error: {err=..., source=..., line=...}. (Redis 7.0 crashes on an error
+        # table without err; an error reply is kinder.)
+        _, msg, source, line, ignore = result
+        message = _as_bytes(msg) if msg is not None else b"ERR unknown error"
+        if source is not None and line is not None:
+            message += (
+                b" script: " + run.name + b", on " + _as_bytes(source) + b":" + _as_bytes(line)
+                + b"."
+            )
+        final = _text(_flat(message))
+        if ignore:
+            return ErrorReply(final)
+        raise CommandError(final)
+
+    # -- what scripts call ---------------------------------------------------------------------
+
+    def _command(self, *args: Any) -> Any:
+        """redis.call / redis.pcall: answers the Lua value, or (value, kind) for the Lua side."""
+        run = self.running
+        if not args:
+            return b"ERR Please specify at least one argument for this redis lib call", \
+                convert.PLAIN_ERROR_KIND
+        argv: list[bytes] = []
+        for arg in args:
+            cls = arg.__class__
+            if cls is bytes:
+                argv.append(arg)
+            elif cls is int or cls is float:
+                argv.append(natives.argument_bytes(arg))
+            else:
+                return b"ERR Lua redis lib command arguments must be strings or integers", \
+                    convert.PLAIN_ERROR_KIND
+        if run is None:
+            return b"ERR redis.call/pcall can only be called inside a script invocation", \
+                convert.PLAIN_ERROR_KIND
+        state = self.state
+        spec = state.dispatcher.fast.get(argv[0]) or state.table.get(argv[0].lower())
+        if spec is None:
+            return self._refuse(None, "ERR Unknown Redis command called from script")
+        if spec.subcommands:
+            if len(argv) < 2:
+                return self._refuse(spec, "ERR Wrong number of args calling Redis command from "
+                                          "script")
+            sub = spec.subcommands.get(argv[1].lower())
+            if sub is None:
+                return self._refuse(None, "ERR Unknown Redis command called from script")
+            spec = sub
+        arity = spec.arity
+        n = len(argv)
+        if (arity > 0 and n != arity) or n < -arity:
+            return self._refuse(spec, "ERR Wrong number of args calling Redis command from script")
+        flags = spec.flags
+        if "noscript" in flags:
+            return self._refuse(spec, "ERR This Redis command is not allowed from script")
+        if run.read_only and (spec.is_write or "may_replicate" in flags):
+            return self._refuse(spec, "ERR Write commands are not allowed from read-only scripts.")
+        if (
+            spec.is_denyoom
+            and not run.allow_oom
+            and not run.write_dirty
+            and run.oom_at_start
+            and state.maxmemory
+        ):
+            return self._refuse(spec, errors.OOM)
+        if spec.is_write:
+            run.write_dirty = True
+        reply = state.dispatcher.call(self._client or self.client, spec, argv)
+        parser = self._parser
+        assert parser is not None
+        return convert.to_lua(reply, run.resp, parser)
+
+    def _refuse(self, spec: CommandSpec | None, message: str) -> tuple[bytes, int]:
+        """A command refused by the script checks: counted as Redis counts a rejection."""
+        state = self.state
+        state.count_error(message)
+        if spec is not None:
+            state.stats_for(spec.fullname).rejected_calls += 1
+        return convert.error_text(message), convert.ERROR_KIND
+
+    def _setresp(self, resp: int) -> None:
+        run = self.running
+        if run is not None:
+            run.resp = resp
+            self.client.resp = resp
+
+    def _log(self, level: int, message: bytes) -> None:
+        if level < _VERBOSITY.get(self.state.config["loglevel"], 2):
+            return
+        log.log(_LOG_LEVELS[level], "%s", _text(message))
+
+    def _acl_check(self, *args: Any) -> Any:
+        if not args:
+            return b"Please specify at least one argument for this redis lib call", 1
+        argv: list[bytes] = []
+        for arg in args:
+            cls = arg.__class__
+            if cls is bytes:
+                argv.append(arg)
+            elif cls is int or cls is float:
+                argv.append(natives.argument_bytes(arg))
+            else:
+                return b"Lua redis lib command arguments must be strings or integers", 1
+        found = self.state.dispatcher.lookup(argv)
+        if isinstance(found, str):
+            return b"Invalid command passed to redis.acl_check_cmd()", 1
+        # Every connection runs as the default user, who may run every command.
+        return True
+
+    def _hook(self) -> bytes | None:
+        """Called from Lua every 100,000 instructions: the kill verdict, or None to go on."""
+        run = self.running
+        if run is None:
+            loading = self._loading
+            if loading is not None and loading[2] > 0:
+                elapsed_ms = (time.monotonic_ns() - loading[1]) // 1_000_000
+                if elapsed_ms > loading[2]:
+                    return LOAD_TIMEOUT_TEXT
+            return None
+        if run.killed:
+            return KILL_TEXT
+        if not run.timed_out:
+            threshold = self.state.config["busy-reply-threshold"]
+            if threshold <= 0:
+                return None
+            elapsed_ms = (time.monotonic_ns() - run.start_ns) // 1_000_000
+            if elapsed_ms < threshold:
+                return None
+            run.timed_out = True
+            log.warning(
+                "Slow script detected: still in execution after %d milliseconds. You can try "
+                "killing the script using the %s command. Script name is: %s.",
+                elapsed_ms, "SCRIPT KILL" if run.eval_mode else "FUNCTION KILL", _text(run.name),
+            )
+        self.pump.serve_while_busy(run.caller)
+        return KILL_TEXT if run.killed else None
+
+    # -- while a script runs -------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        """Whether a script has run past busy-reply-threshold (other clients get -BUSY)."""
+        run = self.running
+        return run is not None and run.timed_out
+
+    def busy_error(self) -> str:
+        run = self.running
+        return _BUSY_EVAL if run is None or run.eval_mode else _BUSY_FUNCTION
+
+    def kill(self, *, from_eval: bool) -> None:
+        """SCRIPT KILL (``from_eval``) or FUNCTION KILL; raises Redis's refusals."""
+        run = self.running
+        if run is None:
+            raise CommandError("NOTBUSY No scripts in execution right now.")
+        if run.write_dirty:
+            raise CommandError(
+                "UNKILLABLE Sorry the script already executed write commands against the "
+                "dataset. You can either wait the script termination or kill the server in a "
+                "hard way using the SHUTDOWN NOSAVE command."
+            )
+        if from_eval and not run.eval_mode:
+            raise CommandError(_BUSY_FUNCTION)
+        if not from_eval and run.eval_mode:
+            raise CommandError(_BUSY_EVAL)
+        run.killed = True
+
+    def abort(self) -> None:
+        """End the running script at its next hook call, whatever it wrote (SHUTDOWN NOSAVE)."""
+        if self.running is not None:
+            self.running.killed = True
+
+    def command_flags(self, spec: CommandSpec, argv: list[bytes]) -> tuple[bool, bool, bool]:
+        """(write, denyoom, may_replicate) of a script command as its script declares them
+        (Redis's evalGetCommandFlags / fcallGetCommandFlags); the spec's own otherwise."""
+        # Redis marks these commands may-replicate; the script's flags can say otherwise.
+        base = (spec.is_write, spec.is_denyoom, True)
+        name = spec.fullname
+        flags: frozenset[str] | None
+        if name in ("fcall", "fcall_ro"):
+            if len(argv) < 2:
+                return base
+            fn = self.libraries.functions.get(argv[1].lower())
+            if fn is None:
+                return base
+            flags = frozenset(fn.flags)
+        else:
+            if len(argv) < 2:
+                return base
+            if name.startswith("evalsha"):
+                if len(argv[1]) != 40:
+                    return base
+                script = self.find_script(argv[1])
+                if script is None:
+                    return base
+                flags = script.flags
+            else:
+                script = self.scripts.get(hashlib.sha1(argv[1]).hexdigest().encode())
+                if script is not None:
+                    flags = script.flags
+                else:
+                    try:
+                        flags, _ = parse_shebang(argv[1])
+                    except CommandError:
+                        return base
+            if flags is None:
+                return base
+        no_writes = "no-writes" in flags
+        return (not no_writes, not (no_writes or "allow-oom" in flags), False)
+
+    # -- function libraries ----------------------------------------------------------------------
+
+    def load_library(self, code: bytes, *, replace: bool, into: LibraryContext | None = None,
+                     timeout_ms: int = LOAD_TIMEOUT_MS) -> bytes:
+        """Compile and register a library (FUNCTION LOAD); answers its name."""
+        ctx = self.libraries if into is None else into
+        engine, name, body = functions.extract_metadata(code)
+        if not functions.valid_name(name):
+            raise CommandError(functions.NAME_RULES)
+        if engine.lower() != b"lua":
+            raise CommandError(f"ERR Engine '{_text(engine)}' not found")
+        old = ctx.libraries.get(name)
+        if old is not None and not replace:
+            raise CommandError(f"ERR Library '{_text(name)}' already exists")
+        if old is not None:
+            ctx.unlink(old)
+        library = Library(name, code)
+        try:
+            self._run_library(library, body, timeout_ms)
+            if not library.functions:
+                raise CommandError("ERR No functions registered")
+            for fn in library.functions.values():
+                if fn.name.lower() in ctx.functions:
+                    raise CommandError(f"ERR Function {_text(fn.name)} already exists")
+        except CommandError:
+            if old is not None:
+                ctx.link(old)
+            raise
+        ctx.link(library)
+        return name
+
+    def _run_library(self, library: Library, body: bytes, timeout_ms: int) -> None:
+        vm = self.function_vm
+        load = vm.load
+        assert load is not None
+        self._loading = (library, time.monotonic_ns(), timeout_ms)
+        try:
+            outcome = load(body)
+        except lua51.LuaMemoryError:
+            vm.collect()
+            raise CommandError(self._memory_error(library.name)) from None
+        finally:
+            self._loading = None
+        if outcome is True:
+            return
+        compile_error = outcome[1] if len(outcome) > 1 else None
+        run_error = outcome[2] if len(outcome) > 2 else None
+        if compile_error is not None:
+            raise CommandError("ERR Error compiling function: " + _text(_flat(compile_error)))
+        if run_error == b"not enough memory":
+            vm.collect()
+            raise CommandError(self._memory_error(library.name))
+        detail = run_error if isinstance(run_error, bytes) else (
+            b"%d" % run_error if run_error is not None else b"(null)"
+        )
+        raise CommandError("ERR Error registering functions: " + _text(_flat(detail)))
+
+    def _register_function(self, name: bytes, callback: Any, description: bytes | None,
+                           *flags: bytes) -> bytes | None:
+        """redis.register_function, arguments already checked: None, or the error text."""
+        loading = self._loading
+        if loading is None:
+            return b"redis.register_function can only be called on FUNCTION LOAD command"
+        library = loading[0]
+        if not functions.valid_name(name):
+            return functions.NAME_RULES[4:].encode()
+        if name in library.functions:
+            return b"Function already exists in the library"
+        library.functions[name] = FunctionInfo(
+            name, callback, description, tuple(flag.decode() for flag in flags), library
+        )
+        return None
+
+    def delete_library(self, name: bytes) -> None:
+        lib = self.libraries.libraries.get(name)
+        if lib is None:
+            raise CommandError("ERR Library not found")
+        self.libraries.unlink(lib)
+
+    def flush_functions(self) -> None:
+        """FUNCTION FLUSH: every library gone and a fresh Lua state (Redis 7.4 rebuilds it)."""
+        self.libraries.clear()
+        self._function_vm = None
+        self._parser_function = None
+
+    def dump_functions(self) -> bytes:
+        return functions.dump_payload(list(self.libraries.libraries.values()))
+
+    def restore_functions(self, payload: bytes, policy: str) -> None:
+        if not functions.verify_payload(payload):
+            raise CommandError("ERR DUMP payload version or checksum are wrong")
+        codes = functions.read_payload(payload)
+        scratch = LibraryContext()
+        for code in codes:
+            self.load_library(code, replace=False, into=scratch, timeout_ms=0)
+        current = self.libraries
+        if policy == "flush":
+            self.libraries = scratch
+            return
+        replaced: list[Library] = []
+        for lib in scratch.libraries.values():
+            old = current.libraries.get(lib.name)
+            if old is not None:
+                if policy != "replace":
+                    for back in replaced:
+                        current.link(back)
+                    raise CommandError(f"ERR Library {_text(lib.name)} already exists")
+                current.unlink(old)
+                replaced.append(old)
+        for fn in scratch.functions.values():
+            if fn.name.lower() in current.functions:
+                for back in replaced:
+                    current.link(back)
+                raise CommandError(f"ERR Function {_text(fn.name)} already exists")
+        for lib in scratch.libraries.values():
+            current.link(lib)
+
+    def function_stats(self) -> dict[bytes, Any]:
+        run = self.running
+        running: Any = None
+        if run is not None:
+            running = {
+                b"name": run.name,
+                b"command": list(run.argv),
+                b"duration_ms": (time.monotonic_ns() - run.start_ns) // 1_000_000,
+            }
+        ctx = self.libraries
+        return {
+            b"running_script": running,
+            b"engines": {
+                b"LUA": {
+                    b"libraries_count": len(ctx.libraries),
+                    b"functions_count": sum(len(lib.functions) for lib in ctx.libraries.values()),
+                }
+            },
+        }
+
+    # -- INFO ----------------------------------------------------------------------------------
+
+    def memory_lines(self) -> list[tuple[str, object]]:
+        """The scripting fields of INFO memory, in Redis 7.4's order."""
+        eval_vm = self._eval_vm.memory() if self._eval_vm is not None else 0
+        function_vm = self._function_vm.memory() if self._function_vm is not None else 0
+        scripts = self.scripts_bytes + len(self.scripts) * 64
+        libs = self.libraries.code_bytes + len(self.libraries.functions) * 64
+        return [
+            ("used_memory_lua", eval_vm),
+            ("used_memory_vm_eval", eval_vm),
+            ("used_memory_lua_human", bytes_to_human(eval_vm)),
+            ("used_memory_scripts_eval", scripts),
+            ("number_of_cached_scripts", len(self.scripts)),
+            ("number_of_functions", len(self.libraries.functions)),
+            ("number_of_libraries", len(self.libraries.libraries)),
+            ("used_memory_vm_functions", function_vm),
+            ("used_memory_vm_total", eval_vm + function_vm),
+            ("used_memory_vm_total_human", bytes_to_human(eval_vm + function_vm)),
+            ("used_memory_functions", libs),
+            ("used_memory_scripts", scripts + libs),
+            ("used_memory_scripts_human", bytes_to_human(scripts + libs)),
+        ]
+
+
+def _as_bytes(value: Any) -> bytes:
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, float):
+        return natives.number_text(value)
+    return str(value).encode()

@@ -1,0 +1,158 @@
+"""Function libraries: what FUNCTION LOAD / LIST / DELETE / DUMP / RESTORE manage.
+
+A library is its code (``#!lua name=<lib>`` then Lua) and the functions its code registered
+with ``redis.register_function``. Library names are case-sensitive; function names are
+unique across all libraries regardless of case (FCALL finds ``F1`` for ``f1``), as in Redis.
+Names allow letters, digits and underscores only.
+
+:class:`LibraryContext` is one set of libraries: the server's, or a scratch set that a
+RESTORE fills before joining it to the server's (so a payload that fails to load changes
+nothing). Loading compiles and runs the library code in the functions' Lua state
+(:class:`~resplite.engine.scripting.vm.LuaVM`); the callbacks it registers are kept as Lua
+function references.
+
+FUNCTION DUMP's payload is Redis's: for each library the RDB opcode 245 followed by the
+code as an RDB string (LZF-compressed when longer than 20 bytes and compressible, as Redis
+writes it), then the RDB version (12, Redis 7.4's) in two little-endian bytes and a CRC-64
+of everything before it. RESTORE accepts payloads of RDB version 12 and below.
+"""
+
+from __future__ import annotations
+
+import shlex
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from resplite.algorithms.crc64 import crc64
+from resplite.engine.errors import CommandError
+from resplite.formats import rdb_format
+from resplite.formats.rdb_format import OPCODE_FUNCTION2, OPCODE_FUNCTION_PRE_GA, RDB_VERSION
+
+NAME_RULES = (
+    "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
+    "least one character long"
+)
+
+
+def valid_name(name: bytes) -> bool:
+    return bool(name) and all(
+        48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122 or c == 95 for c in name
+    )
+
+
+@dataclass(slots=True, eq=False)
+class FunctionInfo:
+    name: bytes
+    callback: Any  # the Lua function
+    description: bytes | None
+    flags: tuple[str, ...]
+    library: Library
+
+
+@dataclass(slots=True, eq=False)
+class Library:
+    name: bytes
+    code: bytes
+    functions: dict[bytes, FunctionInfo] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class LibraryContext:
+    """Libraries by name and their functions by lower-cased name."""
+
+    libraries: dict[bytes, Library] = field(default_factory=dict)
+    functions: dict[bytes, FunctionInfo] = field(default_factory=dict)
+
+    def link(self, lib: Library) -> None:
+        for fn in lib.functions.values():
+            self.functions.setdefault(fn.name.lower(), fn)
+        self.libraries[lib.name] = lib
+
+    def unlink(self, lib: Library) -> None:
+        for fn in lib.functions.values():
+            if self.functions.get(fn.name.lower()) is fn:
+                del self.functions[fn.name.lower()]
+        self.libraries.pop(lib.name, None)
+
+    def clear(self) -> None:
+        self.libraries.clear()
+        self.functions.clear()
+
+    @property
+    def code_bytes(self) -> int:
+        return sum(len(lib.code) + len(lib.name) for lib in self.libraries.values())
+
+
+def _split_args(line: bytes) -> list[bytes] | None:
+    """sdssplitargs of the shebang line: words, with quotes; None when unbalanced."""
+    try:
+        return [w.encode("latin-1") for w in shlex.split(line.decode("latin-1"), posix=True)]
+    except ValueError:
+        return None
+
+
+def extract_metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
+    """(engine, library name, code after the shebang line) or CommandError as Redis words it."""
+    if not code.startswith(b"#!"):
+        raise CommandError("ERR Missing library metadata")
+    end = code.find(b"\n")
+    if end < 0:
+        raise CommandError("ERR Invalid library metadata")
+    parts = _split_args(code[:end])
+    if not parts:
+        raise CommandError("ERR Invalid library metadata")
+    engine = parts[0][2:]
+    name: bytes | None = None
+    for part in parts[1:]:
+        if part[:5].lower() == b"name=":
+            if name is not None:
+                raise CommandError(
+                    "ERR Invalid metadata value, name argument was given multiple times"
+                )
+            name = part[5:]
+            continue
+        raise CommandError(
+            "ERR Invalid metadata value given: " + part.decode("utf-8", "surrogateescape")
+        )
+    if name is None:
+        raise CommandError("ERR Library name was not given")
+    return engine, name, code[end:]
+
+
+# -- the DUMP payload ---------------------------------------------------------------------------
+
+
+def dump_payload(libraries: list[Library]) -> bytes:
+    body = bytearray()
+    for lib in libraries:
+        body.append(OPCODE_FUNCTION2)
+        rdb_format.write_string(body, lib.code, compress=True)
+    body += struct.pack("<H", RDB_VERSION)
+    return bytes(body) + struct.pack("<Q", crc64(0, body))
+
+
+def verify_payload(payload: bytes) -> bool:
+    if len(payload) < 10:
+        return False
+    version = payload[-10] | (payload[-9] << 8)
+    if version > RDB_VERSION:
+        return False
+    return struct.pack("<Q", crc64(0, payload[:-8])) == payload[-8:]
+
+
+def read_payload(payload: bytes) -> list[bytes]:
+    """The library codes of a verified payload, or CommandError with Redis's words."""
+    reader = rdb_format.Reader(memoryview(payload)[:-10])
+    codes: list[bytes] = []
+    while not reader.at_end():
+        kind = reader.byte()
+        if kind == OPCODE_FUNCTION_PRE_GA:
+            raise CommandError("ERR Pre-GA function format not supported")
+        if kind != OPCODE_FUNCTION2:
+            raise CommandError("ERR given type is not a function")
+        try:
+            codes.append(reader.string())
+        except rdb_format.RdbError:
+            raise CommandError("ERR Failed loading library payload") from None
+    return codes

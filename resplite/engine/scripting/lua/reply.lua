@@ -1,0 +1,139 @@
+-- A script's return value as reply bytes, the way Redis's luaReplyToRedisReply writes it:
+-- tables are checked for err, ok, double, big_number, verbatim_string, map and set (raw
+-- reads, in that order), anything else is an array up to the first nil; numbers are cut to
+-- integers; booleans follow the script's protocol (redis.setresp) and the caller's.
+-- Returns the bytes and a list of the nested error texts whose statistics are still due.
+
+return function(helpers)
+    local type, next, rawget = type, next, rawget
+    local s_format, s_gsub, s_sub = string.format, string.gsub, string.sub
+    local t_concat = table.concat
+    local huge = math.huge
+
+    local function flat(s)
+        return (s_gsub(s, "[\r\n]", " "))
+    end
+
+    local function double_text(d)
+        if d == huge then return "inf" end
+        if d == -huge then return "-inf" end
+        return s_format("%.17g", d)
+    end
+
+    local function encode(v, out, cresp, sresp, errors)
+        local t = type(v)
+        if t == "string" then
+            out[#out + 1] = "$" .. #v .. "\r\n" .. v .. "\r\n"
+        elseif t == "number" then
+            out[#out + 1] = s_format(":%d\r\n", v)
+        elseif t == "boolean" then
+            if sresp == 2 then
+                if v then
+                    out[#out + 1] = ":1\r\n"
+                else
+                    out[#out + 1] = cresp == 3 and "_\r\n" or "$-1\r\n"
+                end
+            elseif cresp == 3 then
+                out[#out + 1] = v and "#t\r\n" or "#f\r\n"
+            else
+                out[#out + 1] = v and ":1\r\n" or ":0\r\n"
+            end
+        elseif t == "table" then
+            local e = rawget(v, "err")
+            if type(e) == "string" then
+                out[#out + 1] = "-" .. flat(e) .. "\r\n"
+                if not v.ignore_error_stats_update then errors[#errors + 1] = e end
+                return
+            end
+            local ok = rawget(v, "ok")
+            if type(ok) == "string" then
+                out[#out + 1] = "+" .. flat(ok) .. "\r\n"
+                return
+            end
+            local d = rawget(v, "double")
+            if type(d) == "number" then
+                local text = double_text(d)
+                if cresp == 3 then
+                    out[#out + 1] = "," .. text .. "\r\n"
+                else
+                    out[#out + 1] = "$" .. #text .. "\r\n" .. text .. "\r\n"
+                end
+                return
+            end
+            local big = rawget(v, "big_number")
+            if type(big) == "string" then
+                big = flat(big)
+                if cresp == 3 then
+                    out[#out + 1] = "(" .. big .. "\r\n"
+                else
+                    out[#out + 1] = "$" .. #big .. "\r\n" .. big .. "\r\n"
+                end
+                return
+            end
+            local verb = rawget(v, "verbatim_string")
+            if type(verb) == "table" then
+                local format = rawget(verb, "format")
+                local text = rawget(verb, "string")
+                if type(format) == "string" and type(text) == "string" then
+                    if cresp == 3 then
+                        -- Three characters of format, padded with spaces if shorter.
+                        local f = s_sub(format .. "   ", 1, 3)
+                        local nul = f:find("\0", 1, true)
+                        if nul then f = s_sub(f, 1, nul - 1) .. s_sub("   ", nul, 3) end
+                        out[#out + 1] = "=" .. (#text + 4) .. "\r\n" .. f .. ":" .. text .. "\r\n"
+                    else
+                        out[#out + 1] = "$" .. #text .. "\r\n" .. text .. "\r\n"
+                    end
+                    return
+                end
+            end
+            local map = rawget(v, "map")
+            if type(map) == "table" then
+                local at = #out + 1
+                out[at] = ""
+                local n = 0
+                local k, val = next(map)
+                while k ~= nil do
+                    encode(k, out, cresp, sresp, errors)
+                    encode(val, out, cresp, sresp, errors)
+                    n = n + 1
+                    k, val = next(map, k)
+                end
+                out[at] = cresp == 3 and ("%" .. n .. "\r\n") or ("*" .. (2 * n) .. "\r\n")
+                return
+            end
+            local set = rawget(v, "set")
+            if type(set) == "table" then
+                local at = #out + 1
+                out[at] = ""
+                local n = 0
+                local k = next(set)
+                while k ~= nil do
+                    encode(k, out, cresp, sresp, errors)
+                    n = n + 1
+                    k = next(set, k)
+                end
+                out[at] = cresp == 3 and ("~" .. n .. "\r\n") or ("*" .. n .. "\r\n")
+                return
+            end
+            local at = #out + 1
+            out[at] = ""
+            local n = 0
+            local item = rawget(v, 1)
+            while item ~= nil do
+                encode(item, out, cresp, sresp, errors)
+                n = n + 1
+                item = rawget(v, n + 1)
+            end
+            out[at] = "*" .. n .. "\r\n"
+        else
+            out[#out + 1] = cresp == 3 and "_\r\n" or "$-1\r\n"
+        end
+    end
+
+    return function(v, cresp, sresp)
+        local out, errors = {}, {}
+        encode(v, out, cresp, sresp, errors)
+        return t_concat(out), errors[1] ~= nil and errors or nil
+    end
+end
