@@ -496,3 +496,4 @@ class ServerState:
         self.net_output_bytes = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0
+        self.scripting.evicted_scripts = 0

@@ -146,7 +146,7 @@ def _bitop(fn: Any) -> Any:
         try:
             return (True, fn(args))
         except _ArgError as exc:
-            return (False, exc.message, exc.narg)
+            return (False, exc.message.encode(), exc.narg)
 
     return run
 
@@ -312,21 +312,21 @@ def _check_format(args: tuple[Any, ...]) -> bytes:
 
 
 def _check_number(args: tuple[Any, ...], i: int) -> float:
+    # struct.pack pushes a nil after its arguments, so a missing one reads as nil.
     value = args[i] if i < len(args) else None
     n = tonumber(value)
     if n is None:
-        got = "no value" if i >= len(args) else lua_type(value)
-        raise _StructError(f"number expected, got {got}", i + 1)
+        raise _StructError(f"number expected, got {lua_type(value)}", i + 1)
     return n
 
 
-def _check_string(args: tuple[Any, ...], i: int) -> bytes:
+def _check_string(args: tuple[Any, ...], i: int, *, missing: str = "no value") -> bytes:
     value = args[i] if i < len(args) else None
     if isinstance(value, bytes):
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
         return number_text(value)
-    got = "no value" if i >= len(args) else lua_type(value)
+    got = missing if i >= len(args) else lua_type(value)
     raise _StructError(f"string expected, got {got}", i + 1)
 
 
@@ -336,8 +336,8 @@ def _struct(fn: Any) -> Any:
             return (True, *fn(args))
         except _StructError as exc:
             if exc.narg is None:
-                return (False, exc.message)
-            return (False, exc.message, exc.narg)
+                return (False, exc.message.encode())
+            return (False, exc.message.encode(), exc.narg)
 
     return run
 
@@ -374,7 +374,7 @@ def _pack(args: tuple[Any, ...]) -> tuple[Any, ...]:
             arg += 1
             out += struct.pack("<d" if state[0] else ">d", d)
         elif opt in "cs":
-            s = _check_string(args, arg)
+            s = _check_string(args, arg, missing="nil")
             arg += 1
             if size == 0:
                 size = len(s)

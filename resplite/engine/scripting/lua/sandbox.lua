@@ -21,12 +21,23 @@ local setmetatable, getmetatable = setmetatable, getmetatable
 local loadstring, setfenv, newproxy = loadstring, setfenv, newproxy
 local collectgarbage, gcinfo, assert = collectgarbage, gcinfo, assert
 local string, table, math, coroutine = string, table, math, coroutine
-local sethook, getinfo = debug.sethook, debug.getinfo
+local sethook, getinfo, d_getmetatable = debug.sethook, debug.getinfo, debug.getmetatable
 local s_byte, s_sub, s_format, s_gsub, s_find = string.byte, string.sub, string.format, string.gsub, string.find
-local t_insert, t_foreach = table.insert, table.foreach
+local t_foreach = table.foreach
 local floor, ceil = math.floor, math.ceil
 
 local READONLY = "Attempt to modify a readonly table"
+
+local function c_int(n)
+    -- (int) of a lua_Number: truncation, the low 32 bits kept (NaN and huge values as C does).
+    if n ~= n or n >= 9.2233720368547758e18 or n < -9.2233720368547758e18 then
+        return -2147483648
+    end
+    n = n >= 0 and floor(n) or ceil(n)
+    n = n % 4294967296
+    if n >= 2147483648 then n = n - 4294967296 end
+    return n
+end
 
 -- -- read-only proxies -------------------------------------------------------------------
 
@@ -56,49 +67,111 @@ end
 
 -- -- base functions that must see through (or refuse) a proxy -----------------------------
 
-local function ro_rawget(t, k)
+-- luaL_argerror's words for the function `depth` frames above, naming it as its caller
+-- spelled it ('?' when a C function such as pcall called it).
+local function argerror(depth, narg, msg)
+    local ar = getinfo(depth + 1, "n")
+    local name = ar and ar.name or "?"
+    error(s_format("bad argument #%d to '%s' (%s)", narg, name, msg), depth + 2)
+end
+
+local function check_table(n, i, v)
+    if type(v) ~= "table" then
+        argerror(2, i, "table expected, got " .. (i > n and "no value" or type(v)))
+    end
+end
+
+local function check_any(n, i)
+    if i > n then argerror(2, i, "value expected") end
+end
+
+local function ro_rawget(...)
+    local n, t, k = select("#", ...), ...
+    check_table(n, 1, t)
+    check_any(n, 2)
     local b = backing_of[t]
     if b ~= nil then return rawget(b, k) end
     return rawget(t, k)
 end
 
-local function ro_rawset(t, k, v)
+local function ro_rawset(...)
+    local n, t, k, v = select("#", ...), ...
+    check_table(n, 1, t)
+    check_any(n, 2)
+    check_any(n, 3)
     if backing_of[t] ~= nil then error(READONLY, 0) end
     return rawset(t, k, v)
 end
 
-local function ro_next(t, k)
+local function ro_next(...)
+    local n, t, k = select("#", ...), ...
+    check_table(n, 1, t)
     local b = backing_of[t]
     if b ~= nil then return next(b, k) end
     return next(t, k)
 end
 
-local function ro_pairs(t)
+local function ro_pairs(...)
+    local n, t = select("#", ...), ...
+    check_table(n, 1, t)
     if backing_of[t] ~= nil then return ro_next, t, nil end
-    return pairs(t)
+    return next, t, nil
 end
 
-local function ro_setmetatable(t, mt)
+local function ro_setmetatable(...)
+    local n, t, mt = select("#", ...), ...
+    check_table(n, 1, t)
+    if mt ~= nil and type(mt) ~= "table" then argerror(1, 2, "nil or table expected") end
     if backing_of[t] ~= nil then error(READONLY, 0) end
+    local current = d_getmetatable(t)
+    if current ~= nil and rawget(current, "__metatable") ~= nil then
+        error("cannot change a protected metatable", 2)
+    end
     return setmetatable(t, mt)
 end
 
 local string_meta_shown  -- what getmetatable("") answers: read-only, as in Redis
 
-local function ro_getmetatable(t)
+local function ro_getmetatable(...)
+    local n, t = select("#", ...), ...
+    check_any(n, 1)
     if backing_of[t] ~= nil then return shown_meta[t] end
     if type(t) == "string" then return string_meta_shown end
     return getmetatable(t)
 end
 
-local function ro_insert(t, ...)
+-- table.insert as Lua 5.1 does it (raw reads and writes), refusing read-only tables.
+local function ro_insert(...)
+    local n, t, a2, a3 = select("#", ...), ...
+    check_table(n, 1, t)
+    local e = #t + 1
+    local pos, value
+    if n == 2 then
+        pos, value = e, a2
+    elseif n == 3 then
+        local p = tonumber(a2)
+        if p == nil then
+            argerror(1, 2, "number expected, got " .. type(a2))
+        end
+        pos = c_int(p)
+        if pos > e then e = pos end
+        if backing_of[t] ~= nil then error(READONLY, 0) end
+        for i = e, pos + 1, -1 do rawset(t, i, rawget(t, i - 1)) end
+        value = a3
+    else
+        error("wrong number of arguments to 'insert'", 2)
+    end
     if backing_of[t] ~= nil then error(READONLY, 0) end
-    return t_insert(t, ...)
+    rawset(t, pos, value)
 end
 
-local function ro_foreach(t, f)
-    local b = backing_of[t]
-    return t_foreach(b or t, f)
+local function ro_foreach(...)
+    local n, t, f = select("#", ...), ...
+    check_table(n, 1, t)
+    if type(f) ~= "function" then
+        argerror(1, 2, "function expected, got " .. (n < 2 and "no value" or type(f)))
+    end
+    return t_foreach(backing_of[t] or t, f)
 end
 
 -- Lua 5.1 would load precompiled chunks; Redis's Lua never does. A leading space makes the
@@ -127,15 +200,21 @@ local function compile(code, chunkname)
     return f
 end
 
-local function safe_loadstring(s, chunkname)
-    return compile(s, chunkname)
+local function safe_loadstring(...)
+    local n, s, chunkname = select("#", ...), ...
+    if type(s) ~= "string" and type(s) ~= "number" then
+        argerror(1, 1, "string expected, got " .. (n < 1 and "no value" or type(s)))
+    end
+    if chunkname ~= nil and type(chunkname) ~= "string" and type(chunkname) ~= "number" then
+        argerror(1, 2, "string expected, got " .. type(chunkname))
+    end
+    return compile(tostring(s), chunkname and tostring(chunkname))
 end
 
-local function safe_load(reader, chunkname)
+local function safe_load(...)
+    local n, reader, chunkname = select("#", ...), ...
     if type(reader) ~= "function" then
-        -- Same check and words as Lua's load.
-        error(s_format("bad argument #1 to 'load' (function expected, got %s)",
-            select("#", reader) == 0 and "no value" or type(reader)), 2)
+        argerror(1, 1, "function expected, got " .. (n < 1 and "no value" or type(reader)))
     end
     local parts = {}
     while true do
@@ -185,13 +264,6 @@ local function error_handler(err)
 end
 
 -- -- argument helpers shared by the libraries --------------------------------------------
-
--- luaL_argerror's words, naming the function as its caller spelled it.
-local function argerror(fn_level, narg, msg)
-    local ar = getinfo(fn_level + 1, "n")
-    local name = ar and ar.name or "?"
-    error(s_format("bad argument #%d to '%s' (%s)", narg, name, msg), fn_level + 2)
-end
 
 local function typename_of(n, i, v)
     if i > n then return "no value" end
@@ -290,16 +362,6 @@ local function raise(text)
     error(error_table(text))
 end
 
-local function c_int(n)
-    -- (int) of a lua_Number: truncation, the low 32 bits kept (NaN and huge values as C does).
-    if n ~= n or n >= 9.2233720368547758e18 or n < -9.2233720368547758e18 then
-        return -2147483648
-    end
-    n = n >= 0 and floor(n) or ceil(n)
-    n = n % 4294967296
-    if n >= 2147483648 then n = n - 4294967296 end
-    return n
-end
 
 local function log(...)
     local argc = select("#", ...)
@@ -652,7 +714,8 @@ local function finish(caller_resp, ok, r)
             return ENCODED, data, errors
         end
         if t == "boolean" then return BOOLEAN, r, script_resp end
-        return r
+        if t == "string" or t == "number" then return r end
+        return nil  -- functions, coroutines, userdata: a null reply
     end
     if type(r) == "table" then
         local msg = r.err

@@ -1,0 +1,297 @@
+"""Functions (FUNCTION LOAD / DELETE / FLUSH / LIST / DUMP / RESTORE / STATS / KILL / HELP,
+FCALL, FCALL_RO) against a real Redis 7.0, byte for byte, in RESP2 and RESP3.
+
+Every scenario starts with no libraries loaded. FUNCTION LIST answers libraries in Redis's
+hash-table order, so scenarios list one library at a time, and lists of several are
+compared as sets. FUNCTION DUMP payloads carry the RDB version of the server that wrote
+them (10 for Redis 7.0, 12 for 7.4, which resplite follows), so they are compared without
+their last ten bytes, and each server restores the other's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from compat_helpers import decode, run
+from support.helpshape import assert_same_shape
+
+Scenario = list[tuple[object, ...]]
+
+
+def lib(name: str, body: str) -> str:
+    return f"#!lua name={name}\n{body}"
+
+
+ECHO = lib("echo", "redis.register_function('echo', function(keys, args) "
+                   "return {keys[1], args[1], #keys, #args} end)")
+
+
+@pytest.fixture(autouse=True)
+def no_libraries(request: pytest.FixtureRequest) -> Iterator[None]:
+    if "pair" in request.fixturenames:
+        pair = request.getfixturevalue("pair")
+        for conn in (pair.ref, pair.ours):
+            conn.call("FUNCTION", "FLUSH")
+            conn.call("SCRIPT", "FLUSH")
+    yield
+
+
+REGISTER_ERRORS = [
+    "return string.len('x')",
+    "redis.call('ping')",
+    "x = 1",
+    "return 1",
+    "redis.register_function('f')",
+    "redis.register_function('f', 1)",
+    "redis.register_function({}, function() end)",
+    "redis.register_function()",
+    "redis.register_function('a','b','c')",
+    "redis.register_function({function_name='f'})",
+    "redis.register_function({callback=function() end})",
+    "redis.register_function({function_name='f', callback=function() end, flags={'bad'}})",
+    "redis.register_function({function_name='f', callback=function() end, flags='no-writes'})",
+    "redis.register_function({function_name='f', callback=function() end, flags={1}})",
+    "redis.register_function({function_name='f', callback=function() end, foo=1})",
+    "redis.register_function({function_name='f', callback=1})",
+    "redis.register_function({function_name={}, callback=function() end})",
+    "redis.register_function({function_name='f', description={}, callback=function() end})",
+    "redis.register_function({[1]='x', function_name='f', callback=function() end})",
+    "redis.register_function({[true]='x', function_name='f', callback=function() end})",
+    "redis.register_function('bad-name', function() end)",
+    "redis.register_function('', function() end)",
+    "redis.register_function('f', function() end) redis.register_function('f', function() end)",
+    "error('boom')",
+    "error({err='MY boom'})",
+    "local a = nil + 1",
+    "(",
+    "",
+    "local t = {} for k in pairs(_G) do t[#t+1] = k end",
+    "return redis.REDIS_VERSION_NUM > 0 and nil",
+]
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "FUNCTION LOAD then FCALL: keys and arguments": [
+        ("FUNCTION", "LOAD", ECHO), ("FCALL", "echo", 1, "k", "a"),
+        ("FCALL", "ECHO", 2, "k1", "k2"), ("FCALL", "Echo", 0, "a", "b", "c"),
+        ("FCALL_RO", "echo", 0),
+    ],
+    "FCALL: unknown function, then bad numkeys": [
+        ("FCALL", "nosuch", 0), ("FCALL", "nosuch", "x"), ("FUNCTION", "LOAD", ECHO),
+        ("FCALL", "echo", "x"), ("FCALL", "echo", 2, "k"), ("FCALL", "echo", -1),
+        ("FCALL", "echo", "1.0", "k"), ("FCALL", "echo"),
+    ],
+    "FUNCTION LOAD: library metadata checked first": [
+        ("FUNCTION", "LOAD", "no shebang"), ("FUNCTION", "LOAD", "#!lua name=x8"),
+        ("FUNCTION", "LOAD", "#!lua\nredis.register_function('f1', function() end)"),
+        ("FUNCTION", "LOAD", lib("x name=y", "redis.register_function('f', function() end)")),
+        ("FUNCTION", "LOAD", lib("x foo=y", "redis.register_function('f', function() end)")),
+        ("FUNCTION", "LOAD", lib("bad-name", "redis.register_function('f', function() end)")),
+        ("FUNCTION", "LOAD", "#!js name=x7\nredis.register_function('f', function() end)"),
+        ("FUNCTION", "LOAD", "#!LUA name=x6\nredis.register_function('fx6', function() end)"),
+        ("FUNCTION", "LOAD", "#!lua NAME=x5\nredis.register_function('fx5', function() end)"),
+        ("FUNCTION", "LOAD", '#!lua name="quoted"\nredis.register_function(\'q\', function() end)'),
+        ("FCALL", "fx5", 0), ("FCALL", "fx6", 0), ("FCALL", "q", 0),
+    ],
+    "FUNCTION LOAD: options, REPLACE and existing libraries": [
+        ("FUNCTION", "LOAD"), ("FUNCTION", "LOAD", "REPLACE"), ("FUNCTION", "LOAD", "FOO", "code"),
+        ("FUNCTION", "LOAD", lib("lib1", "redis.register_function('f1', function() return 1 end)")),
+        ("FUNCTION", "LOAD", lib("lib1", "redis.register_function('f1', function() return 2 end)")),
+        ("FCALL", "f1", 0),
+        ("FUNCTION", "LOAD", "REPLACE", "REPLACE",
+         lib("lib1", "redis.register_function('f1', function() return 3 end)")),
+        ("FCALL", "f1", 0),
+        ("FUNCTION", "LOAD", "replace",
+         lib("lib1", "redis.register_function('f1', function() return 4 end)")),
+        ("FCALL", "f1", 0),
+        ("FUNCTION", "LOAD", "REPLACE", lib("lib1", "error('broken')")), ("FCALL", "f1", 0),
+        ("FUNCTION", "LOAD", lib("LIB1", "redis.register_function('F1', function() end)")),
+        ("FUNCTION", "LOAD", lib("LIB1", "redis.register_function('g1', function() end)")),
+        ("FCALL", "g1", 0),
+        ("FUNCTION", "LOAD", lib("other", "redis.register_function('G1', function() end)")),
+    ],
+    "redis.register_function: names, arguments and flags checked in Redis's order": [
+        ("FUNCTION", "LOAD", lib(f"errors{i}", body)) for i, body in enumerate(REGISTER_ERRORS)
+    ] + [("FUNCTION", "LIST")],
+    "functions see the full globals when they run, not while loading": [
+        ("FUNCTION", "LOAD", lib("g1", "redis.register_function('g', function() "
+                                       "local t = {} for k in pairs(_G) do t[#t+1] = k end "
+                                       "table.sort(t) return t end)")),
+        ("FCALL", "g", 0),
+        ("FUNCTION", "LOAD", lib("g2", "redis.register_function('r', function() "
+                                       "local t = {} for k in pairs(redis) do t[#t+1] = k end "
+                                       "table.sort(t) return t end)")),
+        ("FCALL", "r", 0),
+        ("FUNCTION", "LOAD", lib("g3", "redis.register_function('h', function() x = 1 end)")),
+        ("FCALL", "h", 0),
+        ("FUNCTION", "LOAD", lib("g4", "redis.register_function('h2', function() return y end)")),
+        ("FCALL", "h2", 0),
+        ("FUNCTION", "LOAD", lib("g5", "redis.register_function('h3', function() "
+                                       "return redis.register_function end)")),
+        ("FCALL", "h3", 0),
+        ("FUNCTION", "LOAD", lib("g6", "redis.register_function('h4', function() "
+                                       "return {type(KEYS), type(ARGV)} end)")),
+        ("FCALL", "h4", 0),
+        ("FUNCTION", "LOAD", lib("g7", "local n = 0 redis.register_function('count', "
+                                       "function() n = n + 1 return n end)")),
+        ("FCALL", "count", 0), ("FCALL", "count", 0),
+        ("FUNCTION", "LOAD", lib("g8", "redis.log(redis.LOG_DEBUG, 'loading') "
+                                       "redis.register_function('v', function() "
+                                       "return redis.LOG_WARNING end)")),
+        ("FCALL", "v", 0),
+    ],
+    "FCALL: errors carry the function's name and line": [
+        ("FUNCTION", "LOAD", lib("e1", "redis.register_function('boom', function()\n"
+                                       "  error('boom')\nend)")),
+        ("FCALL", "boom", 0),
+        ("FUNCTION", "LOAD", lib("e2", "redis.register_function('unknown', function() "
+                                       "return redis.call('nosuch') end)")),
+        ("FCALL", "unknown", 0),
+        ("FUNCTION", "LOAD", lib("e3", "redis.register_function('resp3', function() "
+                                       "redis.setresp(3) return {double=1.5, true} end)")),
+        ("FCALL", "resp3", 0),
+        ("FUNCTION", "LOAD", lib("e4", "redis.register_function('t', function(keys, args) "
+                                       "return redis.call('incr', keys[1]) end)")),
+        ("SET", "s", "x"), ("FCALL", "t", 1, "s"), ("FCALL", "t", 1, "n"),
+    ],
+    "function flags: no-writes, FCALL_RO and their refusals": [
+        ("FUNCTION", "LOAD", lib("w", "redis.register_function('writes', function() "
+                                      "return redis.call('set', 'x', 'y') end)")),
+        ("FCALL_RO", "writes", 0), ("EXISTS", "x"), ("FCALL", "writes", 0),
+        ("FUNCTION", "LOAD", lib("ro", "redis.register_function{function_name='ro', "
+                                       "callback=function() return redis.call('set', 'x', 'z') "
+                                       "end, flags={'no-writes'}}")),
+        ("FCALL", "ro", 0), ("FCALL_RO", "ro", 0), ("GET", "x"),
+        ("FUNCTION", "LOAD", lib("ro2", "redis.register_function{function_name='reads', "
+                                        "callback=function() return redis.call('get', 'x') end, "
+                                        "flags={'no-writes', 'allow-oom'}}")),
+        ("FCALL_RO", "reads", 0), ("FCALL", "reads", 0),
+    ],
+    "FUNCTION LIST: one library with and without code, patterns, argument errors": [
+        ("FUNCTION", "LOAD", lib("lib9", "redis.register_function{function_name='g9', "
+                                         "callback=function() return 1 end, description='desc', "
+                                         "flags={'no-writes', 'allow-oom', 'ALLOW-STALE', "
+                                         "'no-cluster', 'allow-cross-slot-keys'}}")),
+        ("FUNCTION", "LIST"), ("FUNCTION", "LIST", "WITHCODE"),
+        ("FUNCTION", "LIST", "LIBRARYNAME", "lib9"), ("FUNCTION", "LIST", "LIBRARYNAME", "LIB*"),
+        ("FUNCTION", "LIST", "libraryname", "nomatch"),
+        ("FUNCTION", "LIST", "withcode", "libraryname", "lib?"),
+        ("FUNCTION", "LIST", "LIBRARYNAME"), ("FUNCTION", "LIST", "FOO"),
+        ("FUNCTION", "LIST", "WITHCODE", "WITHCODE"),
+        ("FUNCTION", "LIST", "LIBRARYNAME", "a", "LIBRARYNAME", "b"),
+    ],
+    "FUNCTION DELETE / FLUSH / STATS / KILL with nothing running": [
+        ("FUNCTION", "LOAD", ECHO), ("FUNCTION", "STATS"), ("FUNCTION", "DELETE", "nosuch"),
+        ("FUNCTION", "DELETE", "ECHO"), ("FUNCTION", "DELETE", "echo"), ("FCALL", "echo", 0),
+        ("FUNCTION", "DELETE"), ("FUNCTION", "STATS"), ("FUNCTION", "KILL"),
+        ("FUNCTION", "LOAD", ECHO), ("FUNCTION", "FLUSH", "x"), ("FUNCTION", "FLUSH", "sync", "x"),
+        ("FUNCTION", "FLUSH", "ASYNC"), ("FUNCTION", "LIST"), ("FUNCTION", "LOAD", ECHO),
+        ("FUNCTION", "FLUSH", "sync"), ("FUNCTION", "STATS"),
+    ],
+    "FUNCTION RESTORE: bad payloads and policies": [
+        ("FUNCTION", "RESTORE", "x"), ("FUNCTION", "RESTORE", "x", "y"),
+        ("FUNCTION", "RESTORE", "x", "flush", "z"), ("FUNCTION", "RESTORE", "0123456789"),
+        ("FUNCTION", "RESTORE", "\xf5\x02ab\x0a\x00" + "\x00" * 8), ("FUNCTION", "RESTORE"),
+    ],
+    "FUNCTION, SCRIPT and FCALL arity and subcommands": [
+        ("FUNCTION",), ("FUNCTION", "FOO"), ("FUNCTION", "HELP", "x"), ("FCALL",), ("FCALL", "f"),
+        ("FCALL_RO", "f"),
+    ],
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
+def test_function_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
+    run(pair, *SCENARIOS[scenario])  # type: ignore[arg-type]
+
+
+def _libraries(reply: bytes) -> list[object]:
+    value = decode(reply)
+    assert isinstance(value, list)
+    return sorted(value, key=repr)
+
+
+def test_function_list_of_several_libraries_compared_as_a_set(pair) -> None:  # type: ignore[no-untyped-def]
+    for i in range(4):
+        pair.check("FUNCTION", "LOAD", lib(f"many{i}", f"redis.register_function('m{i}', "
+                                                       f"function() return {i} end)"))
+    ref, ours = pair.both("FUNCTION", "LIST", "WITHCODE")
+    assert _libraries(ours) == _libraries(ref)
+    ref, ours = pair.both("FUNCTION", "STATS")
+    assert ours == ref
+
+
+def test_dump_payloads_match_and_restore_across_servers(pair) -> None:  # type: ignore[no-untyped-def]
+    body = "\n".join(f"redis.register_function('f{i}', function(keys, args) "
+                     f"return redis.call('GET', keys[1]) .. '{i}' end)" for i in range(30))
+    pair.check("FUNCTION", "LOAD", lib("big", body))
+    ref, ours = (decode(p) for p in pair.both("FUNCTION", "DUMP"))
+    assert isinstance(ref, bytes) and isinstance(ours, bytes)
+    # Same libraries, same LZF-compressed RDB strings; only the RDB version and CRC differ.
+    assert ours[:-10] == ref[:-10]
+    assert ours[-10:-8] == b"\x0c\x00" and ref[-10:-8] == b"\x0a\x00"
+    run(pair, ("FUNCTION", "FLUSH"))
+    assert pair.ours.call("FUNCTION", "RESTORE", ref) == b"+OK\r\n"
+    assert pair.ref.call("FUNCTION", "RESTORE", ref) == b"+OK\r\n"
+    run(pair, ("FCALL", "f7", 1, "k"), ("SET", "k", "v"), ("FCALL", "f29", 1, "k"),
+        ("FUNCTION", "RESTORE", ref), ("FUNCTION", "RESTORE", ref, "APPEND"),
+        ("FUNCTION", "RESTORE", ref, "REPLACE"), ("FUNCTION", "RESTORE", ref, "FLUSH"))
+    # Thirty functions come out in each server's hash order: compared sorted.
+    ref_list, ours_list = (decode(p) for p in pair.both("FUNCTION", "LIST", "WITHCODE"))
+    assert isinstance(ref_list, list) and isinstance(ours_list, list)
+    for entries in (ref_list, ours_list):
+        for library in entries:
+            slot = b"functions" if isinstance(library, dict) else 5
+            library[slot] = sorted(library[slot], key=repr)  # type: ignore[index]
+    assert ours_list == ref_list
+    assert pair.ours.call("FUNCTION", "RESTORE", ours, "REPLACE") == b"+OK\r\n"
+    corrupt = ref[:-1] + bytes([ref[-1] ^ 1])
+    run(pair, ("FUNCTION", "RESTORE", corrupt))
+
+
+def test_restore_appends_replaces_or_flushes(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.check("FUNCTION", "LOAD", lib("one", "redis.register_function('one', function() "
+                                             "return 1 end)"))
+    payload = decode(pair.ref.call("FUNCTION", "DUMP"))
+    assert isinstance(payload, bytes)
+    run(
+        pair,
+        ("FUNCTION", "RESTORE", payload),
+        ("FUNCTION", "DELETE", "one"),
+        ("FUNCTION", "LOAD", lib("other", "redis.register_function('one', function() end)")),
+        ("FUNCTION", "RESTORE", payload), ("FUNCTION", "RESTORE", payload, "REPLACE"),
+        ("FUNCTION", "RESTORE", payload, "FLUSH"), ("FCALL", "one", 0),
+        ("FUNCTION", "LIST", "LIBRARYNAME", "other"),
+        ("FUNCTION", "LOAD", lib("two", "redis.register_function('two', function() end)")),
+        ("FUNCTION", "RESTORE", payload, "REPLACE"), ("FUNCTION", "LIST", "LIBRARYNAME", "two"),
+    )
+
+
+@pytest.mark.redis_version("7.4")
+def test_dump_writes_rdb_version_12(pair) -> None:  # type: ignore[no-untyped-def]
+    # An empty payload: just Redis 7.4's RDB version and the CRC-64 of those two bytes.
+    assert pair.ours.call("FUNCTION", "DUMP") == b"$10\r\n\x0c\x00\x96\xedh\x80\xf5U<\x93\r\n"
+
+
+def test_function_help_lists_the_subcommands(pair) -> None:  # type: ignore[no-untyped-def]
+    ref, ours = pair.both("FUNCTION", "HELP")
+    assert_same_shape(ref, ours, ours_has={
+        "LOAD", "DELETE", "LIST", "STATS", "KILL", "FLUSH", "DUMP", "RESTORE", "HELP",
+    })
+
+
+def test_info_counts_functions_and_libraries(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.check("FUNCTION", "LOAD", lib("a", "redis.register_function('a1', function() end) "
+                                           "redis.register_function('a2', function() end)"))
+    pair.check("FUNCTION", "LOAD", ECHO)
+    for conn in (pair.ref, pair.ours):
+        text = decode(conn.call("INFO", "memory"))
+        assert isinstance(text, bytes)
+        assert b"number_of_functions:3\r\n" in text
+        assert b"number_of_libraries:2\r\n" in text
+
+
+def test_function_load_stops_a_library_that_runs_too_long(pair) -> None:  # type: ignore[no-untyped-def]
+    # Loading has its own limit (500 ms in Redis), so a library that never returns fails.
+    run(pair, ("FUNCTION", "LOAD", lib("forever", "while true do end")), ("FUNCTION", "LIST"))

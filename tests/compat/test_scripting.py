@@ -1,0 +1,996 @@
+"""Lua scripts (EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, SCRIPT) against a real Redis 7.0, byte for
+byte, in RESP2 and RESP3.
+
+Each scenario runs on freshly flushed servers with empty script caches; every reply must be
+identical, errors included: the values scripts return and how they are converted, the
+values ``redis.call`` hands to Lua, the read-only globals, error texts with the script's SHA1
+and line, the ``redis`` helpers and the cjson, cmsgpack, bit and struct libraries. The
+scenarios' SHA1s are those of their script bodies, so they are the same on both servers.
+
+Where resplite follows Redis 7.4 (the version it reports) and 7.0 differs, the test is marked
+``redis_version("7.4")`` and asserts 7.4's answer: REDIS_VERSION, the wording of two errors,
+numbers given to redis.call, TIME frozen inside a script, blocking commands that run without
+blocking, and the 500-script limit on what EVAL caches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from compat_helpers import decode, run
+from support.helpshape import assert_same_shape
+
+Scenario = list[tuple[object, ...]]
+
+
+@pytest.fixture(autouse=True)
+def empty_script_caches(request: pytest.FixtureRequest) -> Iterator[None]:
+    if "pair" in request.fixturenames:
+        pair = request.getfixturevalue("pair")
+        for conn in (pair.ref, pair.ours):
+            conn.call("SCRIPT", "FLUSH")
+            conn.call("FUNCTION", "FLUSH")
+    yield
+
+
+SCENARIOS: dict[str, Scenario] = {
+    'EVAL: strings, integers and truncated numbers': [
+        ("EVAL", "return 3.99", 0),
+        ("EVAL", "return -0.5", 0),
+        ("EVAL", "return 2^63", 0),
+        ("EVAL", "return -2^63", 0),
+        ("EVAL", "return 2^62", 0),
+        ("EVAL", "return 1/0", 0),
+        ("EVAL", "return {1/0, -1/0}", 0),
+        ("EVAL", "return -9223372036854775808", 0),
+        ("EVAL", "return 9007199254740993", 0),
+        ("EVAL", "return 1e15", 0),
+        ("EVAL", "return '' ", 0),
+        ("EVAL", "return string.char(0, 1, 2)", 0),
+        ("EVAL", "return tostring(1e100)", 0),
+        ("EVAL", "return 2^53 + 1", 0),
+        ("EVAL", "return true", 0),
+        ("EVAL", "return false", 0),
+        ("EVAL", "return nil", 0),
+        ("EVAL", "return", 0),
+        ("EVAL", "return 1, 2", 0),
+    ],
+    'EVAL: tables become arrays up to the first nil; nested tables; holes': [
+        ("EVAL", "return {1, 2, nil, 4}", 0),
+        ("EVAL", "return {1, {err='bad'}, 3}", 0),
+        ("EVAL", "return {1.9, -1.9, true, false, 'x'}", 0),
+        ("EVAL", "return {function() end, 1}", 0),
+        ("EVAL", "return function() end", 0),
+        ("EVAL", "return coroutine.create(function() end)", 0),
+        ("EVAL", "return {1, 2, 3, [5] = 5}", 0),
+        ("EVAL", "return {[2] = 2}", 0),
+        ("EVAL", "return {a = 1}", 0),
+        ('EVAL',
+         'return setmetatable({}, {__index = function(t, i) if i < 3 then return i end end})', 0),
+    ],
+    'EVAL: {err=...} and {ok=...} replies, CR and LF flattened': [
+        ("EVAL", "return {err=''}", 0),
+        ("EVAL", "return {err=1}", 0),
+        ("EVAL", "return {ok=1}", 0),
+        ("EVAL", "return redis.status_reply('Fine' .. string.char(13,10) .. 'X')", 0),
+        ("EVAL", "return {err='x' .. string.char(13,10) .. 'y'}", 0),
+        ("EVAL", "return {err='CODE only'}", 0),
+        ("EVAL", "return {ok='a' .. string.char(13) .. 'b'}", 0),
+        ("EVAL", "return {err='E1', ok='S'}", 0),
+        ("EVAL", "return {ok='S', double=1}", 0),
+        ("EVAL", "return redis.status_reply('')", 0),
+        ("EVAL", "return {ok=''}", 0),
+        ("EVAL", "return {err='ERR'}", 0),
+        ("EVAL", "return {err='-ERR x'}", 0),
+    ],
+    'EVAL: double, map, set, big_number and verbatim_string tables': [
+        ("EVAL", "return {double=1.5}", 0),
+        ("EVAL", "return {double='1.5'}", 0),
+        ("EVAL", "return {map={a=1}}", 0),
+        ("EVAL", "return {set={a=true}}", 0),
+        ("EVAL", "return {big_number='123'}", 0),
+        ("EVAL", "return {verbatim_string={format='txt', string='hi'}}", 0),
+        ("EVAL", "return {big_number='1' .. string.char(10) .. '2'}", 0),
+        ("EVAL", "return {map={[1]=2}}", 0),
+        ("EVAL", "return {map={[{1}]={2}}}", 0),
+        ("EVAL", "return {set={}}", 0),
+        ("EVAL", "return {double=1.5, map={a=1}}", 0),
+        ("EVAL", "return {verbatim_string={format='txtx', string='hi'}}", 0),
+        ("EVAL", "return {verbatim_string={format=1, string='hi'}}", 0),
+        ("EVAL", "return {verbatim_string={string='hi'}}", 0),
+        ("EVAL", "return {double=1/0}", 0),
+        ("EVAL", "return {double=-1/0}", 0),
+        ("EVAL", "return {double=0.1}", 0),
+        ("EVAL", "return {double=1e300}", 0),
+        ("EVAL", "return {double=3}", 0),
+        ("EVAL", "return {double=-0.0}", 0),
+        ('EVAL',
+         "return {1, {ok='a'}, {err='b'}, {double=2.5}, {big_number='9'}, {map={x=1}}, "
+         '{set={y=true}}}', 0),
+        ('EVAL',
+         "redis.setresp(3) return {1, {double=2.5}, {big_number='9'}, {map={x=1}}, "
+         '{set={y=true}}, true, false}', 0),
+        ("EVAL", "return {verbatim_string={format='md', string='x'}}", 0),
+        ("EVAL", "return {verbatim_string={format='markdown', string='x'}}", 0),
+        ("EVAL", "return {map={}}", 0),
+        ("EVAL", "return {set={a=true, b=false}}", 0),
+        ("EVAL", "return {double='x'}", 0),
+        ("EVAL", "return {map='x'}", 0),
+        ("EVAL", "return {double=1/0}", 0),
+        ("EVAL", "return {double=-1e-300}", 0),
+        ("EVAL", "return {double=123456789012345678}", 0),
+    ],
+    'EVAL: KEYS and ARGV, numkeys checked before anything else': [
+        ('EVAL',
+         'return {KEYS[1], KEYS[2], ARGV[1], ARGV[2], #KEYS, #ARGV}', 2, 'k1', 'k2', 'a1', 'a2'),
+        ("EVAL", "return 1", -1),
+        ("EVAL", "return 1", 1),
+        ("EVAL", "return 1", "x"),
+        ("EVAL", "return 1", "1.0"),
+        ("EVAL", "return 1", 9223372036854775808),
+        ("EVAL", "KEYS[1] = 'changed' return KEYS[1]", 1, "k"),
+        ("EVAL", "return #KEYS + #ARGV", 2, "a", "b", "c"),
+    ],
+    'EVALSHA and SCRIPT LOAD / EXISTS / FLUSH: the script cache by SHA1': [
+        ("EVALSHA", "abc", 0),
+        ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", 0),
+        ("EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", 0),
+        ("EVAL", "return 1", 0),
+        ("EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", 0),
+        ("EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "x"),
+        ("EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "x"),
+        ('SCRIPT', 'EXISTS', 'E0E1F9FABFC9D4800C877A703B823AC0578FF8DB',
+         'e0e1f9fabfc9d4800c877a703b823ac0578ff8db', 'x'),
+        ("SCRIPT", "LOAD", "return 2"),
+        ("SCRIPT", "LOAD"),
+        ("SCRIPT", "LOAD", "a", "b"),
+        ("SCRIPT", "FLUSH", "x"),
+        ("SCRIPT", "FLUSH", "SYNC", "x"),
+        ("SCRIPT", "FLUSH", "async"),
+        ("SCRIPT", "KILL"),
+        ("SCRIPT", "KILL", "x"),
+        ("SCRIPT", "EXISTS"),
+        ("SCRIPT", "HELP", "x"),
+        ("SCRIPT", "FOO"),
+        ("SCRIPT"),
+    ],
+    'SCRIPT LOAD: compile errors and shebang lines': [
+        ("SCRIPT", "LOAD", "return ("),
+        ("SCRIPT", "LOAD", "#!lua flags=no-writes\nreturn 2"),
+        ("SCRIPT", "LOAD", "#!lua flags=bad\nreturn 2"),
+        ("SCRIPT", "LOAD", "#!lua\nreturn 2"),
+        ("SCRIPT", "LOAD", "#!luax\nreturn 2"),
+        ("SCRIPT", "LOAD", "#!lua"),
+        ("SCRIPT", "LOAD", "#!lua name=x\nreturn 2"),
+        ("SCRIPT", "LOAD", "#!lua flags=\nreturn 2"),
+        ("SCRIPT", "LOAD", "#!lua flags=no-writes,,allow-oom\nreturn 2"),
+        ("SCRIPT", "LOAD", "#! lua\nreturn 2"),
+        ("SCRIPT", "LOAD", "#!\nreturn 2"),
+        ("SCRIPT", "LOAD", "#!lua \"unbalanced\nreturn 2"),
+    ],
+    'globals are read-only; undefined globals are errors': [
+        ("EVAL", "return {pcall(function() x = 1 end)}", 0),
+        ("EVAL", "return {pcall(function() return x end)}", 0),
+        ("EVAL", "return {pcall(function() rawset(_G, 'x', 1) end)}", 0),
+        ("EVAL", "return {pcall(function() setmetatable(_G, nil) end)}", 0),
+        ("EVAL", "return {pcall(function() table.insert(string, 1) end)}", 0),
+        ("EVAL", "return {pcall(function() redis.call = 1 end)}", 0),
+        ("EVAL", "return rawget(_G, 'redis') ~= nil", 0),
+        ("EVAL", "local n = 0 for k, v in pairs(_G) do n = n + 1 end return n", 0),
+        ("EVAL", "local t = {} for k, v in pairs(_G) do t[#t+1] = k end table.sort(t) return t", 0),
+        ('EVAL',
+         'local t = {} for k, v in pairs(redis) do t[#t+1] = k end table.sort(t) return t', 0),
+        ("EVAL", "return type(getmetatable(_G))", 0),
+        ("EVAL", "return type(getmetatable(_G).__index)", 0),
+        ("EVAL", "return {pcall(function() math.pi = 3 end)}", 0),
+        ("EVAL", "return {pcall(function() cjson.encode = nil end)}", 0),
+        ("EVAL", "return {pcall(function() KEYS = {} end)}", 0),
+        ("EVAL", "KEYS[1] = 'changed' return KEYS[1]", 1, "k"),
+        ("EVAL", "return {pcall(function() _G.foo = 1 end)}", 0),
+        ("EVAL", "return {pcall(function() return _G.foo end)}", 0),
+        ("EVAL", "return {pcall(rawset, redis, 'x', 1)}", 0),
+        ("EVAL", "return {pcall(setmetatable, string, {})}", 0),
+        ("EVAL", "return type(getmetatable('').__index)", 0),
+        ("EVAL", "return ('abc'):upper()", 0),
+    ],
+    'the string metatable is read-only too': [
+        ("EVAL", "getmetatable('').__index = 1", 0),
+        ("EVAL", "getmetatable('').foo = 1 return 1", 0),
+        ("EVAL", "return getmetatable('').foo", 0),
+    ],
+    'the base library: what exists, what Redis removed': [
+        ('EVAL',
+         'return {type(getfenv), type(setfenv), type(newproxy), type(print), type(dofile), '
+         'type(coroutine.create), type(gcinfo)}', 0),
+        ("EVAL", "return coroutine.running()", 0),
+        ("EVAL", "return tostring(print)", 0),
+        ("EVAL", "return _VERSION", 0),
+        ("EVAL", "return collectgarbage('count') > 0", 0),
+        ("EVAL", "return type(gcinfo())", 0),
+        ("EVAL", "return string.dump ~= nil", 0),
+        ("EVAL", "return type(newproxy)", 0),
+        ("EVAL", "return _VERSION", 0),
+        ("EVAL", "return rawequal(_G, _G)", 0),
+        ("EVAL", "return _G == _G._G", 0),
+        ("EVAL", "return _G.redis == redis", 0),
+    ],
+    "loadstring and load: text only, chunks see the script's globals": [
+        ("EVAL", "return select(2, loadstring(string.dump(function() return 1 end)))", 0),
+        ("EVAL", "local f = loadstring('x = 1') return {pcall(f)}", 0),
+        ('EVAL',
+         "local f = loadstring('return 1 +') return {f, select(2, loadstring('return 1 +'))}", 0),
+        ("EVAL", "return {loadstring('return ...', 'chunk')(5)}", 0),
+        ('EVAL',
+         "local parts = {'return ', '7'} local i = 0 return load(function() i = i + 1 return "
+         'parts[i] end)()', 0),
+        ("EVAL", "return load('x')", 0),
+        ("EVAL", "return select(2, loadstring('error(\"in chunk\")', '=mychunk'))", 0),
+        ("EVAL", "return {pcall(loadstring('error(\"in chunk\")', '=mychunk'))}", 0),
+        ("EVAL", "return loadstring(123)()", 0),
+    ],
+    'coroutines and metatables in scripts': [
+        ('EVAL',
+         'local co = coroutine.create(function(a) local b = coroutine.yield(a + 1) return b * 2 '
+         'end) local _, x = coroutine.resume(co, 1) local _, y = coroutine.resume(co, 10) '
+         'return {x, y, coroutine.status(co)}', 0),
+        ("EVAL", "local co = coroutine.wrap(function() error('in co') end) return {pcall(co)}", 0),
+        ('EVAL',
+         "local t = setmetatable({}, {__index = function(t, k) return k .. '!' end}) return "
+         't.foo', 0),
+        ("EVAL", "local t = setmetatable({}, {__metatable = 'locked'}) return getmetatable(t)", 0),
+    ],
+    'pairs over the read-only library tables': [
+        ("EVAL", "return tostring(getmetatable(string))", 0),
+        ("EVAL", "return rawget(string, 'len') == string.len", 0),
+        ("EVAL", "local n = 0 for k in pairs(string) do n = n + 1 end return n", 0),
+        ("EVAL", "local n = 0 for k in pairs(math) do n = n + 1 end return n", 0),
+        ("EVAL", "local n = 0 for k in pairs(table) do n = n + 1 end return n", 0),
+        ("EVAL", "local n = 0 for k in pairs(coroutine) do n = n + 1 end return n", 0),
+        ("EVAL", "local n = 0 for k in next, redis do n = n + 1 end return n", 0),
+        ('EVAL',
+         'local t = {} table.foreach(bit, function(k) t[#t+1] = k end) table.sort(t) return t', 0),
+        ('EVAL',
+         'local t = {} for k in pairs(struct) do t[#t+1] = k end table.sort(t) return t', 0),
+        ('EVAL',
+         'local t = {} for k in pairs(cmsgpack) do t[#t+1] = k end table.sort(t) return t', 0),
+        ("EVAL", "local t = {} for k in pairs(cjson) do t[#t+1] = k end table.sort(t) return t", 0),
+        ("EVAL", "local t = {} for k in pairs(math) do t[#t+1] = k end table.sort(t) return t", 0),
+        ('EVAL',
+         'local t = {} for k in pairs(string) do t[#t+1] = k end table.sort(t) return t', 0),
+        ("EVAL", "local t = {} for k in pairs(table) do t[#t+1] = k end table.sort(t) return t", 0),
+    ],
+    'errors raised by scripts: messages, script name and line': [
+        ("EVAL", "error('x')", 0),
+        ("EVAL", "error({err='MY code'})", 0),
+        ("EVAL", "error({err='MY code'}, 0)", 0),
+        ("EVAL", "error()", 0),
+        ("EVAL", "error(nil)", 0),
+        ("EVAL", "error(12)", 0),
+        ("EVAL", "error('x', 0)", 0),
+        ("EVAL", "return string.rep()", 0),
+        ("EVAL", "local function f() error('in f') end f()", 0),
+        ("EVAL", "local function f() return redis.call('nosuch') end return f()", 0),
+        ("EVAL", "return redis.call('nosuch')", 0),
+        ("EVAL", "local x = nil + 1", 0),
+        ("EVAL", "local t = nil return t.x", 0),
+        ("EVAL", "return #nil", 0),
+        ("EVAL", "return ('x'):rep(-1)", 0),
+        ("EVAL", "local function a() error('deep') end local function b() a() end b()", 0),
+        ("EVAL", "\n\nerror('line three')", 0),
+        ("EVAL", "local x = 1\nlocal y = 2\nreturn redis.call('nosuch')", 0),
+        ("EVAL", "local function f() return redis.call('nosuch') end\nreturn f()", 0),
+        ("EVAL", "return pcall(function() return redis.call('nosuch') end)", 0),
+        ("EVAL", "error('x' .. string.char(10) .. 'y')", 0),
+    ],
+    "Redis's pcall hands back an error table's err string": [
+        ("EVAL", "return {pcall(error)}", 0),
+        ("EVAL", "return {pcall(error, {err='x'})}", 0),
+        ("EVAL", "return {pcall(error, {err=5})}", 0),
+        ("EVAL", "return {pcall(error, {foo=1})}", 0),
+        ("EVAL", "local ok, e = pcall(error, {foo=1}) return type(e)", 0),
+        ('EVAL',
+         "return {xpcall(function() error('x') end, function(e) return 'handled: ' .. e end)}", 0),
+        ("EVAL", "return {pcall(redis.call, 'nosuch')}", 0),
+        ("EVAL", "return {pcall(redis.call, 'incr', 'notnum')}", 0),
+        ('EVAL',
+         "redis.call('set', 'notnum', 'x') return {pcall(redis.call, 'incr', 'notnum')}", 0),
+    ],
+    'argument errors of the base functions the sandbox replaces': [
+        ("EVAL", "return {pcall(rawget)}", 0),
+        ("EVAL", "return {pcall(next, {}, 'nokey')}", 0),
+        ("EVAL", "return type(next(_G))", 0),
+        ("EVAL", "return {pcall(unpack, {}, 1, 1e8)}", 0),
+        ("EVAL", "return {pcall(tostring)}", 0),
+        ("EVAL", "return {pcall(ipairs)}", 0),
+        ("EVAL", "return {pcall(setmetatable, 1, {})}", 0),
+        ("EVAL", "return {pcall(getmetatable)}", 0),
+        ("EVAL", "return {pcall(string.format, '%d', 'x')}", 0),
+        ("EVAL", "return {pcall(rawset, {}, 1)}", 0),
+        ("EVAL", "return {pcall(next)}", 0),
+        ("EVAL", "return {pcall(pairs)}", 0),
+        ("EVAL", "return {pcall(setmetatable, {}, 1)}", 0),
+        ("EVAL", "return {pcall(setmetatable, setmetatable({}, {__metatable=1}), {})}", 0),
+        ("EVAL", "return {pcall(table.insert)}", 0),
+        ("EVAL", "return {pcall(table.insert, {}, 1, 2, 3)}", 0),
+        ("EVAL", "return {pcall(table.foreach, {})}", 0),
+        ("EVAL", "return {pcall(loadstring)}", 0),
+        ("EVAL", "return {pcall(load)}", 0),
+        ("EVAL", "return rawget()", 0),
+        ("EVAL", "return setmetatable(1)", 0),
+        ("EVAL", "local t = {1} table.insert(t, 2) table.insert(t, 1, 0) return t", 0),
+    ],
+    'redis.call: argument checks': [
+        ("EVAL", "return redis.call('get')", 0),
+        ("EVAL", "return redis.call()", 0),
+        ("EVAL", "return redis.call({})", 0),
+        ("EVAL", "return redis.call('get', {})", 0),
+        ("EVAL", "return redis.call('get', nil)", 0),
+        ("EVAL", "return redis.call('get', 'a', true)", 0),
+        ("EVAL", "return redis.pcall()", 0),
+        ("EVAL", "return redis.pcall('get', {})", 0),
+        ("EVAL", "return redis.call('config')", 0),
+        ("EVAL", "return redis.call('config', 'foo')", 0),
+    ],
+    'redis.call: commands scripts may not run': [
+        ("EVAL", "return redis.call('eval', 'return 1', 0)", 0),
+        ("EVAL", "return redis.call('multi')", 0),
+        ("EVAL", "return redis.call('watch', 'x')", 0),
+        ("EVAL", "return redis.call('exec')", 0),
+        ("EVAL", "return redis.call('script', 'load', 'return 1')", 0),
+        ("EVAL", "return redis.call('function', 'list')", 0),
+        ("EVAL", "return redis.call('fcall', 'x', 0)", 0),
+        ("EVAL", "return redis.call('evalsha', 'x', 0)", 0),
+        ("EVAL", "return redis.call('shutdown')", 0),
+        ("EVAL", "return redis.call('hello')", 0),
+        ("EVAL", "return redis.call('auth', 'x')", 0),
+        ("EVAL", "return redis.call('quit')", 0),
+        ("EVAL", "return redis.call('reset')", 0),
+        ("EVAL", "return redis.call('flushall')", 0),
+    ],
+    'redis.call: replies converted to Lua and back': [
+        ("EVAL", "return redis.call('ping', 'hello')", 0),
+        ("EVAL", "return redis.call('echo', 'x')", 0),
+        ("EVAL", "return redis.call('exists', 'a', 'b', 'db0key')", 0),
+        ("EVAL", "return redis.call('type', 'db0key')", 0),
+        ("EVAL", "return redis.call('object', 'encoding', 'db0key')", 0),
+        ("EVAL", "return redis.call('debug', 'sleep', 0)", 0),
+        ("EVAL", "return redis.call('command', 'count') > 0", 0),
+        ("EVAL", "return redis.call('dbsize')", 0),
+        ("EVAL", "return redis.call('info', 'server') ~= nil", 0),
+        ("EVAL", "return redis.call('keys', '*')", 0),
+    ],
+    "redis.call: SELECT inside a script does not change the caller's database": [
+        ("EVAL", "return redis.call('select', 1)", 0),
+        ("SET", "db0key", "zero"),
+        ('EVAL',
+         "redis.call('select', 9) redis.call('set', 'db9key', 'nine') return redis.call('get', "
+         "'db0key')", 0),
+        ("GET", "db9key"),
+        ("GET", "db0key"),
+        ("SELECT", "9"),
+        ("GET", "db9key"),
+        ("SELECT", "0"),
+    ],
+    'redis.error_reply / status_reply': [
+        ("EVAL", "return redis.error_reply('My Error')", 0),
+        ("EVAL", "return redis.error_reply('-My Error')", 0),
+        ("EVAL", "return redis.error_reply('My')", 0),
+        ("EVAL", "return redis.error_reply('')", 0),
+        ("EVAL", "return redis.error_reply(1)", 0),
+        ("EVAL", "return redis.error_reply()", 0),
+        ("EVAL", "return redis.status_reply('Fine\r\nX')", 0),
+        ("EVAL", "return redis.status_reply(1)", 0),
+        ("EVAL", "return redis.error_reply('CODE line1' .. string.char(13, 10) .. 'line2')", 0),
+        ("EVAL", "return redis.error_reply('CODE x' .. string.char(13,10))", 0),
+        ("EVAL", "return redis.error_reply(string.char(13,10) .. 'x')", 0),
+        ("EVAL", "local t = redis.error_reply('MY x') return {t.err, type(t)}", 0),
+        ("EVAL", "local t = redis.status_reply('fine') return {t.ok}", 0),
+    ],
+    'redis.sha1hex, log, setresp, set_repl, acl_check_cmd and the constants': [
+        ("EVAL", "return redis.sha1hex('')", 0),
+        ("EVAL", "return redis.sha1hex()", 0),
+        ("EVAL", "return redis.sha1hex(1)", 0),
+        ("EVAL", "return redis.sha1hex({})", 0),
+        ('EVAL',
+         'return {redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING, '
+         'redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, '
+         'redis.REPL_ALL}', 0),
+        ("EVAL", "return redis.replicate_commands()", 0),
+        ("EVAL", "return redis.set_repl(redis.REPL_ALL)", 0),
+        ("EVAL", "return redis.set_repl(9)", 0),
+        ("EVAL", "return redis.log(redis.LOG_WARNING, 'hi')", 0),
+        ("EVAL", "return redis.log()", 0),
+        ("EVAL", "return redis.log('x', 'y')", 0),
+        ("EVAL", "return redis.setresp(4)", 0),
+        ("EVAL", "return redis.setresp()", 0),
+        ("EVAL", "return redis.acl_check_cmd('get', 'x')", 0),
+        ("EVAL", "return redis.acl_check_cmd('nosuch')", 0),
+        ("EVAL", "return redis.acl_check_cmd()", 0),
+        ("EVAL", "return redis.breakpoint()", 0),
+        ("EVAL", "return redis.debug('x')", 0),
+        ("EVAL", "return {pcall(redis.sha1hex)}", 0),
+        ("EVAL", "return {pcall(redis.setresp, 4)}", 0),
+        ("EVAL", "return {pcall(redis.log)}", 0),
+        ("EVAL", "return redis.log(redis.LOG_WARNING, {}, 'x', 2)", 0),
+        ("EVAL", "return redis.acl_check_cmd('set', 'a', 'b')", 0),
+        ("EVAL", "return redis.acl_check_cmd('config', 'get', 'x')", 0),
+        ("EVAL", "return redis.acl_check_cmd('config', 'nosub')", 0),
+        ("EVAL", "return redis.acl_check_cmd({})", 0),
+        ("EVAL", "return {pcall(redis.acl_check_cmd)}", 0),
+    ],
+    "math.random: Redis's generator, the same sequence after randomseed": [
+        ("EVAL", "return math.random()", 0),
+        ("EVAL", "return {math.random(10), math.random(10), math.random(5, 100)}", 0),
+        ("EVAL", "math.randomseed(7) return {math.random(1000), math.random(1000)}", 0),
+        ("EVAL", "return math.random(0)", 0),
+        ("EVAL", "return math.random(1,2,3)", 0),
+        ("EVAL", "return {pcall(math.random, 1, 2, 3)}", 0),
+        ("EVAL", "return {pcall(math.random, 0)}", 0),
+        ("EVAL", "return {pcall(math.random, 'x')}", 0),
+        ("EVAL", "return {pcall(math.randomseed)}", 0),
+        ('EVAL',
+         'math.randomseed(42) return {math.random(100), math.random(100), math.random(5, 10), '
+         'math.floor(math.random() * 1000)}', 0),
+    ],
+    'string, table and math library functions': [
+        ("EVAL", "return tostring(0/0)", 0),
+        ("EVAL", "return tostring(-0.0)", 0),
+        ("EVAL", "return tonumber('0x10')", 0),
+        ("EVAL", "return tonumber('  12  ')", 0),
+        ("EVAL", "return tonumber('1e')", 0),
+        ("EVAL", "return string.format('%5.2f|%d|%s|%q', 3.14159, 42, 'x', 'a\"b')", 0),
+        ("EVAL", "return {string.find('hello world', 'o w')}", 0),
+        ("EVAL", "return {string.gsub('hello', 'l', 'L')}", 0),
+        ("EVAL", "return table.concat({1, 2, 3}, ',')", 0),
+        ("EVAL", "local t = {3, 1, 2} table.sort(t) return t", 0),
+        ('EVAL',
+         'return {math.floor(3.7), math.max(1, 5, 3), math.fmod(7, 3), math.huge == 1/0}', 0),
+        ("EVAL", "return {unpack({1, 2, 3})}", 0),
+        ("EVAL", "return select('#', 1, nil, 3)", 0),
+        ("EVAL", "return {select(2, 'a', 'b', 'c')}", 0),
+    ],
+    "redis.call: replies as the script's protocol sees them (RESP2, or RESP3 after setresp(3))": [
+        ("HSET", "h", "a", "1", "b", "2"),
+        ("SET", "s", "str"),
+        ('EVAL',
+         "redis.setresp(3) local r = redis.call('hgetall', 'h') return {type(r), r.map and "
+         'r.map.a, r.map and r.map.b}', 0),
+        ("EVAL", "redis.setresp(3) return redis.call('hgetall', 'h')", 0),
+        ("EVAL", "redis.setresp(3) return redis.call('get', 'nokey')", 0),
+        ("EVAL", "redis.setresp(3) return type(redis.call('get', 'nokey'))", 0),
+        ("EVAL", "return type(redis.call('get', 'nokey'))", 0),
+        ("EVAL", "return redis.call('get', 'nokey')", 0),
+        ("EVAL", "redis.setresp(3) return redis.call('incrbyfloat', 'f', '1.5')", 0),
+        ('EVAL',
+         "redis.setresp(3) local r = redis.call('incrbyfloat', 'f2', '1.5') return type(r)", 0),
+        ("EVAL", "return redis.call('ping')", 0),
+        ("EVAL", "local r = redis.call('ping') return {type(r), r.ok}", 0),
+        ("EVAL", "return redis.call('set', 'x', 'y')", 0),
+        ("EVAL", "return redis.pcall('set', 'x')", 0),
+        ('EVAL',
+         "local r = redis.pcall('nosuch') "
+         "return {r.err, tostring(r.ignore_error_stats_update)}", 0),
+        ("EVAL", "local r = redis.pcall('nosuch') return r", 0),
+        ("EVAL", "return redis.call('hgetall', 'h')", 0),
+        ("EVAL", "return redis.call('exists', 'h')", 0),
+        ("EVAL", "return redis.call('xadd', 'st', '1-1', 'a', 'b')", 0),
+        ("EVAL", "return redis.call('xrange', 'st', '-', '+')", 0),
+        ("EVAL", "return redis.call('xread', 'streams', 'nost', '0')", 0),
+        ("EVAL", "return type(redis.call('xread', 'streams', 'nost', '0'))", 0),
+        ("EVAL", "redis.setresp(3) return redis.call('xread', 'streams', 'nost', '0')", 0),
+        ("EVAL", "redis.setresp(3) return type(redis.call('xread', 'streams', 'nost', '0'))", 0),
+        ("EVAL", "return redis.call('config', 'get', 'maxmemory')", 0),
+        ("EVAL", "redis.setresp(3) return redis.call('config', 'get', 'maxmemory')", 0),
+        ("EVAL", "redis.setresp(3) return redis.call('hello')", 0),
+        ("EVAL", "return redis.call('client', 'info')", 0),
+        ('EVAL',
+         "redis.setresp(3) local r = redis.call('client', 'info') return "
+         'r.verbatim_string.format', 0),
+        ("EVAL", "return true", 0),
+        ("EVAL", "redis.setresp(3) return true", 0),
+        ("EVAL", "redis.setresp(3) return false", 0),
+        ("EVAL", "redis.setresp(3) return nil", 0),
+        ("EVAL", "return {map={a=1}}", 0),
+        ("EVAL", "return {set={a=true}}", 0),
+        ("EVAL", "return {double=1.5}", 0),
+        ("EVAL", "return {double=0/0}", 0),
+        ("EVAL", "return {big_number='123'}", 0),
+        ("EVAL", "return {verbatim_string={format='txt', string='hi'}}", 0),
+        ("EVAL", "return {true, false}", 0),
+        ("EVAL", "redis.setresp(3) return {true, false}", 0),
+        ("EVAL", "redis.setresp(3) return redis.call('exists', 'h')", 0),
+        ("EVAL", "redis.setresp(3) return redis.call('xinfo', 'stream', 'st')", 0),
+        ("EVAL", "redis.setresp(3) return redis.call('object', 'freq', 'h')", 0),
+        ("EVAL", "return redis.call('time')[1] ~= nil", 0),
+        ("EVAL", "return redis.call('incr', 's')", 0),
+        ("EVAL", "return redis.call('incr', 'h')", 0),
+        ("EVAL", "return redis.call('set', 'k', 3.14)", 0),
+        ("EVAL", "return redis.call('set', 'k', 1e20)", 0),
+        ("EVAL", "return redis.call('set', 'k', 100)", 0),
+        ("EVAL", "return redis.call('set', 'k', 0.1)", 0),
+        ("EVAL", "return redis.call('set', 'k', -0.0)", 0),
+        ("EVAL", "return redis.call('set', 'k', 1/0)", 0),
+    ],
+}
+
+
+LIBRARY_SCENARIOS: dict[str, Scenario] = {
+    'cjson.encode': [
+        ("EVAL", "return cjson.encode({1,2,3})", 0),
+        ("EVAL", "return cjson.encode({})", 0),
+        ("EVAL", "return cjson.encode({a=1})", 0),
+        ("EVAL", "return cjson.encode({1,nil,3})", 0),
+        ("EVAL", "return cjson.encode({[1]=1,[2]=2,[4]=4})", 0),
+        ("EVAL", "return cjson.encode({[1]=1,[20]=2})", 0),
+        ("EVAL", "return cjson.encode({[0]=1})", 0),
+        ("EVAL", "return cjson.encode({[1.5]=1})", 0),
+        ("EVAL", "return cjson.encode({[-1]=1})", 0),
+        ('EVAL',
+         'return cjson.encode(\'a"b\\\\c/d\\n\\r\\t\\b\\f\' .. string.char(0, 1, 31, 127, 128, '
+         '255))', 0),
+        ("EVAL", "return cjson.encode(3.14159265358979)", 0),
+        ("EVAL", "return cjson.encode(1e300)", 0),
+        ("EVAL", "return cjson.encode(0.1)", 0),
+        ("EVAL", "return cjson.encode(-0)", 0),
+        ("EVAL", "return cjson.encode(1/0)", 0),
+        ("EVAL", "return cjson.encode(0/0)", 0),
+        ("EVAL", "return cjson.encode({1/0})", 0),
+        ("EVAL", "return cjson.encode(true)", 0),
+        ("EVAL", "return cjson.encode(nil)", 0),
+        ("EVAL", "return cjson.encode(cjson.null)", 0),
+        ("EVAL", "return cjson.encode({cjson.null})", 0),
+        ("EVAL", "return cjson.encode(function() end)", 0),
+        ("EVAL", "return cjson.encode({[true]=1})", 0),
+        ("EVAL", "return cjson.encode({a={b={c={}}}})", 0),
+        ("EVAL", "return cjson.encode()", 0),
+        ("EVAL", "return cjson.encode(1, 2)", 0),
+        ('EVAL',
+         'local t = {} local c = t for i=1,1001 do c[1] = {} c = c[1] end '
+         'return cjson.encode(t)', 0),
+        ('EVAL',
+         'local t = {} local c = t for i=1,999 do c[1] = {} c = c[1] end '
+         'return #cjson.encode(t)', 0),
+        ("EVAL", "local t = {} t[1] = t return cjson.encode(t)", 0),
+        ("EVAL", "return cjson.encode({[2]=1})", 0),
+        ("EVAL", "return cjson.encode({[11]=1})", 0),
+        ("EVAL", "return cjson.encode({1, 2, x=3})", 0),
+        ('EVAL',
+         'return {cjson.encode_max_depth(), cjson.decode_max_depth(), '
+         'cjson.encode_number_precision()}', 0),
+        ("EVAL", "return {cjson.encode_sparse_array()}", 0),
+        ("EVAL", "return tostring(cjson.encode_keep_buffer())", 0),
+        ("EVAL", "return tostring(cjson.encode_invalid_numbers())", 0),
+        ("EVAL", "return tostring(cjson.decode_invalid_numbers())", 0),
+        ("EVAL", "return cjson.encode_number_precision(20)", 0),
+        ("EVAL", "return cjson.encode_number_precision('x')", 0),
+        ("EVAL", "return cjson.encode_max_depth(1, 2)", 0),
+        ("EVAL", "return cjson.encode_invalid_numbers('maybe')", 0),
+        ("EVAL", "return cjson.encode_invalid_numbers({})", 0),
+        ("EVAL", "return {cjson._NAME, cjson._VERSION}", 0),
+        ('EVAL',
+         'local c = cjson.new() c.encode_number_precision(3) return {c.encode(3.14159), '
+         'cjson.encode(3.14159)}', 0),
+        ("EVAL", "return type(cjson.null)", 0),
+    ],
+    'cjson.decode': [
+        ("EVAL", "return cjson.decode('[1,2,3]')", 0),
+        ("EVAL", "return cjson.decode('{\"a\":[1,{\"b\":2}]}').a[2].b", 0),
+        ("EVAL", "return cjson.decode('\"\\\\u0041\\\\u00e9\\\\u20ac\\\\ud83d\\\\ude00\"')", 0),
+        ("EVAL", "return cjson.decode('\"\\\\ud83d\"')", 0),
+        ("EVAL", "return cjson.decode('\"\\\\ude00\"')", 0),
+        ("EVAL", "return cjson.decode('\"\\\\u12G4\"')", 0),
+        ("EVAL", "return cjson.decode('\"\\\\q\"')", 0),
+        ("EVAL", "return cjson.decode('\"abc')", 0),
+        ("EVAL", "return cjson.decode('')", 0),
+        ("EVAL", "return cjson.decode(' ')", 0),
+        ("EVAL", "return cjson.decode('[1,2')", 0),
+        ("EVAL", "return cjson.decode('[1 2]')", 0),
+        ("EVAL", "return cjson.decode('{1:2}')", 0),
+        ("EVAL", "return cjson.decode('{\"a\" 2}')", 0),
+        ("EVAL", "return cjson.decode('{\"a\":2 \"b\":3}')", 0),
+        ("EVAL", "return cjson.decode('[1,]')", 0),
+        ("EVAL", "return cjson.decode('[1] x')", 0),
+        ("EVAL", "return cjson.decode('tru')", 0),
+        ("EVAL", "return cjson.decode('nul')", 0),
+        ("EVAL", "return {cjson.decode('true'), cjson.decode('false')}", 0),
+        ("EVAL", "return type(cjson.decode('null'))", 0),
+        ("EVAL", "return cjson.decode('[null]')[1] == cjson.null", 0),
+        ("EVAL", "return cjson.decode('0x10')", 0),
+        ("EVAL", "return cjson.decode('+5')", 0),
+        ("EVAL", "return cjson.decode('01')", 0),
+        ("EVAL", "return tostring(cjson.decode('Infinity'))", 0),
+        ("EVAL", "return tostring(cjson.decode('-inf'))", 0),
+        ("EVAL", "return tostring(cjson.decode('nan'))", 0),
+        ("EVAL", "return cjson.decode('1e2')", 0),
+        ("EVAL", "return tostring(cjson.decode('1.5e-3'))", 0),
+        ("EVAL", "return cjson.decode('-')", 0),
+        ("EVAL", "return cjson.decode('1.2.3')", 0),
+        ("EVAL", "return cjson.decode('inc')", 0),
+        ("EVAL", "return cjson.decode('[1,2,3]' .. string.char(0) .. 'junk')", 0),
+        ("EVAL", "return cjson.decode(string.char(0) .. '1')", 0),
+        ("EVAL", "return cjson.decode('1' .. string.char(0))", 0),
+        ("EVAL", "return cjson.decode('\"a' .. string.char(0) .. 'b\"')", 0),
+        ("EVAL", "return cjson.decode()", 0),
+        ("EVAL", "return cjson.decode({})", 0),
+        ("EVAL", "return cjson.decode(12)", 0),
+        ("EVAL", "return cjson.decode(string.rep('[', 1001) .. string.rep(']', 1001))", 0),
+        ("EVAL", "return cjson.decode(string.rep('[', 1000) .. string.rep(']', 1000)) ~= nil", 0),
+        ('EVAL',
+         "cjson.decode_invalid_numbers(false) local ok, e = pcall(cjson.decode, '0x10') "
+         'cjson.decode_invalid_numbers(true) return e', 0),
+        ("EVAL", "return cjson.decode('{\"a\":1,\"a\":2}').a", 0),
+        ("EVAL", "return cjson.decode('   [  1 , 2 ]  ')", 0),
+        ("EVAL", "return cjson.decode('[\"\\\\/\\\\b\\\\f\\\\n\\\\r\\\\t\\\\\\\\\\\\\"\"]')[1]", 0),
+        ("EVAL", "return {pcall(cjson.decode, '[')}", 0),
+    ],
+    'cmsgpack.pack and unpack': [
+        ('EVAL',
+         'return cmsgpack.pack(1, -1, 127, 128, 255, 256, 65535, 65536, -32, -33, -128, -129, '
+         '-32768, -32769, 4294967295, 4294967296, -2147483648, -2147483649)', 0),
+        ("EVAL", "return cmsgpack.pack(1.5, 0.1, -0.0, 1/0, 3.0, 2^63, -2^63, 1e300)", 0),
+        ('EVAL',
+         "return cmsgpack.pack('', 'abc', string.rep('x', 31), string.rep('x', 32), "
+         "string.rep('x', 256), string.rep('x', 65536))", 0),
+        ('EVAL',
+         'return cmsgpack.pack({}, {1,2,3}, {a=1}, {1,2,nil,4}, {[1]=1,[3]=3}, '
+         'true, false, nil)', 0),
+        ("EVAL", "return cmsgpack.pack()", 0),
+        ("EVAL", "return cmsgpack.pack(function() end)", 0),
+        ("EVAL", "local t = {} t[1] = t return cmsgpack.pack(t)", 0),
+        ("EVAL", "local t = {} for i=1,20 do t[i]=i end return cmsgpack.pack(t)", 0),
+        ("EVAL", "local t = {} for i=1,20 do t['k'..i]=i end return #cmsgpack.pack(t)", 0),
+        ("EVAL", "return {cmsgpack.unpack(cmsgpack.pack(1, 'a', {1,2}, {x=1}))}", 0),
+        ("EVAL", "return cmsgpack.unpack(cmsgpack.pack({a={b={c='d'}}})).a.b.c", 0),
+        ('EVAL',
+         'return {cmsgpack.unpack(cmsgpack.pack(-1, -200, 70000, -70000, 5000000000, '
+         '-5000000000))}', 0),
+        ("EVAL", "return tostring(cmsgpack.unpack(cmsgpack.pack(1.5)))", 0),
+        ("EVAL", "return tostring(cmsgpack.unpack(cmsgpack.pack(0.1)))", 0),
+        ("EVAL", "return cmsgpack.unpack('')", 0),
+        ("EVAL", "return cmsgpack.unpack(string.char(0xc1))", 0),
+        ("EVAL", "return cmsgpack.unpack(string.char(0xcd, 1))", 0),
+        ("EVAL", "return cmsgpack.unpack(string.char(0x92, 1))", 0),
+        ("EVAL", "return {cmsgpack.unpack(string.char(0x93, 1, 0xc0, 3))}", 0),
+        ("EVAL", "return cmsgpack.unpack(string.char(0x81, 0xc0, 1))", 0),
+        ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3))}", 0),
+        ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 1)}", 0),
+        ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 2)}", 0),
+        ("EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2)}", 0),
+        ("EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3), 2, 1)}", 0),
+        ("EVAL", "return {cmsgpack.unpack_limit(cmsgpack.pack(1, 2, 3))}", 0),
+        ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), -1)}", 0),
+        ("EVAL", "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2, 3), 10)}", 0),
+        ("EVAL", "return {cmsgpack.unpack({})}", 0),
+        ('EVAL',
+         'return {cmsgpack.unpack(string.char(0xcf, 0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xff))}', 0),
+        ("EVAL", "return tostring(cmsgpack.unpack(string.char(0xcf, 0x80,0,0,0,0,0,0,0)))", 0),
+        ('EVAL',
+         'return {cmsgpack.unpack(string.char(0xd3, 0xff,0xff,0xff,0xff,0xff,0xff,0xff,0xfe))}', 0),
+        ("EVAL", "return {cmsgpack.unpack(string.char(0xd9, 3) .. 'abc', string.char(0xc4))}", 0),
+        ("EVAL", "return {cmsgpack._NAME, cmsgpack._VERSION}", 0),
+    ],
+    'bit': [
+        ('EVAL',
+         'return {bit.tobit(0xffffffff), bit.tobit(2^32+5), bit.tobit(-1), bit.tobit(1.5), '
+         'bit.tobit(2.5), bit.tobit(-1.5)}', 0),
+        ('EVAL',
+         'return {bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1, 2, 4), bit.bxor(5, 3)}', 0),
+        ('EVAL',
+         'return {bit.lshift(1, 31), bit.lshift(1, 32), bit.rshift(-1, 28), bit.arshift(-256, '
+         '4), bit.rol(0x12345678, 8), bit.ror(0x12345678, 8)}', 0),
+        ('EVAL',
+         'return {bit.bswap(0x12345678), bit.tohex(255), bit.tohex(-1), bit.tohex(255, 2), '
+         'bit.tohex(255, -4), bit.tohex(255, 20)}', 0),
+        ("EVAL", "return bit.band('12', 4)", 0),
+        ("EVAL", "return bit.band('x', 4)", 0),
+        ("EVAL", "return bit.band()", 0),
+        ("EVAL", "return bit.tobit({})", 0),
+        ("EVAL", "return bit.tohex(1, 'z')", 0),
+        ("EVAL", "local b = bit.band return b('x')", 0),
+        ("EVAL", "return bit.tobit(2^52 + 2^51 + 7)", 0),
+    ],
+    'struct': [
+        ("EVAL", "return struct.pack('>I2', 258)", 0),
+        ("EVAL", "return struct.pack('<i4', -2)", 0),
+        ("EVAL", "return struct.pack('bBhHlLT', -1, 255, -2, 65535, -3, 7, 9)", 0),
+        ("EVAL", "return struct.pack('!4 b i4', 1, 2)", 0),
+        ("EVAL", "return struct.pack('>d', 1.5)", 0),
+        ("EVAL", "return struct.pack('<f', 0.1)", 0),
+        ("EVAL", "return struct.pack('s', 'abc')", 0),
+        ("EVAL", "return struct.pack('c3', 'abcdef')", 0),
+        ("EVAL", "return struct.pack('c0', 'abcdef')", 0),
+        ("EVAL", "return struct.pack('c5', 'ab')", 0),
+        ("EVAL", "return struct.pack('z', 1)", 0),
+        ("EVAL", "return struct.pack('i33', 1)", 0),
+        ("EVAL", "return struct.pack('!3', 1)", 0),
+        ("EVAL", "return struct.pack('i', 'x')", 0),
+        ("EVAL", "return struct.pack('i')", 0),
+        ("EVAL", "return struct.pack()", 0),
+        ("EVAL", "return struct.pack('i99999999999', 1)", 0),
+        ("EVAL", "return {struct.unpack('>I2', struct.pack('>I2', 258))}", 0),
+        ("EVAL", "return {struct.unpack('<i4i4', struct.pack('<i4i4', -2, 7))}", 0),
+        ("EVAL", "return {struct.unpack('s', 'abc' .. string.char(0) .. 'x')}", 0),
+        ("EVAL", "return {struct.unpack('s', 'abc')}", 0),
+        ("EVAL", "return {struct.unpack('b c0', string.char(3) .. 'abcdef')}", 0),
+        ("EVAL", "return {struct.unpack('c0', 'abc')}", 0),
+        ("EVAL", "return {struct.unpack('i4', 'ab')}", 0),
+        ("EVAL", "return {struct.unpack('i4', 'abcd', 0)}", 0),
+        ("EVAL", "return {struct.unpack('B', 'abcd', 3)}", 0),
+        ("EVAL", "return {struct.unpack('!4 b i4', struct.pack('!4 b i4', 1, 2))}", 0),
+        ("EVAL", "return tostring(struct.unpack('>d', struct.pack('>d', 1.5)))", 0),
+        ("EVAL", "return {struct.size('i4 b d'), struct.size('!8 b d'), struct.size('c10')}", 0),
+        ("EVAL", "return struct.size('s')", 0),
+        ("EVAL", "return struct.size('c0')", 0),
+        ("EVAL", "return struct.size('q')", 0),
+        ("EVAL", "return {struct.unpack('>i16', string.rep(string.char(255), 16))}", 0),
+        ("EVAL", "return struct.pack('>I8', -1)", 0),
+        ("EVAL", "return struct.pack('>i3', 2^40)", 0),
+        ("EVAL", "return struct.pack('>I4', 1e30)", 0),
+    ],
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
+def test_script_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
+    run(pair, *SCENARIOS[scenario])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("scenario", list(LIBRARY_SCENARIOS), ids=list(LIBRARY_SCENARIOS))
+def test_library_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
+    run(pair, *LIBRARY_SCENARIOS[scenario])  # type: ignore[arg-type]
+
+
+def test_eval_ro_and_no_writes_scripts_refuse_writes(pair) -> None:  # type: ignore[no-untyped-def]
+    write = "return redis.call('set', 'k', 'v')"
+    read = "return redis.call('get', 'k')"
+    run(
+        pair,
+        ("EVAL_RO", write, 1, "k"), ("EVAL_RO", read, 1, "k"), ("EXISTS", "k"),
+        ("EVAL", "#!lua flags=no-writes\n" + write, 1, "k"),
+        ("EVAL", "#!lua flags=no-writes\n" + read, 1, "k"),
+        ("EVAL_RO", "#!lua\n" + read, 1, "k"),
+        ("EVAL_RO", "#!lua flags=no-writes\n" + read, 1, "k"),
+        ("EVAL_RO", "#!lua flags=allow-oom\n" + read, 1, "k"),
+        ("EVAL", "#!lua\n" + write, 1, "k"), ("GET", "k"),
+        ("EVAL_RO", "return redis.pcall('del', 'k')", 1, "k"), ("GET", "k"),
+    )
+    sha = pair.check("SCRIPT", "LOAD", write)[5:-2]
+    run(pair, ("EVALSHA_RO", sha, 1, "k"), ("EVALSHA", sha, 1, "k"))
+    sha_ro = pair.check("SCRIPT", "LOAD", "#!lua flags=no-writes\n" + write)[5:-2]
+    run(pair, ("EVALSHA", sha_ro, 1, "k"), ("EVALSHA_RO", sha_ro, 1, "k"))
+
+
+def test_scripts_share_the_callers_transaction_and_database(pair) -> None:  # type: ignore[no-untyped-def]
+    run(
+        pair,
+        ("MULTI",), ("EVAL", "return redis.call('incr', KEYS[1])", 1, "n"),
+        ("EVAL", "return redis.call('incr', KEYS[1])", 1, "n"),
+        ("EVAL", "return redis.call('nosuch')", 0), ("EXEC",),
+        ("SELECT", "3"), ("EVAL", "return redis.call('set', 'in3', '1')", 0), ("SELECT", "0"),
+        ("EXISTS", "in3"), ("SELECT", "3"), ("EXISTS", "in3"), ("SELECT", "0"),
+    )
+
+
+def test_watch_sees_a_scripts_write(pair) -> None:  # type: ignore[no-untyped-def]
+    other = pair.connect_extra()
+    try:
+        run(pair, ("SET", "w", "1"), ("WATCH", "w"), ("MULTI",), ("GET", "w"))
+        other.check("EVAL", "return redis.call('set', 'w', '2')", 1, "w")
+        run(pair, ("EXEC",))
+    finally:
+        other.close()
+
+
+def test_keys_expiring_during_a_script_stay_until_it_ends(pair) -> None:  # type: ignore[no-untyped-def]
+    # The script's time stands still from its start: a key that expires while it spins is
+    # still there when the script looks again.
+    script = (
+        "redis.call('set', KEYS[1], 'v', 'PX', 20) "
+        "local t = redis.call('time') local stop = t[1] * 1000000 + t[2] "
+        "local n = 0 while n < 3000000 do n = n + 1 end "
+        "return {redis.call('exists', KEYS[1]), redis.call('get', KEYS[1])}"
+    )
+    run(pair, ("EVAL", script, 1, "k"))
+
+
+def test_script_errors_count_in_errorstats(pair) -> None:  # type: ignore[no-untyped-def]
+    for conn in (pair.ref, pair.ours):
+        conn.call("CONFIG", "RESETSTAT")
+    run(
+        pair,
+        ("EVAL", "return redis.call('nosuch')", 0),
+        ("EVAL", "return redis.pcall('nosuch')", 0),
+        ("EVAL", "error('mine')", 0),
+        ("EVAL", "return {err='OWN code'}", 0),
+        ("EVAL", "return redis.error_reply('OTHER code')", 0),
+        ("EVAL", "return {1, {err='NESTED x'}}", 0),
+    )
+    ref, ours = (_info(conn, "errorstats") for conn in (pair.ref, pair.ours))
+    assert ours == ref
+    ref, ours = (_info(conn, "stats")["total_error_replies"] for conn in (pair.ref, pair.ours))
+    assert ours == ref
+    ref, ours = (_cmdstat(conn, "eval") for conn in (pair.ref, pair.ours))
+    assert ours == ref
+
+
+def _info(conn, section: str) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    text = decode(conn.call("INFO", section))
+    assert isinstance(text, bytes)
+    fields = {}
+    for line in text.decode().split("\r\n"):
+        if line and not line.startswith("#"):
+            name, _, value = line.partition(":")
+            fields[name] = value
+    return fields
+
+
+def _cmdstat(conn, name: str) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    line = _info(conn, "commandstats")[f"cmdstat_{name}"]
+    stats = dict(part.split("=") for part in line.split(","))
+    return {k: v for k, v in stats.items() if k in ("calls", "rejected_calls", "failed_calls")}
+
+
+def test_script_help_lists_the_subcommands(pair) -> None:  # type: ignore[no-untyped-def]
+    ref, ours = pair.both("SCRIPT", "HELP")
+    # SCRIPT DEBUG (the Lua debugger) is not implemented.
+    assert_same_shape(ref, ours, ours_has={"EXISTS", "FLUSH", "KILL", "LOAD", "HELP"})
+
+
+def test_command_getkeys_reads_numkeys(pair) -> None:  # type: ignore[no-untyped-def]
+    run(
+        pair,
+        ("COMMAND", "GETKEYS", "EVAL", "return 1", "2", "a", "b", "c"),
+        ("COMMAND", "GETKEYS", "EVALSHA", "x" * 40, "1", "a", "b"),
+        ("COMMAND", "GETKEYS", "EVAL_RO", "return 1", "0", "x"),
+        ("COMMAND", "GETKEYS", "FCALL", "f", "2", "a", "b"),
+        ("COMMAND", "GETKEYS", "FCALL_RO", "f", "1", "a"),
+        ("COMMAND", "INFO", "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"),
+    )
+
+
+def test_info_counts_cached_scripts(pair) -> None:  # type: ignore[no-untyped-def]
+    for i in range(3):
+        pair.check("SCRIPT", "LOAD", f"return {i}")
+    pair.check("EVAL", "return 'x'", 0)
+    ref, ours = (_info(conn, "memory") for conn in (pair.ref, pair.ours))
+    assert ours["number_of_cached_scripts"] == ref["number_of_cached_scripts"] == "4"
+    assert int(ours["used_memory_scripts_eval"]) > 0
+    assert int(ours["used_memory_vm_eval"]) > 0
+    pair.check("SCRIPT", "FLUSH")
+    ours = _info(pair.ours, "memory")
+    assert ours["number_of_cached_scripts"] == "0"
+    assert ours["used_memory_scripts_eval"] == "0"
+
+
+# -- where resplite answers as Redis 7.4 does ---------------------------------------------------
+
+
+@pytest.mark.redis_version("7.4")
+def test_redis_version_is_the_reported_one(pair) -> None:  # type: ignore[no-untyped-def]
+    assert pair.ours.call("EVAL", "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}", 0) \
+        == b"*2\r\n$5\r\n7.4.0\r\n:459776\r\n"
+
+
+@pytest.mark.redis_version("7.4")
+def test_set_repl_and_log_errors_use_74s_words(pair) -> None:  # type: ignore[no-untyped-def]
+    ours = pair.ours.call("EVAL", "return redis.set_repl()", 0)
+    assert ours.startswith(b"-ERR redis.set_repl() requires one argument. script: ")
+    ours = pair.ours.call("EVAL", "return redis.log(10, 'y')", 0)
+    assert ours.startswith(b"-ERR Invalid log level. script: ")
+
+
+@pytest.mark.redis_version("7.4")
+def test_numbers_given_to_redis_call_are_written_shortest(pair) -> None:  # type: ignore[no-untyped-def]
+    # Redis 7.4 writes whole numbers as integers and others with the fewest digits that
+    # read back the same; 7.0 used %.17g.
+    for value, text in (("3.14", b"3.14"), ("0.1", b"0.1"), ("-0.0", b"0"), ("100", b"100"),
+                        ("1e20", b"1e+20"), ("1/0", b"inf"), ("-1/0", b"-inf"),
+                        ("2^62", b"4611686018427387904"), ("1.5e-7", b"1.5e-7"),
+                        ("123456.789", b"123456.789")):
+        assert pair.ours.call("EVAL", f"return redis.call('set', 'k', {value})", 0) == b"+OK\r\n"
+        assert pair.ours.call("GET", "k") == b"$%d\r\n%s\r\n" % (len(text), text)
+
+
+@pytest.mark.redis_version("7.4")
+def test_time_stands_still_inside_a_script(pair) -> None:  # type: ignore[no-untyped-def]
+    script = (
+        "local a = redis.call('time') local n = 0 while n < 2000000 do n = n + 1 end "
+        "local b = redis.call('time') return {a[1] == b[1] and a[2] == b[2]}"
+    )
+    assert pair.ours.call("EVAL", script, 0) == b"*1\r\n:1\r\n"
+
+
+@pytest.mark.redis_version("7.4")
+def test_blocking_commands_do_not_block_in_scripts(pair) -> None:  # type: ignore[no-untyped-def]
+    # Redis 7.0 refused BLOCK in scripts; 7.4 runs the read, which answers at once: a null
+    # (false in Lua under RESP2, nil under RESP3) when there is nothing, the entries if any.
+    null = b"$-1\r\n" if pair.resp == 2 else b"_\r\n"
+    script = "return redis.call('xread', 'block', 0, 'streams', KEYS[1], ARGV[1])"
+    assert pair.ours.call("EVAL", script, 1, "s", "$") == null
+    pair.ours.call("XADD", "s", "1-1", "f", "v")
+    assert pair.ours.call("EVAL", script, 1, "s", "$") == null
+    assert pair.ours.call("EVAL", script, 1, "s", "0") == pair.ours.call(
+        "EVAL", "return redis.call('xread', 'streams', KEYS[1], ARGV[1])", 1, "s", "0"
+    )
+
+
+@pytest.mark.redis_version("7.4")
+def test_eval_keeps_at_most_500_scripts_it_brought_in(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.ours.call("CONFIG", "RESETSTAT")
+    loaded = pair.ours.call("SCRIPT", "LOAD", "return 'loaded'")[5:-2]
+    first = pair.ours.call("EVAL", "return 'first'", 0)
+    assert first == b"$5\r\nfirst\r\n"
+    for i in range(500):
+        pair.ours.call("EVAL", f"return {i}", 0)
+    memory = _info(pair.ours, "memory")
+    assert memory["number_of_cached_scripts"] == "501"  # 500 from EVAL, one from SCRIPT LOAD
+    assert _info(pair.ours, "stats")["evicted_scripts"] == "1"
+    sha_first = pair.ours.call("EVAL", "return redis.sha1hex('return \\'first\\'')", 0)[5:-2]
+    assert pair.ours.call("SCRIPT", "EXISTS", sha_first, loaded) == b"*2\r\n:0\r\n:1\r\n"
+
+
+# -- long scripts: BUSY, SCRIPT KILL, FUNCTION KILL -------------------------------------------
+
+
+def _wait_busy(conn) -> bytes:  # type: ignore[no-untyped-def]
+    """PING until the server answers -BUSY (the running script passed the threshold)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        reply = conn.call("PING")
+        if reply.startswith(b"-BUSY"):
+            return reply
+        time.sleep(0.05)
+    raise AssertionError("the server never reported BUSY")
+
+
+@pytest.fixture
+def busy_servers(server_pair_factory):  # type: ignore[no-untyped-def]
+    from support.raw import RawClient
+
+    ref, ours = server_pair_factory("--busy-reply-threshold", "100")
+    return [(RawClient(s.host, s.port, timeout=30), RawClient(s.host, s.port, timeout=30))
+            for s in (ref, ours)]
+
+
+def test_a_long_script_makes_others_busy_until_script_kill(busy_servers) -> None:  # type: ignore[no-untyped-def]
+    replies = []
+    for runner, other in busy_servers:
+        seen = []
+        runner.send("EVAL", "local i = 0\nwhile true do\n  i = i + 1\nend", 0)
+        seen.append(_wait_busy(other))
+        for cmd in (("GET", "k"), ("FUNCTION", "STATS"), ("FUNCTION", "KILL"),
+                    ("SHUTDOWN",), ("NOSUCH",), ("GET",), ("SCRIPT", "KILL")):
+            seen.append(other.call(*cmd))
+        seen.append(runner.read_reply())
+        seen.append(other.call("PING"))
+        seen.append(runner.call("SCRIPT", "KILL"))
+        replies.append(seen)
+    assert replies[1] == replies[0]
+
+
+def test_a_script_that_wrote_cannot_be_killed(busy_servers) -> None:  # type: ignore[no-untyped-def]
+    replies = []
+    for runner, other in busy_servers:
+        runner.send("EVAL", "redis.call('set', 'k', 'v') local i = 0 "
+                    "while i < 3e7 do i = i + 1 end return redis.call('get', 'k')", 0)
+        seen = [_wait_busy(other), other.call("SCRIPT", "KILL")]
+        seen.append(runner.read_reply())
+        replies.append(seen)
+    assert replies[1] == replies[0]
+
+
+def test_a_long_function_is_stopped_by_function_kill(busy_servers) -> None:  # type: ignore[no-untyped-def]
+    replies = []
+    for runner, other in busy_servers:
+        runner.call("FUNCTION", "LOAD", "#!lua name=spinning\n"
+                    "redis.register_function('spin', function()\n  while true do end\nend)")
+        runner.send("FCALL", "spin", 0)
+        seen = [_wait_busy(other), other.call("SCRIPT", "KILL")]
+        stats = decode(other.call("FUNCTION", "STATS"))
+        assert isinstance(stats, (list, dict))
+        seen.append(other.call("FUNCTION", "KILL"))
+        seen.append(runner.read_reply())
+        replies.append(seen)
+    assert replies[1] == replies[0]
