@@ -1,5 +1,6 @@
 """node clients (ioredis and node-redis) run a consumer-group workflow and Pub/Sub against
-resplite.
+resplite, and BullMQ runs a job queue (``bullmq-queue.mjs``: add, process, retry, a delayed
+job moved on by RESPLITE.CLOCK ADVANCE) through its Lua scripts.
 
 Each ``*.test.mjs`` file here is run with ``node --test`` against the session's resplite
 server: ``streams-*`` run XADD, XREADGROUP, a consumer that dies with entries pending,
@@ -90,3 +91,37 @@ def test_node_cluster_client(script: str) -> None:
         )
     assert done.returncode == 0, f"node --test {script} failed:\n{done.stdout}\n{done.stderr}"
     assert "fail 0" in done.stdout, done.stdout
+
+
+# What BullMQ's scripts and workers call besides strings, hashes and streams.
+BULLMQ_COMMANDS = (
+    "LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE", "LLEN", "LREM", "LTRIM", "LINDEX", "LPOS",
+    "LSET", "RPOPLPUSH", "SADD", "SREM", "SCARD", "SMEMBERS", "SISMEMBER", "ZADD", "ZREM",
+    "ZSCORE", "ZCARD", "ZCOUNT", "ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE",
+    "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "ZPOPMIN", "BZPOPMIN",
+)
+
+
+def test_bullmq_queue_and_worker(redis_url: str) -> None:
+    import redis
+
+    client = redis.Redis.from_url(redis_url)
+    missing = []
+    for name in BULLMQ_COMMANDS:
+        try:
+            client.execute_command(name)
+        except redis.ResponseError as exc:
+            if "unknown command" in str(exc):
+                missing.append(name)
+    client.close()
+    if missing:
+        pytest.skip(f"BullMQ needs {', '.join(missing)}, which resplite does not implement "
+                    "yet (lists, sets and sorted sets)")
+    node = _node()
+    env = dict(os.environ, RESPLITE_URL=redis_url, NODE_NO_WARNINGS="1")
+    done = subprocess.run(
+        [node, "--test", "--test-concurrency=1", "--test-reporter=spec", "bullmq-queue.mjs"],
+        cwd=NODE_DIR, env=env, capture_output=True, text=True, timeout=180,
+    )
+    assert done.returncode == 0, f"node --test bullmq-queue.mjs failed:\n{done.stdout}\n" \
+        f"{done.stderr}"
