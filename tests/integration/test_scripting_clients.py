@@ -211,7 +211,7 @@ def test_a_script_past_lua_max_memory_fails_and_the_server_goes_on(
     small_memory_server: ServerProcess,
 ) -> None:
     r = redis.Redis(host=small_memory_server.host, port=small_memory_server.port)
-    with pytest.raises(redis.ResponseError, match="not enough memory.*lua-max-memory"):
+    with pytest.raises(redis.ResponseError, match=r"not enough memory.*lua-max-memory"):
         r.eval("local t = {} for i = 1, 1e8 do t[i] = 'x' .. i end return #t", 0)
     with pytest.raises(redis.ResponseError, match="not enough memory"):
         r.eval("return #string.rep('x', 64 * 1024 * 1024)", 0)
