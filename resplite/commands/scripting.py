@@ -36,7 +36,7 @@ def eval_(client: Client, argv: list[bytes]) -> Any:
 
 @command("evalsha")
 def evalsha(client: Client, argv: list[bytes]) -> Any:
-    return client.server.scripting.eval(client, argv, by_sha=True, read_only=False)
+    return client.server.scripting.evalsha(client, argv)
 
 
 @command("eval_ro")

@@ -40,13 +40,19 @@ class Clock:
     def time_ns(self) -> int:
         if self._frozen_wall is not None:
             return self._frozen_wall
-        return time.time_ns() + self._wall_offset
+        now = time.time_ns() + self._wall_offset
+        if self._pinned:
+            self._hold(now)
+        return now
 
     def time_ms(self) -> int:
         """Unix time in milliseconds."""
         if self._frozen_wall is not None:
             return self._frozen_wall // 1_000_000
-        return (time.time_ns() + self._wall_offset) // 1_000_000
+        now = time.time_ns() + self._wall_offset
+        if self._pinned:
+            self._hold(now)
+        return now // 1_000_000
 
     def time_us(self) -> int:
         return self.time_ns() // 1_000
@@ -54,27 +60,38 @@ class Clock:
     def monotonic_ns(self) -> int:
         if self._frozen_mono is not None:
             return self._frozen_mono
-        return time.monotonic_ns() + self._mono_offset
+        mono = time.monotonic_ns() + self._mono_offset
+        if self._pinned:
+            self._frozen_wall = time.time_ns() + self._wall_offset
+            self._frozen_mono = mono
+        return mono
 
     def monotonic_ms(self) -> int:
         # Spelled out rather than through monotonic_ns: read once per batch of requests.
         if self._frozen_mono is not None:
             return self._frozen_mono // 1_000_000
+        if self._pinned:
+            return self.monotonic_ns() // 1_000_000
         return (time.monotonic_ns() + self._mono_offset) // 1_000_000
+
+    def _hold(self, wall_ns: int) -> None:
+        """The first reading while pinned: both readings stand still from here."""
+        self._frozen_wall = wall_ns
+        self._frozen_mono = time.monotonic_ns() + self._mono_offset
 
     @property
     def frozen(self) -> bool:
         return self._frozen_wall is not None and not self._pinned
 
     def pin(self) -> bool:
-        """Hold both readings where they are until :meth:`unpin` (a script's time stands
-        still from its start, as in Redis 7). Answers whether this call pinned the clock:
-        a frozen or already pinned clock is left alone. Time keeps running underneath, so
-        after unpin() the readings are what they would have been."""
-        if self._frozen_wall is not None:
+        """Hold both readings until :meth:`unpin` (a script's time stands still, as in
+        Redis 7): the first reading after pin() is taken and then answered again. Answers
+        whether this call pinned the clock: a frozen or already pinned clock is left alone.
+        Time keeps running underneath, so after unpin() readings are what they would have
+        been. Nothing is read until something asks, so a script that never looks at the
+        time pays nothing for it."""
+        if self._frozen_wall is not None or self._pinned:
             return False
-        self._frozen_wall = self.time_ns()
-        self._frozen_mono = self.monotonic_ns()
         self._pinned = True
         return True
 

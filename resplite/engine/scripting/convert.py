@@ -145,8 +145,9 @@ def _parse_double(text: bytes) -> float:
     return float(text)
 
 
-def to_lua(reply: Any, resp: int, parser: ReplyParser) -> tuple[Any, int | None]:
-    """The Lua value redis.call returns for ``reply`` under the script's protocol ``resp``."""
+def to_lua(reply: Any, resp: int, parser: ReplyParser | None) -> tuple[Any, int | None]:
+    """The Lua value redis.call returns for ``reply`` under the script's protocol ``resp``
+    (``parser`` builds tables in the running script's Lua state)."""
     cls = reply.__class__
     if cls is bytes or cls is int:
         return reply, None
@@ -168,4 +169,6 @@ def to_lua(reply: Any, resp: int, parser: ReplyParser) -> tuple[Any, int | None]
         return data[1:-2], OK_KIND
     if first == b"-":
         return error_text(data[1:-2]), ERROR_KIND
+    if parser is None:
+        raise RuntimeError("no script is running")
     return parser.parse(data, resp == 2), None

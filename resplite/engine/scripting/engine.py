@@ -117,22 +117,30 @@ class Script:
     evicted_by_lru: bool  # brought in by EVAL, so subject to the 500-script limit
 
 
-@dataclass(slots=True, eq=False)
 class ScriptRun:
-    """One script or function on its way: who called, what it may do, what it did."""
+    """One script or function on its way: who called, what it may do, what it did.
 
-    caller: Client
-    argv: list[bytes]
-    name: bytes  # the SHA1 of a script, the name of a function
-    eval_mode: bool
-    read_only: bool
-    allow_oom: bool
-    oom_at_start: bool
-    start_ns: int
-    resp: int = 2
-    timed_out: bool = False
-    killed: bool = False
-    write_dirty: bool = False
+    The engine keeps one and refills it for every run (runs never nest)."""
+
+    __slots__ = (
+        "allow_oom", "argv", "caller", "eval_mode", "killed", "name", "oom_at_start",
+        "read_only", "resp", "start_ns", "timed_out", "write_dirty",
+    )
+
+    def __init__(self, caller: Client, argv: list[bytes], name: bytes, eval_mode: bool,
+                 read_only: bool, allow_oom: bool, oom_at_start: bool, start_ns: int) -> None:
+        self.caller = caller
+        self.argv = argv
+        self.name = name  # the SHA1 of a script, the name of a function
+        self.eval_mode = eval_mode
+        self.read_only = read_only
+        self.allow_oom = allow_oom
+        self.oom_at_start = oom_at_start
+        self.start_ns = start_ns
+        self.resp = 2
+        self.timed_out = False
+        self.killed = False
+        self.write_dirty = False
 
 
 def parse_shebang(body: bytes) -> tuple[frozenset[str] | None, int]:
@@ -182,6 +190,7 @@ class Scripting:
         self.evicted_scripts = 0
         self.libraries = LibraryContext()
         self.running: ScriptRun | None = None
+        self._run: ScriptRun | None = None  # made on the first run, refilled for each
         self.rand = natives.Lrand48()
         self._eval_vm: LuaVM | None = None
         self._function_vm: LuaVM | None = None
@@ -300,6 +309,28 @@ class Scripting:
 
     # -- EVAL / EVALSHA / FCALL ----------------------------------------------------------------
 
+    def evalsha(self, client: Client, argv: list[bytes]) -> Any:
+        """EVALSHA: the common case (a cached script without a shebang, a one-digit numkeys,
+        no maxmemory to check) goes straight to the run; anything else through eval()."""
+        script = self.scripts.get(argv[1])
+        if script is not None and script.flags is None and not self.state.maxmemory:
+            nk = argv[2]
+            if len(nk) == 1 and 48 <= nk[0] <= 57 and nk[0] - 48 <= len(argv) - 3:
+                if script.evicted_by_lru and script.sha in self._lru:
+                    self._lru.move_to_end(script.sha)
+                run = self._run or self._new_run(client)
+                run.caller = client
+                run.argv = argv
+                run.name = script.sha
+                run.eval_mode = True
+                run.read_only = run.allow_oom = run.oom_at_start = False
+                run.start_ns = time.monotonic_ns()
+                run.resp = 2
+                run.timed_out = run.killed = run.write_dirty = False
+                return self._execute(self._eval_vm or self.eval_vm, script.function, run,
+                                     nk[0] - 48, argv)
+        return self.eval(client, argv, by_sha=True, read_only=False)
+
     def eval(self, client: Client, argv: list[bytes], *, by_sha: bool, read_only: bool) -> Any:
         source = argv[1]
         if by_sha and len(source) != 40:
@@ -365,10 +396,22 @@ class Scripting:
                     "memory > 'maxmemory'"
                 )
             read_only = read_only or "no-writes" in flags
-        return ScriptRun(
-            client, argv, name, eval_mode, read_only,
-            flags is not None and "allow-oom" in flags, oom, time.monotonic_ns(),
-        )
+        run = self._run or self._new_run(client)
+        run.caller = client
+        run.argv = argv
+        run.name = name
+        run.eval_mode = eval_mode
+        run.read_only = read_only
+        run.allow_oom = flags is not None and "allow-oom" in flags
+        run.oom_at_start = oom
+        run.start_ns = time.monotonic_ns()
+        run.resp = 2
+        run.timed_out = run.killed = run.write_dirty = False
+        return run
+
+    def _new_run(self, client: Client) -> ScriptRun:
+        run = self._run = ScriptRun(client, [], b"", True, False, False, False, 0)
+        return run
 
     def _execute(self, vm: LuaVM, fn: Any, run: ScriptRun, nkeys: int, argv: list[bytes]) -> Any:
         state = self.state
@@ -475,7 +518,8 @@ class Scripting:
             return b"ERR redis.call/pcall can only be called inside a script invocation", \
                 convert.PLAIN_ERROR_KIND
         state = self.state
-        spec = state.dispatcher.fast.get(argv[0]) or state.table.get(argv[0].lower())
+        dispatcher = state.dispatcher
+        spec = dispatcher.fast.get(argv[0]) or state.table.get(argv[0].lower())
         if spec is None:
             return self._refuse(None, "ERR Unknown Redis command called from script")
         if spec.subcommands:
@@ -497,18 +541,19 @@ class Scripting:
             return self._refuse(spec, "ERR Write commands are not allowed from read-only scripts.")
         if (
             spec.is_denyoom
+            and run.oom_at_start
             and not run.allow_oom
             and not run.write_dirty
-            and run.oom_at_start
             and state.maxmemory
         ):
             return self._refuse(spec, errors.OOM)
         if spec.is_write:
             run.write_dirty = True
-        reply = state.dispatcher.call(self._client or self.client, spec, argv)
-        parser = self._parser
-        assert parser is not None
-        return convert.to_lua(reply, run.resp, parser)
+        reply = dispatcher.call(self._client or self.client, spec, argv)
+        cls = reply.__class__
+        if cls is bytes or cls is int:
+            return reply
+        return convert.to_lua(reply, run.resp, self._parser)
 
     def _refuse(self, spec: CommandSpec | None, message: str) -> tuple[bytes, int]:
         """A command refused by the script checks: counted as Redis counts a rejection."""

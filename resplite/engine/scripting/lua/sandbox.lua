@@ -749,7 +749,11 @@ if mode == "eval" then
 
     entry.run = function(f, caller_resp, nkeys, ...)
         script_resp = 2
-        B.KEYS, B.ARGV = split_args(nkeys, ...)
+        if nkeys == select("#", ...) then
+            B.KEYS, B.ARGV = {...}, {}
+        else
+            B.KEYS, B.ARGV = split_args(nkeys, ...)
+        end
         local ok, r = xpcall(f, error_handler)
         if ok and not hook_every_line then
             local t = type(r)
