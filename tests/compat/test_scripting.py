@@ -994,3 +994,29 @@ def test_a_long_function_is_stopped_by_function_kill(busy_servers) -> None:  # t
         seen.append(runner.read_reply())
         replies.append(seen)
     assert replies[1] == replies[0]
+
+
+def test_blocked_clients_are_served_after_the_whole_script(pair) -> None:  # type: ignore[no-untyped-def]
+    # A reader blocked on the stream wakes once, after the script: it sees both entries the
+    # script added, not just the first.
+    reader = pair.connect_extra()
+    try:
+        run(pair, ("XADD", "s", "1-0", "f", "v"))
+        for conn in (reader.ref, reader.ours):
+            conn.send("XREAD", "BLOCK", "0", "STREAMS", "s", "$")
+        for conn in (reader.ref, reader.ours):
+            deadline = time.monotonic() + 10
+            while decode(conn_info(pair, conn)) != 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        run(pair, ("EVAL", "redis.call('xadd', KEYS[1], '2-0', 'n', '1') "
+                           "redis.call('xadd', KEYS[1], '3-0', 'n', '2') return 1", 1, "s"))
+        assert reader.ours.read_reply() == reader.ref.read_reply()
+    finally:
+        reader.close()
+
+
+def conn_info(pair, conn) -> bytes:  # type: ignore[no-untyped-def]
+    """INFO clients' blocked_clients of the server ``conn`` talks to, as an integer reply."""
+    main = pair.ref if conn.sock.getpeername() == pair.ref.sock.getpeername() else pair.ours
+    fields = _info(main, "clients")
+    return b":%d\r\n" % int(fields["blocked_clients"])
