@@ -1,15 +1,18 @@
 -- The environment scripts run in: Redis 7's globals, `redis` API and libraries, built once per
 -- Lua state by resplite.engine.scripting.vm. Loaded under the chunk name "=resplite", which
--- is how the error handler tells these frames from the user's.
+-- is how the error handler (and the kill hook) tell these frames from the script's.
+--
+-- Scripts never see this state's own global table: every chunk they compile (the script,
+-- loadstring, load) gets `env`, an empty read-only proxy of `B`, which holds exactly the
+-- names Redis's scripts see. `debug`, `setfenv`, `getfenv`, `newproxy`, `print`, `dofile`,
+-- `loadfile`, `require`, `module`, `package`, `os`, `io` and lupa's `python` are not among
+-- them, and the Python helpers arrive in `py` and are only ever held as upvalues here.
 --
 -- Redis's own Lua has read-only tables; stock Lua 5.1 does not, so every protected table is
 -- an empty proxy whose metatable reads through to the real contents and refuses writes. The
 -- base functions that could see past a proxy (rawget, rawset, next, pairs, setmetatable,
 -- getmetatable, table.insert, table.foreach) are replaced by versions that look through it
--- or refuse. Nothing of Python is reachable: the helpers arrive in `py` and are only ever
--- held as upvalues of the functions below, and `debug`, `setfenv`, `getfenv`, `newproxy`,
--- `print`, `dofile`, `loadfile`, `require`, `module`, `package`, `os`, `io` and lupa's
--- `python` disappear from the globals.
+-- or refuse, with Lua's own argument errors.
 
 local mode, py, libs = ...
 
