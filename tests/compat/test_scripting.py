@@ -1020,3 +1020,40 @@ def conn_info(pair, conn) -> bytes:  # type: ignore[no-untyped-def]
     main = pair.ref if conn.sock.getpeername() == pair.ref.sock.getpeername() else pair.ours
     fields = _info(main, "clients")
     return b":%d\r\n" % int(fields["blocked_clients"])
+
+
+def test_maxmemory_and_the_script_flags(pair) -> None:  # type: ignore[no-untyped-def]
+    pair.check("CONFIG", "SET", "maxmemory", "1")
+    try:
+        run(
+            pair,
+            # Without a shebang EVAL itself runs; its denyoom commands are refused.
+            ("EVAL", "return redis.call('set', 'k', 'v')", 0),
+            ("EVAL", "return redis.pcall('set', 'k', 'v')", 0),
+            ("EVAL", "return redis.call('get', 'k')", 0),
+            ("EVAL", "return redis.call('del', 'k')", 0),
+            # With one, the script's own flags decide before it runs.
+            ("EVAL", "#!lua\nreturn redis.call('set', 'k', 'v')", 0),
+            ("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'k')", 0),
+            ("EVAL", "#!lua flags=allow-oom\nreturn redis.call('set', 'k', 'v')", 0),
+            ("EVAL_RO", "#!lua flags=no-writes\nreturn redis.call('get', 'k')", 0),
+            ("FUNCTION", "LOAD", "#!lua name=m\nredis.register_function('w', function() "
+                                 "return redis.call('set', 'k', 'w') end)"),
+        )
+    finally:
+        pair.check("CONFIG", "SET", "maxmemory", "0")
+    run(
+        pair,
+        ("FUNCTION", "LOAD", "#!lua name=m\nredis.register_function('w', function() "
+                             "return redis.call('set', 'k', 'w') end)\n"
+                             "redis.register_function{function_name='r', callback=function() "
+                             "return redis.call('get', 'k') end, flags={'no-writes'}}\n"
+                             "redis.register_function{function_name='o', callback=function() "
+                             "return redis.call('set', 'k', 'o') end, flags={'allow-oom'}}"),
+    )
+    pair.check("CONFIG", "SET", "maxmemory", "1")
+    try:
+        run(pair, ("FCALL", "w", 0), ("FCALL", "r", 0), ("FCALL", "o", 0), ("FCALL_RO", "r", 0))
+    finally:
+        pair.check("CONFIG", "SET", "maxmemory", "0")
+    run(pair, ("GET", "k"))
