@@ -93,7 +93,7 @@ class Server:
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
         # Serves other clients while a script runs past busy-reply-threshold.
-        self.pump = ConnectionPump(lambda: self._listeners, self._protocol)
+        self.pump = ConnectionPump(self._all_listeners, self._protocol)
         self.state = ServerState(
             config, clock, table=table, scheduler=LoopScheduler(),
             client_info=client_info_line, busy_pump=self.pump,

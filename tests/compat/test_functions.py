@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from compat_helpers import decode, run
+from compat_helpers import Command, decode, run
 from support.helpshape import assert_same_shape
+from support.pair import Pair
 
-Scenario = list[tuple[object, ...]]
+Scenario = list[Command]
 
 
 def lib(name: str, body: str) -> str:
@@ -202,8 +203,8 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS), ids=list(SCENARIOS))
-def test_function_scenario(pair, scenario: str) -> None:  # type: ignore[no-untyped-def]
-    run(pair, *SCENARIOS[scenario])  # type: ignore[arg-type]
+def test_function_scenario(pair: Pair, scenario: str) -> None:
+    run(pair, *SCENARIOS[scenario])
 
 
 def _libraries(reply: bytes) -> list[object]:
@@ -212,7 +213,7 @@ def _libraries(reply: bytes) -> list[object]:
     return sorted(value, key=repr)
 
 
-def test_function_list_of_several_libraries_compared_as_a_set(pair) -> None:  # type: ignore[no-untyped-def]
+def test_function_list_of_several_libraries_compared_as_a_set(pair: Pair) -> None:
     for i in range(4):
         pair.check("FUNCTION", "LOAD", lib(f"many{i}", f"redis.register_function('m{i}', "
                                                        f"function() return {i} end)"))
@@ -222,7 +223,7 @@ def test_function_list_of_several_libraries_compared_as_a_set(pair) -> None:  # 
     assert ours == ref
 
 
-def test_dump_payloads_match_and_restore_across_servers(pair) -> None:  # type: ignore[no-untyped-def]
+def test_dump_payloads_match_and_restore_across_servers(pair: Pair) -> None:
     body = "\n".join(f"redis.register_function('f{i}', function(keys, args) "
                      f"return redis.call('GET', keys[1]) .. '{i}' end)" for i in range(30))
     pair.check("FUNCTION", "LOAD", lib("big", body))
@@ -243,14 +244,14 @@ def test_dump_payloads_match_and_restore_across_servers(pair) -> None:  # type: 
     for entries in (ref_list, ours_list):
         for library in entries:
             slot = b"functions" if isinstance(library, dict) else 5
-            library[slot] = sorted(library[slot], key=repr)  # type: ignore[index]
+            library[slot] = sorted(library[slot], key=repr)
     assert ours_list == ref_list
     assert pair.ours.call("FUNCTION", "RESTORE", ours, "REPLACE") == b"+OK\r\n"
     corrupt = ref[:-1] + bytes([ref[-1] ^ 1])
     run(pair, ("FUNCTION", "RESTORE", corrupt))
 
 
-def test_restore_appends_replaces_or_flushes(pair) -> None:  # type: ignore[no-untyped-def]
+def test_restore_appends_replaces_or_flushes(pair: Pair) -> None:
     pair.check("FUNCTION", "LOAD", lib("one", "redis.register_function('one', function() "
                                              "return 1 end)"))
     payload = decode(pair.ref.call("FUNCTION", "DUMP"))
@@ -269,19 +270,19 @@ def test_restore_appends_replaces_or_flushes(pair) -> None:  # type: ignore[no-u
 
 
 @pytest.mark.redis_version("7.4")
-def test_dump_writes_rdb_version_12(pair) -> None:  # type: ignore[no-untyped-def]
+def test_dump_writes_rdb_version_12(pair: Pair) -> None:
     # An empty payload: just Redis 7.4's RDB version and the CRC-64 of those two bytes.
     assert pair.ours.call("FUNCTION", "DUMP") == b"$10\r\n\x0c\x00\x96\xedh\x80\xf5U<\x93\r\n"
 
 
-def test_function_help_lists_the_subcommands(pair) -> None:  # type: ignore[no-untyped-def]
+def test_function_help_lists_the_subcommands(pair: Pair) -> None:
     ref, ours = pair.both("FUNCTION", "HELP")
     assert_same_shape(ref, ours, ours_has={
         "LOAD", "DELETE", "LIST", "STATS", "KILL", "FLUSH", "DUMP", "RESTORE", "HELP",
     })
 
 
-def test_info_counts_functions_and_libraries(pair) -> None:  # type: ignore[no-untyped-def]
+def test_info_counts_functions_and_libraries(pair: Pair) -> None:
     pair.check("FUNCTION", "LOAD", lib("a", "redis.register_function('a1', function() end) "
                                            "redis.register_function('a2', function() end)"))
     pair.check("FUNCTION", "LOAD", ECHO)
@@ -292,6 +293,6 @@ def test_info_counts_functions_and_libraries(pair) -> None:  # type: ignore[no-u
         assert b"number_of_libraries:2\r\n" in text
 
 
-def test_function_load_stops_a_library_that_runs_too_long(pair) -> None:  # type: ignore[no-untyped-def]
+def test_function_load_stops_a_library_that_runs_too_long(pair: Pair) -> None:
     # Loading has its own limit (500 ms in Redis), so a library that never returns fails.
     run(pair, ("FUNCTION", "LOAD", lib("forever", "while true do end")), ("FUNCTION", "LIST"))

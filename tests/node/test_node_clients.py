@@ -93,30 +93,7 @@ def test_node_cluster_client(script: str) -> None:
     assert "fail 0" in done.stdout, done.stdout
 
 
-# What BullMQ's scripts and workers call besides strings, hashes and streams.
-BULLMQ_COMMANDS = (
-    "LPUSH", "RPUSH", "LPOP", "RPOP", "LRANGE", "LLEN", "LREM", "LTRIM", "LINDEX", "LPOS",
-    "LSET", "RPOPLPUSH", "SADD", "SREM", "SCARD", "SMEMBERS", "SISMEMBER", "ZADD", "ZREM",
-    "ZSCORE", "ZCARD", "ZCOUNT", "ZRANGE", "ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE",
-    "ZREMRANGEBYSCORE", "ZREMRANGEBYRANK", "ZPOPMIN", "BZPOPMIN",
-)
-
-
 def test_bullmq_queue_and_worker(redis_url: str) -> None:
-    import redis
-
-    client = redis.Redis.from_url(redis_url)
-    missing = []
-    for name in BULLMQ_COMMANDS:
-        try:
-            client.execute_command(name)
-        except redis.ResponseError as exc:
-            if "unknown command" in str(exc):
-                missing.append(name)
-    client.close()
-    if missing:
-        pytest.skip(f"BullMQ needs {', '.join(missing)}, which resplite does not implement "
-                    "yet (lists, sets and sorted sets)")
     node = _node()
     env = dict(os.environ, RESPLITE_URL=redis_url, NODE_NO_WARNINGS="1")
     done = subprocess.run(

@@ -1,15 +1,11 @@
-"""The machine arithmetic behind scripting: LZF, CRC-64, number formatting, Redis's random
-generator, compiled-chunk patching, the clock pin, and the engine without a server."""
+"""The machine arithmetic behind scripting: the FUNCTION DUMP payload, number formatting,
+Redis's random generator, compiled-chunk patching, the clock pin, and the engine without a
+server."""
 
 from __future__ import annotations
 
-import os
-import random
-
 import pytest
 
-from resplite.algorithms import lzf
-from resplite.algorithms.crc64 import crc64
 from resplite.commands import command_table
 from resplite.engine.client import Client
 from resplite.engine.clock import Clock
@@ -18,30 +14,6 @@ from resplite.engine.scripting import natives
 from resplite.engine.scripting.functions import dump_payload, read_payload, verify_payload
 from resplite.engine.state import ServerState
 from resplite.protocol.replies import ErrorReply, Raw, Status
-
-
-def test_crc64_matches_redis_check_value() -> None:
-    assert crc64(b"123456789") == 0xE9C6D914C4B8D9CA
-    assert crc64(b"") == 0
-    assert crc64(b"56789", crc64(b"1234")) == crc64(b"123456789")
-
-
-@pytest.mark.parametrize("size", [1, 5, 21, 100, 1000, 20000])
-def test_lzf_round_trips(size: int) -> None:
-    rng = random.Random(size)
-    data = bytes(rng.choice(b"abcdefgh ") for _ in range(size))
-    packed = lzf.compress(data, len(data) + 64)
-    assert packed is not None
-    assert lzf.decompress(packed, len(data)) == data
-
-
-def test_lzf_refuses_what_does_not_shrink_and_rejects_corrupt_input() -> None:
-    noise = os.urandom(200)
-    assert lzf.compress(noise, len(noise) - 4) is None
-    packed = lzf.compress(b"abcabcabcabcabcabcabc" * 4, 80)
-    assert packed is not None
-    assert lzf.decompress(packed, 10) is None
-    assert lzf.decompress(b"\xe0\xff\xff", 100) is None
 
 
 def test_function_payload_round_trip() -> None:
@@ -59,13 +31,13 @@ def test_function_payload_round_trip() -> None:
 
 
 @pytest.mark.parametrize(("value", "text"), [
-    (3.14, b"3.14"), (0.1, b"0.1"), (-0.0, b"-0"), (1e20, b"1e+20"), (1.5e-7, b"1.5e-7"),
+    (3.14, b"3.14"), (0.1, b"0.1"), (-0.0, b"0"), (1e20, b"1e+20"), (1.5e-7, b"1.5e-7"),
     (123456.789, b"123456.789"), (1e21, b"1e+21"), (0.000123, b"0.000123"),
     (float("inf"), b"inf"), (float("-inf"), b"-inf"), (1e-300, b"1e-300"),
     (2.5, b"2.5"), (100.5, b"100.5"), (1234567.0, b"1234567"),
 ])
-def test_format_double_as_fpconv_dtoa(value: float, text: bytes) -> None:
-    assert natives.format_double(value) == text
+def test_fractions_given_to_redis_call_as_fpconv_dtoa(value: float, text: bytes) -> None:
+    assert natives.argument_bytes(value) == text
 
 
 def test_arguments_given_to_redis_call() -> None:

@@ -22,6 +22,8 @@ from typing import Any
 
 from lupa import lua51
 
+from resplite.algorithms.scores import fpconv_dtoa
+
 _U32 = 0xFFFFFFFF
 _U64 = 0xFFFFFFFFFFFFFFFF
 _TWO63 = 1 << 63
@@ -643,61 +645,13 @@ def without_tail_calls(dump: bytes) -> bytes:
 # -- numbers given to redis.call -----------------------------------------------------------------
 
 
-def _shortest_digits(d: float) -> tuple[str, int]:
-    """The shortest digits that read back as ``d`` (positive, finite) and the exponent K
-    with value = digits * 10**K."""
-    text = repr(d)
-    mantissa, _, exponent = text.partition("e")
-    exp = int(exponent) if exponent else 0
-    if "." in mantissa:
-        whole, frac = mantissa.split(".")
-    else:
-        whole, frac = mantissa, ""
-    if frac == "0":
-        frac = ""
-    digits = (whole + frac).lstrip("0")
-    k = exp - len(frac)
-    stripped = digits.rstrip("0")
-    k += len(digits) - len(stripped)
-    return stripped or "0", k
-
-
-def format_double(d: float) -> bytes:
-    """A double as Redis 7.2+'s fpconv_dtoa writes it (shortest digits, %g-like layout)."""
-    neg = math.copysign(1.0, d) < 0
-    prefix = "-" if neg else ""
-    if d == 0:
-        return (prefix + "0").encode()
-    if math.isnan(d):
-        return (prefix + "nan").encode()
-    if math.isinf(d):
-        return (prefix + "inf").encode()
-    digits, k = _shortest_digits(abs(d))
-    nd = len(digits)
-    exp = abs(k + nd - 1)
-    if k >= 0 and exp < nd + 7:
-        return (prefix + digits + "0" * k).encode()
-    if k < 0 and (k > -7 or exp < 4):
-        offset = nd - abs(k)
-        if offset <= 0:
-            return (prefix + "0." + "0" * (-offset) + digits).encode()
-        return (prefix + digits[:offset] + "." + digits[offset:]).encode()
-    nd = min(nd, 18 - int(neg))
-    out = digits[0]
-    if nd > 1:
-        out += "." + digits[1:nd]
-    e = k + nd - 1
-    sign = "-" if e < 0 else "+"
-    out += "e" + sign + str(abs(e))
-    return (prefix + out).encode()
-
-
 def argument_bytes(n: int | float) -> bytes:
     """A Lua number given to redis.call, as Redis 7.4 turns it into an argument: whole values
-    within +-2^62 as integers, anything else as fpconv_dtoa writes the double."""
+    within +-2^62 as integers (``-0`` as ``0``), anything else as fpconv_dtoa writes the
+    double."""
     if isinstance(n, int) and -(1 << 62) <= n <= (1 << 62):
         return b"%d" % n
     d = float(n)
     if -4.611686018427388e18 <= d <= 4.611686018427388e18 and d == int(d):
         return b"%d" % int(d)
-    return format_double(d)
+    return fpconv_dtoa(d)
