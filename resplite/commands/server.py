@@ -344,6 +344,7 @@ def _debug_reload(client: Client, options: list[bytes]) -> Any:
             raise CommandError("ERR")
     if b"noflush" not in words:
         flush_database(server, None)
+        server.scripting.flush_functions()  # the file brings them back, as Redis's emptyData
     try:
         persistence.load_file(persistence.path)
     except LoadError as exc:

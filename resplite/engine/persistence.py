@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from resplite.engine.errors import CommandError
 from resplite.formats import rdb_file, rdb_values
 from resplite.formats.rdb_format import RdbError
 from resplite.store.keyspace import Database
@@ -175,7 +176,8 @@ class Persistence:
             for db in state.keyspace.dbs if db.data
         ]
         return rdb_file.write_snapshot(dbs, aux, compress=config["rdbcompression"],
-                                       checksum=config["rdbchecksum"])
+                                       checksum=config["rdbchecksum"],
+                                       functions=state.scripting.library_codes())
 
     # -- SAVE -----------------------------------------------------------------------------
 
@@ -336,9 +338,6 @@ class Persistence:
             self.loading = False
         log.info("DB loaded from disk: %.3f seconds, %d keys loaded, %d expired keys skipped",
                  time.monotonic() - start, report.keys_loaded, report.keys_expired)
-        if report.functions:
-            log.warning("The snapshot holds %d function libraries: resplite has no FUNCTION "
-                        "support, they were not loaded", report.functions)
         state.last_save_time = state.clock.time_ms() // 1000
         return report
 
@@ -371,6 +370,11 @@ class Persistence:
             raise LoadError(f"{name}: short read or corrupt RDB at {exc}") from exc
         except rdb_values.UnsupportedValue as exc:
             raise LoadError(f"{name}: {exc}") from exc
+        if report.libraries:
+            try:
+                state.scripting.load_snapshot_libraries(report.libraries)
+            except CommandError as exc:
+                raise LoadError(f"{name}: Failed loading library: {exc.message}") from exc
         self.keys_loaded = report.keys_loaded
         self.keys_expired = report.keys_expired
         return report

@@ -119,6 +119,7 @@ class LoadReport:
     keys_expired: int = 0
     empty_keys_skipped: int = 0
     functions: int = 0
+    libraries: list[bytes] = field(default_factory=list)  # the function libraries' code
 
 
 # Takes (db, key, value, expire, idle, freq); returns False when the key is already there.
@@ -209,7 +210,7 @@ def read_snapshot(
         if kind == f.OPCODE_FUNCTION_PRE_GA:
             raise r.error("pre-release function format not supported", at)
         if kind == f.OPCODE_FUNCTION2:
-            r.string("a function library")
+            report.libraries.append(r.string("a function library"))
             report.functions += 1
             continue
         if not (0 <= kind <= 7 or 9 <= kind <= 25):

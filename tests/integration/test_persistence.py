@@ -215,6 +215,87 @@ def test_a_truncated_or_corrupt_snapshot_stops_the_start() -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+LIBRARY = ("#!lua name=counter\n"
+           "redis.register_function('bump', function(keys) "
+           "return redis.call('incr', keys[1]) end)\n"
+           "redis.register_function{function_name='peek', callback=function(keys) "
+           "return redis.call('get', keys[1]) end, flags={'no-writes'}}")
+
+
+def _libraries(client: redis.Redis) -> Any:
+    """FUNCTION LIST WITHCODE, each library's functions sorted (Redis lists them in its hash
+    table's order)."""
+    libraries = client.execute_command("FUNCTION", "LIST", "WITHCODE")
+    for library in libraries:
+        library[b"functions"] = sorted(library[b"functions"], key=lambda f: f[b"name"])
+    return libraries
+
+
+def test_function_libraries_survive_a_restart() -> None:
+    with running("resplite") as first:
+        client = redis.Redis.from_url(first.url)
+        client.function_load(LIBRARY)
+        client.fcall("bump", 1, "n")
+        before = _libraries(client)
+        assert client.save()
+        snapshot = Path(first.workdir, "dump.rdb").read_bytes()
+    folder = tempfile.mkdtemp()
+    try:
+        Path(folder, "dump.rdb").write_bytes(snapshot)
+        with running("resplite", "--dir", folder) as second:
+            client = redis.Redis.from_url(second.url)
+            assert _libraries(client) == before
+            assert client.fcall("bump", 1, "n") == 2
+            assert client.execute_command("FCALL_RO", "peek", 1, "n") == b"2"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.skipif(redis_server_path() is None, reason="needs redis-server")
+def test_function_libraries_cross_between_redis_and_resplite() -> None:
+    """A Redis 7.0 snapshot's libraries load into resplite; resplite's go back to Redis 7.0
+    as a FUNCTION DUMP payload (7.0 cannot read a version-12 file, but the payload is 10)."""
+    with running("redis") as ref:
+        client = redis.Redis.from_url(ref.url)
+        client.function_load(LIBRARY)
+        expected = _libraries(client)
+        client.save()
+        from_redis = Path(ref.workdir, "dump.rdb").read_bytes()
+    assert from_redis.startswith(b"REDIS0010")
+    folder = tempfile.mkdtemp()
+    try:
+        Path(folder, "dump.rdb").write_bytes(from_redis)
+        with running("resplite", "--dir", folder) as ours, running("redis") as ref:
+            client = redis.Redis.from_url(ours.url)
+            assert _libraries(client) == expected
+            assert client.fcall("bump", 1, "n") == 1
+            payload = client.function_dump()
+            back = redis.Redis.from_url(ref.url)
+            assert back.function_restore(payload)
+            assert _libraries(back) == expected
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_library_that_fails_to_load_stops_the_start() -> None:
+    with running("resplite") as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.function_load(LIBRARY)
+        client.config_set("rdbcompression", "no")  # the code stays readable in the file
+        client.save()
+        good = Path(srv.workdir, "dump.rdb").read_bytes()
+    # The same file with the library's engine renamed: the load fails, as in Redis.
+    folder = tempfile.mkdtemp()
+    try:
+        bad = good.replace(b"#!lua name=counter", b"#!lux name=counter")
+        # The CRC-64 at the end no longer matches: write a file without one (all zeros).
+        Path(folder, "dump.rdb").write_bytes(bad[:-8] + bytes(8))
+        message = _start_expecting_failure(folder)
+        assert "Failed loading library" in message and "Engine 'lux' not found" in message
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def test_a_module_value_is_refused_naming_the_key() -> None:
     body = bytearray(b"REDIS0012\xfe\x00\xfb\x01\x00")
     body += bytes((7,)) + b"\x09modkey123" + b"\x81" + ((0x1234 << 10) | 2).to_bytes(8, "big")

@@ -777,6 +777,19 @@ class Scripting:
         self._function_vm = None
         self._parser_function = None
 
+    def library_codes(self) -> list[bytes]:
+        """The code of every library, as an RDB file stores them."""
+        return [lib.code for lib in self.libraries.libraries.values()]
+
+    def load_snapshot_libraries(self, codes: list[bytes]) -> None:
+        """Libraries read from an RDB file, added to the current ones; CommandError (and
+        nothing added) if one fails to load or one of its names is taken, as Redis's load
+        fails."""
+        scratch = LibraryContext()
+        for code in codes:
+            self.load_library(code, replace=False, into=scratch, timeout_ms=0)
+        self._join(scratch, "append")
+
     def dump_functions(self) -> bytes:
         return functions.dump_payload(list(self.libraries.libraries.values()))
 
@@ -787,6 +800,11 @@ class Scripting:
         scratch = LibraryContext()
         for code in codes:
             self.load_library(code, replace=False, into=scratch, timeout_ms=0)
+        self._join(scratch, policy)
+
+    def _join(self, scratch: LibraryContext, policy: str) -> None:
+        """Add the libraries of ``scratch`` to the server's (RESTORE's policies: ``flush``,
+        ``replace`` or ``append``), all or none."""
         current = self.libraries
         if policy == "flush":
             self.libraries = scratch

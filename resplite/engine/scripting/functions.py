@@ -13,8 +13,10 @@ function references.
 
 FUNCTION DUMP's payload is Redis's: for each library the RDB opcode 245 followed by the
 code as an RDB string (LZF-compressed when longer than 20 bytes and compressible, as Redis
-writes it), then the RDB version (12, Redis 7.4's) in two little-endian bytes and a CRC-64
-of everything before it. RESTORE accepts payloads of RDB version 12 and below.
+writes it), then the RDB version in two little-endian bytes and a CRC-64 of everything before
+it. The version is 10, the first that knows opcode 245 (what Redis 7.0 writes; 7.4 writes
+12), as resplite's key DUMP payloads carry the oldest version able to hold them: a payload
+restores into every Redis from 7.0 on. RESTORE accepts payloads of RDB version 12 and below.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from resplite.algorithms.crc64 import crc64
 from resplite.engine.errors import CommandError
 from resplite.formats import rdb_format
 from resplite.formats.rdb_format import OPCODE_FUNCTION2, OPCODE_FUNCTION_PRE_GA, RDB_VERSION
+
+FUNCTIONS_SINCE = 10  # the RDB version that introduced OPCODE_FUNCTION2 (Redis 7.0)
 
 NAME_RULES = (
     "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
@@ -128,7 +132,7 @@ def dump_payload(libraries: list[Library]) -> bytes:
     for lib in libraries:
         body.append(OPCODE_FUNCTION2)
         rdb_format.write_string(body, lib.code, compress=True)
-    body += struct.pack("<H", RDB_VERSION)
+    body += struct.pack("<H", FUNCTIONS_SINCE)
     return bytes(body) + struct.pack("<Q", crc64(0, body))
 
 
