@@ -271,7 +271,7 @@ def test_function_libraries_cross_between_redis_and_resplite() -> None:
             assert client.fcall("bump", 1, "n") == 1
             payload = client.function_dump()
             back = redis.Redis.from_url(ref.url)
-            assert back.function_restore(payload)
+            assert back.execute_command("FUNCTION", "RESTORE", payload)
             assert _libraries(back) == expected
     finally:
         shutil.rmtree(folder, ignore_errors=True)
