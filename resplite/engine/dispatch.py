@@ -237,13 +237,15 @@ class Dispatcher:
             return self._reject(client, spec, errors.OOM)
         node = server.cluster
         if node is not None:
+            if spec.fullname in SCRIPT_COMMANDS:
+                server.scripting.asking = client.cluster_asking
             redirect = self._route(client, spec, argv, node)
             if redirect is not None:
                 return self._reject(client, spec, redirect)
         if busy:
             if "allow_busy" in spec.flags:
                 return self._gate(client, spec, argv)
-            refused = self._context_refusal(client, spec)
+            refused = self._context_refusal(client, spec, argv)
             if refused is not None:
                 return refused
             return self._reject(client, spec, server.scripting.busy_error())
@@ -317,7 +319,7 @@ class Dispatcher:
         """The last gates (failed snapshot, subscribed context, CLIENT PAUSE, MULTI
         queueing), then the call."""
         if self.server.writes_refused or client.gated:
-            refused = self._context_refusal(client, spec)
+            refused = self._context_refusal(client, spec, argv)
             if refused is not None:
                 return refused
         pause = self.server.pause
@@ -347,10 +349,17 @@ class Dispatcher:
             return QUEUED
         return self.call(client, spec, argv)
 
-    def _context_refusal(self, client: Client, spec: CommandSpec) -> ErrorReply | None:
+    def _context_refusal(self, client: Client, spec: CommandSpec,
+                         argv: list[bytes]) -> ErrorReply | None:
         """A failed snapshot's refusal of writes, a subscribed context's or a monitor's."""
-        if self.server.writes_refused and (spec.is_write or spec.fullname == "ping"):
-            return self._reject(client, spec, self.server.persistence.refusal())
+        server = self.server
+        if server.writes_refused and (
+            spec.is_write or spec.fullname == "ping"
+            # a script that declares it may write (a shebang without no-writes, FCALL's
+            # flags) counts as a write, as Redis's getCommandFlags says
+            or (spec.fullname in SCRIPT_COMMANDS and server.scripting.command_flags(spec, argv)[0])
+        ):
+            return self._reject(client, spec, server.persistence.refusal())
         if client.gated:
             if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
                 return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))

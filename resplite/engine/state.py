@@ -237,11 +237,14 @@ class ServerState:
                 client.acl = None if client.user.unrestricted else client.user
 
     def log_acl_denial(self, client: Client, reason: int, obj: bytes,
-                       username: str | None = None) -> None:
-        """An ACL LOG entry for ``client`` (context ``multi`` inside a transaction)."""
+                       username: str | None = None, context: str | None = None) -> None:
+        """An ACL LOG entry for ``client`` (context ``multi`` inside a transaction, unless
+        ``context`` says otherwise: ``lua`` for a script's call)."""
+        if context is None:
+            context = ("multi" if client.multi is not None or client.executing_multi
+                       else "toplevel")
         self.acl.add_log(
-            reason, "multi" if client.multi is not None or client.executing_multi
-            else "toplevel", obj, username if username is not None else client.user.name,
+            reason, context, obj, username if username is not None else client.user.name,
             self.clock.time_ms(), self.client_info(client), self.config["acllog-max-len"])
 
     def _set_query_buffer_limit(self, name: str, value: int) -> None:

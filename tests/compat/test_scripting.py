@@ -15,8 +15,10 @@ what EVAL caches. ``redis.REDIS_VERSION`` is the version resplite reports in INF
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from compat_helpers import Command, decode, run
@@ -25,6 +27,9 @@ from support.pair import Pair
 from support.raw import RawClient
 from support.servers import ServerPairFactory
 
+import resplite
+from resplite.algorithms.keyslot import key_slot
+from resplite.testing.embedded import ServerHandle
 from resplite.version import REDIS_VERSION
 
 Scenario = list[Command]
@@ -1070,3 +1075,157 @@ def test_maxmemory_and_the_script_flags(pair: Pair) -> None:
     finally:
         pair.check("CONFIG", "SET", "maxmemory", "0")
     run(pair, ("GET", "k"))
+
+
+# -- what the caller may do: ACL users, a failed snapshot ---------------------------------------
+
+
+def _acl_log(conn: RawClient) -> list[dict[bytes, object]]:
+    """ACL LOG's entries without the fields about time and the client's address."""
+    entries = decode(conn.call("ACL", "LOG"))
+    out = []
+    for entry in entries:
+        if isinstance(entry, list):
+            entry = dict(zip(entry[::2], entry[1::2], strict=True))
+        out.append({k: v for k, v in entry.items()
+                    if k in (b"count", b"reason", b"context", b"object", b"username")})
+    return out
+
+
+def test_redis_call_runs_with_the_callers_acl_user(pair: Pair) -> None:
+    run(pair, ("ACL", "SETUSER", "scripter", "on", ">pw", "~k*", "&chan", "+eval", "+get",
+               "+set", "+publish"),
+        ("ACL", "LOG", "RESET"))
+    user = pair.connect_extra()
+    try:
+        run(user, ("AUTH", "scripter", "pw"))
+        run(
+            user,
+            ("EVAL", "return redis.call('set', KEYS[1], 'v')", 1, "k1"),
+            ("EVAL", "return redis.call('get', 'other')", 0),
+            ("EVAL", "return redis.pcall('get', 'other')", 0),
+            ("EVAL", "return redis.call('del', 'k1')", 0),
+            ("EVAL", "return redis.call('publish', 'elsewhere', 'm')", 0),
+            ("EVAL", "return redis.call('publish', 'chan', 'm')", 0),
+            ("EVAL", "return {redis.acl_check_cmd('get', 'k2'), redis.acl_check_cmd('get', 'x'),"
+                     " redis.acl_check_cmd('del', 'k2')}", 0),
+            ("EVAL", "return redis.acl_check_cmd('nosuch')", 0),
+        )
+        assert _acl_log(pair.ours) == _acl_log(pair.ref)
+        assert {e[b"context"] for e in _acl_log(pair.ours)} == {b"lua"}
+    finally:
+        user.close()
+        run(pair, ("ACL", "DELUSER", "scripter"), ("ACL", "LOG", "RESET"))
+
+
+def test_a_failed_snapshot_refuses_writes_from_scripts(
+        server_pair_factory: ServerPairFactory, tmp_path: Path) -> None:
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    servers = server_pair_factory("--save", "3600 1", "--stop-writes-on-bgsave-error", "yes",
+                                  "--dir", str(folder))
+    conns = [RawClient(s.host, s.port) for s in servers]
+    pair = Pair(conns[0], conns[1], 2)
+    try:
+        run(pair, ("SET", "k", "v"),
+            ("FUNCTION", "LOAD", "#!lua name=m\n"
+             "redis.register_function('w', function() return redis.call('set', 'k', 'w') end)\n"
+             "redis.register_function{function_name='r', callback=function() "
+             "return redis.call('get', 'k') end, flags={'no-writes'}}"))
+        shutil.rmtree(folder)
+        for conn in conns:
+            conn.call("BGSAVE")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            states = [_info(conn, "persistence")["rdb_last_bgsave_status"] for conn in conns]
+            if states == ["err", "err"] and conns[1].call("SET", "x", "1").startswith(b"-MISCONF"):
+                break
+            time.sleep(0.05)
+        run(
+            pair,
+            ("PING",),
+            # Without a shebang EVAL runs; its first write is refused inside the script.
+            ("EVAL", "return redis.call('set', 'k', 'x')", 0),
+            ("EVAL", "return redis.pcall('set', 'k', 'x')", 0),
+            ("EVAL", "return redis.call('get', 'k')", 0),
+            # A shebang that allows writes makes EVAL a write: refused before it runs.
+            ("EVAL", "#!lua\nreturn redis.call('get', 'k')", 0),
+            ("EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'k')", 0),
+            ("FCALL", "w", 0), ("FCALL", "r", 0), ("FCALL_RO", "r", 0),
+        )
+    finally:
+        for conn in conns:
+            conn.close()
+
+
+# -- cluster nodes (resplite's in-process cluster; Redis 7.4's rules and words) --------------
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[ServerHandle]:
+    with resplite.serve(cluster=3) as handle:
+        yield handle
+
+
+def _node_of(key: bytes) -> int:
+    slot = key_slot(key)
+    return 0 if slot <= 5460 else 1 if slot <= 10922 else 2
+
+
+def _same_node_other_slot(key: bytes) -> bytes:
+    """A key that the node of ``key`` serves, in another slot."""
+    for i in range(1000):
+        candidate = b"k%d" % i
+        if _node_of(candidate) == _node_of(key) and key_slot(candidate) != key_slot(key):
+            return candidate
+    raise AssertionError("no such key")
+
+
+@pytest.mark.redis_version("7.4")
+def test_scripts_on_a_cluster_node(cluster: ServerHandle) -> None:
+    conns = [RawClient(host, port) for host, port in cluster.cluster_nodes]
+    try:
+        foo = conns[_node_of(b"foo")]
+        near = _same_node_other_slot(b"foo").decode()
+        for conn in conns:
+            conn.call("FLUSHALL")
+            conn.call("FUNCTION", "FLUSH")
+        # Declared keys route the EVAL as any command's keys do.
+        assert foo.call("EVAL", "return 1", 2, "foo", "bar") == (
+            b"-CROSSSLOT Keys in request don't hash to the same slot\r\n")
+        assert conns[_node_of(b"bar")].call("EVAL", "return 1", 1, "foo").startswith(b"-MOVED ")
+        # A key served elsewhere, whatever the flags.
+        assert foo.call("EVAL", "return redis.call('get', 'bar')", 0).startswith(
+            b"-ERR Script attempted to access a non local key in a cluster node script: ")
+        # Keys of two slots in one command.
+        assert foo.call("EVAL", f"return redis.call('mget', 'foo', '{near}')", 0).startswith(
+            b"-ERR Command 'mget' in script attempted to access keys that don't hash to the "
+            b"same slot script: ")
+        # Scripts without a shebang may use several slots of this node; others may not.
+        script = f"redis.call('set', 'foo', 'bar') redis.call('set', '{near}', 'foo') return 'OK'"
+        assert foo.call("EVAL", script, 0) == b"$2\r\nOK\r\n"
+        assert foo.call("EVAL", "#!lua\n" + script, 0).startswith(
+            b"-ERR Script attempted to access keys that do not hash to the same slot script: ")
+        allowed = "#!lua flags=allow-cross-slot-keys\n" + script
+        assert foo.call("EVAL", allowed, 0) == b"$2\r\nOK\r\n"
+        # ... including a slot other than the declared keys' (Redis 7.4 checks it).
+        assert foo.call("EVAL", "#!lua\nreturn redis.call('get', 'foo')", 1, near).startswith(
+            b"-ERR Script attempted to access keys that do not hash to the same slot script: ")
+        assert foo.call("EVAL", "return redis.call('get', 'foo')", 1, near) == b"$3\r\nbar\r\n"
+        # Functions: the same rules, and no-cluster refuses to run.
+        foo.call("FUNCTION", "LOAD", "#!lua name=c\n"
+                 f"redis.register_function('two', function() {script} end)\n"
+                 f"redis.register_function{{function_name='two_ok', callback=function() {script} "
+                 "end, flags={'allow-cross-slot-keys'}}\n"
+                 "redis.register_function{function_name='nc', callback=function() return 1 end, "
+                 "flags={'no-cluster'}}")
+        assert foo.call("FCALL", "two", 0).startswith(
+            b"-ERR Script attempted to access keys that do not hash to the same slot script: ")
+        assert foo.call("FCALL", "two_ok", 0) == b"$2\r\nOK\r\n"
+        assert foo.call("FCALL", "nc", 0) == (
+            b"-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n")
+        assert foo.call("EVAL", "#!lua flags=no-cluster\nreturn 1", 0) == (
+            b"-ERR Can not run script on cluster, 'no-cluster' flag is set.\r\n")
+    finally:
+        for conn in conns:
+            conn.close()

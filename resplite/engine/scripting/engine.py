@@ -45,10 +45,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lupa import lua51
 
+from resplite.algorithms.keyslot import key_slot
 from resplite.algorithms.numbers import parse_int
-from resplite.engine import errors
+from resplite.engine import acl, errors
+from resplite.engine.cluster import CROSSSLOT, TRYAGAIN
 from resplite.engine.errors import CommandError
 from resplite.engine.info import bytes_to_human
+from resplite.engine.keyspecs import command_keys
+from resplite.engine.persistence import MISCONF
 from resplite.engine.scripting import convert, functions, natives
 from resplite.engine.scripting.functions import FunctionInfo, Library, LibraryContext
 from resplite.engine.scripting.vm import LuaVM
@@ -57,6 +61,7 @@ from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
+    from resplite.engine.cluster import ClusterNode
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
 
@@ -73,6 +78,15 @@ SCRIPT_COMMANDS = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall"
 
 _HOOK_FAIL, _FAIL_RAW, _ERROR, _STATUS, _ENCODED, _BOOLEAN = 1, 2, 3, 4, 5, 6
 _NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
+# A redis.call the caller's ACL user may not make (Redis 7.0's words; acl.OK: the fallback).
+_ACL_DENIED = {
+    acl.DENIED_CMD: "ERR The user executing the script can't run this command or subcommand",
+    acl.DENIED_KEY: "ERR The user executing the script can't access at least one of the keys "
+                    "mentioned in the command arguments",
+    acl.DENIED_CHANNEL: "ERR The user executing the script can't publish to the channel "
+                        "mentioned in the command",
+    acl.OK: "ERR The user executing the script lacking the permissions for the command",
+}
 _BUSY_EVAL = (
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 )
@@ -123,8 +137,8 @@ class ScriptRun:
     The engine keeps one and refills it for every run (runs never nest)."""
 
     __slots__ = (
-        "allow_oom", "argv", "caller", "eval_mode", "killed", "name", "oom_at_start",
-        "read_only", "resp", "start_ns", "timed_out", "write_dirty",
+        "allow_oom", "argv", "caller", "cross_slot", "eval_mode", "killed", "name",
+        "oom_at_start", "read_only", "resp", "slot", "start_ns", "timed_out", "write_dirty",
     )
 
     def __init__(self, caller: Client, argv: list[bytes], name: bytes, eval_mode: bool,
@@ -141,6 +155,11 @@ class ScriptRun:
         self.timed_out = False
         self.killed = False
         self.write_dirty = False
+        # Cluster nodes: whether keys of several slots may be used (scripts without a
+        # shebang, or allow-cross-slot-keys) and the slot used so far (-1: none; the
+        # declared keys' slot to begin with).
+        self.cross_slot = True
+        self.slot = -1
 
 
 def parse_shebang(body: bytes) -> tuple[frozenset[str] | None, int]:
@@ -200,6 +219,9 @@ class Scripting:
         self._parser: convert.ReplyParser | None = None
         # FUNCTION LOAD in progress: (library being filled, start ns, timeout ms)
         self._loading: tuple[Library, int, int] | None = None
+        # A cluster node: whether the script command's caller sent ASKING just before (the
+        # dispatcher sets it before the run; its redis.calls route as the caller would).
+        self.asking = False
         state.config.on_change("lua-max-memory", self._set_max_memory)
 
     # -- the two Lua states ------------------------------------------------------------------
@@ -327,6 +349,7 @@ class Scripting:
                 run.start_ns = time.monotonic_ns()
                 run.resp = 2
                 run.timed_out = run.killed = run.write_dirty = False
+                run.cross_slot = True
                 return self._execute(self._eval_vm or self.eval_vm, script.function, run,
                                      nk[0] - 48, argv)
         return self.eval(client, argv, by_sha=True, read_only=False)
@@ -344,7 +367,8 @@ class Scripting:
             script = self.create_script(source, from_eval=True)
         if script.evicted_by_lru and script.sha in self._lru:
             self._lru.move_to_end(script.sha)
-        run = self._prepare(client, argv, script.flags, read_only, script.sha, eval_mode=True)
+        run = self._prepare(client, argv, script.flags, read_only, script.sha, eval_mode=True,
+                            nkeys=nkeys)
         return self._execute(self.eval_vm, script.function, run, nkeys, argv)
 
     def fcall(self, client: Client, argv: list[bytes], *, read_only: bool) -> Any:
@@ -353,7 +377,7 @@ class Scripting:
             raise CommandError("ERR Function not found")
         nkeys = self._numkeys(argv, "ERR Bad number of keys provided")
         run = self._prepare(client, argv, frozenset(fn.flags), read_only, fn.name,
-                            eval_mode=False)
+                            eval_mode=False, nkeys=nkeys)
         return self._execute(self.function_vm, fn.callback, run, nkeys, argv)
 
     @staticmethod
@@ -379,12 +403,14 @@ class Scripting:
         name: bytes,
         *,
         eval_mode: bool,
+        nkeys: int,
     ) -> ScriptRun:
         """scriptPrepareForRun: refuse what the flags forbid, else describe the run."""
         state = self.state
         oom = bool(state.maxmemory) and state.over_maxmemory()
         if flags is not None:
-            if "no-cluster" in flags and state.config["cluster-enabled"]:
+            if "no-cluster" in flags and (state.cluster is not None
+                                          or state.config["cluster-enabled"]):
                 raise CommandError("ERR Can not run script on cluster, 'no-cluster' flag is set.")
             if "no-writes" not in flags and read_only:
                 raise CommandError(
@@ -407,6 +433,9 @@ class Scripting:
         run.start_ns = time.monotonic_ns()
         run.resp = 2
         run.timed_out = run.killed = run.write_dirty = False
+        run.cross_slot = flags is None or "allow-cross-slot-keys" in flags
+        # The dispatcher refused declared keys of several slots (CROSSSLOT) already.
+        run.slot = key_slot(argv[3]) if nkeys and state.cluster is not None else -1
         return run
 
     def _new_run(self, client: Client) -> ScriptRun:
@@ -537,8 +566,17 @@ class Scripting:
         flags = spec.flags
         if "noscript" in flags:
             return self._refuse(spec, "ERR This Redis command is not allowed from script")
+        user = run.caller.acl
+        if user is not None:
+            result, pos = acl.check_command(user, spec, argv)
+            if result != acl.OK:
+                denied = spec.fullname.encode() if result == acl.DENIED_CMD else argv[pos]
+                state.log_acl_denial(run.caller, result, denied, context="lua")
+                return self._refuse(spec, _ACL_DENIED.get(result, _ACL_DENIED[acl.OK]))
         if run.read_only and (spec.is_write or "may_replicate" in flags):
             return self._refuse(spec, "ERR Write commands are not allowed from read-only scripts.")
+        if spec.is_write and not run.write_dirty and state.writes_refused:
+            return self._refuse(spec, MISCONF)
         if (
             spec.is_denyoom
             and run.oom_at_start
@@ -549,11 +587,41 @@ class Scripting:
             return self._refuse(spec, errors.OOM)
         if spec.is_write:
             run.write_dirty = True
+        node = state.cluster
+        if node is not None:
+            refused = self._cluster_refusal(run, spec, argv, node)
+            if refused is not None:
+                return self._refuse(spec, refused)
         reply = dispatcher.call(self._client or self.client, spec, argv)
         cls = reply.__class__
         if cls is bytes or cls is int:
             return reply
         return convert.to_lua(reply, run.resp, self._parser)
+
+    def _cluster_refusal(self, run: ScriptRun, spec: CommandSpec, argv: list[bytes],
+                         node: ClusterNode) -> str | None:
+        """scriptVerifyClusterState: a command on keys this node does not serve, or (unless
+        the script allows it) on another slot than the script used before."""
+        keys = [argv[ref.pos] for ref in command_keys(spec, argv)]
+        if not keys:
+            return None
+        db = (self._client or self.client).db
+        route = node.route(keys, [db.peek(key) is not None for key in keys], self.asking)
+        if route is not None:
+            if route == CROSSSLOT:
+                return (f"ERR Command '{spec.fullname}' in script attempted to access keys "
+                        "that don't hash to the same slot")
+            if route == TRYAGAIN:
+                return (f"ERR Unable to execute command '{spec.fullname}' in script because "
+                        "undeclared keys were accessed during rehashing of the slot")
+            return "ERR Script attempted to access a non local key in a cluster node"
+        if not run.cross_slot:
+            slot = key_slot(keys[0])
+            if run.slot == -1:
+                run.slot = slot
+            elif run.slot != slot:
+                return "ERR Script attempted to access keys that do not hash to the same slot"
+        return None
 
     def _refuse(self, spec: CommandSpec | None, message: str) -> tuple[bytes, int]:
         """A command refused by the script checks: counted as Redis counts a rejection."""
@@ -589,8 +657,11 @@ class Scripting:
         found = self.state.dispatcher.lookup(argv)
         if isinstance(found, str):
             return b"Invalid command passed to redis.acl_check_cmd()", 1
-        # Every connection runs as the default user, who may run every command.
-        return True
+        run = self.running
+        user = run.caller.acl if run is not None else None
+        if user is None:
+            return True  # a user without restrictions
+        return acl.check_command(user, found, argv)[0] == acl.OK
 
     def _hook(self) -> bytes | None:
         """Called from Lua every 100,000 instructions: the kill verdict, or None to go on."""
