@@ -158,9 +158,17 @@ def function_help(client: Client, argv: list[bytes]) -> Any:
 
 @command("fcall")
 def fcall(client: Client, argv: list[bytes]) -> Any:
-    return client.server.scripting.fcall(client, argv, read_only=False)
+    server = client.server
+    if server.monitors:
+        # Shown before the commands the function runs (FCALL is skip_monitor otherwise).
+        server.feed_monitors(client, "fcall", argv)
+    return server.scripting.fcall(client, argv, read_only=False)
 
 
 @command("fcall_ro")
 def fcall_ro(client: Client, argv: list[bytes]) -> Any:
-    return client.server.scripting.fcall(client, argv, read_only=True)
+    server = client.server
+    if server.monitors:
+        # Shown before the commands the function runs (FCALL is skip_monitor otherwise).
+        server.feed_monitors(client, "fcall_ro", argv)
+    return server.scripting.fcall(client, argv, read_only=True)

@@ -29,23 +29,35 @@ _HELP = help_reply("SCRIPT", [
 ])
 
 
+def _monitor(client: Client, name: str, argv: list[bytes]) -> None:
+    """MONITOR shows a script command before the commands its script runs (Redis feeds it
+    from the command itself, which is flagged skip_monitor for the generic feed)."""
+    server = client.server
+    if server.monitors:
+        server.feed_monitors(client, name, argv)
+
+
 @command("eval")
 def eval_(client: Client, argv: list[bytes]) -> Any:
+    _monitor(client, "eval", argv)
     return client.server.scripting.eval(client, argv, by_sha=False, read_only=False)
 
 
 @command("evalsha")
 def evalsha(client: Client, argv: list[bytes]) -> Any:
+    _monitor(client, "evalsha", argv)
     return client.server.scripting.evalsha(client, argv)
 
 
 @command("eval_ro")
 def eval_ro(client: Client, argv: list[bytes]) -> Any:
+    _monitor(client, "eval_ro", argv)
     return client.server.scripting.eval(client, argv, by_sha=False, read_only=True)
 
 
 @command("evalsha_ro")
 def evalsha_ro(client: Client, argv: list[bytes]) -> Any:
+    _monitor(client, "evalsha_ro", argv)
     return client.server.scripting.eval(client, argv, by_sha=True, read_only=True)
 
 

@@ -73,12 +73,12 @@ class Client:
         "created_ms",
         "db",
         "db_index",
-        "deny_blocking",
         "ever_authenticated",
         "executing_multi",
         "fd",
         "gated",
         "id",
+        "is_script",
         "laddr",
         "last_command",
         "last_interaction_ms",
@@ -144,7 +144,8 @@ class Client:
         self.multi_dirty = False  # a command failed to queue: EXEC answers EXECABORT
         self.multi_bytes = 0  # argument bytes queued (bounded by client-query-buffer-limit)
         self.executing_multi = False  # inside EXEC: blocking commands must not block
-        self.deny_blocking = False  # the scripts' client: blocking commands never block
+        # The scripts' client: blocking commands never block, MONITOR shows it as lua.
+        self.is_script = False
         # (db, key) -> whether the key was already logically expired when WATCHed
         self.watched: dict[tuple[int, bytes], bool] = {}
         self.watch_dirty = False
@@ -242,4 +243,4 @@ class Client:
     def may_block(self) -> bool:
         """Whether a blocking command may park this client (never inside MULTI/EXEC or for
         the client scripts run their commands as)."""
-        return not (self.executing_multi or self.deny_blocking)
+        return not (self.executing_multi or self.is_script)

@@ -398,13 +398,15 @@ class Dispatcher:
             self.slowlog.record(client, argv, elapsed // 1000)
         tracking = client.tracking
         if tracking is not None:
-            if "readonly" in spec.flags:
+            # (A script's reads are remembered for its caller as they run, not the
+            # keys EVAL_RO / FCALL_RO declare.)
+            if "readonly" in spec.flags and spec.fullname not in SCRIPT_COMMANDS:
                 server.tracking.remember(client, spec, argv)
             # CLIENT CACHING lasts for one command (or the whole MULTI), then lapses.
             if client.multi is None and not client.executing_multi and spec.container != "client":
                 tracking.caching = False
         if server.monitors and not (spec.flags & _NOT_MONITORED):
-            server.feed_monitors(client, spec, argv)
+            server.feed_monitors(client, spec.fullname, argv)
         return reply
 
     def _log_write(self, client: Client, spec: CommandSpec, argv: list[bytes],

@@ -353,14 +353,17 @@ class ServerState:
         database.signal_modified(key)
         return True
 
-    def feed_monitors(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> None:
-        """Show a command that ran to every MONITOR client (Redis's replicationFeedMonitors)."""
-        if client.local and self.unix_socket and client.laddr.startswith(self.unix_socket):
+    def feed_monitors(self, client: Client, fullname: str, argv: list[bytes]) -> None:
+        """Show a command that ran to every MONITOR client (Redis's replicationFeedMonitors);
+        a script's commands show ``lua`` for the peer."""
+        if client.is_script:
+            peer = "lua"
+        elif client.local and self.unix_socket and client.laddr.startswith(self.unix_socket):
             peer = "unix:" + self.unix_socket
         else:
             peer = client.addr
         line = monitor_line(self.clock.time_us(), client.db_index, peer,
-                            redact(spec.fullname, argv))
+                            redact(fullname, argv))
         push = self.output.push
         for monitor in self.monitors:
             # Unlike Pub/Sub messages, MONITOR lines are ordinary replies: CLIENT REPLY OFF

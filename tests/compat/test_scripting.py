@@ -15,6 +15,7 @@ what EVAL caches. ``redis.REDIS_VERSION`` is the version resplite reports in INF
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -1229,3 +1230,62 @@ def test_scripts_on_a_cluster_node(cluster: ServerHandle) -> None:
     finally:
         for conn in conns:
             conn.close()
+
+
+# -- MONITOR and client-side caching -------------------------------------------------------------
+
+_MONITOR_HEAD = re.compile(rb"^\+\d+\.\d{6} \[(\d+) ([^\]]+)\] ")
+
+
+def _drain_monitor(conn: RawClient) -> list[bytes]:
+    """The lines before the monitor's own ECHO, time and peer address (not ``lua``) masked."""
+    conn.send("ECHO", "end-of-monitor")
+    out: list[bytes] = []
+    while True:
+        reply = conn.read_reply()
+        if reply == b"$14\r\nend-of-monitor\r\n":
+            conn.read_reply()
+            return out
+        out.append(_MONITOR_HEAD.sub(
+            lambda m: b"+<time> [%s %s] " % (m[1], m[2] if m[2] == b"lua" else b"<addr>"),
+            reply))
+
+
+def test_monitor_shows_the_script_command_then_its_commands_as_lua(pair: Pair) -> None:
+    run(pair, ("FUNCTION", "LOAD", "#!lua name=m\nredis.register_function('f', "
+                                   "function(keys) return redis.call('incr', keys[1]) end)"))
+    monitor = pair.connect_extra()
+    try:
+        for conn in (monitor.ref, monitor.ours):
+            assert conn.call("MONITOR") == b"+OK\r\n"
+        sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db"
+        run(pair,
+            ("EVAL", "redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])",
+             1, "k", "v"),
+            ("EVALSHA", sha, 0), ("EVALSHA", "short", 0), ("SCRIPT", "LOAD", "return 1"),
+            ("EVALSHA", sha, 0), ("EVAL_RO", "return redis.call('get', 'k')", 0),
+            ("FCALL", "f", 1, "n"), ("FCALL_RO", "f", 1, "n"), ("FCALL", "nosuch", 0),
+            ("EVAL", "return redis.pcall('auth', 'x')", 0))
+        assert _drain_monitor(monitor.ours) == _drain_monitor(monitor.ref)
+    finally:
+        monitor.close()
+
+
+@pytest.mark.redis_version("7.2")
+def test_a_scripts_reads_are_tracked_for_its_caller(pair: Pair) -> None:
+    # Redis 7.2 remembers the keys of the commands a script runs for the tracking caller
+    # (7.0 remembered the script command's declared keys instead), never EVAL_RO's own.
+    if pair.resp == 2:
+        pytest.skip("RESP3 pushes carry the invalidations")
+    reader = pair.connect_extra().ours
+    try:
+        reader.call("CLIENT", "TRACKING", "on")
+        reader.call("EVAL", "return redis.call('get', 'read-by-script')", 1, "declared")
+        reader.call("EVAL_RO", "return 1", 1, "declared-ro")
+        for key in ("declared", "declared-ro", "read-by-script"):
+            pair.ours.call("SET", key, "1")
+        assert reader.call("PING") == (
+            b">2\r\n$10\r\ninvalidate\r\n*1\r\n$14\r\nread-by-script\r\n")
+        assert reader.read_reply() == b"+PONG\r\n"
+    finally:
+        reader.close()

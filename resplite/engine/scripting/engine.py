@@ -273,7 +273,7 @@ class Scripting:
             from resplite.engine.client import Client
 
             found = self._client = Client(self.state, 0, None)
-            found.deny_blocking = True
+            found.is_script = True
             found.set_authenticated(True)
             found.name = b""
         return found
@@ -593,6 +593,9 @@ class Scripting:
             if refused is not None:
                 return self._refuse(spec, refused)
         reply = dispatcher.call(self._client or self.client, spec, argv)
+        if run.caller.tracking is not None and "readonly" in flags:
+            # Client-side caching: the keys a script reads are the caller's reads.
+            state.tracking.remember(run.caller, spec, argv)
         cls = reply.__class__
         if cls is bytes or cls is int:
             return reply
