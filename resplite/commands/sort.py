@@ -132,8 +132,9 @@ def _sort(client: Client, argv: list[bytes], readonly: bool) -> Any:
     value = lookup_read(client, argv[1])
     if value is not None and type_name(value) not in _SORTABLE:
         raise CommandError(errors.WRONGTYPE)
-    if dontsort and value is not None and value.__class__ is Set and store is not None:
-        # A stored result must not depend on the set's internal order.
+    if dontsort and value is not None and value.__class__ is Set and (
+            store is not None or client.is_script):
+        # A stored result, or a script's, must not depend on the set's internal order.
         dontsort, alpha, sortby = False, True, None
 
     items = [] if value is None else elements(value, dontsort, desc)

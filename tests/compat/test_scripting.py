@@ -1289,3 +1289,14 @@ def test_a_scripts_reads_are_tracked_for_its_caller(pair: Pair) -> None:
         assert reader.read_reply() == b"+PONG\r\n"
     finally:
         reader.close()
+
+
+def test_sort_of_a_set_in_a_script_does_not_depend_on_its_order(pair: Pair) -> None:
+    # BY a pattern without '*' means "do not sort"; for a set in a script Redis sorts it
+    # ALPHA all the same, so the script's result is the same everywhere.
+    run(pair, ("SADD", "s", *[f"m{i}" for i in range(40)]), ("SADD", "small", "b", "a", "c"),
+        ("RPUSH", "l", "b", "a", "c"),
+        ("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort')", 1, "s"),
+        ("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort', 'desc')", 1, "small"),
+        ("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort', 'limit', 1, 2)", 1, "s"),
+        ("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort')", 1, "l"))
