@@ -1300,3 +1300,14 @@ def test_sort_of_a_set_in_a_script_does_not_depend_on_its_order(pair: Pair) -> N
         ("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort', 'desc')", 1, "small"),
         ("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort', 'limit', 1, 2)", 1, "s"),
         ("EVAL", "return redis.call('sort', KEYS[1], 'by', 'nosort')", 1, "l"))
+
+
+def test_blocking_list_and_sorted_set_commands_never_block_in_scripts(pair: Pair) -> None:
+    # Run without blocking: what is there is popped, an empty key answers the timeout's null.
+    run(pair, ("RPUSH", "l", "a"), ("ZADD", "z", 1, "m"),
+        *[("EVAL", f"return redis.call({call})", 0) for call in (
+            "'blpop', 'l', 0", "'blpop', 'l', 0", "'brpop', 'none', 1",
+            "'brpoplpush', 'none', 'dst', 0", "'blmove', 'none', 'dst', 'left', 'right', 0",
+            "'blmpop', 0, 1, 'none', 'left'", "'bzpopmin', 'z', 0", "'bzpopmax', 'z', 0",
+            "'bzmpop', 0, 1, 'z', 'min'")],
+        ("EVAL", "redis.setresp(3) return redis.call('blpop', 'none', 0)", 0))
