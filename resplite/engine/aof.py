@@ -162,6 +162,11 @@ class Aof:
         self.files: list[AofFile] = []
         self.selected_db = -1
         self.multi_open = False
+        # A script's writes, held until it ends (then logged inside MULTI/EXEC when there are
+        # several, as Redis's propagatePendingCommands); ``dropping``: redis.set_repl
+        # without REPL_AOF, the script's writes are not logged.
+        self.held: list[tuple[int, list[bytes]]] | None = None
+        self.dropping = False
         self.loading = False
         self.unsynced = False
         self.timer: TimerHandle | None = None
@@ -202,8 +207,9 @@ class Aof:
 
     def base_chunks(self) -> Iterator[bytes]:
         """The base file's contents for the data set as it is now: an RDB snapshot (the
-        preamble, ``aof-use-rdb-preamble yes``), else commands, one ``RESTORE key ttl
-        payload ABSTTL`` per key after a SELECT per database (any Redis replays it; the
+        preamble, ``aof-use-rdb-preamble yes``), else commands: ``FUNCTION LOAD`` of each
+        function library, then one ``RESTORE key ttl payload ABSTTL`` per key after a SELECT
+        per database (any Redis replays it; the
         payload is DUMP's, so state DUMP leaves out, such as a stream's idempotent-producer
         records, is not in it)."""
         state = self.state
@@ -211,6 +217,8 @@ class Aof:
             yield from state.persistence.snapshot(aof_base=True)
             return
         compress = state.config["rdbcompression"]
+        for code in state.scripting.library_codes():
+            yield encode_command([b"FUNCTION", b"LOAD", code])  # first, as Redis writes them
         for db in state.keyspace.dbs:
             if not db.data:
                 continue
@@ -341,6 +349,11 @@ class Aof:
         """Log one write (already in its logged form) made in database ``db``."""
         if self.loading:
             return
+        held = self.held
+        if held is not None:
+            if not self.dropping:
+                held.append((db, argv))
+            return
         buffer = self.buffer
         if client is not None and client.executing_multi and not self.multi_open:
             buffer.append(b"*1\r\n$5\r\nMULTI\r\n")
@@ -350,6 +363,27 @@ class Aof:
             buffer.append(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(index), index))
             self.selected_db = db
         buffer.append(encode_command(argv))
+
+    def hold(self) -> None:
+        """A script starts: its writes wait for :meth:`release`."""
+        self.held = []
+        self.dropping = False
+
+    def release(self, caller: Client) -> None:
+        """The script of ``caller`` ended: log its writes, wrapped in MULTI/EXEC when there
+        are several (inside the caller's EXEC, that transaction's MULTI wraps them)."""
+        held, self.held = self.held, None
+        self.dropping = False
+        if not held:
+            return
+        if len(held) == 1 or caller.executing_multi:
+            for db, argv in held:
+                self.feed(caller, db, argv)
+            return
+        self.feed(None, held[0][0], [b"MULTI"])
+        for db, argv in held:
+            self.feed(None, db, argv)
+        self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
 
     def end_exec(self) -> None:
         """EXEC finished: close the MULTI its writes opened, if any."""
@@ -668,11 +702,6 @@ class Aof:
             if not argv:
                 continue
             found = dispatcher.lookup(argv)
-            if isinstance(found, str) and argv[0].lower() == b"function":
-                # As a snapshot's function libraries: reported, not loaded.
-                log.warning("The append only file %s loads a function library: resplite "
-                            "has no FUNCTION support, it was not loaded", path)
-                continue
             if isinstance(found, str):
                 raise LoadError(f"Unknown command '{argv[0].decode(errors='replace')}' "
                                 f"reading the append only file {path}")

@@ -56,8 +56,7 @@ def test_the_redis_8_aof_loads(tmp_path: Path) -> None:
 
 def test_the_redis_8_extras_aof_loads_as_its_snapshot(tmp_path: Path) -> None:
     """The extras fixture (GEO, a function library, hash field TTLs, stream metadata): its
-    AOF gives the data set its RDB snapshot gives (resplite has no GEO commands or FUNCTION
-    to build it with; the function library is skipped with a warning by both loads)."""
+    AOF gives the data set and the function library its RDB snapshot gives."""
     aof_dir = tmp_path / "aof"
     rdb_dir = tmp_path / "rdb"
     shutil.copytree(FIXTURES / "extras" / "aof" / "appendonlydir", aof_dir / "appendonlydir")
@@ -65,9 +64,15 @@ def test_the_redis_8_extras_aof_loads_as_its_snapshot(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "extras" / "rdb" / "dump.rdb", rdb_dir / "dump.rdb")
     with running("resplite", "--dir", str(aof_dir), *AOF) as from_aof, \
             running("resplite", "--dir", str(rdb_dir)) as from_rdb:
-        loaded = dataset(redis.Redis.from_url(from_aof.url))
-        assert loaded == dataset(redis.Redis.from_url(from_rdb.url))
+        aof_client = redis.Redis.from_url(from_aof.url)
+        rdb_client = redis.Redis.from_url(from_rdb.url)
+        loaded = dataset(aof_client)
+        assert loaded == dataset(rdb_client)
         assert loaded
+        libraries = aof_client.execute_command("FUNCTION", "LIST", "WITHCODE")
+        assert libraries == rdb_client.execute_command("FUNCTION", "LIST", "WITHCODE")
+        assert [lib[b"library_name"] for lib in libraries] == [b"fixturelib"]
+        assert aof_client.fcall("hello", 0, "there") == b"hi there"
 
 
 @pytest.mark.parametrize("policy", ["always", "everysec", "no"])
@@ -381,3 +386,76 @@ def test_a_base_without_rdb_preamble(tmp_path: Path) -> None:
     assert base.startswith(b"*2\r\n$6\r\nSELECT\r\n") and b"RESTORE" in base
     with running("resplite", "--dir", str(tmp_path), *AOF) as second:
         assert dataset(redis.Redis.from_url(second.url)) == before
+
+
+# -- scripts and functions --------------------------------------------------------------------
+
+LIBRARY = ("#!lua name=aoflib\n"
+           "redis.register_function('bump', function(keys) redis.call('incr', keys[1]) "
+           "return redis.call('incr', keys[1]) end)")
+
+
+def _script_workload(client: redis.Redis) -> None:
+    """Writes from scripts as Redis propagates them: each write the script made (never the
+    EVAL), several inside MULTI/EXEC, none after redis.set_repl(REPL_NONE)."""
+    client.eval("redis.call('set', KEYS[1], 'one') return 1", 1, "single")
+    client.eval("redis.call('set', KEYS[1], 'a') redis.call('rpush', KEYS[2], 'x', 'y') "
+                "return redis.call('incr', KEYS[3])", 3, "s", "l", "n")
+    client.eval("return redis.call('get', KEYS[1])", 1, "s")  # no write: nothing logged
+    client.eval("redis.set_repl(redis.REPL_NONE) redis.call('set', 'unlogged', '1') "
+                "redis.set_repl(redis.REPL_ALL) redis.call('set', 'logged', '1')", 0)
+    client.function_load(LIBRARY)
+    client.fcall("bump", 1, "fn")
+    with client.pipeline() as pipe:  # a script inside MULTI/EXEC: one transaction
+        pipe.set("tx", "1")
+        pipe.eval("redis.call('incr', 'tx') redis.call('incr', 'tx')", 0)
+        pipe.execute()
+
+
+def test_script_writes_are_logged_as_redis_logs_them(tmp_path: Path) -> None:
+    """The incr file equals Redis 7.0's byte for byte for the same scripts."""
+    files = {}
+    for kind in ("redis", "resplite"):
+        folder = tmp_path / kind
+        folder.mkdir()
+        with running(kind, "--dir", str(folder), *AOF) as srv:
+            client = redis.Redis.from_url(srv.url)
+            _script_workload(client)
+        files[kind] = (folder / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert files["resplite"] == files["redis"]
+    assert b"EVAL" not in files["resplite"] and b"unlogged" not in files["resplite"]
+    assert files["resplite"].count(b"MULTI") == 3  # two scripts, one transaction
+
+
+def test_libraries_and_script_writes_survive_a_restart(tmp_path: Path) -> None:
+    with running("resplite", "--dir", str(tmp_path), *AOF) as first:
+        client = redis.Redis.from_url(first.url)
+        _script_workload(client)
+        before = dataset(client)
+        libraries = client.execute_command("FUNCTION", "LIST", "WITHCODE")
+    # The write made under REPL_NONE was not logged, so the replay does not have it.
+    del before[(0, b"unlogged")]
+    with running("resplite", "--dir", str(tmp_path), *AOF) as second:
+        client = redis.Redis.from_url(second.url)
+        assert dataset(client) == before
+        assert client.execute_command("FUNCTION", "LIST", "WITHCODE") == libraries
+        assert client.fcall("bump", 1, "fn") == 4
+
+
+@pytest.mark.parametrize("preamble", ["yes", "no"])
+def test_a_rewrite_keeps_the_libraries(tmp_path: Path, preamble: str) -> None:
+    options = (*AOF, "--aof-use-rdb-preamble", preamble)
+    with running("resplite", "--dir", str(tmp_path), *options) as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.function_load(LIBRARY)
+        client.fcall("bump", 1, "fn")
+        client.set_response_callback("BGREWRITEAOF", lambda r, **kw: r)
+        client.execute_command("BGREWRITEAOF")
+        _wait_rewrite(client)
+        time.sleep(0.3)  # the cron installs the new base
+    base = next((tmp_path / "appendonlydir").glob("appendonly.aof.2.base.*")).read_bytes()
+    if preamble == "no":
+        assert base.startswith(b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n")
+    with running("resplite", "--dir", str(tmp_path), *AOF) as srv:
+        client = redis.Redis.from_url(srv.url)
+        assert client.fcall("bump", 1, "fn") == 4

@@ -52,7 +52,6 @@ from resplite.engine.cluster import CROSSSLOT, TRYAGAIN
 from resplite.engine.errors import CommandError
 from resplite.engine.info import bytes_to_human
 from resplite.engine.keyspecs import command_keys
-from resplite.engine.persistence import MISCONF
 from resplite.engine.scripting import convert, functions, natives
 from resplite.engine.scripting.functions import FunctionInfo, Library, LibraryContext
 from resplite.engine.scripting.vm import LuaVM
@@ -230,6 +229,7 @@ class Scripting:
         return {
             "command": self._command,
             "setresp": self._setresp,
+            "set_repl": self._set_repl,
             "log": self._log,
             "sha1hex": lambda s: hashlib.sha1(s).hexdigest().encode(),
             "acl_check": self._acl_check,
@@ -454,6 +454,9 @@ class Scripting:
         self.running = run
         clock = state.clock
         pinned = clock.pin()
+        aof = state.aof if state.aof_on else None
+        if aof is not None:
+            aof.hold()
         try:
             result = vm.run(fn, caller.resp, nkeys, *argv[3:])
         except lua51.LuaMemoryError:
@@ -463,6 +466,8 @@ class Scripting:
             if pinned:
                 clock.unpin()
             self.running = None
+            if aof is not None:
+                aof.release(caller)
             if run.timed_out:
                 self.pump.busy_ended()
         cls = result.__class__
@@ -576,7 +581,7 @@ class Scripting:
         if run.read_only and (spec.is_write or "may_replicate" in flags):
             return self._refuse(spec, "ERR Write commands are not allowed from read-only scripts.")
         if spec.is_write and not run.write_dirty and state.writes_refused:
-            return self._refuse(spec, MISCONF)
+            return self._refuse(spec, state.persistence.refusal())
         if (
             spec.is_denyoom
             and run.oom_at_start
@@ -639,6 +644,12 @@ class Scripting:
         if run is not None:
             run.resp = resp
             self.client.resp = resp
+
+    def _set_repl(self, flags: int) -> None:
+        """redis.set_repl: whether the script's next writes reach the append-only file
+        (REPL_AOF; there are no replicas)."""
+        if self.running is not None:
+            self.state.aof.dropping = not flags & 1
 
     def _log(self, level: int, message: bytes) -> None:
         if level < _VERBOSITY.get(self.state.config["loglevel"], 2):

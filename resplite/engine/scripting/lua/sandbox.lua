@@ -297,6 +297,7 @@ end
 
 local script_resp = 2
 local py_command, py_setresp, py_log, py_sha1, py_acl = py.command, py.setresp, py.log, py.sha1hex, py.acl_check
+local py_set_repl = py.set_repl
 
 local OK_KIND, ERR_KIND, PLAIN_ERR_KIND = 1, 2, 3
 
@@ -400,6 +401,7 @@ local function set_repl(...)
     if flags < 0 or flags > 3 then
         raise("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.")
     end
+    py_set_repl(flags)
 end
 
 local function acl_check_cmd(...)
