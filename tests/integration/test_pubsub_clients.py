@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -201,9 +202,10 @@ def test_redis_py_client_side_cache(server: ServerProcess) -> None:
         assert cached.get("profile") == b"v1"  # served from the cache
         writer.set("profile", "v2")
         # The invalidation push arrives on the cached connection; the next read sees it.
-        for _ in range(100):
+        for _ in range(200):
             if cached.get("profile") == b"v2":
                 break
+            time.sleep(0.01)  # the push is read on the cached client's next call
         assert cached.get("profile") == b"v2"
         writer.flushdb()
         for _ in range(100):
