@@ -6,17 +6,18 @@ and close the connections of users that DELUSER or LOAD removes. ACL CAT lists s
 ``container|sub`` like Redis. ACL LOG entries have Redis 7.2's fields (``entry-id`` and the
 two timestamps after 7.0's seven).
 
-MEMORY USAGE is an estimate: the Python sizes of the key and of the value (a value may say
-what it costs through a ``memory_usage()`` method, as streams do), plus the cost of a
-keyspace entry. MEMORY STATS has Redis's fields, filled from the resident-set figures INFO
-uses (see :mod:`resplite.engine.info`); allocator and fragmentation figures, which have no
-meaning without Redis's allocator, are reported as a perfect fit.
+MEMORY USAGE is the figure the keyspace charges for the key (its entry and string, and its
+value's O(1) estimate: see :mod:`resplite.store.sizes`), without the expiry, as Redis leaves
+it out. MEMORY STATS has Redis's fields, from the same figures as INFO memory (see
+:mod:`resplite.engine.info`): the overheads are the startup allowance, the clients and the
+key tables, the data set is the rest; ``fragmentation`` compares the process's resident
+size with ``used_memory``; the allocator's own ratios, which have no meaning without
+Redis's allocator, are reported as a perfect fit.
 """
 
 from __future__ import annotations
 
 import logging
-import sys
 from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.scores import d2string
@@ -26,6 +27,7 @@ from resplite.engine import acl, errors, info
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Double, OrderedSet, Verbatim
+from resplite.store.keyspace import KEY_COST, value_size
 
 if TYPE_CHECKING:
     from resplite.engine.acl import User
@@ -33,9 +35,6 @@ if TYPE_CHECKING:
     from resplite.engine.table import CommandSpec
 
 log = logging.getLogger("resplite.acl")
-
-# What one key costs the keyspace beyond its key and value objects (dict slot and entry).
-_ENTRY_OVERHEAD = 72
 
 _ACL_HELP = help_reply("ACL", [
     ("CAT [<category>]", [
@@ -69,7 +68,7 @@ _MEMORY_HELP = help_reply("MEMORY", [
     ("STATS", ["Reply with a map of figures about the server's memory use."]),
     ("USAGE <key> [SAMPLES <count>]", [
         "Estimate the bytes taken by <key>, its value and its keyspace entry. <count>",
-        "is checked and otherwise ignored: the whole value is always measured.",
+        "is checked and otherwise ignored: every value keeps its own size.",
     ]),
 ])
 _SLOWLOG_HELP = help_reply("SLOWLOG", [
@@ -339,10 +338,8 @@ def acl_help(client: Client, argv: list[bytes]) -> Any:
 
 
 def estimate_usage(key: bytes, value: Any) -> int:
-    """An estimate of the bytes a key and its value occupy."""
-    measure = getattr(value, "memory_usage", None)
-    value_size = measure() if callable(measure) else sys.getsizeof(value)
-    return sys.getsizeof(key) + int(value_size) + _ENTRY_OVERHEAD
+    """The bytes the keyspace charges for ``key`` and its value (expiry aside)."""
+    return KEY_COST + len(key) + value_size(value)
 
 
 @command("memory|usage")
@@ -369,7 +366,10 @@ def memory_usage(client: Client, argv: list[bytes]) -> Any:
 def memory_stats(client: Client, argv: list[bytes]) -> Any:
     server = client.server
     used, peak, startup = info.memory_figures(server)
-    dataset = max(used - startup, 0)
+    overhead = info.overhead_total(server)
+    dataset = max(used - overhead, 0)
+    net = used - startup
+    rss = info.resident_memory()
     keys = sum(len(db.data) for db in server.keyspace.dbs)
     stats: dict[bytes, Any] = {
         b"peak.allocated": peak,
@@ -377,25 +377,24 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         b"startup.allocated": startup,
         b"replication.backlog": 0,
         b"clients.slaves": 0,
-        b"clients.normal": 0,
+        b"clients.normal": server.clients_memory,
         b"cluster.links": 0,
         b"aof.buffer": 0,
-        b"lua.caches": 0,
+        b"lua.caches": server.script_memory,
         b"functions.caches": 0,
     }
-    for db in server.keyspace.dbs:
-        if db.data:
-            stats[b"db.%d" % db.index] = {
-                b"overhead.hashtable.main": _ENTRY_OVERHEAD * len(db.data),
-                b"overhead.hashtable.expires": _ENTRY_OVERHEAD * len(db.expires),
-            }
+    for index, main, expires in info.db_overheads(server):
+        stats[b"db.%d" % index] = {
+            b"overhead.hashtable.main": main,
+            b"overhead.hashtable.expires": expires,
+        }
     stats.update({
-        b"overhead.total": min(startup, used),
+        b"overhead.total": overhead,
         b"keys.count": keys,
-        b"keys.bytes-per-key": dataset // keys if keys else 0,
+        b"keys.bytes-per-key": net // keys if keys else 0,
         b"dataset.bytes": dataset,
         # Doubles as Redis 7.2+ prints them (addReplyDouble).
-        b"dataset.percentage": Double(d2string(dataset * 100 / used if used else 0.0)),
+        b"dataset.percentage": Double(d2string(dataset * 100 / net if net > 0 else 0.0)),
         b"peak.percentage": Double(d2string(used * 100 / peak if peak else 0.0)),
         b"allocator.allocated": used,
         b"allocator.active": used,
@@ -404,22 +403,25 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         b"allocator-fragmentation.bytes": 0,
         b"allocator-rss.ratio": Double(b"1"),
         b"allocator-rss.bytes": 0,
-        b"rss-overhead.ratio": Double(b"1"),
-        b"rss-overhead.bytes": 0,
-        b"fragmentation": Double(b"1"),
-        b"fragmentation.bytes": 0,
+        b"rss-overhead.ratio": Double(d2string(rss / used if used else 1.0)),
+        b"rss-overhead.bytes": rss - used,
+        b"fragmentation": Double(d2string(rss / used if used else 1.0)),
+        b"fragmentation.bytes": rss - used,
     })
     return stats
 
 
 @command("memory|doctor")
 def memory_doctor(client: Client, argv: list[bytes]) -> Any:
-    used, peak, startup = info.memory_figures(client.server)
+    server = client.server
+    used, peak, _ = info.memory_figures(server)
+    rss = info.resident_memory()
     report = (
-        "Memory report: the server process holds "
-        f"{info.bytes_to_human(used)} (peak {info.bytes_to_human(peak)}, "
-        f"{info.bytes_to_human(startup)} when it started). No problems detected: resplite "
-        "has no allocator fragmentation, replication buffers or scripts to report on.\n"
+        f"Memory report: the data set, clients and scripts hold {info.bytes_to_human(used)} "
+        f"(peak {info.bytes_to_human(peak)}, of which {info.bytes_to_human(server.meter.used())}"
+        f" is the data set); the process's resident size is {info.bytes_to_human(rss)}, "
+        "which also holds the interpreter and memory it keeps for reuse. No problems "
+        "detected.\n"
     )
     return Verbatim(report.encode())
 

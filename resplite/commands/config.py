@@ -171,7 +171,8 @@ def reset_statistics(server: ServerState) -> None:
     server.reset_stats()
     for db in server.keyspace.dbs:
         db.expired_keys = 0
-    server.info.peak_memory = server.refresh_memory()
+    server.peak_memory = 0
+    server.measure_clients()
 
 
 @command("config|resetstat")

@@ -138,6 +138,9 @@ def _sort(client: Client, argv: list[bytes], readonly: bool) -> Any:
         dontsort, alpha, sortby = False, True, None
 
     items = [] if value is None else elements(value, dontsort, desc)
+    if value.__class__ is ZSet:
+        # Reading converted a listpack sorted set (unsignalled, as in Redis): re-measure it.
+        client.db.recharge(argv[1])
     n = len(items)
     start = min(max(limit_start, 0), n)
     count = min(max(limit_count, -1), n)

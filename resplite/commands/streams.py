@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
 from resplite.commands.streams_common import (
+    changes_groups,
     entries_raw,
     get_stream,
     int_arg,
@@ -445,6 +446,7 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("xcfgset", counts_changes=True)
+@changes_groups(1)
 def xcfgset(client: Client, argv: list[bytes]) -> Any:
     duration: int | None = None
     maxsize: int | None = None

@@ -10,7 +10,9 @@ would report is the one reported, and shape replies as Redis does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from resplite.commands.args import int_arg as int_arg  # re-exported for the stream commands
 from resplite.commands.generic import lookup_read
@@ -25,7 +27,10 @@ if TYPE_CHECKING:
     from resplite.engine.client import Client
     from resplite.store.consumer_group import Consumer, ConsumerGroup
 
+H = TypeVar("H", bound=Callable[..., Any])
+
 __all__ = [
+    "changes_groups",
     "entries_raw",
     "get_stream",
     "int_arg",
@@ -34,6 +39,26 @@ __all__ = [
     "read_stream",
     "require_id",
 ]
+
+def changes_groups(position: int) -> Callable[[H], H]:
+    """For a handler that changes the consumer groups of the stream at ``argv[position]``
+    (XGROUP, XACK, XCLAIM, ...), which Redis does not signal as a change of the key: the
+    keyspace re-measures the stream once it ran, whatever it answered, so pending entries
+    and consumers count towards used_memory."""
+
+    def wrap(handler: H) -> H:
+        @functools.wraps(handler)
+        def run(client: Client, argv: list[bytes]) -> Any:
+            try:
+                return handler(client, argv)
+            finally:
+                if len(argv) > position:
+                    client.db.recharge(argv[position])
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
 
 _POLICIES = {b"KEEPREF": RefPolicy.KEEPREF, b"DELREF": RefPolicy.DELREF, b"ACKED": RefPolicy.ACKED}
 

@@ -27,6 +27,7 @@ from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
 from resplite.commands.streams import parse_ids_clause
 from resplite.commands.streams_common import (
+    changes_groups,
     consumer_for,
     get_stream,
     int_arg,
@@ -125,6 +126,7 @@ def _xgroup_prologue(
 
 
 @command("xgroup|create", counts_changes=True)
+@changes_groups(2)
 def xgroup_create(client: Client, argv: list[bytes]) -> Any:
     stream, _, _, entries_read = _xgroup_prologue(client, argv, needs_group=False)
     if len(argv) > 8:
@@ -164,6 +166,7 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("xgroup|destroy", counts_changes=True)
+@changes_groups(2)
 def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
     stream, group, _, _ = _xgroup_prologue(client, argv, needs_group=False)
     if stream is None or group is None:
@@ -177,6 +180,7 @@ def xgroup_destroy(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("xgroup|createconsumer", counts_changes=True)
+@changes_groups(2)
 def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
     _, group, _, _ = _xgroup_prologue(client, argv, needs_group=True)
     assert group is not None
@@ -188,6 +192,7 @@ def xgroup_createconsumer(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("xgroup|delconsumer", counts_changes=True)
+@changes_groups(2)
 def xgroup_delconsumer(client: Client, argv: list[bytes]) -> Any:
     _, group, _, _ = _xgroup_prologue(client, argv, needs_group=True)
     assert group is not None
@@ -209,6 +214,7 @@ def xgroup_help(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("xack", counts_changes=True)
+@changes_groups(1)
 def xack(client: Client, argv: list[bytes]) -> Any:
     stream = read_stream(client, argv[1])
     group = stream.groups.get(argv[2]) if stream is not None else None
@@ -231,6 +237,7 @@ def xack(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("xackdel", counts_changes=True)
+@changes_groups(1)
 def xackdel(client: Client, argv: list[bytes]) -> Any:
     stream = read_stream(client, argv[1])
     policy, first, numids = parse_ids_clause(argv, 3)
@@ -333,6 +340,7 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("xclaim", counts_changes=True)
+@changes_groups(1)
 def xclaim(client: Client, argv: list[bytes]) -> Any:
     stream, group = _group_or_nogroup(client, argv[1], argv[2])
     min_idle = max(int_arg(argv[4], errors.XCLAIM_MIN_IDLE), 0)
@@ -412,6 +420,7 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("xautoclaim", counts_changes=True)
+@changes_groups(1)
 def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     min_idle = max(int_arg(argv[4], errors.XAUTOCLAIM_MIN_IDLE), 0)
     start, start_ex = interval_id(argv[5], 0)
@@ -498,6 +507,7 @@ def _nack_count(mode: int, count: int) -> int:
 
 
 @command("xnack", counts_changes=True)
+@changes_groups(1)
 def xnack(client: Client, argv: list[bytes]) -> Any:
     mode = _XNACK_MODES.get(argv[3].upper())
     if mode is None or argv[4].upper() != b"IDS":

@@ -409,6 +409,11 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
             left -= budget.entries - before
         served.append((key, entries))
 
+    if group_name is not None:
+        # Consumers created and entries delivered changed the groups, which Redis does not
+        # signal as a change of the keys: the keyspace re-measures the streams.
+        for idx in range(nstreams):
+            client.db.recharge(argv[first + idx])
     if served:
         return _map_reply(client, served)
     if args.timeout == -1:

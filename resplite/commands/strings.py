@@ -142,8 +142,7 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 3:
         db = client.db
         key = argv[1]
-        db.set(key, argv[2])
-        db.signal_modified(key)
+        db.set_signalled(key, argv[2])
         server = client.server
         if server.notify_flags:
             server.notify(STRING, b"set", key, db.index)

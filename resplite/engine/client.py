@@ -85,6 +85,7 @@ class Client:
         "lib_name",
         "lib_ver",
         "local",
+        "mem_charged",
         "monitor",
         "multi",
         "multi_bytes",
@@ -96,6 +97,7 @@ class Client:
         "outbox",
         "patterns",
         "pubsub",
+        "query_bytes",
         "reply_mode",
         "resp",
         "server",
@@ -178,6 +180,10 @@ class Client:
         self.tracking: TrackingState | None = None
         # Clock ms since which the output has stayed over the soft limit (0: it has not).
         self.obuf_soft_since = 0
+        # Input bytes waiting unparsed (the connection sets it as data arrives), and what
+        # the server's clients_memory counts for this client (see ServerState.charge_client).
+        self.query_bytes = 0
+        self.mem_charged = 0
 
     def reply_wanted(self) -> bool:
         """Whether the reply now due is sent, stepping the CLIENT REPLY mode (not ON)."""
@@ -234,6 +240,11 @@ class Client:
         multi = self.multi
         multi_mem = sum(sum(len(a) for a in args) for _, args in multi) if multi else 0
         return omem, CLIENT_OVERHEAD + argv_mem + multi_mem + omem
+
+    def memory_figure(self) -> int:
+        """What this client holds, as ``used_memory`` counts it: the fixed overhead, the
+        unparsed input, the queued MULTI commands and the unsent output."""
+        return CLIENT_OVERHEAD + self.query_bytes + self.multi_bytes + self.output_memory()
 
     @property
     def in_multi(self) -> bool:

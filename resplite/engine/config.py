@@ -571,6 +571,9 @@ DIRECTIVES: dict[str, Directive] = {
         ),
         Directive("lfu-log-factor", 10, int_parser(0, _INT_MAX)),
         Directive("lfu-decay-time", 1, int_parser(0, _INT_MAX)),
+        # Redis 7.4 bounds the samples to 64 (its eviction pool code keeps them on the stack).
+        Directive("maxmemory-samples", 5, int_parser(1, 64)),
+        Directive("maxmemory-eviction-tenacity", 10, int_parser(0, 100)),
         Directive("databases", 16, int_parser(1, _INT_MAX), mutable=False),
         Directive("proto-max-bulk-len", 512 * 1024 * 1024, memory_parser(1 << 20, _LONG_MAX),
                   format_memory, rewrite="memory"),

@@ -9,7 +9,10 @@
    key specs) and channels, refused with Redis's ``NOPERM`` texts and logged in ACL LOG; a
    user allowed everything (the default user's ``+@all ~* &*``) skips the check for one
    attribute test;
-5. ``denyoom`` under ``maxmemory`` (inside MULTI every queued command counts as one);
+5. ``maxmemory``: while ``used_memory`` is over it, keys are evicted first as the policy
+   allows (:mod:`resplite.engine.evict`, for every command, as Redis's processCommand does),
+   and if memory stays over with nothing left to evict a ``denyoom`` command is refused
+   with ``-OOM`` (inside MULTI every queued command counts as one);
 6. a RESP2 client in Pub/Sub mode may run only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET; a
    MONITOR client may not touch the keyspace;
 7. CLIENT PAUSE: a command the pause covers is held back (before MULTI queueing, as Redis);
@@ -161,11 +164,8 @@ class Dispatcher:
         if client.acl is not None or (not client.authenticated and not spec.is_noauth):
             return self._execute_general(client, argv)
         server = self.server
-        if (
-            server.maxmemory
-            and self._refused_on_oom(client, spec, argv)
-            and server.over_maxmemory()
-        ):
+        if server.maxmemory and server.over_maxmemory() and server.out_of_memory() \
+                and self._refused_on_oom(client, spec, argv):
             return self._reject(client, spec, errors.OOM)
         if (server.pause.active or client.multi is not None or client.gated or server.monitors
                 or server.writes_refused):
@@ -228,12 +228,8 @@ class Dispatcher:
             if denied is not None:
                 return self._reject(client, spec, denied)
         server = self.server
-        if (
-            not busy
-            and server.maxmemory
-            and self._refused_on_oom(client, spec, argv)
-            and server.over_maxmemory()
-        ):
+        if not busy and server.maxmemory and server.over_maxmemory() \
+                and server.out_of_memory() and self._refused_on_oom(client, spec, argv):
             return self._reject(client, spec, errors.OOM)
         node = server.cluster
         if node is not None:

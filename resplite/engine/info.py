@@ -10,12 +10,14 @@ in.
 
 The field set is Redis 7.4's (the fields clients read; docs/compatibility.md says what the
 reported version means), with values that are true of resplite where a counterpart exists and
-Redis's idle values where it does not (replication offsets, fork statistics, AOF). Memory
-figures are taken from the process: ``used_memory`` is the resident set size, which for a
-Python server is the honest measure of what the data costs (there is no allocator to ask for
-"bytes handed out"); the ``*_startup`` figure is the resident size when the server state was
-created, and ``used_memory_dataset`` the growth since. ``Latencystats`` is not produced (no
-per-command latency histograms are kept). """
+Redis's idle values where it does not (replication offsets, fork statistics, AOF).
+Memory figures follow the data (see :mod:`resplite.engine.state`): ``used_memory`` is what
+the data set, the clients and scripts hold plus the startup allowance, the figure
+``maxmemory`` is checked against; ``used_memory_dataset`` is the data set alone and
+``used_memory_rss`` the process's resident size, so ``mem_fragmentation_ratio`` (RSS over
+used memory) shows what the interpreter and its free lists add. There is no allocator to
+report on: its fields equal ``used_memory`` and its ratios are 1. ``Latencystats`` is not
+produced (no per-command latency histograms are kept). """
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from resplite.store.keyspace import EXPIRE_COST, KEY_COST
 from resplite.version import REDIS_VERSION, __version__
 
 if TYPE_CHECKING:
@@ -68,30 +71,48 @@ def total_system_memory() -> int:
         return 0
 
 
+def resident_memory() -> int:
+    """Resident set size of this process in bytes (0 where /proc is not available)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 class InfoState:
-    """Figures INFO keeps between calls: memory peak and start, rate samples."""
+    """Figures INFO keeps between calls: rate samples, the replication id."""
 
     __slots__ = (
         "master_replid",
-        "peak_memory",
         "rate_sample",
-        "startup_memory",
     )
 
     def __init__(self, state: ServerState) -> None:
-        self.startup_memory = state.startup_memory
-        self.peak_memory = max(self.startup_memory, state.refresh_memory())
         self.master_replid = os.urandom(20).hex()
         # (monotonic ms, commands, input bytes, output bytes) at the previous INFO
         self.rate_sample = (state.clock.monotonic_ms(), 0, 0, 0)
 
 
 def memory_figures(state: ServerState) -> tuple[int, int, int]:
-    """(used, peak, startup) bytes; used is the current resident set size."""
-    istate = state.info
-    used = state.refresh_memory()
-    istate.peak_memory = max(istate.peak_memory, used)
-    return used, istate.peak_memory, istate.startup_memory
+    """(used, peak, startup) bytes of ``used_memory``, every client measured afresh."""
+    used = state.measure_clients()
+    return used, state.peak_memory, state.startup_memory
+
+
+def db_overheads(state: ServerState) -> list[tuple[int, int, int]]:
+    """(db index, main table overhead, expires overhead) of each database holding keys:
+    what the key entries cost beyond the keys' and values' own bytes (MEMORY STATS)."""
+    return [(db.index, KEY_COST * len(db.data), EXPIRE_COST * len(db.expires))
+            for db in state.keyspace.dbs if db.data]
+
+
+def overhead_total(state: ServerState) -> int:
+    """Redis's ``used_memory_overhead``: the startup allowance, the clients, scripts and
+    the key tables; ``used_memory`` minus this is ``used_memory_dataset``. Call after
+    :func:`memory_figures` (it reads the clients' figure as measured there)."""
+    return (state.startup_memory + state.clients_memory + state.script_memory
+            + sum(main + expires for _, main, expires in db_overheads(state)))
 
 
 # -- sections -------------------------------------------------------------------------------
@@ -167,23 +188,29 @@ def _perc(part: int, whole: int) -> str:
     return f"{(part * 100 / whole) if whole else 0:.2f}%"
 
 
+def _ratio(part: int, whole: int) -> str:
+    return f"{part / whole if whole else 0:.2f}"
+
+
 def _memory(state: ServerState) -> Lines:
     used, peak, startup = memory_figures(state)
-    dataset = max(used - startup, 0)
+    rss = resident_memory()
+    overhead = overhead_total(state)
+    dataset = max(used - overhead, 0)
     system = total_system_memory()
     maxmemory = state.config["maxmemory"]
     return [
         ("used_memory", used),
         ("used_memory_human", bytes_to_human(used)),
-        ("used_memory_rss", used),
-        ("used_memory_rss_human", bytes_to_human(used)),
+        ("used_memory_rss", rss),
+        ("used_memory_rss_human", bytes_to_human(rss)),
         ("used_memory_peak", peak),
         ("used_memory_peak_human", bytes_to_human(peak)),
         ("used_memory_peak_perc", _perc(used, peak)),
-        ("used_memory_overhead", min(startup, used)),
+        ("used_memory_overhead", overhead),
         ("used_memory_startup", startup),
         ("used_memory_dataset", dataset),
-        ("used_memory_dataset_perc", _perc(dataset, used)),
+        ("used_memory_dataset_perc", _perc(dataset, used - startup)),
         ("allocator_allocated", used),
         ("allocator_active", used),
         ("allocator_resident", used),
@@ -200,13 +227,13 @@ def _memory(state: ServerState) -> Lines:
         ("allocator_rss_bytes", 0),
         ("rss_overhead_ratio", "1.00"),
         ("rss_overhead_bytes", 0),
-        ("mem_fragmentation_ratio", "1.00"),
-        ("mem_fragmentation_bytes", 0),
+        ("mem_fragmentation_ratio", _ratio(rss, used)),
+        ("mem_fragmentation_bytes", rss - used),
         ("mem_not_counted_for_evict", 0),
         ("mem_replication_backlog", 0),
         ("mem_total_replication_buffers", 0),
         ("mem_clients_slaves", 0),
-        ("mem_clients_normal", sum(c.memory_usage()[1] for c in state.clients.values())),
+        ("mem_clients_normal", state.clients_memory),
         ("mem_cluster_links", 0),
         ("mem_aof_buffer", 0),
         ("mem_allocator", "libc"),
@@ -242,6 +269,7 @@ def _rates(state: ServerState) -> tuple[int, float, float]:
 def _stats(state: ServerState) -> Lines:
     ops, kin, kout = _rates(state)
     expired = sum(db.expired_keys for db in state.keyspace.dbs)
+    exceeded_total, exceeded_now = state.evictor.exceeded_ms()
     return [
         ("total_connections_received", state.total_connections),
         ("total_commands_processed", state.total_commands),
@@ -263,11 +291,11 @@ def _stats(state: ServerState) -> Lines:
         ("expired_stale_perc", "0.00"),
         ("expired_time_cap_reached_count", 0),
         ("expire_cycle_cpu_milliseconds", 0),
-        ("evicted_keys", 0),
+        ("evicted_keys", state.evictor.evicted_keys),
         ("evicted_clients", 0),
         ("evicted_scripts", state.scripting.evicted_scripts),
-        ("total_eviction_exceeded_time", 0),
-        ("current_eviction_exceeded_time", 0),
+        ("total_eviction_exceeded_time", exceeded_total),
+        ("current_eviction_exceeded_time", exceeded_now),
         ("keyspace_hits", state.keyspace_hits),
         ("keyspace_misses", state.keyspace_misses),
         ("pubsub_channels", len(state.pubsub.channels)),

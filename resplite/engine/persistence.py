@@ -167,7 +167,7 @@ class Persistence:
             (b"redis-ver", REDIS_VERSION.encode()),
             (b"redis-bits", b"64"),
             (b"ctime", b"%d" % (state.clock.time_ms() // 1000)),
-            (b"used-mem", b"%d" % state.used_memory),
+            (b"used-mem", b"%d" % state.used_memory()),
             (b"aof-base", b"1" if aof_base else b"0"),
         ]
         dbs = [

@@ -10,10 +10,21 @@ client-side caching table (:attr:`tracking`), the MONITOR clients, and the per-c
 outboxes all of those write into (:attr:`output`). :attr:`current_client` is the client whose
 request is running (None in the cron and on timers): NOLOOP tracking needs to know who caused
 a change.
+
+Memory: :meth:`ServerState.used_memory` is Redis's ``used_memory`` for resplite, the sum of
+what the data set holds (the keyspace's running :class:`~resplite.store.keyspace.Meter`,
+current after every command), what clients hold (query and output buffers, queued MULTI
+commands; re-measured after each batch of a client's requests while ``maxmemory`` is set,
+by the cron, and whenever it is reported), what scripts hold (:attr:`script_memory`, asked
+of the scripting engine when the clients are measured) and a fixed allowance for the
+server's own structures (``used_memory_startup``). The process's resident size is reported apart, as
+``used_memory_rss``. ``maxmemory`` is checked against this figure before every command and
+eviction (:mod:`resplite.engine.evict`) brings it back under the limit.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -27,6 +38,7 @@ from resplite.engine.client import REPLY_OFF
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
+from resplite.engine.evict import EVICT_FAIL, Evictor
 from resplite.engine.faults import Faults
 from resplite.engine.info import InfoState
 from resplite.engine.lazyfree import LazyFree
@@ -53,13 +65,11 @@ def _short_client_info(client: Client) -> bytes:
         "utf-8", "surrogateescape")
 
 
-def resident_memory() -> int:
-    """Resident set size of this process in bytes (0 where /proc is not available)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
+log = logging.getLogger("resplite.state")
+
+# What used_memory counts for the server's own structures (command table, empty databases,
+# configuration): Redis reports a little under 1 MB at start; resplite counts 1 MB.
+STARTUP_MEMORY = 1 << 20
 
 
 class CommandStats:
@@ -152,9 +162,15 @@ class ServerState:
         # (kept up to date by the persistence code, read on every command).
         self.writes_refused = False
         self.unexpected_errors = 0
+        # Memory (see the module docstring): the keyspace's meter, what clients hold (the sum
+        # of their mem_charged), what scripts hold, and the startup allowance.
         self.maxmemory = config["maxmemory"]
-        self.used_memory = 0  # refreshed by the server cron; see over_maxmemory()
-        self.startup_memory = resident_memory()  # INFO's used_memory_startup
+        self.meter = self.keyspace.meter
+        self.clients_memory = 0
+        self.script_memory = 0  # re-measured with the clients (see measure_clients)
+        self.startup_memory = STARTUP_MEMORY
+        self.peak_memory = STARTUP_MEMORY
+        self.evictor = Evictor(self)
         config.on_change("maxmemory", self._set_maxmemory)
         config.on_change("proto-max-bulk-len", self._set_max_bulk_len)
         # Read on every client read (Connection.data_received) and MULTI queueing.
@@ -252,19 +268,63 @@ class ServerState:
 
     def _set_maxmemory(self, name: str, value: int) -> None:
         self.maxmemory = value
-        self.refresh_memory()
+        if not value:
+            return
+        # As Redis's CONFIG SET maxmemory: warn when already over, and start evicting.
+        used = self.measure_clients()
+        if value < used:
+            log.warning(
+                "WARNING: the new maxmemory value set via CONFIG SET (%d) is smaller than the "
+                "current memory usage (%d). This will result in key eviction and/or the "
+                "inability to accept new write commands depending on the maxmemory-policy.",
+                value, used)
+        self.evictor.start_background()
 
-    def refresh_memory(self) -> int:
-        """Re-read the process's resident memory, which stands for Redis's used_memory."""
-        self.used_memory = resident_memory()
-        return self.used_memory
+    # -- memory ---------------------------------------------------------------------------
+
+    def used_memory(self) -> int:
+        """Redis's ``used_memory``: data set, clients, scripts and the startup allowance."""
+        return (self.startup_memory + self.meter.used() + self.clients_memory
+                + self.script_memory)
+
+    def over_maxmemory(self) -> bool:
+        """Whether ``used_memory`` is over ``maxmemory`` (never when it is 0)."""
+        maxmemory = self.maxmemory
+        return bool(maxmemory) and (self.startup_memory + self.meter.used()
+                                    + self.clients_memory + self.script_memory) > maxmemory
+
+    def out_of_memory(self) -> bool:
+        """Called while over ``maxmemory``: evict as the policy allows (Redis's
+        performEvictions); whether memory is still over with nothing left to evict, so
+        that a ``denyoom`` command is refused."""
+        return self.evictor.perform() == EVICT_FAIL
+
+    def charge_client(self, client: Client) -> None:
+        """Re-measure what ``client`` holds into :attr:`clients_memory`."""
+        figure = client.memory_figure()
+        self.clients_memory += figure - client.mem_charged
+        client.mem_charged = figure
+
+    def note_peak(self) -> None:
+        """Raise ``used_memory_peak`` to the current figure if it is higher."""
+        used = self.used_memory()
+        if used > self.peak_memory:
+            self.peak_memory = used
+
+    def measure_clients(self) -> int:
+        """Re-measure every client (for a report, or when ``maxmemory`` is set), note the
+        peak, and answer ``used_memory``."""
+        for client in self.clients.values():
+            self.charge_client(client)
+        self.script_memory = self.scripting.memory_used()
+        used = self.used_memory()
+        if used > self.peak_memory:
+            self.peak_memory = used
+        return used
 
     def default_user_nopass(self) -> bool:
         """Whether the default user needs no password (protected mode then applies)."""
         return self.acl.default.nopass
-
-    def over_maxmemory(self) -> bool:
-        return bool(self.maxmemory) and self.used_memory > self.maxmemory
 
     # -- hooks ----------------------------------------------------------------------------
 
@@ -344,13 +404,20 @@ class ServerState:
             self.pubsub.publish(notify.keyevent_channel(db, event), key)
 
     def evict(self, db: int, key: bytes) -> bool:
-        """Delete ``key`` as an eviction under ``maxmemory`` would: the ``evicted`` event,
-        then the modification (WATCH, blocked clients, caches). Whether the key existed."""
+        """Delete ``key`` as an eviction under ``maxmemory`` does, in Redis's order: the
+        modification (WATCH, blocked clients, caches), made by no client so that a NOLOOP
+        tracking client is told too, then the ``evicted`` event. Whether the key existed
+        (an expired one is deleted as expired instead)."""
         database = self.keyspace[db]
         if not database.delete(key):
             return False
+        previous = self.current_client
+        self.current_client = None
+        try:
+            database.signal_modified(key)
+        finally:
+            self.current_client = previous
         self.notify(notify.EVICTED, b"evicted", key, db)
-        database.signal_modified(key)
         return True
 
     def feed_monitors(self, client: Client, fullname: str, argv: list[bytes]) -> None:
@@ -440,6 +507,8 @@ class ServerState:
         self.tracking.forget(client)
         self.monitors.pop(client, None)
         self.output.forget(client)
+        self.clients_memory -= client.mem_charged
+        client.mem_charged = 0
         if self.current_client is client:
             self.current_client = None
         self.clients.pop(client.id, None)
@@ -493,6 +562,7 @@ class ServerState:
 
     def reset_stats(self) -> None:
         self.lazyfree.freed = 0
+        self.evictor.reset_stats()
         self.command_stats.clear()
         self.error_stats.clear()
         self.total_error_replies = 0

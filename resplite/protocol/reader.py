@@ -373,6 +373,11 @@ class RequestReader:
                 self._shift(cut)
         return len(self._buf) - self._pos
 
+    def pending_size(self) -> int:
+        """How many bytes wait unparsed (what :meth:`feed` last answered, less what
+        :meth:`get` has consumed since)."""
+        return len(self._buf) - self._pos
+
     def pending_head(self, size: int) -> bytes:
         """The first ``size`` bytes waiting unparsed (for a log line about this client)."""
         return bytes(self._buf[self._pos : self._pos + size])

@@ -325,5 +325,9 @@ class Server:
                     conn: Any = client.conn
                     if conn is not None:
                         conn.close()
+        # Client buffers change between batches (replies drain, pushes queue): their share
+        # of used_memory is kept current while a limit needs it; the peak always.
         if state.maxmemory:
-            state.refresh_memory()
+            state.measure_clients()
+        else:
+            state.note_peak()

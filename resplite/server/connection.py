@@ -294,6 +294,10 @@ class Connection(asyncio.Protocol):
                 self.abort()
         if output.pending:
             output.flush()
+        if server.maxmemory:
+            # What this client holds counts towards used_memory (see ServerState).
+            client.query_bytes = reader.pending_size()
+            server.charge_client(client)
         if self.closing:
             return
         if self.reading_paused and not self.writing_paused and client.blocked is None:

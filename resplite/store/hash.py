@@ -28,31 +28,40 @@ Writing a field with :meth:`Hash.set` clears its TTL (HSET), unless ``keep_ttl``
 HSETEX KEEPTTL). Once a listpack hash has been given a TTL it reports ``listpackex`` for
 good, as Redis converts it and never back.
 
+Size: ``strbytes`` is the sum of the lengths of every field and value, kept by each method
+that changes ``fields``, so :meth:`Hash.memory_usage` costs O(1) (see
+:mod:`resplite.store.sizes`).
+
 Invariants: a hash stored in the keyspace is never empty (commands delete the key when its
 last field goes); keys and values are ``bytes``; ``scan_index`` is None while listpack;
-every field in ``ttls`` is in ``fields``; ``ttls`` is None until a TTL is first set.
+every field in ``ttls`` is in ``fields``; ``ttls`` is None until a TTL is first set;
+``strbytes`` is the sum of ``len(f) + len(v)`` over ``fields``.
 """
 
 from __future__ import annotations
 
 import heapq
 import random
-import sys
 from itertools import islice
 from typing import Final
 
 from resplite.store.scanindex import ScanIndex
+from resplite.store.sizes import BYTES_HEADER, DICT_ENTRY, INT_OBJECT, POINTER, TUPLE2
 
 Pair = tuple[bytes, bytes]
 
-# Python object overhead of one field-value pair in the dict, on top of the two bytes objects.
-_SLOT_BYTES = 24
+# What an empty hash costs (the object, its dict and its heap list), what each field adds
+# beyond the bytes of its name and value, and what a field's TTL adds (its entry in
+# ``ttls`` and in the heap).
+_BASE = 200
+_FIELD = DICT_ENTRY + 2 * BYTES_HEADER
+_FIELD_TTL = DICT_ENTRY + INT_OBJECT + TUPLE2 + POINTER
 
 
 class Hash:
     """A Redis hash."""
 
-    __slots__ = ("_ttl_heap", "ex", "fields", "listpack", "scan_index", "ttls")
+    __slots__ = ("_ttl_heap", "ex", "fields", "listpack", "scan_index", "strbytes", "ttls")
 
     type_name: Final = "hash"  # TYPE
 
@@ -63,6 +72,7 @@ class Hash:
         self.ttls: dict[bytes, int] | None = None
         self.ex = False  # a listpack that has had a field TTL: "listpackex"
         self._ttl_heap: list[tuple[int, bytes]] = []
+        self.strbytes = 0
 
     def __len__(self) -> int:
         return len(self.fields)
@@ -106,23 +116,30 @@ class Hash:
         """Store ``value`` under ``field``; returns whether the field is new. The field's
         TTL is cleared unless ``keep_ttl``."""
         fields = self.fields
-        new = field not in fields
+        old = fields.get(field)
         fields[field] = value
         if self.ttls and not keep_ttl:
             self.ttls.pop(field, None)
-        if new:
-            index = self.scan_index
-            if index is not None:
-                index.pending.append(field)
-                if len(index.pending) > len(fields) + 1024:
-                    self.scan_index = None  # cheaper to rebuild at the next HSCAN
-        return new
+        if old is not None:
+            self.strbytes += len(value) - len(old)
+            return False
+        self.strbytes += len(field) + len(value)
+        index = self.scan_index
+        if index is not None:
+            index.pending.append(field)
+            if len(index.pending) > len(fields) + 1024:
+                self.scan_index = None  # cheaper to rebuild at the next HSCAN
+        return True
 
     def delete(self, field: bytes) -> bool:
         """Remove ``field``; returns whether it was there. The scan index drops it lazily."""
         if self.ttls:
             self.ttls.pop(field, None)
-        return self.fields.pop(field, None) is not None
+        old = self.fields.pop(field, None)
+        if old is None:
+            return False
+        self.strbytes -= len(field) + len(old)
+        return True
 
     # -- field expiry ---------------------------------------------------------------------
 
@@ -183,7 +200,7 @@ class Hash:
             heapq.heappop(heap)
             if ttls.get(field) == when:
                 del ttls[field]
-                del self.fields[field]
+                self.strbytes -= len(field) + len(self.fields.pop(field))
                 gone.append(field)
         return gone
 
@@ -193,6 +210,7 @@ class Hash:
         """An independent copy (COPY), in the same encoding and field order."""
         twin = Hash()
         twin.fields = dict(self.fields)
+        twin.strbytes = self.strbytes
         twin.listpack = self.listpack
         twin.ex = self.ex
         if self.ttls:
@@ -202,11 +220,10 @@ class Hash:
         return twin
 
     def memory_usage(self) -> int:
-        """An estimate of the bytes the hash occupies (MEMORY USAGE)."""
-        size = sys.getsizeof(self.fields) + _SLOT_BYTES * len(self.fields)
-        for field, value in self.fields.items():
-            size += sys.getsizeof(field) + sys.getsizeof(value)
-        return size
+        """An estimate of the bytes the hash occupies, in O(1) (MEMORY USAGE, used_memory)."""
+        ttls = self.ttls
+        return (_BASE + _FIELD * len(self.fields) + self.strbytes
+                + (_FIELD_TTL * len(ttls) if ttls else 0))
 
     # -- iteration ------------------------------------------------------------------------
 

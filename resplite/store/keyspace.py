@@ -45,6 +45,35 @@ an LFU policy it holds the minute of the last decrement (16 bits) and a logarith
 counter (8 bits). Switching policy reinterprets the field, as Redis does. The clock the hot
 path stores is a cached attribute refreshed by :meth:`Keyspace.tick` (the server cron and
 every clock jump), so a lookup costs one dict store and no clock read.
+
+Memory accounting: ``used`` is a running total of the bytes the database holds, kept by
+every method that adds, replaces or removes a key or an expiry (writes, deletes, expiry,
+flush), so the server's ``used_memory`` is current after every command at no cost per read.
+The databases that ever held a key sign up with the keyspace's :class:`Meter`, whose
+:meth:`Meter.used` adds up their totals (one database in the usual deployment). A key costs
+:data:`KEY_COST` plus its length plus its value's size (:func:`value_size`), and
+:data:`EXPIRE_COST` more with an expiry time. An immutable string's size follows from its
+length; a container (hash, set, sorted set, stream, mutable string) reports its own in
+O(1) through ``memory_usage()`` and may change in place, so what it was last charged is
+kept in ``charged``: :meth:`Database.signal_modified` (which every command calls after a
+change) notes a changed container in ``unsettled`` and :meth:`Database.settle`, which runs
+whenever the total is read (:meth:`Meter.used`: before every command under ``maxmemory``,
+and for every report), charges the difference, so a burst of writes to one stream is
+measured once; :meth:`Database.recharge` charges one key at once, without a signal.
+
+Eviction sampling (:meth:`Database.sample_keys`): keys with an expiry are drawn from the
+expiry heap (a list: a random position is a random entry); any key from ``sampler``, a list
+of the keys built the first time an ``allkeys-*`` eviction needs it and appended to as keys
+are created (a write then takes the bookkeeping path). Deleted keys are dropped from it
+lazily, when drawn, and it is rebuilt when stale entries outnumber live keys.
+
+Invariants (accounting), once settled (``unsettled`` empty): ``used`` equals the sum, over
+the keys, of ``KEY_COST + len(key) +`` the value's charge (its :func:`value_size`, or
+``charged[key]`` for a container, which equals its ``memory_usage()``) ``+ EXPIRE_COST`` if
+the key is in ``expires``; a container changed since it was charged has its key in
+``unsettled``; ``charged`` has exactly the keys whose values are not immutable
+strings (so a key is in ``charged`` exactly when its value may change in place); a
+database whose ``used`` is not 0 is in its meter's list.
 """
 
 from __future__ import annotations
@@ -58,6 +87,14 @@ from typing import Any, Protocol
 
 from resplite.store.hash import Hash
 from resplite.store.scanindex import ScanIndex
+from resplite.store.sizes import (
+    BYTES_HEADER,
+    DICT_ENTRY,
+    FLAT_STRINGS,
+    INT_OBJECT,
+    POINTER,
+    TUPLE2,
+)
 
 
 class Clock(Protocol):
@@ -85,6 +122,45 @@ def _fresh_dict_size(n: int) -> int:
     return size
 
 
+# What a key costs beyond its value: its entries in ``data`` and ``access``, and its string.
+KEY_COST = 2 * DICT_ENTRY + BYTES_HEADER
+# What an expiry time adds: its entry in ``expires`` with the time's int, and a heap entry.
+EXPIRE_COST = DICT_ENTRY + INT_OBJECT + TUPLE2 + POINTER
+# Values whose charge cannot change in place (and None: a key that is gone).
+_NOT_CHARGED = FLAT_STRINGS | {type(None)}
+
+
+def value_size(value: Any) -> int:
+    """What a stored value costs, in O(1) (see :mod:`resplite.store.sizes`)."""
+    if value.__class__ in FLAT_STRINGS:
+        return BYTES_HEADER + len(value)
+    return int(value.memory_usage())
+
+
+# What a new key holding a plain string costs beyond the lengths of key and value.
+_FLAT_KEY_COST = KEY_COST + BYTES_HEADER
+
+
+class Meter:
+    """Adds up the ``used`` of the databases that have held a key: the data set part of
+    the server's ``used_memory`` (a database signs up with its first key, so the sum visits
+    only databases in use)."""
+
+    __slots__ = ("dbs",)
+
+    def __init__(self) -> None:
+        self.dbs: list[Database] = []
+
+    def used(self) -> int:
+        """The bytes the databases hold, their changed containers measured first."""
+        total = 0
+        for db in self.dbs:
+            if db.unsettled:
+                db.settle()
+            total += db.used
+        return total
+
+
 def _no_hook(db: int, key: bytes) -> None:
     return None
 
@@ -97,6 +173,7 @@ class Database:
         "_field_heap",
         "_slow_writes",
         "access",
+        "charged",
         "clock",
         "data",
         "detached",
@@ -109,22 +186,36 @@ class Database:
         "lfu_decay_time",
         "lfu_log_factor",
         "lru_clock",
+        "meter",
+        "metered",
         "misses",
         "on_expired",
         "on_fields_expired",
         "on_miss",
         "on_modified",
         "on_new",
+        "sampler",
         "scan_index",
         "unix_s",
+        "unsettled",
+        "used",
     )
 
-    def __init__(self, index: int, clock: Clock, on_modified: ModifiedHook = _no_hook) -> None:
+    def __init__(self, index: int, clock: Clock, on_modified: ModifiedHook = _no_hook,
+                 meter: Meter | None = None) -> None:
         self.index = index
         self.clock = clock
         self.data: dict[bytes, Any] = {}
         # What the last flush(detach=True) took out, for the caller to free.
         self.detached: tuple[dict[bytes, Any], dict[bytes, int], dict[bytes, int]] | None = None
+        # Memory accounting (see the module docstring).
+        self.used = 0
+        self.meter = meter if meter is not None else Meter()
+        self.metered = False  # signed up with the meter (see _sign_up)
+        self.charged: dict[bytes, int] = {}
+        self.unsettled: set[bytes] = set()
+        # Keys to draw eviction samples from, while an allkeys-* eviction uses them.
+        self.sampler: list[bytes] | None = None
         self.expires: dict[bytes, int] = {}
         self.access: dict[bytes, int] = {}
         self.on_modified = on_modified
@@ -161,9 +252,9 @@ class Database:
         return False
 
     def _delete_expired(self, key: bytes) -> None:
-        del self.data[key]
-        del self.expires[key]
+        value = self.data.pop(key)
         self.access.pop(key, None)
+        self._forget(key, value)
         self.expired_keys += 1
         on_expired = self.on_expired
         if on_expired is not None:
@@ -231,40 +322,73 @@ class Database:
         ``looked_up`` says the caller already read the key with :meth:`get` for this
         command, so the write does not count as a second access (it matters under LFU).
         """
+        data = self.data
         if self._slow_writes:
             on_new = self.on_new
             if self.expires and (on_new is not None or self.on_expired is not None):
                 # As Redis's write lookup: a key past its time is deleted (and reported
                 # expired) before the write, which then creates it anew.
                 self._expire_if_needed(key)
-            new = on_new is not None and key not in self.data
-            self._note_write(key, looked_up)
-            self.data[key] = value
-            if not keep_ttl and self.expires:
-                self.expires.pop(key, None)
-            if new and on_new is not None:
+            old = data.get(key)
+            self._note_write(key, looked_up, old is None)
+            data[key] = value
+            delta = self._replaced(key, old, value)
+            if not keep_ttl and self.expires and self.expires.pop(key, None) is not None:
+                delta -= EXPIRE_COST
+            self.used += delta
+            if on_new is not None and old is None:
                 on_new(self.index, key)
             return
+        old = data.get(key)
+        self.access[key] = self.lru_clock
+        data[key] = value
+        # The accounting (see the module docstring), SET's plain strings spelled out.
+        if value.__class__ is bytes and old.__class__ is bytes:
+            delta = len(value) - len(old)
         else:
-            self.access[key] = self.lru_clock
-        self.data[key] = value
-        if not keep_ttl and self.expires:
-            self.expires.pop(key, None)
+            delta = self._replaced(key, old, value)
+        if not keep_ttl and self.expires and self.expires.pop(key, None) is not None:
+            delta -= EXPIRE_COST
+        self.used += delta
+
+    def set_signalled(self, key: bytes, value: bytes) -> None:
+        """Plain SET's hot path: :meth:`set` (the expiry cleared) then
+        :meth:`signal_modified`, in one call. A string replacing a string needs no
+        re-measuring: only the signal is left to give."""
+        if self._slow_writes:
+            self.set(key, value)
+            self.signal_modified(key)
+            return
+        data = self.data
+        old = data.get(key)
+        self.access[key] = self.lru_clock
+        data[key] = value
+        if value.__class__ is bytes and old.__class__ is bytes:
+            delta = len(value) - len(old)
+        else:
+            delta = self._replaced(key, old, value)
+        if self.expires and self.expires.pop(key, None) is not None:
+            delta -= EXPIRE_COST
+        self.used += delta
+        on_modified = self.on_modified
+        on_modified(self.index, key)
 
     def add(self, key: bytes, value: Any) -> None:
         """Store a new key that the caller knows is absent (no expiry to clear)."""
         if self._slow_writes:
-            self._note_write(key, False)
+            self._note_write(key, False, True)
         else:
             self.access[key] = self.lru_clock
         self.data[key] = value
+        self.used += self._replaced(key, None, value)
         on_new = self.on_new
         if on_new is not None:
             on_new(self.index, key)
 
-    def _note_write(self, key: bytes, looked_up: bool) -> None:
-        """Bookkeeping of a write while a scan index exists or under an LFU policy."""
-        if key in self.data:
+    def _note_write(self, key: bytes, looked_up: bool, new: bool) -> None:
+        """Bookkeeping of a write while a scan index or an eviction sampler exists, or under
+        an LFU policy; ``new`` says the key is absent."""
+        if not new:
             if not self.lfu:
                 self.access[key] = self.lru_clock
             elif not looked_up:
@@ -278,18 +402,90 @@ class Database:
             index.pending.append(key)
             if len(index.pending) > len(self.data) + 1024:
                 self.drop_scan_index()
+        sampler = self.sampler
+        if sampler is not None:
+            if len(sampler) > 2 * len(self.data) + 1024:
+                # Mostly keys deleted since: start again from the live ones.
+                sampler[:] = self.data
+            sampler.append(key)
+
+    # -- memory accounting ----------------------------------------------------------------
+
+    def _replaced(self, key: bytes, old: Any, value: Any) -> int:
+        """The change in ``used`` when ``value`` replaces ``old`` (None: a new key)."""
+        if old is None:
+            if not self.metered:
+                self._sign_up()
+            if value.__class__ is bytes:
+                return _FLAT_KEY_COST + len(key) + len(value)
+            return KEY_COST + len(key) + self._charge(key, value)
+        before = self._discharge(key, old)  # first: it drops the old record
+        return self._charge(key, value) - before
+
+    def _sign_up(self) -> None:
+        self.metered = True
+        self.meter.dbs.append(self)
+
+    def _charge(self, key: bytes, value: Any) -> int:
+        """The cost of ``value`` being stored under ``key``; a container's is recorded."""
+        if value.__class__ in FLAT_STRINGS:
+            return BYTES_HEADER + len(value)
+        size: int = value.memory_usage()
+        self.charged[key] = size
+        return size
+
+    def _discharge(self, key: bytes, value: Any) -> int:
+        """What ``value``, leaving ``key``, was charged; a container's record is dropped."""
+        if value.__class__ in FLAT_STRINGS:
+            return BYTES_HEADER + len(value)
+        return self.charged.pop(key, 0)
+
+    def _forget(self, key: bytes, value: Any) -> None:
+        """Account for ``key`` and ``value`` (just taken out of ``data``) and drop its
+        expiry time."""
+        delta = KEY_COST + len(key) + self._discharge(key, value)
+        if self.expires and self.expires.pop(key, None) is not None:
+            delta += EXPIRE_COST
+        self.used -= delta
+
+    def recharge(self, key: bytes) -> None:
+        """Charge the change in size of the container at ``key`` (a no-op for a string or
+        a missing key). :meth:`signal_modified` calls it; a command that changes a value
+        without signalling calls it itself."""
+        value: Any = self.data.get(key)
+        if value.__class__ in _NOT_CHARGED:
+            return
+        size: int = value.memory_usage()
+        charged = self.charged
+        delta = size - charged.get(key, 0)
+        if delta:
+            charged[key] = size
+            self.used += delta
+
+    def settle(self) -> None:
+        """Charge what the containers changed since the last call grew or shrank by."""
+        data = self.data
+        charged = self.charged
+        used = self.used
+        for key in self.unsettled:
+            before = charged.get(key)
+            if before is not None:  # still a container (not deleted or overwritten since)
+                size: int = data[key].memory_usage()
+                charged[key] = size
+                used += size - before
+        self.used = used
+        self.unsettled.clear()
 
     def delete(self, key: bytes) -> bool:
         """Delete a live key; returns whether it existed. Does not signal."""
         if self.expires and self._expire_if_needed(key):
             return False
-        if key in self.data:
-            del self.data[key]
-            self.access.pop(key, None)
-            if self.expires:
-                self.expires.pop(key, None)
-            return True
-        return False
+        value = self.data.pop(key, None)
+        if value is None:
+            return False
+        self.access.pop(key, None)
+        self._forget(key, value)
+        return True
 
     def pop(self, key: bytes) -> Any:
         """Delete a live key and return its value (None when absent). Does not signal."""
@@ -298,8 +494,7 @@ class Database:
         value = self.data.pop(key, None)
         if value is not None:
             self.access.pop(key, None)
-            if self.expires:
-                self.expires.pop(key, None)
+            self._forget(key, value)
         return value
 
     def take(self, key: bytes) -> tuple[Any, int | None, int | None] | None:
@@ -309,8 +504,10 @@ class Database:
         value = self.data.pop(key, None)
         if value is None:
             return None
-        when = self.expires.pop(key, None) if self.expires else None
-        return value, when, self.access.pop(key, None)
+        when = self.expires.get(key) if self.expires else None
+        access = self.access.pop(key, None)
+        self._forget(key, value)
+        return value, when, access
 
     def put(self, key: bytes, value: Any, when_ms: int | None, access: int | None) -> None:
         """Store an absent key with its expiry and, when moved, its access field."""
@@ -323,13 +520,25 @@ class Database:
             self.track_fields(key, value)
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
-        self.expires[key] = when_ms
+        expires = self.expires
+        if key not in expires:
+            self.used += EXPIRE_COST
+        expires[key] = when_ms
         heapq.heappush(self._expiry_heap, (when_ms, key))
 
     def persist(self, key: bytes) -> bool:
-        return self.expires.pop(key, None) is not None
+        if self.expires.pop(key, None) is None:
+            return False
+        self.used -= EXPIRE_COST
+        return True
 
     def signal_modified(self, key: bytes) -> None:
+        """Tell the server ``key`` changed (WATCH, blocked clients, caches); a container
+        changed in place is noted for :meth:`settle`."""
+        charged = self.charged
+        if charged and key in charged:
+            # A container (only they are in ``charged``): measured when the total is read.
+            self.unsettled.add(key)
         # A stored callable is loaded, then called: ``self.on_modified(...)`` would take
         # CPython's unspecialised method lookup on every write.
         on_modified = self.on_modified
@@ -366,6 +575,11 @@ class Database:
             self.access.clear()
         self._expiry_heap.clear()
         self._field_heap.clear()
+        self.charged.clear()
+        self.unsettled.clear()
+        self.used = 0
+        if self.sampler is not None:
+            self.sampler = []
         self.drop_scan_index()
         return keys
 
@@ -437,6 +651,7 @@ class Database:
         self._slow_writes = (
             self.lfu
             or self.scan_index is not None
+            or self.sampler is not None
             or self.on_new is not None
             or self.on_expired is not None
         )
@@ -491,6 +706,60 @@ class Database:
             if not (self.expires and self._expire_if_needed(key)):
                 return key
         return None
+
+    # -- eviction sampling ----------------------------------------------------------------
+
+    def sample_keys(self, count: int, volatile: bool,
+                    rng: random.Random | None = None) -> list[bytes]:
+        """About ``count`` keys drawn at random (Redis's ``dictGetSomeKeys``; a key may come
+        twice): any key, or with ``volatile`` only keys with an expiry time. Every key when
+        there are no more than ``count``. Expired keys may be drawn (eviction deletes them
+        like any other). O(count) expected (see the module docstring)."""
+        draw = (rng or random).randrange
+        out: list[bytes] = []
+        if volatile:
+            expires = self.expires
+            if len(expires) <= count:
+                return list(expires)
+            heap = self._expiry_heap
+            if len(heap) > 2 * len(expires) + 64:
+                self._rebuild_expiry_heap()
+                heap = self._expiry_heap
+            # Stale entries are at most two in three (the heap is rebuilt past that), so
+            # this many draws all miss with a probability under one in a million.
+            for _ in range(4 * count + 32):
+                when, key = heap[draw(len(heap))]
+                if expires.get(key) == when:
+                    out.append(key)
+                    if len(out) == count:
+                        break
+            return out
+        data = self.data
+        if len(data) <= count:
+            return list(data)
+        sampler = self.sampler
+        if sampler is None:
+            sampler = self.sampler = list(data)
+            self._update_slow_writes()
+        # Each draw either finds a live key or removes a stale entry for good, so this ends
+        # and costs O(count) amortised.
+        while sampler:
+            i = draw(len(sampler))
+            key = sampler[i]
+            if key not in data:
+                # Deleted since it was listed: swap the last entry into its place.
+                sampler[i] = sampler[-1]
+                sampler.pop()
+                continue
+            out.append(key)
+            if len(out) == count:
+                break
+        return out
+
+    def drop_sampler(self) -> None:
+        """Stop keeping the list of keys for allkeys-* eviction (the policy changed)."""
+        self.sampler = None
+        self._update_slow_writes()
 
     # -- hash field expiry ----------------------------------------------------------------
 
@@ -581,19 +850,25 @@ class Database:
                 self._delete_expired(key)
                 deleted += 1
         if len(heap) > 2 * len(expires) + 64:
-            self._expiry_heap = [(w, k) for k, w in expires.items()]
-            heapq.heapify(self._expiry_heap)
+            self._rebuild_expiry_heap()
         return deleted
+
+    def _rebuild_expiry_heap(self) -> None:
+        heap = [(w, k) for k, w in self.expires.items()]
+        heapq.heapify(heap)
+        self._expiry_heap = heap
 
 
 class Keyspace:
     """All databases of one server."""
 
-    __slots__ = ("clock", "dbs")
+    __slots__ = ("clock", "dbs", "meter")
 
     def __init__(self, count: int, clock: Clock, on_modified: ModifiedHook = _no_hook) -> None:
         self.clock = clock
-        self.dbs = [Database(i, clock, on_modified) for i in range(count)]
+        # The memory all databases hold together (see the module docstring).
+        self.meter = Meter()
+        self.dbs = [Database(i, clock, on_modified, self.meter) for i in range(count)]
 
     def __getitem__(self, index: int) -> Database:
         return self.dbs[index]
@@ -638,10 +913,13 @@ class Keyspace:
     def configure_access(self, policy: str, log_factor: int = 10, decay_time: int = 1) -> None:
         """Follow ``maxmemory-policy``: LFU counters under an ``*-lfu`` policy, else LRU."""
         lfu = policy.endswith("-lfu")
+        allkeys = policy.startswith("allkeys-")
         for db in self.dbs:
             db.lfu = lfu
             db.lfu_log_factor = log_factor
             db.lfu_decay_time = decay_time
+            if not allkeys:
+                db.sampler = None
             db._update_slow_writes()
 
     def swap(self, a: int, b: int) -> None:
@@ -653,5 +931,13 @@ class Keyspace:
         da._expiry_heap, db._expiry_heap = db._expiry_heap, da._expiry_heap
         da._field_heap, db._field_heap = db._field_heap, da._field_heap
         da.scan_index, db.scan_index = db.scan_index, da.scan_index
+        # The meter's total is the same; each database takes the other's share.
+        da.used, db.used = db.used, da.used
+        for d in (da, db):
+            if d.used and not d.metered:
+                d._sign_up()
+        da.charged, db.charged = db.charged, da.charged
+        da.unsettled, db.unsettled = db.unsettled, da.unsettled
+        da.sampler, db.sampler = db.sampler, da.sampler
         da._update_slow_writes()
         db._update_slow_writes()

@@ -41,16 +41,20 @@ Scanning follows :mod:`resplite.store.hash`: an intset or listpack answers whole
 0; a hashtable walks a :class:`~resplite.store.scanindex.ScanIndex`, built by the first
 SSCAN that needs it, so a cursor stays valid whatever is written between calls.
 
+Size: ``strbytes`` is the sum of the members' lengths while they are byte strings (a
+listpack or a hashtable; 0 for an intset, whose array is its size), kept by every method
+that adds or removes members, so :meth:`Set.memory_usage` costs O(1) (see
+:mod:`resplite.store.sizes`).
+
 Invariants: a set stored in the keyspace is never empty (commands delete the key with its
 last member); exactly one of ``ints``, ``lp``, ``ht`` is not None, and it names the encoding;
 every member of an intset is an integer; ``sampler`` and ``scan_index`` are None unless
-the set is a hashtable.
+the set is a hashtable; ``strbytes`` is the sum of ``len(m)`` over ``lp`` or ``ht``.
 """
 
 from __future__ import annotations
 
 import random
-import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
@@ -59,11 +63,19 @@ from typing import Final, NamedTuple
 
 from resplite.store.listpack_size import integer_value
 from resplite.store.scanindex import ScanIndex
+from resplite.store.sizes import BYTES_HEADER, DICT_ENTRY, POINTER, SET_ENTRY
 
 INTSET: Final = 0
 LISTPACK: Final = 1
 HASHTABLE: Final = 2
 ENCODINGS: Final = ("intset", "listpack", "hashtable")
+
+# What an empty set costs (the object and its table), and what each member adds beyond its
+# bytes in a listpack (a dict) or a hashtable (a set).
+_BASE: Final = 140
+_HT_BASE: Final = 290
+_LP_MEMBER: Final = DICT_ENTRY + BYTES_HEADER
+_HT_MEMBER: Final = SET_ENTRY + BYTES_HEADER
 
 # Redis caps an intset at 2**30 members whatever set-max-intset-entries says.
 INTSET_HARD_LIMIT: Final = 1 << 30
@@ -110,7 +122,7 @@ class _Sampler:
 class Set:
     """A Redis set."""
 
-    __slots__ = ("ht", "ints", "lp", "sampler", "scan_index")
+    __slots__ = ("ht", "ints", "lp", "sampler", "scan_index", "strbytes")
 
     type_name: Final = "set"  # TYPE
 
@@ -120,6 +132,7 @@ class Set:
         self.ht: set[bytes] | None = set() if kind == HASHTABLE else None
         self.sampler: _Sampler | None = None
         self.scan_index: ScanIndex | None = None
+        self.strbytes = 0
 
     @classmethod
     def create(cls, first: bytes, size_hint: int, limits: Limits) -> Set:
@@ -208,6 +221,7 @@ class Set:
             if member in ht:
                 return False
             ht.add(member)
+            self.strbytes += len(member)
             if self.sampler is not None or self.scan_index is not None:
                 self._note_added(member)
             return True
@@ -219,6 +233,7 @@ class Set:
                 lp[member] = None
             else:
                 self._to_hashtable().add(member)
+            self.strbytes += len(member)
             return True
         value = integer_value(member)
         if value is not None:
@@ -231,6 +246,7 @@ class Set:
             self._to_listpack()[member] = None
         else:
             self._to_hashtable().add(member)
+        self.strbytes += len(member)
         return True
 
     def add_all(self, members: Iterable[bytes], limits: Limits) -> int:
@@ -247,9 +263,11 @@ class Set:
                 added += 1
             ht = self.ht
             if ht is not None and self.sampler is None and self.scan_index is None:
-                before = len(ht)
-                ht.update(it)
-                return added + len(ht) - before
+                new = set(it)
+                new.difference_update(ht)
+                ht |= new
+                self.strbytes += sum(map(len, new))
+                return added + len(new)
         return added
 
     def _intset_add(self, value: int, limits: Limits) -> bool:
@@ -295,6 +313,7 @@ class Set:
             if member not in ht:
                 return False
             ht.remove(member)
+            self.strbytes -= len(member)
             if self.sampler is not None:
                 self.sampler.dead.add(member)
             return True
@@ -303,6 +322,7 @@ class Set:
             if member not in lp:
                 return False
             del lp[member]
+            self.strbytes -= len(member)
             return True
         ints = self.ints
         value = integer_value(member)
@@ -329,12 +349,16 @@ class Set:
 
     def _to_hashtable(self) -> set[bytes]:
         ht = self.ht = set(self)
+        if self.ints is not None:
+            self.strbytes = sum(map(len, ht))  # the integers become strings
         self.ints = None
         self.lp = None
         return ht
 
     def _to_listpack(self) -> dict[bytes, None]:
         lp = self.lp = dict.fromkeys(self)
+        if self.ints is not None:
+            self.strbytes = sum(map(len, lp))
         self.ints = None
         self.ht = None
         self.sampler = None
@@ -349,6 +373,7 @@ class Set:
         self.ht = None
         self.sampler = None
         self.scan_index = None
+        self.strbytes = 0
 
     def maybe_convert(self, size_hint: int, limits: Limits) -> None:
         """Become a hashtable before a command that brings ``size_hint`` members, too many
@@ -366,6 +391,7 @@ class Set:
     def become(self, other: Set) -> None:
         """Take over ``other``'s members and encoding (SPOP rebuilding a set in place)."""
         self.ints, self.lp, self.ht = other.ints, other.lp, other.ht
+        self.strbytes = other.strbytes
         self.sampler = None
         self.scan_index = None
 
@@ -380,16 +406,21 @@ class Set:
             twin.lp = dict(self.lp)
         elif self.ints is not None:
             twin.ints = array(self.ints.typecode, self.ints)
+        twin.strbytes = self.strbytes
         return twin
 
     def memory_usage(self) -> int:
-        """An estimate of the bytes the set occupies (MEMORY USAGE)."""
-        if self.ints is not None:
-            return sys.getsizeof(self.ints)
-        size = sys.getsizeof(self.ht if self.ht is not None else self.lp)
-        for member in self:
-            size += sys.getsizeof(member)
-        return size
+        """An estimate of the bytes the set occupies, in O(1) (MEMORY USAGE, used_memory)."""
+        ht = self.ht
+        if ht is not None:
+            sampler = self.sampler
+            return (_HT_BASE + _HT_MEMBER * len(ht) + self.strbytes
+                    + (POINTER * len(sampler.items) if sampler is not None else 0))
+        lp = self.lp
+        if lp is not None:
+            return _BASE + _LP_MEMBER * len(lp) + self.strbytes
+        ints = self.ints
+        return _BASE + (ints.itemsize * len(ints) if ints is not None else 0)
 
     # -- random picks ---------------------------------------------------------------------
 
@@ -450,11 +481,13 @@ class Set:
             items[i] = items[-1]
             items.pop()
             ht.remove(member)
+            self.strbytes -= len(member)
             return member
         lp = self.lp
         if lp is not None:
             member = next(islice(lp, rng.randrange(len(lp)), None))
             del lp[member]
+            self.strbytes -= len(member)
             return member
         ints = self.ints or array("h")
         return b"%d" % ints.pop(rng.randrange(len(ints)))
@@ -477,6 +510,7 @@ class Set:
                 popped = [items[i] for i in sorted(rng.sample(range(n), count))]
                 for member in popped:
                     del lp[member]
+                self.strbytes -= sum(map(len, popped))
                 return popped
             return [self.pop_random(rng) for _ in range(count)]
         if self.ht is not None:
@@ -622,4 +656,6 @@ def difference(sets: list[Set | None], limits: Limits) -> Set:
                 result.remove(m)
         if not len(result):
             break
+    if result.ht is not None:
+        result.strbytes = sum(map(len, result.ht))
     return result

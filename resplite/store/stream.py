@@ -33,7 +33,13 @@ exceptions below, or ``None`` results, that the command layer words as Redis doe
 contact with RESP is :meth:`StreamNode.entry_resp`, which writes an entry's reply bytes
 straight from the packed data, because building Python lists per entry is what reads cost.
 
-Invariants: ``length`` is the number of live entries in all nodes; ids in ``nodes`` are
+Size: ``nbytes`` is the sum of :meth:`~StreamNode.memory` over every node but the last
+(the one XADD appends to), kept as nodes are sealed and removed (a tombstone frees nothing,
+as in Redis's listpacks); :meth:`Stream.memory_usage` adds the last node's figure, so it
+costs O(number of groups), not O(entries), and XADD's hot path does no accounting.
+
+Invariants: ``nbytes`` is the sum of ``node.memory()`` over ``nodes[:-1]``; ``length`` is
+the number of live entries in all nodes; ids in ``nodes`` are
 strictly increasing and all ``<= last_id``; ``first_id`` is the smallest live id (0 if
 none); ``max_deleted_id <= last_id``; ``refs`` counts exactly the PEL entries of the
 groups in ``groups``.
@@ -84,6 +90,7 @@ class Stream:
         "last_id",
         "length",
         "max_deleted_id",
+        "nbytes",
         "nodes",
         "refs",
     )
@@ -102,6 +109,7 @@ class Stream:
         self.groups: dict[bytes, ConsumerGroup] = {}
         self.refs: dict[int, int] = {}
         self.idmp: IdmpState | None = None
+        self.nbytes = 0
 
     def __len__(self) -> int:
         return self.length
@@ -140,7 +148,9 @@ class Stream:
         nodes = self.nodes
         if not nodes or not nodes[-1].push(sid, argv, start, max_entries, max_bytes):
             if nodes:
-                nodes[-1].seal()
+                last = nodes[-1]
+                last.seal()
+                self.nbytes += last.memory()  # no longer the open node
             node = StreamNode(sid, tuple(argv[start::2]))
             nodes.append(node)
             self.keys.append(sid)
@@ -287,8 +297,7 @@ class Stream:
             return False
         if node.count == 1:
             # The node's last live entry: Redis frees the whole node, tombstones and all.
-            del self.nodes[ni]
-            del self.keys[ni]
+            self._remove_node(ni)
         else:
             node.mark_deleted(i)
         self.length -= 1
@@ -305,8 +314,13 @@ class Stream:
         return True
 
     def _remove_node(self, ni: int) -> None:
-        del self.nodes[ni]
+        nodes = self.nodes
+        node = nodes.pop(ni)
         del self.keys[ni]
+        if ni < len(nodes):
+            self.nbytes -= node.memory()
+        elif nodes:
+            self.nbytes -= nodes[-1].memory()  # the new last node is the open one
 
     def trim(
         self,
@@ -540,10 +554,20 @@ class Stream:
         return radix_node_count(self.keys)
 
     def memory_usage(self) -> int:
-        """Approximate bytes held by the stream (MEMORY USAGE)."""
-        total = 200 + sum(node.memory() for node in self.nodes)
-        for group in self.groups.values():
-            total += 300 + 150 * len(group.pel) + 120 * len(group.consumers)
+        """Approximate bytes held by the stream, in O(number of groups) (MEMORY USAGE,
+        used_memory): the nodes, the node index, the groups' PELs and consumers, and the
+        idempotency state."""
+        nodes = self.nodes
+        total = 350 + self.nbytes + 16 * len(nodes)
+        if nodes:
+            total += nodes[-1].memory()
+        groups = self.groups
+        if groups:
+            for group in groups.values():
+                total += 300 + 150 * len(group.pel) + 120 * len(group.consumers)
+        idmp = self.idmp
+        if idmp is not None:
+            total += idmp.memory_usage()
         return total
 
     # -- copying ------------------------------------------------------------------------------
@@ -553,6 +577,7 @@ class Stream:
         idempotency state."""
         twin = Stream()
         twin.nodes = [node.copy() for node in self.nodes]
+        twin.nbytes = self.nbytes
         twin.keys = list(self.keys)
         twin.length = self.length
         twin.last_id = self.last_id

@@ -104,6 +104,11 @@ class IdmpState:
         self.producers.clear()
         self.order.clear()
 
+    def memory_usage(self) -> int:
+        """An estimate of the bytes held, in O(1): each remembered iid sits in two ordered
+        dicts (its producer's and the global order) with a key tuple and an id."""
+        return 400 + 320 * len(self.order) + 200 * len(self.producers)
+
     def _forget(self, pid: bytes, iid: bytes) -> None:
         known = self.producers[pid]
         del known[iid]

@@ -47,6 +47,9 @@ LISTPACK_MAX_SIZE: Final = 1 << 30
 DELETED: Final = 1
 SAME_FIELDS: Final = 2
 _U64: Final = (1 << 64) - 1
+# What each entry costs beyond its packed data: a 4-byte item in each of the ms, seq and
+# offs arrays and a flags byte.
+ENTRY_ARRAYS: Final = 13
 # Counts after which a listpack integer needs one more byte (127 -> 128 and so on).
 _SIZE_STEPS: Final = frozenset({127, 4095, 32767, 8388607, 2147483647})
 # What a same-fields entry with small id deltas and one short non-numeric value of n bytes
@@ -409,9 +412,10 @@ class StreamNode:
         return node
 
     def memory(self) -> int:
-        """Approximate bytes held by this node's buffers."""
-        return (
-            len(self.data) + self.ms.itemsize * len(self.ms) + self.seq.itemsize * len(self.seq)
-            + 4 * len(self.offs)
-            + len(self.flags) + 400 + sum(len(f) + 40 for f in self.fields)
-        )
+        """Approximate bytes held by this node, in O(number of master fields): its packed
+        data, :data:`ENTRY_ARRAYS` per entry (tombstones included), and the node's own
+        objects and master fields. It changes only as entries are appended (an id array
+        widened to 64 bits is still counted at 4 bytes an item), so a stream may keep the
+        sum for its sealed nodes."""
+        return (len(self.data) + ENTRY_ARRAYS * len(self.flags) + 400
+                + sum(len(f) + 40 for f in self.fields))

@@ -29,6 +29,7 @@ with ``isinstance(value, STRING_TYPES)`` (or :func:`is_string`).
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Final
 
 SHARED_REFCOUNT = 2147483647  # how Redis reports the refcount of its shared objects
@@ -36,6 +37,7 @@ SHARED_INTEGERS = 10000
 EMBSTR_SIZE_LIMIT = 44
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
+_BYTEARRAY_HEADER: Final = sys.getsizeof(bytearray())
 
 
 class RawString(bytes):
@@ -79,6 +81,11 @@ class MutableString(bytearray):
             return False
         self.extend(bytes(missing))
         return True
+
+    def memory_usage(self) -> int:
+        """An estimate of the bytes held, in O(1): the header and the bytes (a mutable
+        string changes in place, so the keyspace asks again after each change)."""
+        return _BYTEARRAY_HEADER + len(self)
 
 
 STRING_TYPES: Final = (bytes, MutableString)

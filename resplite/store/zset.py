@@ -41,9 +41,13 @@ levels when scores differ, so no order is promised).
 Scanning: a listpack is answered whole with cursor 0, as in Redis; a skiplist is walked in
 hash order through a :class:`~resplite.store.scanindex.ScanIndex`, as hashes are.
 
+Size: ``strbytes`` is the sum of the members' lengths, kept by every method that adds or
+removes members, so :meth:`ZSet.memory_usage` costs O(1) (see :mod:`resplite.store.sizes`).
+
 Invariants: ``len(scores) == len(order)``; ``order_key(s, m)`` is in ``order`` exactly
 when ``scores[m] == s``; no score is NaN; a sorted set stored in the keyspace is never empty
-(commands delete the key when its last member goes).
+(commands delete the key when its last member goes); ``strbytes`` is the sum of ``len(m)``
+over ``scores``.
 """
 
 from __future__ import annotations
@@ -52,7 +56,6 @@ import bisect
 import math
 import random
 import struct
-import sys
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any, Final
@@ -60,6 +63,7 @@ from typing import Any, Final
 from sortedcontainers import SortedList
 
 from resplite.store.scanindex import ScanIndex
+from resplite.store.sizes import BYTES_HEADER, DICT_ENTRY, FLOAT_OBJECT, POINTER
 
 Entry = tuple[float, bytes]
 # A lexicographic range item: (-1 for "-", 1 for "+", 0 for a value; value; exclusive).
@@ -68,10 +72,12 @@ LexBound = tuple[int, bytes, bool]
 _INF = math.inf
 # Up to this offset, a range walk skips entries one by one rather than seek by position.
 _WALK_OFFSET = 64
-# Python object overhead per member on top of the member and score objects: the order key
-# (a bytes object: 33 bytes of header and 8 of score on top of the member), the dict slot
-# and the list slot.
-_SLOT_BYTES = 48 + 40 + 10
+# What an empty sorted set costs in each shape, and what each member adds beyond twice its
+# bytes (the member, and its order key: a bytes object of the 8-byte score and the member):
+# two string headers, the key's score bytes, the score, the dict entry and the list slot.
+_BASE = 180
+_SKIPLIST_BASE = 420
+_MEMBER = 2 * BYTES_HEADER + 8 + FLOAT_OBJECT + DICT_ENTRY + POINTER
 
 _pack_double = struct.Struct(">d").pack
 _unpack_u64 = struct.Struct(">Q").unpack
@@ -139,7 +145,7 @@ def lex_range_empty(lo: LexBound, hi: LexBound) -> bool:
 class ZSet:
     """A Redis sorted set."""
 
-    __slots__ = ("order", "scan_index", "scores")
+    __slots__ = ("order", "scan_index", "scores", "strbytes")
 
     type_name: Final = "zset"  # TYPE
 
@@ -147,6 +153,7 @@ class ZSet:
         self.scores: dict[bytes, float] = {}
         self.order: Any = SortedList() if skiplist else SmallOrder()
         self.scan_index: ScanIndex | None = None
+        self.strbytes = 0
         for score, member in entries:
             self.add(member, score)
 
@@ -156,6 +163,7 @@ class ZSet:
         scores are stored as given (a listpack caller passes ``0.0`` for ``-0``)."""
         zs = cls(skiplist=skiplist)
         zs.scores = {member: score for score, member in entries}
+        zs.strbytes = sum(map(len, zs.scores))
         keys = sorted(order_key(score, member) for member, score in zs.scores.items())
         zs.order = SortedList(keys) if skiplist else SmallOrder(keys)
         return zs
@@ -224,6 +232,7 @@ class ZSet:
         scores = self.scores
         scores[member] = score
         self.order.add(order_key(score, member))
+        self.strbytes += len(member)
         index = self.scan_index
         if index is not None:
             index.pending.append(member)
@@ -248,6 +257,7 @@ class ZSet:
         if score is None:
             return False
         self.order.remove(order_key(score, member))
+        self.strbytes -= len(member)
         return True
 
     def rank(self, member: bytes, reverse: bool = False) -> int | None:
@@ -302,8 +312,11 @@ class ZSet:
         if not gone:
             return 0
         scores = self.scores
+        size = 0
         for key in gone:
             del scores[key[8:]]
+            size += len(key) - 8
+        self.strbytes -= size
         del order[start:stop]
         return len(gone)
 
@@ -319,8 +332,11 @@ class ZSet:
             gone = self._entries(order[:count])
             del order[:count]
         scores = self.scores
+        size = 0
         for _, member in gone:
             del scores[member]
+            size += len(member)
+        self.strbytes -= size
         return gone
 
     # -- score ranges ---------------------------------------------------------------------
@@ -489,16 +505,16 @@ class ZSet:
         """An independent copy (COPY), in the same encoding and order."""
         twin = ZSet()
         twin.scores = dict(self.scores)
+        twin.strbytes = self.strbytes
         order = self.order
         twin.order = SmallOrder(order) if order.__class__ is SmallOrder else SortedList(order)
         return twin
 
     def memory_usage(self) -> int:
-        """An estimate of the bytes the sorted set occupies (MEMORY USAGE)."""
-        size = sys.getsizeof(self.scores) + _SLOT_BYTES * len(self.scores)
-        for member in self.scores:
-            size += 2 * sys.getsizeof(member) + 24  # the member, its key, the score
-        return size
+        """An estimate of the bytes the sorted set occupies, in O(1) (MEMORY USAGE,
+        used_memory)."""
+        base = _BASE if self.order.__class__ is SmallOrder else _SKIPLIST_BASE
+        return base + _MEMBER * len(self.scores) + 2 * self.strbytes
 
     # -- iteration ------------------------------------------------------------------------
 

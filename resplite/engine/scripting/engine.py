@@ -934,6 +934,14 @@ class Scripting:
 
     # -- INFO ----------------------------------------------------------------------------------
 
+    def memory_used(self) -> int:
+        """What scripts hold, as used_memory counts it: both Lua VMs, the cached scripts'
+        and the libraries' code (the figures INFO memory lists one by one)."""
+        eval_vm = self._eval_vm.memory() if self._eval_vm is not None else 0
+        function_vm = self._function_vm.memory() if self._function_vm is not None else 0
+        return (eval_vm + function_vm + self.scripts_bytes + len(self.scripts) * 64
+                + self.libraries.code_bytes + len(self.libraries.functions) * 64)
+
     def memory_lines(self) -> list[tuple[str, object]]:
         """The scripting fields of INFO memory, in Redis 7.4's order."""
         eval_vm = self._eval_vm.memory() if self._eval_vm is not None else 0

@@ -1,0 +1,255 @@
+"""Eviction under ``maxmemory``: Redis's policies and approximations, on the running figure.
+
+Theory of operation. Before every command, while ``maxmemory`` is set and the server's
+``used_memory`` (:meth:`ServerState.used_memory`: the keyspace's running total, client
+buffers, scripts and the startup allowance) is above it, the dispatcher calls
+:meth:`Evictor.perform`, as Redis's ``processCommand`` calls ``performEvictions``. It deletes
+keys chosen by ``maxmemory-policy`` until the figure is back under the limit, and answers
+
+* :data:`EVICT_OK`: memory is under the limit (or nothing is allowed to run: a CLIENT PAUSE
+  keeps the data set still, as in Redis);
+* :data:`EVICT_RUNNING`: the time limit ran out first; eviction goes on from the event loop
+  (a zero-delay timer, Redis's eviction time proc) and the command runs;
+* :data:`EVICT_FAIL`: ``noeviction``, or nothing left that the policy may evict; a
+  ``denyoom`` command is then refused with ``-OOM``.
+
+How a key is chosen, as Redis does:
+
+* ``*-lru``, ``*-lfu`` and ``volatile-ttl`` keep an *eviction pool* of the 16 best
+  candidates seen so far, ordered by score (idle milliseconds for LRU, 255 minus the decayed
+  LFU counter for LFU, the inverse of the expiry time for TTL; higher is evicted first).
+  Each round samples ``maxmemory-samples`` keys from every database (any key for
+  ``allkeys-*``, keys with an expiry for ``volatile-*``), merges them into the pool (a full
+  pool drops its lowest entry to take a better one, and refuses a candidate worse than all
+  it holds), then evicts the pool's best entry that still exists; entries whose key went
+  meanwhile are dropped as they are met. The pool lasts from one call to the next.
+* ``*-random`` takes one random key from the next database that has one, visiting the
+  databases in turn.
+
+An evicted key is deleted, signalled as a change made by no client (WATCH, blocked clients,
+client-side caching: a NOLOOP tracking client is told too), then reported as the
+``evicted`` keyspace event, in Redis's order (:meth:`ServerState.evict`).
+
+The time limit follows ``maxmemory-eviction-tenacity`` (0..100) with Redis's formula: 50 µs
+per step up to 10 (500 µs, the default), then 15 % more per step, no limit at 100; it is
+checked after every 16 keys. ``INFO stats`` reports ``evicted_keys`` and how long memory has
+been over the limit (``total_eviction_exceeded_time``, ``current_eviction_exceeded_time``).
+
+Sampling is the keyspace's own (:meth:`resplite.store.keyspace.Database.sample_keys`); this
+module only scores, pools and deletes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from resplite.store.keyspace import Database
+
+if TYPE_CHECKING:
+    from resplite.engine.scheduler import TimerHandle
+    from resplite.engine.state import ServerState
+
+log = logging.getLogger("resplite.evict")
+
+EVICT_OK = 0
+EVICT_RUNNING = 1
+EVICT_FAIL = 2
+
+POOL_SIZE = 16
+_SCORE_MAX = (1 << 64) - 1
+_now_ns = time.perf_counter_ns
+# A round whose samples all vanished is retried; this many fruitless rounds in a row means
+# there is nothing to take (it never happens while the keyspace holds a key to sample).
+_MAX_EMPTY_ROUNDS = 64
+
+Score = Callable[[Database, bytes], int]
+
+POLICIES = (
+    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+    "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
+)
+
+
+def time_limit_us(tenacity: int) -> float:
+    """How long one call may evict before handing over to the event loop (Redis's
+    ``evictionTimeLimitUs``); infinite at 100."""
+    if tenacity <= 10:
+        return 50.0 * tenacity
+    if tenacity < 100:
+        return 500.0 * 1.15 ** (tenacity - 10)
+    return float("inf")
+
+
+def _lru_score(db: Database, key: bytes) -> int:
+    return db.idle_ms(key)
+
+
+def _lfu_score(db: Database, key: bytes) -> int:
+    return 255 - db.frequency(key)
+
+
+def _ttl_score(db: Database, key: bytes) -> int:
+    # The sooner the expiry, the better the candidate.
+    return _SCORE_MAX - db.expires.get(key, _SCORE_MAX)
+
+
+class Evictor:
+    """Chooses and deletes keys while memory is over ``maxmemory`` (one per server)."""
+
+    __slots__ = ("evicted_keys", "exceeded_since_ns", "next_db", "pool", "rng", "server",
+                 "timer", "total_exceeded_ns")
+
+    def __init__(self, server: ServerState) -> None:
+        self.server = server
+        # (score, db index, key), ascending: the best candidate is last.
+        self.pool: list[tuple[int, int, bytes]] = []
+        self.next_db = 0
+        self.rng = random.Random()
+        self.evicted_keys = 0
+        # Since when memory has stayed over the limit (0: it is not), and the total of the
+        # spells that ended (INFO's *_eviction_exceeded_time).
+        self.exceeded_since_ns = 0
+        self.total_exceeded_ns = 0
+        self.timer: TimerHandle | None = None
+
+    # -- the entry points -------------------------------------------------------------------
+
+    def perform(self) -> int:
+        """Evict until memory is under ``maxmemory``, the policy forbids or finds nothing, or
+        the time limit passes; returns EVICT_OK, EVICT_RUNNING or EVICT_FAIL."""
+        server = self.server
+        if server.pause.active:
+            return EVICT_OK  # a pause keeps the data set still: as if nothing were over
+        result = self._evict()
+        if result == EVICT_OK:
+            if self.exceeded_since_ns:
+                self.total_exceeded_ns += _now_ns() - self.exceeded_since_ns
+                self.exceeded_since_ns = 0
+        elif not self.exceeded_since_ns:
+            self.exceeded_since_ns = _now_ns()
+        return result
+
+    def start_background(self) -> None:
+        """Go on evicting from the event loop (Redis's eviction time proc), if it is not
+        already: after ``maxmemory`` is lowered, or when a call ran out of time."""
+        if self.timer is None:
+            self.timer = self.server.scheduler.call_later(0, self._time_proc)
+
+    def exceeded_ms(self) -> tuple[int, int]:
+        """(total, current) milliseconds memory has been over the limit."""
+        now = _now_ns()
+        if self.exceeded_since_ns and not self.server.over_maxmemory():
+            self.total_exceeded_ns += now - self.exceeded_since_ns
+            self.exceeded_since_ns = 0
+        current = now - self.exceeded_since_ns if self.exceeded_since_ns else 0
+        return (self.total_exceeded_ns + current) // 1_000_000, current // 1_000_000
+
+    def reset_stats(self) -> None:
+        self.evicted_keys = 0
+        self.total_exceeded_ns = 0
+
+    # -- the work ---------------------------------------------------------------------------
+
+    def _time_proc(self) -> None:
+        self.timer = None
+        if self.perform() == EVICT_RUNNING:
+            self.start_background()
+
+    def _evict(self) -> int:
+        server = self.server
+        maxmemory = server.maxmemory
+        if not maxmemory:
+            return EVICT_OK
+        used = server.used_memory()
+        if used <= maxmemory:
+            return EVICT_OK
+        config = server.config
+        policy = config["maxmemory-policy"]
+        if policy == "noeviction":
+            return EVICT_FAIL
+        to_free = used - maxmemory
+        limit_ns = time_limit_us(config["maxmemory-eviction-tenacity"]) * 1000
+        samples = config["maxmemory-samples"]
+        volatile = policy.startswith("volatile-")
+        dbs = server.keyspace.dbs
+        started = _now_ns()
+        freed = 0
+        keys_freed = 0
+        while freed < to_free:
+            if policy.endswith("-random"):
+                chosen = self._random_key(volatile)
+            else:
+                chosen = self._best_key(policy, volatile, samples)
+            if chosen is None:
+                return EVICT_FAIL
+            db = dbs[chosen[0]]
+            before = db.used
+            if server.evict(chosen[0], chosen[1]):
+                self.evicted_keys += 1
+            freed += before - db.used
+            keys_freed += 1
+            if keys_freed % 16 == 0 and _now_ns() - started > limit_ns:
+                self.start_background()
+                if self.timer is not None:
+                    return EVICT_RUNNING
+                # Nothing can call back later (a server without timers): finish now.
+        return EVICT_OK
+
+    def _random_key(self, volatile: bool) -> tuple[int, bytes] | None:
+        dbs = self.server.keyspace.dbs
+        n = len(dbs)
+        for _ in range(n):
+            self.next_db = (self.next_db + 1) % n
+            db = dbs[self.next_db]
+            if db.expires if volatile else db.data:
+                keys = db.sample_keys(1, volatile, self.rng)
+                if keys:
+                    return self.next_db, keys[0]
+        return None
+
+    def _best_key(self, policy: str, volatile: bool, samples: int) -> tuple[int, bytes] | None:
+        dbs = self.server.keyspace.dbs
+        pool = self.pool
+        score: Score
+        if policy.endswith("-lru"):
+            score = _lru_score
+        elif policy.endswith("-lfu"):
+            score = _lfu_score
+        else:
+            score = _ttl_score
+        for _ in range(_MAX_EMPTY_ROUNDS):
+            total = 0
+            for index, db in enumerate(dbs):
+                size = len(db.expires if volatile else db.data)
+                if size:
+                    total += size
+                    self._populate(index, db, volatile, samples, score)
+            if not total:
+                return None
+            while pool:
+                _, index, key = pool.pop()
+                db = dbs[index]
+                if key in (db.expires if volatile else db.data):
+                    return index, key
+                # A ghost: the key went since it was pooled.
+        return None
+
+    def _populate(self, index: int, db: Database, volatile: bool, samples: int,
+                  score: Score) -> None:
+        """Merge ``samples`` keys of ``db`` into the pool (Redis's evictionPoolPopulate)."""
+        pool = self.pool
+        for key in db.sample_keys(samples, volatile, self.rng):
+            value = score(db, key)
+            if len(pool) >= POOL_SIZE and value <= pool[0][0]:
+                continue  # worse than every candidate of a full pool
+            entry = (value, index, key)
+            if any(e[1] == index and e[2] == key for e in pool):
+                continue  # already a candidate (sampling may draw a key twice)
+            bisect.insort(pool, entry)
+            if len(pool) > POOL_SIZE:
+                del pool[0]
