@@ -20,6 +20,7 @@ infinite. Every change is followed by ``signal_modified`` so WATCH and blocked c
 from __future__ import annotations
 
 import re
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import INT64_MAX, INT64_MIN, c_option, int_arg, parse_int
@@ -112,7 +113,8 @@ def _delete_keys(client: Client, argv: list[bytes], lazy: bool) -> int:
     server = client.server
     notify = server.notify
     deleted = 0
-    for key in argv[1:]:
+    # An absent key is left alone by delete() and pop(): only the present ones are visited.
+    for key in db.present(islice(argv, 1, None)):
         if lazy:
             value = db.pop(key)
             if value is None:

@@ -107,12 +107,14 @@ def entries_raw(stream: Stream, start: int, end: int, count: int = 0, rev: bool 
     parts = [b""]
     n = 0
     if start <= end:
-        it = stream.iter_backward(end, start) if rev else stream.iter_forward(start, end)
-        for node, i, sid in it:
-            node.entry_resp(i, sid, parts)
-            n += 1
-            if n == count:
-                break
+        if not rev:
+            n = stream.resp_forward(start, end, count, parts)
+        else:
+            for node, i, sid in stream.iter_backward(end, start):
+                node.entry_resp(i, sid, parts)
+                n += 1
+                if n == count:
+                    break
     parts[0] = b"*%d\r\n" % n
     return Raw(b"".join(parts))
 

@@ -1,9 +1,22 @@
 """One client connection: a thin :class:`asyncio.Protocol` around the sans-IO reader.
 
-Theory of operation: ``data_received`` feeds the request reader, then runs every complete
-request in order, encoding each reply into one list that is written with a single
+Theory of operation: ``data_received`` feeds the request reader, then runs the complete
+requests in order, encoding each reply into one list that is written with a single
 ``transport.write`` per batch (so a pipeline of 16 commands costs one system call). Keys made
 ready by a command wake blocked clients right after it, as Redis does.
+
+Fairness: no client's input holds the event loop for long. A batch runs in slices: after
+about :data:`SLICE_NS` of work (the clock is read every few replies, see
+:data:`_CHECK_PIECES`, and after every pre-encoded one) the rest of the input waits in the
+reader and the connection carries on in a later turn of the loop (``call_soon``), after the
+other clients' events, as Redis reads at most 16 KB per client per turn; reading pauses
+only if more than
+:data:`_MAX_BACKLOG` bytes pile up meanwhile. Replies do not pile up either: once the
+replies of a batch hold :data:`FLUSH_BYTES` (a large value, a long range, or many small
+replies) they are written at once, the client's ``client-output-buffer-limit`` is checked
+(past it the client is dropped, as Redis drops it), and if the transport is over its
+high-water mark the batch stops until it drains, so the replies held for one read are
+bounded by the transport's buffer and the output limits, not by the read.
 
 A command that blocks parks the client: later requests stay buffered, unparsed, until the
 blocked command is answered (by another client's write, a timeout or CLIENT UNBLOCK), then
@@ -40,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 from typing import TYPE_CHECKING, Any, cast
 
 from resplite.engine.blocking import BlockRequest
@@ -47,7 +61,7 @@ from resplite.engine.client import REPLY_OFF, Client
 from resplite.protocol.encoder import EMITTERS, encode_into
 from resplite.protocol.errors import ProtocolError
 from resplite.protocol.reader import NEED_DATA, RequestReader
-from resplite.protocol.replies import Pushes
+from resplite.protocol.replies import Pushes, Raw
 
 if TYPE_CHECKING:
     from resplite.engine.dispatch import Dispatcher
@@ -55,8 +69,15 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("resplite.connection")
 
-# Stop reading from a blocked or slow client once this much input waits unparsed.
+# Stop reading from a blocked, slow or sliced client once this much input waits unparsed.
 _MAX_BACKLOG = 1 << 20
+# A batch yields to the other clients after this much work (see the module docstring).
+SLICE_NS = 2_000_000
+# Replies are written as soon as this much of them waits. Both are checked every this many
+# reply pieces (16 bulk replies, 48 short ones) and after every pre-encoded reply.
+FLUSH_BYTES = 64 * 1024
+_CHECK_PIECES = 48
+_now_ns = time.perf_counter_ns
 _MAX_CLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
 # Replies that may wait unsent for a client that never authenticated (Redis's
 # REPLY_BUFFER_SIZE_UNAUTHENTICATED_CLIENT).
@@ -95,6 +116,7 @@ class Connection(asyncio.Protocol):
         "reading_paused",
         "release_scheduled",
         "server",
+        "sliced",
         "transport",
         "writing_paused",
     )
@@ -112,6 +134,8 @@ class Connection(asyncio.Protocol):
         # Replies waiting for the append-only file (see _write).
         self.held: list[bytes] = []
         self.release_scheduled = False
+        # A batch stopped at the end of its slice; the rest runs from a callback.
+        self.sliced = False
 
     # -- asyncio.Protocol -----------------------------------------------------------------
 
@@ -170,7 +194,7 @@ class Connection(asyncio.Protocol):
         if self.reader.feed(data) > server.query_buffer_limit:
             self._query_buffer_overflow(client)
             return
-        if client.blocked is not None or self.writing_paused:
+        if client.blocked is not None or self.writing_paused or self.sliced:
             self.backlog += len(data)
             if self.backlog > _MAX_BACKLOG and not self.reading_paused:
                 self.reading_paused = True
@@ -244,6 +268,13 @@ class Connection(asyncio.Protocol):
         # Pushes queued for this client before the batch go before its replies.
         out: list[bytes] = output.take(client) if client.outbox else []
         client.last_interaction_ms = server.clock.monotonic_ms()
+        started = 0  # read at the first check: a short batch never reads the clock
+        check_at = _CHECK_PIECES
+        raw = Raw
+        sliced = False
+        # The client acting for every command of the batch (blocked clients served on the
+        # way act for themselves and hand back).
+        server.current_client = client
         while not self.closing:
             try:
                 argv = reader.get()
@@ -255,7 +286,6 @@ class Connection(asyncio.Protocol):
                 return
             if argv is NEED_DATA:
                 break
-            server.current_client = client
             reply = dispatcher.execute(client, argv)  # type: ignore[arg-type]
             cls = type(reply)
             if cls is BlockRequest:
@@ -282,11 +312,39 @@ class Connection(asyncio.Protocol):
                 self._flush(out)
                 self.close()
                 return
+            if cls is raw or len(out) >= check_at or (
+                    cls is bytes and len(reply) >= FLUSH_BYTES):  # type: ignore[arg-type]
+                # Every few replies, after every pre-encoded one (a range, a read) and every
+                # large value:
+                # large replies are written now rather than held for the whole batch, and
+                # a batch that has run its slice lets the other clients go first.
+                if sum(map(len, out)) < FLUSH_BYTES:
+                    check_at = len(out) + _CHECK_PIECES
+                else:
+                    check_at = _CHECK_PIECES
+                    self._flush(out)
+                    if self.closing or output.check_limits(client):
+                        return
+                    if self.writing_paused:
+                        break  # the rest waits until the client reads (resume_writing)
+                    if self.held and reader.pending_size():
+                        # Held for the append-only file until the next turn: end the slice
+                        # there rather than hold more.
+                        sliced = True
+                        break
+                now = _now_ns()
+                if not started:
+                    started = now
+                elif now - started > SLICE_NS and reader.pending_size():
+                    sliced = True  # the others' turn; the rest runs from a callback
+                    break
         server.current_client = None
         if out and not transport.is_closing():
-            data = b"".join(out)
+            data = out[0] if len(out) == 1 else b"".join(out)
             server.net_output_bytes += len(data)
             self._write(data)
+            if len(data) >= FLUSH_BYTES and output.check_limits(client):
+                return
             if not client.authenticated and not client.ever_authenticated and \
                     transport.get_write_buffer_size() > UNAUTH_OUTPUT_LIMIT:
                 log.warning("Client id=%d addr=%s closed for overcoming of output buffer "
@@ -300,14 +358,23 @@ class Connection(asyncio.Protocol):
             server.charge_client(client)
         if self.closing:
             return
+        if sliced:
+            self.sliced = True
+            asyncio.get_running_loop().call_soon(self._next_slice)
+            return
         if self.reading_paused and not self.writing_paused and client.blocked is None:
             self.reading_paused = False
             self.backlog = 0
             transport.resume_reading()
 
+    def _next_slice(self) -> None:
+        self.sliced = False
+        self.resume()
+
     def _flush(self, out: list[bytes]) -> None:
         if out and self.transport is not None and not self.transport.is_closing():
-            data = b"".join(out)
+            # One piece (a large value or range) goes out as it is, not copied by a join.
+            data = out[0] if len(out) == 1 else b"".join(out)
             self.server.net_output_bytes += len(data)
             self._write(data)
         out.clear()
@@ -391,7 +458,8 @@ class Connection(asyncio.Protocol):
 
     def resume(self) -> None:
         client = self.client
-        if self.closing or client is None or client.blocked is not None or self.writing_paused:
+        if (self.closing or client is None or client.blocked is not None
+                or self.writing_paused or self.sliced):
             return
         self.process()
 

@@ -238,6 +238,23 @@ class Stream:
             if ni >= 0:
                 i = len(nodes[ni]) - 1
 
+    def resp_forward(self, start: int, end: int, count: int, out: list[bytes]) -> int:
+        """Append the wire form of the live entries with ``start <= id <= end`` in id
+        order, at most ``count`` (0: all), node by node (:meth:`StreamNode.resp_from`);
+        returns how many. The same bytes as :meth:`iter_forward` with
+        :meth:`StreamNode.entry_resp` for each entry."""
+        nodes = self.nodes
+        ni, i = self._locate(start)
+        taken = 0
+        while ni < len(nodes):
+            n, stop = nodes[ni].resp_from(i, end, count - taken if count else 0, out)
+            taken += n
+            if stop:
+                break
+            ni += 1
+            i = 0
+        return taken
+
     def range(self, start: int, end: int, count: int = 0, rev: bool = False) -> list[Entry]:
         """Live entries between ``start`` and ``end`` inclusive; at most ``count`` if non-zero."""
         out: list[Entry] = []

@@ -94,3 +94,21 @@ def test_every_path_keeps_a_key_through_its_own_millisecond() -> None:
     clock.advance(1)
     assert list(db.live_keys()) == []
     assert db.active_expire() == 6 and len(db) == 0
+
+
+def test_present_keys_are_all_a_delete_can_act_on() -> None:
+    """DEL visits only :meth:`Database.present` keys: deleting those leaves the database,
+    the signals and the expiry count exactly as deleting every named key does."""
+    outcomes = []
+    for fast in (False, True):
+        db, clock, signals = make_db()
+        for key in (b"a", b"b", b"c"):
+            db.set(key, b"v")
+        db.set_expire(b"b", clock.time_ms() + 10)
+        clock.advance(11)  # b is expired but still stored
+        named = [b"x", b"a", b"b", b"a", b"y", b"c"]
+        keys = list(db.present(named)) if fast else named
+        deleted = [k for k in keys if db.delete(k)]
+        outcomes.append((deleted, dict(db.data), signals, db.expired_keys, db.used))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == [b"a", b"c"]

@@ -515,6 +515,48 @@ def test_fast_and_slow_parsers_agree_on_any_input(parts: list[bytes], cuts: list
         assert collect(reader, chunks) == expected
 
 
+# Elements of requests with many arguments (element mode): canonical bulks of every size
+# class, and what must hand an element back to the slow parser: other types, headers hiredis
+# refuses, a nested aggregate, a payload that looks like a large aggregate header, any two
+# bytes after a payload, NULs, a partial element at the end.
+ELEMENTS = [
+    b"$1\r\na\r\n", b"$0\r\n\r\n", b"$3\r\n\x00\r\n\r\n", b"$8\r\n*1234567\r\n",
+    b"$300\r\n" + b"y" * 300 + b"\r\n", b"$2\r\nabXY", b"+OK\r\n", b":5\r\n", b"$-1\r\n",
+    b"$05\r\nabcde\r\n", b"$+1\r\na\r\n", b"*1\r\n$1\r\na\r\n", b"*1000000\r\n",
+    b"$70000\r\n" + b"z" * 70000 + b"\r\n", b"$1\r\n", b"\x00", b"$4\r\na\rb\n\r\n",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(count=st.integers(min_value=64, max_value=300),
+       picks=st.lists(st.tuples(st.integers(0, 299), st.sampled_from(ELEMENTS)), max_size=4),
+       tail=st.sampled_from([b"", enc(b"PING"), b"*1\r\n$4\r\nPI"]),
+       cuts=st.lists(st.integers(min_value=0, max_value=10**6), max_size=12))
+def test_element_mode_frames_many_arguments_as_the_slow_parser(
+        count: int, picks: list[tuple[int, bytes]], tail: bytes, cuts: list[int]) -> None:
+    """A request with many arguments, some replaced by elements element mode must hand to
+    the slow parser, in any chunks: the same requests and the same error as the reference."""
+    elements = [b"$%d\r\n%s\r\n" % (len(b"a%d" % i), b"a%d" % i) for i in range(count)]
+    for index, element in picks:
+        elements[index % count] = element
+    data = b"*%d\r\n" % count + b"".join(elements) + tail
+    expected = collect(SlowReader(), [data])
+    for chunks in ([data], _split(data, cuts), [data[i : i + 7] for i in range(0, len(data), 7)]):
+        assert collect(RequestReader(), chunks) == expected
+
+
+def test_three_million_arguments_in_256k_reads() -> None:
+    args = [b"DEL", *(b"m%07d" % i for i in range(3_000_000))]
+    data = enc(*args)
+    reader = RequestReader()
+    got = []
+    for i in range(0, len(data), 1 << 18):
+        reader.feed(data[i : i + (1 << 18)])
+        while (req := reader.get()) is not NEED_DATA:
+            got.append(req)
+    assert got == [args]
+
+
 # -- helpers -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "value"), [
