@@ -490,6 +490,7 @@ def _read_hash(r: f.Reader, kind: int, limits: Limits) -> Hash:
         fields[field] = val
         if ttl:
             value.set_ttl(field, ttl + low - 1 if kind == f.TYPE_HASH_METADATA else ttl)
+    value.recount()
     if timed:
         value.mark_ex()
     if count > limits.hash_entries:
@@ -521,6 +522,7 @@ def _read_hash_packed(r: f.Reader, kind: int, limits: Limits) -> Hash:
             ttl = int(items[i + 2])
             if ttl:
                 value.set_ttl(field, ttl)
+    value.recount()
     if ex:
         value.mark_ex()
     _fit_hash(value, limits)
@@ -552,6 +554,7 @@ def _read_set(r: f.Reader, kind: int, limits: Limits) -> Set:
         if len(lp) != len(members):
             raise r.error("duplicate set members detected", start)
         value.lp = lp
+        value.recount()
         if len(members) > set_limits.listpack_entries:
             value.convert(HASHTABLE)
         return value
@@ -575,9 +578,11 @@ def _read_set(r: f.Reader, kind: int, limits: Limits) -> Set:
         head = sorted(members[:first], key=lambda m: integer_value(m) or 0)
         value = Set(LISTPACK)
         value.lp = dict.fromkeys(head + members[first:])
+        value.recount()
         return value
     value = Set(HASHTABLE)
     value.ht = set(members)
+    value.recount()
     return value
 
 
@@ -651,6 +656,7 @@ def _read_stream(r: f.Reader, kind: int) -> Stream:
         value.first_id = value.first_entry()[0] if value.length else 0  # type: ignore[index]
     if sum(node.count for node in value.nodes) != value.length:
         raise r.error("stream length inconsistent with its entries")
+    value.recount()
     for _ in range(r.length("a consumer group count")):
         name = r.string("a consumer group name")
         last = _read_id_pair(r)

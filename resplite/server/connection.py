@@ -312,10 +312,9 @@ class Connection(asyncio.Protocol):
                 self._flush(out)
                 self.close()
                 return
-            if cls is raw or len(out) >= check_at or (
-                    cls is bytes and len(reply) >= FLUSH_BYTES):  # type: ignore[arg-type]
-                # Every few replies, after every pre-encoded one (a range, a read) and every
-                # large value:
+            if cls is raw or len(out) >= check_at:
+                # Every few replies (16 values at most) and after every pre-encoded one (a
+                # range, a read):
                 # large replies are written now rather than held for the whole batch, and
                 # a batch that has run its slice lets the other clients go first.
                 if sum(map(len, out)) < FLUSH_BYTES:
@@ -340,7 +339,7 @@ class Connection(asyncio.Protocol):
                     break
         server.current_client = None
         if out and not transport.is_closing():
-            data = out[0] if len(out) == 1 else b"".join(out)
+            data = b"".join(out)
             server.net_output_bytes += len(data)
             self._write(data)
             if len(data) >= FLUSH_BYTES and output.check_limits(client):

@@ -219,6 +219,10 @@ class Hash:
             heapq.heapify(twin._ttl_heap)
         return twin
 
+    def recount(self) -> None:
+        """Recompute ``strbytes`` after a loader filled ``fields`` directly (RDB)."""
+        self.strbytes = sum(len(f) + len(v) for f, v in self.fields.items())
+
     def memory_usage(self) -> int:
         """An estimate of the bytes the hash occupies, in O(1) (MEMORY USAGE, used_memory)."""
         ttls = self.ttls

@@ -409,6 +409,11 @@ class Set:
         twin.strbytes = self.strbytes
         return twin
 
+    def recount(self) -> None:
+        """Recompute ``strbytes`` after a loader filled ``lp`` or ``ht`` directly (RDB)."""
+        members = self.ht if self.ht is not None else self.lp
+        self.strbytes = sum(map(len, members)) if members is not None else 0
+
     def memory_usage(self) -> int:
         """An estimate of the bytes the set occupies, in O(1) (MEMORY USAGE, used_memory)."""
         ht = self.ht

@@ -570,6 +570,10 @@ class Stream:
         """Redis's ``radix-tree-nodes``."""
         return radix_node_count(self.keys)
 
+    def recount(self) -> None:
+        """Recompute ``nbytes`` after a loader appended nodes directly (RDB)."""
+        self.nbytes = sum(node.memory() for node in self.nodes[:-1])
+
     def memory_usage(self) -> int:
         """Approximate bytes held by the stream, in O(number of groups) (MEMORY USAGE,
         used_memory): the nodes, the node index, the groups' PELs and consumers, and the

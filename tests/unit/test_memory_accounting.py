@@ -133,6 +133,15 @@ COMMANDS = st.one_of(
     st.tuples(st.just(b"PFMERGE"), key, key),
     st.tuples(st.just(b"BITOP"), st.just(b"OR"), key, key, key),
     st.tuples(st.just(b"SORT"), key, st.just(b"ALPHA"), st.just(b"STORE"), key),
+    st.tuples(st.just(b"RPUSH"), key, member, member),
+    st.tuples(st.just(b"LPUSH"), key, member),
+    st.tuples(st.just(b"LPOP"), key),
+    st.tuples(st.just(b"LSET"), key, st.just(b"0"), member),
+    st.tuples(st.just(b"LINSERT"), key, st.just(b"BEFORE"), member, member),
+    st.tuples(st.just(b"LTRIM"), key, st.just(b"1"), st.just(b"-1")),
+    st.tuples(st.just(b"LREM"), key, st.just(b"0"), member),
+    st.tuples(st.just(b"LMOVE"), key, key, st.just(b"LEFT"), st.just(b"RIGHT")),
+    st.tuples(st.just(b"dump-restore"), key, key),
     st.tuples(st.just(b"FLUSHDB")),
     st.tuples(st.just(b"advance"), millis),
     st.tuples(st.just(b"active-expire")),
@@ -157,6 +166,11 @@ def test_running_totals_match_a_walk_after_every_command(
         elif argv[0] == b"active-expire":
             for db in state.keyspace.dbs:
                 db.active_expire()
+        elif argv[0] == b"dump-restore":
+            payload = state.dispatcher.execute(client, [b"DUMP", argv[1]])
+            if payload.__class__ is bytes:
+                state.dispatcher.execute(client, [b"RESTORE", argv[2], b"0", payload,
+                                                  b"REPLACE"])
         else:
             state.dispatcher.execute(client, list(argv))
         check(state.keyspace, argv)
