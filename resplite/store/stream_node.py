@@ -382,7 +382,8 @@ class StreamNode:
 
         XRANGE's inner loop, run here so that an entry costs no generator step or method
         call: an entry with the master fields is one ``%`` format of a template built once
-        per call (the field names already encoded in it) with its id and values."""
+        per call (the field names already encoded in it) with its id and values, and ids
+        are compared as (ms, seq) pairs of small integers."""
         flags = self.flags
         data = self.data
         offs = self.offs
@@ -393,6 +394,9 @@ class StreamNode:
         template = b"*2\r\n$%%d\r\n%%b\r\n*%d\r\n" % (2 * nfields) + b"".join(
             b"$%d\r\n%b\r\n" % (len(f), f.replace(b"%", b"%%")) + b"$%d\r\n%b\r\n"
             for f in self.fields)
+        end_ms = end >> 64
+        end_seq = end & _U64
+        two = nfields == 2
         n = len(flags)
         taken = 0
         append = out.append
@@ -403,12 +407,25 @@ class StreamNode:
                 continue
             m = base + ms[i]
             sq = seq[i]
-            if (m << 64) | sq > end:
+            if m >= end_ms and (m > end_ms or sq > end_seq):
                 return taken, True
             if flag & SAME_FIELDS:
                 idb = b"%d-%d" % (m, sq)
-                args: list[object] = [len(idb), idb]
                 p = offs[i]
+                a = data[p]
+                if two and a < 0x80:
+                    q = p + 1 + a
+                    b = data[q]
+                    if b < 0x80:
+                        # Two fields with short values, the common entry.
+                        append(template % (len(idb), idb, a, data[p + 1 : q], b,
+                                           data[q + 1 : q + 1 + b]))
+                        taken += 1
+                        if taken == limit:
+                            return taken, True
+                        i += 1
+                        continue
+                args: list[object] = [len(idb), idb]
                 for _ in range(nfields):
                     ln = data[p]
                     if ln < 0x80:
