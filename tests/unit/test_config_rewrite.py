@@ -32,7 +32,10 @@ def _text(raw: bytes) -> str:
 
 binary = st.binary(max_size=40).map(_text)
 c_string = st.binary(max_size=40).map(lambda b: _text(b.replace(b"\0", b"")))
-file_name = c_string.map(lambda s: s.replace("/", "").replace("\\", ""))
+# Separators are dropped from the bytes, not the text: removing one from between two
+# escaped bytes could join them into a valid UTF-8 sequence that reads back differently.
+file_name = st.binary(max_size=40).map(
+    lambda b: _text(b.replace(b"\0", b"").replace(b"/", b"").replace(b"\\", b"")))
 events = st.sets(st.sampled_from("KEg$lshzxetdmnA")).map("".join)
 save_rules = st.lists(st.tuples(st.integers(1, 10**9), st.integers(0, 10**9)), max_size=4)
 address = st.text(alphabet="abcdef0123456789.:-*", min_size=1, max_size=20)
