@@ -121,7 +121,7 @@ def _delete_keys(client: Client, argv: list[bytes], lazy: bool) -> int:
                 continue
             # A large value is freed after the reply (see resplite.engine.lazyfree).
             server.lazyfree.maybe_defer(value)
-        elif not db.delete(key):
+        elif db.pop(key) is None:
             continue
         db.signal_modified(key)
         notify(GENERIC, b"del", key, db.index)

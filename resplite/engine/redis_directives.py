@@ -278,5 +278,6 @@ DEPRECATED = frozenset({"list-max-ziplist-entries", "list-max-ziplist-value",
 MEANINGFUL = frozenset({
     "pidfile", "syslog-enabled", "syslog-ident", "syslog-facility", "always-show-logo",
     "set-proc-title", "oom-score-adj", "dynamic-hz", "supervised", "activerehashing",
-    "active-expire-effort",
+    "active-expire-effort", "lazyfree-lazy-eviction", "lazyfree-lazy-expire",
+    "lazyfree-lazy-server-del",
 })

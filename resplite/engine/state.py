@@ -115,6 +115,9 @@ class ServerState:
         self.blocking.run_retry = self._run_retry
         self.pause = ClientPause(self)
         self.lazyfree = LazyFree(scheduler)
+        self._set_lazy_release()
+        for name in ("lazyfree-lazy-expire", "lazyfree-lazy-server-del"):
+            config.on_change(name, self._set_lazy_release)
         # RESPLITE.FAULT's rules; the dispatcher (built last) installs its hook.
         self.faults = Faults()
         # This server's place in an in-process cluster (None: standalone); see join_cluster.
@@ -203,6 +206,15 @@ class ServerState:
         self.keyspace.configure_access(
             config["maxmemory-policy"], config["lfu-log-factor"], config["lfu-decay-time"]
         )
+
+    def _set_lazy_release(self, name: str = "", value: object = None) -> None:
+        # Expired values and those a command deletes as a side effect are freed after the
+        # replies when the settings ask, as Redis frees them in its lazy-free thread.
+        defer = self.lazyfree.maybe_defer
+        config = self.config
+        self.keyspace.set_release(
+            expired=defer if config["lazyfree-lazy-expire"] else None,
+            replaced=defer if config["lazyfree-lazy-server-del"] else None)
 
     def _set_output_limits(self, name: str, value: Any) -> None:
         self.output.limits = value
@@ -409,8 +421,14 @@ class ServerState:
         tracking client is told too, then the ``evicted`` event. Whether the key existed
         (an expired one is deleted as expired instead)."""
         database = self.keyspace[db]
-        if not database.delete(key):
+        value = database.pop(key)
+        if value is None:
             return False
+        if self.config["lazyfree-lazy-eviction"]:
+            # Freed after the replies; used_memory has already dropped (it counts what
+            # the keyspace holds), so the eviction loop stops as soon as enough is out.
+            self.lazyfree.maybe_defer(value)
+        del value
         previous = self.current_client
         self.current_client = None
         try:

@@ -103,6 +103,8 @@ class Clock(Protocol):
 
 # Called with (db index, key) after a key changed, was deleted or expired.
 ModifiedHook = Callable[[int, bytes], None]
+# Takes a value leaving the keyspace; what it returns is ignored.
+ReleaseHook = Callable[[Any], object]
 
 LRU_CLOCK_MAX = (1 << 24) - 1
 LFU_INIT_VAL = 5
@@ -194,6 +196,8 @@ class Database:
         "on_miss",
         "on_modified",
         "on_new",
+        "release_expired",
+        "release_replaced",
         "sampler",
         "scan_index",
         "unix_s",
@@ -225,6 +229,11 @@ class Database:
         self.on_new: ModifiedHook | None = None
         self.on_miss: ModifiedHook | None = None
         self.on_fields_expired: ModifiedHook | None = None
+        # Where values leave to instead of being dropped here: an expired key's value, and
+        # one a command removes or overwrites as a side effect (not DEL's: see delete), when
+        # the lazyfree-lazy-expire / lazyfree-lazy-server-del settings ask for it.
+        self.release_expired: ReleaseHook | None = None
+        self.release_replaced: ReleaseHook | None = None
         self.expired_keys = 0
         # Read lookups that found a live value or none (INFO keyspace_hits / _misses).
         self.hits = 0
@@ -257,6 +266,8 @@ class Database:
         value = self.data.pop(key)
         self.access.pop(key, None)
         self._forget(key, value)
+        if self.release_expired is not None:
+            self.release_expired(value)
         self.expired_keys += 1
         on_expired = self.on_expired
         if on_expired is not None:
@@ -429,6 +440,8 @@ class Database:
                 return _FLAT_KEY_COST + len(key) + len(value)
             return KEY_COST + len(key) + self._charge(key, value)
         before = self._discharge(key, old)  # first: it drops the old record
+        if self.release_replaced is not None and old.__class__ not in FLAT_STRINGS:
+            self.release_replaced(old)
         return self._charge(key, value) - before
 
     def _sign_up(self) -> None:
@@ -486,7 +499,9 @@ class Database:
         self.unsettled.clear()
 
     def delete(self, key: bytes) -> bool:
-        """Delete a live key; returns whether it existed. Does not signal."""
+        """Delete a live key as a side effect of a command (an emptied collection, a
+        RENAME or COPY target); returns whether it existed. Does not signal. DEL and UNLINK
+        use :meth:`pop`, which leaves freeing the value to the caller."""
         if self.expires and self._expire_if_needed(key):
             return False
         value = self.data.pop(key, None)
@@ -494,6 +509,8 @@ class Database:
             return False
         self.access.pop(key, None)
         self._forget(key, value)
+        if self.release_replaced is not None:
+            self.release_replaced(value)
         return True
 
     def pop(self, key: bytes) -> Any:
@@ -900,6 +917,14 @@ class Keyspace:
             db.on_miss = on_miss
             db.on_fields_expired = on_fields_expired
             db._update_slow_writes()
+
+    def set_release(self, *, expired: ReleaseHook | None,
+                    replaced: ReleaseHook | None) -> None:
+        """Install (or remove, with None) where expired and implicitly deleted values go
+        (see :class:`Database`)."""
+        for db in self.dbs:
+            db.release_expired = expired
+            db.release_replaced = replaced
 
     def tick(self) -> None:
         """Refresh every database's cached access clock (server cron and clock jumps)."""
