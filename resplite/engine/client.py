@@ -58,6 +58,10 @@ class ClientConnection(Protocol):
         """Bytes of replies written but not yet taken by the peer (CLIENT LIST omem, and
         what ``client-output-buffer-limit`` is checked against)."""
 
+    def query_buffer_size(self) -> int:
+        """Bytes received and not yet run (Redis's query buffer: a partial request and
+        any complete ones waiting)."""
+
 
 class Client:
     __slots__ = (
@@ -97,7 +101,6 @@ class Client:
         "outbox",
         "patterns",
         "pubsub",
-        "query_bytes",
         "reply_mode",
         "resp",
         "server",
@@ -182,7 +185,6 @@ class Client:
         self.obuf_soft_since = 0
         # Input bytes waiting unparsed (the connection sets it as data arrives), and what
         # the server's clients_memory counts for this client (see ServerState.charge_client).
-        self.query_bytes = 0
         self.mem_charged = 0
 
     def reply_wanted(self) -> bool:
@@ -244,7 +246,9 @@ class Client:
     def memory_figure(self) -> int:
         """What this client holds, as ``used_memory`` counts it: the fixed overhead, the
         unparsed input, the queued MULTI commands and the unsent output."""
-        return CLIENT_OVERHEAD + self.query_bytes + self.multi_bytes + self.output_memory()
+        conn = self.conn
+        query = conn.query_buffer_size() if conn is not None else 0
+        return CLIENT_OVERHEAD + query + self.multi_bytes + self.output_memory()
 
     @property
     def in_multi(self) -> bool:

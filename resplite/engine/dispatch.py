@@ -9,10 +9,13 @@
    key specs) and channels, refused with Redis's ``NOPERM`` texts and logged in ACL LOG; a
    user allowed everything (the default user's ``+@all ~* &*``) skips the check for one
    attribute test;
-5. ``maxmemory``: while ``used_memory`` is over it, keys are evicted first as the policy
-   allows (:mod:`resplite.engine.evict`, for every command, as Redis's processCommand does),
-   and if memory stays over with nothing left to evict a ``denyoom`` command is refused
-   with ``-OOM`` (inside MULTI every queued command counts as one);
+5. on a cluster node, the redirections (-MOVED, -ASK, -CROSSSLOT);
+   then memory: ``maxmemory-clients`` closes the largest clients while all clients hold
+   more (:mod:`resplite.engine.client_eviction`; a client that evicts itself runs nothing),
+   and while ``used_memory`` is over ``maxmemory`` keys are evicted as the policy allows
+   (:mod:`resplite.engine.evict`, for every command, as Redis's processCommand does); if
+   memory stays over with nothing left to evict a ``denyoom`` command is refused with
+   ``-OOM`` (inside MULTI every queued command counts as one);
 6. a RESP2 client in Pub/Sub mode may run only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET; a
    MONITOR client may not touch the keyspace;
 7. CLIENT PAUSE: a command the pause covers is held back (before MULTI queueing, as Redis);
@@ -164,9 +167,10 @@ class Dispatcher:
         if client.acl is not None or (not client.authenticated and not spec.is_noauth):
             return self._execute_general(client, argv)
         server = self.server
-        if server.maxmemory and server.over_maxmemory() and server.out_of_memory() \
-                and self._refused_on_oom(client, spec, argv):
-            return self._reject(client, spec, errors.OOM)
+        if server.memory_gate:
+            refused = self._memory_refusal(client, spec, argv)
+            if refused is not None:
+                return refused
         if (server.pause.active or client.multi is not None or client.gated or server.monitors
                 or server.writes_refused):
             return self._gate(client, spec, argv)
@@ -228,9 +232,6 @@ class Dispatcher:
             if denied is not None:
                 return self._reject(client, spec, denied)
         server = self.server
-        if not busy and server.maxmemory and server.over_maxmemory() \
-                and server.out_of_memory() and self._refused_on_oom(client, spec, argv):
-            return self._reject(client, spec, errors.OOM)
         node = server.cluster
         if node is not None:
             if spec.fullname in SCRIPT_COMMANDS:
@@ -238,6 +239,10 @@ class Dispatcher:
             redirect = self._route(client, spec, argv, node)
             if redirect is not None:
                 return self._reject(client, spec, redirect)
+        if not busy and server.memory_gate:
+            refused = self._memory_refusal(client, spec, argv)
+            if refused is not None:
+                return refused
         if busy:
             if "allow_busy" in spec.flags:
                 return self._gate(client, spec, argv)
@@ -436,6 +441,22 @@ class Dispatcher:
         server.stats_for(spec.fullname).failed_calls += 1
         server.count_error(message)
         return ErrorReply(message)
+
+    def _memory_refusal(self, client: Client, spec: CommandSpec,
+                        argv: list[bytes]) -> Any:
+        """Redis's memory checks before a command, in its order: client eviction
+        (maxmemory-clients; a client that evicts itself runs nothing), then key eviction
+        and ``-OOM`` for a ``denyoom`` command while memory stays over ``maxmemory``.
+        None lets the command run."""
+        server = self.server
+        if server.client_eviction_limit:
+            server.evict_clients()
+            if client.close_after_reply:
+                return NO_REPLY
+        if server.maxmemory and server.over_maxmemory() and server.out_of_memory() \
+                and self._refused_on_oom(client, spec, argv):
+            return self._reject(client, spec, errors.OOM)
+        return None
 
     def _denyoom(self, spec: CommandSpec, argv: list[bytes]) -> bool:
         # A script command is denyoom as its script's flags say (shebang flags, FCALL's).

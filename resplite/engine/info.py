@@ -292,7 +292,7 @@ def _stats(state: ServerState) -> Lines:
         ("expired_time_cap_reached_count", 0),
         ("expire_cycle_cpu_milliseconds", 0),
         ("evicted_keys", state.evictor.evicted_keys),
-        ("evicted_clients", 0),
+        ("evicted_clients", state.evicted_clients),
         ("evicted_scripts", state.scripting.evicted_scripts),
         ("total_eviction_exceeded_time", exceeded_total),
         ("current_eviction_exceeded_time", exceeded_now),

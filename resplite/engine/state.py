@@ -35,6 +35,7 @@ from resplite.engine.acl import Acl, User, load_configured_users
 from resplite.engine.aof import Aof
 from resplite.engine.blocking import BlockedState, BlockingManager
 from resplite.engine.client import REPLY_OFF
+from resplite.engine.client_eviction import evict_clients, eviction_limit
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
@@ -174,7 +175,14 @@ class ServerState:
         self.startup_memory = STARTUP_MEMORY
         self.peak_memory = STARTUP_MEMORY
         self.evictor = Evictor(self)
+        # maxmemory-clients in bytes (see resplite.engine.client_eviction), and whether
+        # either limit asks the dispatcher to look at memory before a command.
+        self.client_eviction_limit = 0
+        self.memory_gate = False
+        self.evicted_clients = 0
+        self._compute_client_eviction_limit()
         config.on_change("maxmemory", self._set_maxmemory)
+        config.on_change("maxmemory-clients", self._set_client_eviction_limit)
         config.on_change("proto-max-bulk-len", self._set_max_bulk_len)
         # Read on every client read (Connection.data_received) and MULTI queueing.
         self.query_buffer_limit: int = config["client-query-buffer-limit"]
@@ -278,8 +286,26 @@ class ServerState:
     def _set_query_buffer_limit(self, name: str, value: int) -> None:
         self.query_buffer_limit = value
 
+    def _compute_client_eviction_limit(self) -> None:
+        self.client_eviction_limit = eviction_limit(self.config["maxmemory-clients"],
+                                                    self.maxmemory)
+        self.memory_gate = bool(self.maxmemory or self.client_eviction_limit)
+
+    def _set_client_eviction_limit(self, name: str = "", value: object = None) -> None:
+        # As Redis's CONFIG SET maxmemory-clients: the limit applies at once.
+        self._compute_client_eviction_limit()
+        if self.client_eviction_limit:
+            self.measure_clients()
+            evict_clients(self)
+
+    def evict_clients(self) -> None:
+        """Close the largest clients while all clients hold more than maxmemory-clients."""
+        if self.client_eviction_limit and self.clients_memory >= self.client_eviction_limit:
+            evict_clients(self)
+
     def _set_maxmemory(self, name: str, value: int) -> None:
         self.maxmemory = value
+        self._set_client_eviction_limit()
         if not value:
             return
         # As Redis's CONFIG SET maxmemory: warn when already over, and start evicting.
@@ -580,6 +606,7 @@ class ServerState:
 
     def reset_stats(self) -> None:
         self.lazyfree.freed = 0
+        self.evicted_clients = 0
         self.evictor.reset_stats()
         self.command_stats.clear()
         self.error_stats.clear()

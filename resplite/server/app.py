@@ -327,7 +327,8 @@ class Server:
                         conn.close()
         # Client buffers change between batches (replies drain, pushes queue): their share
         # of used_memory is kept current while a limit needs it; the peak always.
-        if state.maxmemory:
+        if state.memory_gate:
             state.measure_clients()
+            state.evict_clients()
         else:
             state.note_peak()

@@ -351,10 +351,11 @@ class Connection(asyncio.Protocol):
                 self.abort()
         if output.pending:
             output.flush()
-        if server.maxmemory:
-            # What this client holds counts towards used_memory (see ServerState).
-            client.query_bytes = reader.pending_size()
+        if server.memory_gate:
+            # What this client holds counts towards used_memory (see ServerState), and
+            # towards maxmemory-clients, checked here as Redis checks it before sleeping.
             server.charge_client(client)
+            server.evict_clients()
         if self.closing:
             return
         if sliced:
@@ -445,6 +446,9 @@ class Connection(asyncio.Protocol):
             return
         self.server.net_output_bytes += len(data)
         self._write(data)
+
+    def query_buffer_size(self) -> int:
+        return self.reader.pending_size()
 
     def output_buffer_size(self) -> int:
         transport = self.transport

@@ -33,6 +33,9 @@ class FakeConn:
     def send(self, data: bytes) -> None:
         self.sent.append(data)
 
+    def query_buffer_size(self) -> int:
+        return 0
+
     def output_buffer_size(self) -> int:
         return self.unsent
 
