@@ -340,6 +340,14 @@ def test_the_append_only_file_logs_a_del(targets: Targets) -> None:
         targets.check("SET", "b", "theirs")
         migrate(sources, targets, "", "0", "5000", "KEYS", "a", "b", "c")
         migrate(sources, targets, "", "0", "5000", "COPY", "KEYS", "b")
+        # Inside a transaction the DEL is logged inside its MULTI / EXEC.
+        sources.check("SET", "d", "d")
+        sources.check("MULTI")
+        sources.check("SET", "e", "e")
+        for conn, target in ((sources.ref, targets.servers[0]), (sources.ours, targets.servers[1])):
+            assert conn.call("MIGRATE", "127.0.0.1", target.port, "d", "0", "5000") == (
+                b"+QUEUED\r\n")
+        sources.check("EXEC")
         sources.check("SET", "after", "1")
         logs = []
         for server in (ref, ours):
@@ -574,9 +582,10 @@ def test_passwords_are_redacted_in_the_slow_log(pair: Pair) -> None:
             ("MIGRATE", "127.0.0.1", "1", "nokey", "0", "100", "AUTH", "secret", "COPY"),
             ("MIGRATE", "127.0.0.1", "1", "", "0", "100", "COPY", "AUTH2", "user", "secret",
              "KEYS", "a", "auth", "b"),
+            ("HELLO", str(pair.resp), "AUTH", "default", "secret"),  # the same redaction
         ]:
             pair.check("SLOWLOG", "RESET")
-            pair.check(*command)
+            pair.both(*command)  # HELLO's reply differs in the server's name and version
             ref, ours = (to_python(parse(reply)) for reply in pair.both("SLOWLOG", "GET", "1"))
             assert isinstance(ref, list) and isinstance(ours, list)
             assert ours[0][3] == ref[0][3]
@@ -643,3 +652,18 @@ def test_cluster_nodes_migrate_to_each_other_and_outside(targets: Targets) -> No
         finally:
             for conn in nodes:
                 conn.close()
+
+
+def test_passwords_are_redacted_in_monitor(pair: Pair) -> None:
+    watcher = pair.connect_extra()
+    try:
+        for conn in (watcher.ref, watcher.ours):
+            assert conn.call("MONITOR") == b"+OK\r\n"
+        pair.check("MIGRATE", "127.0.0.1", "1", "", "0", "100", "AUTH", "secret", "AUTH2",
+                   "user", "secret", "KEYS", "a")
+        lines = [conn.read_reply() for conn in (watcher.ref, watcher.ours)]
+        ref, ours = (line.split(b"] ", 1)[1] for line in lines)
+        assert ours == ref
+        assert b"secret" not in ours
+    finally:
+        watcher.close()
