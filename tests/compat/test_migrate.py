@@ -395,6 +395,28 @@ def test_redis_migrates_into_resplite(pair: Pair, targets: Targets) -> None:
     assert pair.ours.call("GET", "str") == b"$5\r\nagain\r\n"
     pair.ours.call("FLUSHALL")
     pair.ours.call("SELECT", "0")
+    # AUTH and AUTH2 as Redis sends them, to a resplite with a password and an ACL user.
+    guarded = start_resplite("--requirepass", "s3cret")
+    try:
+        admin = RawClient(guarded.host, guarded.port)
+        admin.call("AUTH", "s3cret")
+        admin.call("ACL", "SETUSER", "mover", "on", ">movepass", "~*", "+@all")
+        source.call("SET", "a", "1")
+        source.call("SET", "b", "2")
+        assert source.call("MIGRATE", "127.0.0.1", guarded.port, "a", "0", "5000") == (
+            b"-ERR Target instance replied with error: NOAUTH Authentication required.\r\n")
+        assert source.call("MIGRATE", "127.0.0.1", guarded.port, "a", "0", "5000", "AUTH",
+                           "wrong") == (
+            b"-ERR Target instance replied with error: WRONGPASS invalid username-password "
+            b"pair or user is disabled.\r\n")
+        assert source.call("MIGRATE", "127.0.0.1", guarded.port, "a", "0", "5000", "AUTH",
+                           "s3cret") == b"+OK\r\n"
+        assert source.call("MIGRATE", "127.0.0.1", guarded.port, "b", "0", "5000", "AUTH2",
+                           "mover", "movepass") == b"+OK\r\n"
+        assert admin.call("MGET", "a", "b") == b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n"
+        admin.close()
+    finally:
+        guarded.stop()
 
 
 # -- resplite into resplite --------------------------------------------------------------------
@@ -486,6 +508,13 @@ def test_what_redis_70_cannot_read_stays_here(pair: Pair, targets: Targets) -> N
         b"-ERR Target instance replied with error: ERR DUMP payload version or checksum "
         b"are wrong\r\n")
     assert conn.call("EXISTS", "s") == b":1\r\n"
+    # Field TTLs (Redis 7.4) need RDB 12.
+    conn.call("HSET", "hf", "a", "1")
+    conn.call("HEXPIRE", "hf", "100", "FIELDS", "1", "a")
+    assert conn.call("MIGRATE", "127.0.0.1", port, "hf", "0", "2000") == (
+        b"-ERR Target instance replied with error: ERR DUMP payload version or checksum "
+        b"are wrong\r\n")
+    assert conn.call("HTTL", "hf", "FIELDS", "1", "a") == b"*1\r\n:100\r\n"
     assert conn.call("MIGRATE", "127.0.0.1", port, "", "0", "2000", "KEYS", "set",
                      "plain") == b"+OK\r\n"
     assert targets.ours.call("SORT", "set", "ALPHA") == b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"
