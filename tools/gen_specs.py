@@ -123,6 +123,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "object": ("encoding", "idletime", "freq", "refcount", "help"),
     "dump": (),
     "restore": (),
+    "restore-asking": (),
     # strings
     "get": (),
     "set": (),

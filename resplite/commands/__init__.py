@@ -29,6 +29,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     hyperloglog,
     introspection,
     lists,
+    migrate,
     module,
     pubsub,
     scripting,

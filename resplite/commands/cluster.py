@@ -1,4 +1,4 @@
-"""CLUSTER, READONLY, READWRITE, ASKING and MIGRATE: the in-process cluster's commands.
+"""CLUSTER, READONLY, READWRITE and ASKING: the in-process cluster's commands.
 
 On a standalone server (``cluster-enabled no``) every one of them answers Redis's
 ``ERR This instance has cluster support disabled``. On a node of an in-process cluster
@@ -6,8 +6,8 @@ On a standalone server (``cluster-enabled no``) every one of them answers Redis'
 SHARDS, NODES, INFO, MYID, MYSHARDID, KEYSLOT, COUNTKEYSINSLOT, GETKEYSINSLOT and SETSLOT
 (IMPORTING, MIGRATING, STABLE, NODE) over the shared slot map, READONLY / READWRITE set the
 connection's flag (there are no replicas, so reads are served by the primaries either way),
-ASKING lets the next command use a slot this node is importing, and MIGRATE moves keys to
-another node of the same process, each with its time to live, as one step.
+ASKING lets the next command use a slot this node is importing. MIGRATE, which moves keys
+to another node of the same process directly, lives in :mod:`resplite.commands.migrate`.
 
 COUNTKEYSINSLOT and GETKEYSINSLOT scan the node's keys: O(N) in the keys it holds, where
 Redis keeps a per-slot index. Node addresses are 127.0.0.1 and the ports the nodes listen on.
@@ -19,12 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.keyslot import SLOTS, key_slot
 from resplite.algorithms.numbers import parse_int
-from resplite.commands.generic import duplicate
 from resplite.commands.helptext import help_reply
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
-from resplite.protocol.replies import OK, Status, Verbatim
+from resplite.protocol.replies import OK, Verbatim
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -221,63 +220,4 @@ def readwrite(client: Client, argv: list[bytes]) -> Any:
 def asking(client: Client, argv: list[bytes]) -> Any:
     _node(client)
     client.cluster_asking = True
-    return OK
-
-
-@command("migrate")
-def migrate(client: Client, argv: list[bytes]) -> Any:
-    """MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE] [AUTH ...] [KEYS ...]
-    to another node of this process (anything else cannot be reached: -IOERR, as Redis answers
-    for a target it cannot connect to; +NOKEY first when no key exists, as Redis checks)."""
-    node = client.server.cluster
-    port = parse_int(argv[2])
-    if parse_int(argv[4]) is None or parse_int(argv[5]) is None or port is None:
-        raise CommandError(errors.NOT_INTEGER)
-    copy = replace = False
-    keys = [argv[3]] if argv[3] else []
-    i = 6
-    while i < len(argv):
-        option = argv[i].lower()
-        if option == b"copy":
-            copy = True
-        elif option == b"replace":
-            replace = True
-        elif option == b"auth":
-            i += 1
-        elif option == b"auth2":
-            i += 2
-        elif option == b"keys" and not argv[3]:
-            keys = argv[i + 1:]
-            break
-        else:
-            raise CommandError(errors.SYNTAX)
-        i += 1
-    source_db = client.db
-    found = [key for key in keys if source_db.peek(key) is not None]
-    if not found:
-        return Status("NOKEY")
-    if node is None:
-        raise CommandError(errors.MIGRATE_IOERR)
-    cluster = node.cluster
-    target = next((n for n, info in enumerate(cluster.nodes)
-                   if info.port == port and info.host == argv[1].decode("utf-8", "replace")),
-                  None)
-    if target is None or target >= len(cluster.states) or target == node.index:
-        raise CommandError(errors.MIGRATE_IOERR)
-    target_db = cluster.states[target].keyspace[0]
-    if not replace and any(target_db.peek(key) is not None for key in found):
-        raise CommandError("BUSYKEY Target key name already exists.")
-    for key in found:
-        taken = source_db.take(key) if not copy else None
-        if copy:
-            value = duplicate(source_db.peek(key))
-            when = source_db.get_expire(key)
-            access = None
-        else:
-            assert taken is not None
-            value, when, access = taken
-            source_db.signal_modified(key)
-        target_db.delete(key)
-        target_db.put(key, value, when, access)
-        target_db.signal_modified(key)
     return OK

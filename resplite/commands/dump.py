@@ -11,6 +11,9 @@ checksum are wrong`` for a newer version or a bad checksum, ``Bad data format`` 
 that does not parse (or holds a type resplite cannot keep, such as a module type), ``BUSYKEY``
 when the key exists without REPLACE.
 
+RESTORE-ASKING, which MIGRATE sends to a cluster node, is RESTORE allowed on a slot the node
+is importing (its ``asking`` flag stands for a preceding ASKING); elsewhere it is RESTORE.
+
 RESTORE's TTL is relative milliseconds unless ABSTTL; a time already past stores nothing (and
 deletes the old key under REPLACE, reported as ``del``). IDLETIME sets the LRU access time
 (under a non-LFU policy), FREQ the LFU counter (under an LFU policy), as Redis's
@@ -55,6 +58,7 @@ def _long(arg: bytes) -> int:
     return value
 
 
+@command("restore-asking")
 @command("restore")
 def restore(client: Client, argv: list[bytes]) -> Any:
     replace = absttl = False

@@ -44,6 +44,7 @@ from resplite.engine.errors import CommandError
 from resplite.engine.keyspecs import command_keys
 from resplite.engine.propagate import (
     FIELD_EXPIRY_MANY,
+    SELF_LOGGED,
     field_expiry_forms,
     group_forms,
     logged_form,
@@ -261,7 +262,8 @@ class Dispatcher:
                node: ClusterNode) -> str | None:
         """Where a cluster node sends a command on keys it does not serve (-MOVED, -ASK,
         -CROSSSLOT, -TRYAGAIN), or None to run it here."""
-        asking = client.cluster_asking
+        # RESTORE-ASKING's "asking" flag stands for an ASKING sent before it.
+        asking = client.cluster_asking or "asking" in spec.flags
         if spec.fullname != "asking" and client.multi is None:
             client.cluster_asking = False  # the flag covers one command, as in Redis
         if spec.first_key == 0 and not spec.key_specs:
@@ -415,7 +417,7 @@ class Dispatcher:
         """Log a write that changed the data set in the append-only file, in the form Redis
         propagates it (:mod:`resplite.engine.propagate`). An error reply changed nothing
         (though it may have been counted as a change)."""
-        if isinstance(reply, ErrorReply):
+        if isinstance(reply, ErrorReply) or spec.fullname in SELF_LOGGED:
             return
         db = client.db
         aof = self.server.aof

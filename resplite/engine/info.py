@@ -303,7 +303,7 @@ def _stats(state: ServerState) -> Lines:
         ("pubsubshard_channels", len(state.pubsub.shard_channels)),
         ("latest_fork_usec", 0),
         ("total_forks", 0),
-        ("migrate_cached_sockets", 0),
+        ("migrate_cached_sockets", len(state.migrate)),
         ("slave_expires_tracked_keys", 0),
         ("active_defrag_hits", 0),
         ("active_defrag_misses", 0),

@@ -54,6 +54,24 @@ def redact(fullname: str, argv: Sequence[bytes]) -> Sequence[bytes]:
             else:
                 break
         return shown
+    if fullname == "migrate":
+        # AUTH's password and AUTH2's username and password, as Redis's migrateCommand
+        # redacts them while parsing (up to KEYS).
+        shown = list(argv)
+        j = 6
+        while j < len(shown):
+            opt = shown[j].lower()
+            more = len(shown) - 1 - j
+            if opt == b"auth" and more >= 1:
+                shown[j + 1] = _REDACTED
+                j += 1
+            elif opt == b"auth2" and more >= 2:
+                shown[j + 1] = shown[j + 2] = _REDACTED
+                j += 2
+            elif opt not in (b"copy", b"replace"):
+                break
+            j += 1
+        return shown
     return argv
 
 

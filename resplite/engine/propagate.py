@@ -20,9 +20,10 @@ form, so that replaying the log later gives the same data set whatever the clock
   BRPOPLPUSH as RPOPLPUSH, BZPOPMIN/MAX as ZPOPMIN/MAX, BLMPOP/BZMPOP as LMPOP/ZMPOP,
   XREADGROUP without its BLOCK option.
 
-Expired keys are logged as ``DEL`` by the server's expiry hook, MULTI/EXEC by the AOF itself
-(:meth:`resplite.engine.aof.Aof.feed`). Everything here is a pure function of the command,
-its reply and the key's expiry after it ran.
+MIGRATE logs itself (:data:`SELF_LOGGED`): one ``DEL`` of the keys the target acknowledged,
+also when its reply is an error. Expired keys are logged as ``DEL`` by the server's expiry
+hook, MULTI/EXEC by the AOF itself (:meth:`resplite.engine.aof.Aof.feed`). Everything here
+is a pure function of the command, its reply and the key's expiry after it ran.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ from typing import Any
 
 _SET_EXPIRY = frozenset({b"EX", b"PX", b"EXAT", b"PXAT"})
 _GETEX_EXPIRY = frozenset({b"EX", b"PX", b"EXAT", b"PXAT"})
+
+
+# Commands whose handlers feed the append-only file themselves: the dispatcher logs nothing.
+SELF_LOGGED = frozenset({"migrate"})
 
 
 def _ms(value: int) -> bytes:
@@ -98,7 +103,7 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
         return argv
     if name == "hsetex":
         return _hsetex(argv, data)
-    if name == "restore" and len(argv) > 3 and argv[2] not in (b"0", b"-0"):
+    if name in ("restore", "restore-asking") and len(argv) > 3 and argv[2] not in (b"0", b"-0"):
         if b"ABSTTL" not in (a.upper() for a in argv[4:]):
             when = expires.get(argv[1])
             if when is not None:

@@ -17,12 +17,16 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from resplite.engine.monitor import redact
+
 if TYPE_CHECKING:
     from resplite.engine.client import Client
     from resplite.engine.clock import Clock
     from resplite.engine.config import Config
 
 _MAX_ARGS = 32
+# Commands whose arguments may carry passwords (see resplite.engine.monitor.redact).
+_SECRET_BEARING = frozenset({b"migrate", b"hello"})
 _MAX_ARG_LEN = 128
 
 
@@ -78,6 +82,11 @@ class SlowLog:
             self.entries.pop()
 
     def record(self, client: Client, argv: list[bytes], duration_us: int) -> None:
+        name = argv[0].lower() if argv else b""
+        if name in _SECRET_BEARING:
+            # Secrets are shown as MONITOR shows them: Redis redacts them in the command
+            # vector both read.
+            argv = list(redact(name.decode(), argv))
         entry = SlowLogEntry(
             self.next_id,
             self.clock.time_ms() // 1000,

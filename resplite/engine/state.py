@@ -43,6 +43,7 @@ from resplite.engine.evict import EVICT_FAIL, Evictor
 from resplite.engine.faults import Faults
 from resplite.engine.info import InfoState
 from resplite.engine.lazyfree import LazyFree
+from resplite.engine.migrate import NO_TRANSPORT, MigrateSockets, MigrateTransport
 from resplite.engine.monitor import monitor_line, redact
 from resplite.engine.output import Output
 from resplite.engine.pause import ClientPause
@@ -99,6 +100,7 @@ class ServerState:
         scheduler: Scheduler = NO_TIMERS,
         client_info: Callable[[Client], bytes] | None = None,
         busy_pump: BusyPump = NO_PUMP,
+        migrate_transport: MigrateTransport = NO_TRANSPORT,
     ) -> None:
         self.config = config
         # The shell's timers (blocked-client timeouts, the end of a CLIENT PAUSE).
@@ -123,6 +125,8 @@ class ServerState:
         self.faults = Faults()
         # This server's place in an in-process cluster (None: standalone); see join_cluster.
         self.cluster: ClusterNode | None = None
+        # MIGRATE's cached links to other servers, opened through the shell's transport.
+        self.migrate = MigrateSockets(migrate_transport, self.clock)
         self.slowlog = SlowLog(config, self.clock)
         self.table = table
         self.clients: dict[int, Client] = {}

@@ -253,7 +253,10 @@ def _raw_id(sid: int) -> bytes:
     return sid.to_bytes(16, "big")
 
 
-def _write_stream(out: bytearray, value: Stream, compress: bool) -> None:
+def _write_stream(out: bytearray, value: Stream, compress: bool, active_times: bool = True
+                  ) -> None:
+    """STREAM_LISTPACKS_3 (RDB 11), or without ``active_times`` STREAM_LISTPACKS_2 (RDB 10,
+    which has no consumer active-time: loading it takes the seen-time for both)."""
     f.write_len(out, len(value.nodes))
     for node in value.nodes:
         f.write_string(out, _raw_id(node.master), compress)
@@ -283,7 +286,8 @@ def _write_stream(out: bytearray, value: Stream, compress: bool) -> None:
         for consumer in consumers:
             f.write_string(out, consumer.name, compress)
             f.write_millis(out, consumer.seen_time)
-            f.write_millis(out, consumer.active_time)
+            if active_times:
+                f.write_millis(out, consumer.active_time)
             f.write_len(out, len(consumer.pel))
             for sid in consumer.pel:
                 out += _raw_id(sid)
@@ -367,6 +371,39 @@ def dump_payload(value: Any, compress: bool = True) -> bytes:
     out = bytearray((kind,))
     write_value(out, value, compress)
     out += payload_version(kind).to_bytes(2, "little")
+    out += crc64(0, out).to_bytes(8, "little")
+    return bytes(out)
+
+
+def _stream_fits_v2(value: Stream) -> bool:
+    """Whether STREAM_LISTPACKS_2 holds the stream exactly: every consumer's active-time
+    is its seen-time, which is what a loader of that form assumes."""
+    return all(consumer.active_time == consumer.seen_time
+               for group in value.groups.values() for consumer in group.consumers.values())
+
+
+def portable_payload(value: Any, compress: bool = True) -> bytes:
+    """A DUMP payload for MIGRATE, in the oldest RDB form that holds ``value`` exactly.
+
+    DUMP itself writes the encoding the value has (byte for byte what Redis writes for it);
+    a target older than that encoding refuses the payload (``DUMP payload version or
+    checksum are wrong``). MIGRATE does not know its target's version, so it sends what the
+    oldest target can read without loss: a listpack set (RDB 11) as a plain set of members
+    (RDB 9; the target encodes it as its own limits say), a stream as STREAM_LISTPACKS_2
+    (RDB 10) when no consumer's active-time differs from its seen-time. Everything else is
+    DUMP's payload: its versions are already the oldest that know each encoding."""
+    cls = value.__class__
+    if cls is Set and value.lp is not None:
+        out = bytearray((f.TYPE_SET,))
+        f.write_len(out, len(value.lp))
+        for member in value.lp:
+            f.write_string(out, member, compress)
+    elif cls is Stream and _stream_fits_v2(value):
+        out = bytearray((f.TYPE_STREAM_LISTPACKS_2,))
+        _write_stream(out, value, compress, active_times=False)
+    else:
+        return dump_payload(value, compress)
+    out += payload_version(out[0]).to_bytes(2, "little")
     out += crc64(0, out).to_bytes(8, "little")
     return bytes(out)
 

@@ -38,6 +38,7 @@ from resplite.engine.state import ServerState
 from resplite.engine.table import renamed
 from resplite.server.busy import ConnectionPump
 from resplite.server.connection import Connection
+from resplite.server.migrate import SocketTransport
 
 log = logging.getLogger("resplite.server")
 
@@ -97,6 +98,7 @@ class Server:
         self.state = ServerState(
             config, clock, table=table, scheduler=LoopScheduler(),
             client_info=client_info_line, busy_pump=self.pump,
+            migrate_transport=SocketTransport(),
         )
         self.pump.state = self.state
         self.dispatcher = self.state.dispatcher
@@ -288,6 +290,7 @@ class Server:
         if self.unix_socket:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.unix_socket)
+        self.state.migrate.close_all()
         self.state.clock.remove_listener(self._clock_listener)
         log.info("resplite is now ready to exit, bye bye...")
 
@@ -315,6 +318,7 @@ class Server:
                 if db.has_timers:
                     db.active_expire(budget)
         state.lazyfree.release()
+        state.migrate.close_idle()
         state.blocking.check_timeouts()
         timeout = self.config["timeout"]
         if timeout:

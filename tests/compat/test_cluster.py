@@ -188,7 +188,13 @@ def test_redis_py_cluster_runs_a_consumer_group_workload(cluster: ServerHandle,
         consumed: dict[str, list[bytes | str]] = {s: [] for s in streams}
         for round_ in range(2):
             if round_ == 1:  # move the first stream's slot to another node
-                nodes[src].call("MIGRATE", "127.0.0.1", ports[dst], moved, "0", "1000")
+                # Redis Cluster's order: the target imports the slot before MIGRATE (its
+                # RESTORE-ASKING would be redirected otherwise), then every node learns
+                # the new owner.
+                nodes[dst].call("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[src])
+                nodes[src].call("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[dst])
+                assert nodes[src].call("MIGRATE", "127.0.0.1", ports[dst], moved, "0",
+                                       "1000") == b"+OK\r\n"
                 for node in nodes:
                     node.call("CLUSTER", "SETSLOT", slot, "NODE", ids[dst])
                 for stream in streams:
