@@ -136,6 +136,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "mget": (),
     "mset": (),
     "msetnx": (),
+    "msetex": (),
     "incr": (),
     "decr": (),
     "incrby": (),
@@ -147,6 +148,8 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "setrange": (),
     "substr": (),
     "lcs": (),
+    "delex": (),
+    "digest": (),
     # hashes
     "hset": (),
     "hsetnx": (),
@@ -345,6 +348,10 @@ HAND_MAINTAINED: dict[str, str] = {
     "xackdel": "added in Redis 8.2",
     "hscan": "Redis 7.4 argument tree (NOVALUES)",
     "bitop": "Redis 8.2 argument tree (DIFF | DIFF1 | ANDOR | ONE)",
+    "set": "Redis 8.4 argument tree (IFEQ | IFNE | IFDEQ | IFDNE)",
+    "msetex": "added in Redis 8.4",
+    "delex": "added in Redis 8.4",
+    "digest": "added in Redis 8.4",
     **{
         stem: "hash field expiry, added in Redis 7.4"
         for stem in ("hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",

@@ -1,4 +1,5 @@
-"""String commands: GET, SET and its variants, the INCR family, APPEND, ranges, MGET/MSET, LCS.
+"""String commands: GET, SET and its variants, the INCR family, APPEND, ranges, MGET/MSET/MSETEX,
+compare-and-delete (DELEX) and DIGEST, LCS.
 
 GET and plain ``SET key value`` are the hot path redis-benchmark measures: they do one
 keyspace call, one signal and return a constant or the stored bytes, with no cursor object.
@@ -12,6 +13,10 @@ and copied into every reply. Integer commands parse with Redis's ``string2ll`` r
 refuse to overflow a signed 64-bit value; INCRBYFLOAT computes in 80-bit extended precision
 (:mod:`resplite.algorithms.longdouble`). String growth is bounded by ``proto-max-bulk-len``.
 
+SET's compare-and-set conditions (IFEQ / IFNE on the value, IFDEQ / IFDNE on its
+:func:`digest`, Redis 8.4) exclude NX, XX and one another; IFEQ and IFDEQ never create a key,
+IFNE and IFDNE do, and a key of another type is WRONGTYPE for all four.
+
 Checks come in Redis's order, which decides which error wins: option syntax, then argument
 values that need no key, then the key lookup (WRONGTYPE), then the values that do.
 """
@@ -19,6 +24,8 @@ values that need no key, then the key lookup (WRONGTYPE), then the values that d
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+import xxhash
 
 from resplite.algorithms import longdouble
 from resplite.algorithms.lcs import lcs_length, lcs_walk
@@ -39,6 +46,10 @@ from resplite.store.string_value import (
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
+
+
+# MSETEX's numkeys is a C int in Redis.
+_INT32_MAX = 2**31 - 1
 
 
 def _string(value: Any) -> bytes | None:
@@ -76,46 +87,92 @@ def get(client: Client, argv: list[bytes]) -> Any:
     raise CommandError(errors.WRONGTYPE)
 
 
-# SET / GETEX option flags, as Redis names them.
+# SET / GETEX / MSETEX option flags, as Redis names them.
 _NX, _XX, _GET, _KEEPTTL, _EX, _PX, _EXAT, _PXAT, _PERSIST = (1 << i for i in range(9))
+# SET's compare-and-set conditions (Redis 8.4).
+_IFEQ, _IFNE, _IFDEQ, _IFDNE = (1 << i for i in range(9, 13))
 _EXPIRY = _EX | _PX | _EXAT | _PXAT
-# For each option: the flag it sets, the flags it cannot follow, whether it takes a value,
-# and whether SET (True) or GETEX (False) accepts it.
-_SET_OPTIONS: dict[bytes, tuple[int, int, bool]] = {
-    b"NX": (_NX, _XX, False),
-    b"XX": (_XX, _NX, False),
-    b"GET": (_GET, 0, False),
-    b"KEEPTTL": (_KEEPTTL, _EXPIRY | _PERSIST, False),
-    b"EX": (_EX, _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT, True),
-    b"PX": (_PX, _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT, True),
-    b"EXAT": (_EXAT, _KEEPTTL | _PERSIST | _EX | _PX | _PXAT, True),
-    b"PXAT": (_PXAT, _KEEPTTL | _PERSIST | _EX | _EXAT | _PX, True),
+_COMPARE = _IFEQ | _IFNE | _IFDEQ | _IFDNE
+_CONDITION = _NX | _XX | _COMPARE
+# What an option's argument is.
+_NO_VALUE, _EXPIRE_VALUE, _COMPARE_VALUE = 0, 1, 2
+# For each option: the flag it sets, the flags it cannot follow and what its argument is.
+# The conditions exclude one another and the expirations likewise; a condition or an
+# expiry repeated is accepted, the last argument winning (as NX NX and EX 1 EX 2 are).
+_SET_OPTIONS: dict[bytes, tuple[int, int, int]] = {
+    b"NX": (_NX, _CONDITION & ~_NX, _NO_VALUE),
+    b"XX": (_XX, _CONDITION & ~_XX, _NO_VALUE),
+    b"GET": (_GET, 0, _NO_VALUE),
+    b"KEEPTTL": (_KEEPTTL, _EXPIRY | _PERSIST, _NO_VALUE),
+    b"EX": (_EX, _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT, _EXPIRE_VALUE),
+    b"PX": (_PX, _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT, _EXPIRE_VALUE),
+    b"EXAT": (_EXAT, _KEEPTTL | _PERSIST | _EX | _PX | _PXAT, _EXPIRE_VALUE),
+    b"PXAT": (_PXAT, _KEEPTTL | _PERSIST | _EX | _EXAT | _PX, _EXPIRE_VALUE),
+    b"IFEQ": (_IFEQ, _CONDITION & ~_IFEQ, _COMPARE_VALUE),
+    b"IFNE": (_IFNE, _CONDITION & ~_IFNE, _COMPARE_VALUE),
+    b"IFDEQ": (_IFDEQ, _CONDITION & ~_IFDEQ, _COMPARE_VALUE),
+    b"IFDNE": (_IFDNE, _CONDITION & ~_IFDNE, _COMPARE_VALUE),
 }
-_GETEX_OPTIONS: dict[bytes, tuple[int, int, bool]] = {
-    b"PERSIST": (_PERSIST, _EXPIRY | _KEEPTTL, False),
+_GETEX_OPTIONS: dict[bytes, tuple[int, int, int]] = {
+    b"PERSIST": (_PERSIST, _EXPIRY | _KEEPTTL, _NO_VALUE),
     **{name: _SET_OPTIONS[name] for name in (b"EX", b"PX", b"EXAT", b"PXAT")},
+}
+# MSETEX takes SET's existence conditions and expirations, not GET nor the comparisons.
+_MSETEX_OPTIONS: dict[bytes, tuple[int, int, int]] = {
+    name: _SET_OPTIONS[name]
+    for name in (b"NX", b"XX", b"KEEPTTL", b"EX", b"PX", b"EXAT", b"PXAT")
 }
 
 
 def _parse_options(
-    argv: list[bytes], table: dict[bytes, tuple[int, int, bool]]
-) -> tuple[int, bytes | None]:
+    argv: list[bytes], table: dict[bytes, tuple[int, int, int]], start: int
+) -> tuple[int, bytes | None, bytes | None]:
+    """The option flags from ``argv[start:]``, the expiry argument and the comparison
+    argument (None when absent); a syntax error for anything else."""
     flags = 0
     expire: bytes | None = None
-    i, n = 3 if table is _SET_OPTIONS else 2, len(argv)
+    compare: bytes | None = None
+    i, n = start, len(argv)
     while i < n:
         option = table.get(argv[i].upper())
         if option is None:
             raise CommandError(errors.SYNTAX)
-        flag, conflicts, takes_value = option
-        if flags & conflicts or (takes_value and i + 1 >= n):
+        flag, conflicts, kind = option
+        if flags & conflicts or (kind and i + 1 >= n):
             raise CommandError(errors.SYNTAX)
         flags |= flag
-        if takes_value:
+        if kind:
             i += 1
-            expire = argv[i]
+            if kind == _EXPIRE_VALUE:
+                expire = argv[i]
+            else:
+                compare = argv[i]
         i += 1
-    return flags, expire
+    return flags, expire, compare
+
+
+def digest(value: bytes) -> bytes:
+    """Redis's DIGEST of a string: its XXH3 64-bit hash as 16 lower-case hex digits, zero
+    padded (Redis 8.4 formats it with PRIx64 and pads since the first patch release)."""
+    return xxhash.xxh3_64_hexdigest(value).encode()
+
+
+_HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
+
+
+def _checked_digest(arg: bytes) -> bytes:
+    """An IFDEQ / IFDNE argument, lower-cased for comparison (Redis compares digests
+    without regard to case); an error unless it has exactly 16 hex digits."""
+    if len(arg) != 16 or not _HEX_DIGITS.issuperset(arg):
+        raise CommandError(errors.DIGEST_LENGTH)
+    return arg.lower()
+
+
+def _compare(value: bytes, flags: int, against: bytes) -> bool:
+    """Whether the comparison condition in ``flags`` holds for the present string
+    ``value`` (``against`` is already checked and lower-cased for a digest)."""
+    equal = (value if flags & (_IFEQ | _IFNE) else digest(value)) == against
+    return equal if flags & (_IFEQ | _IFDEQ) else not equal
 
 
 def _expire_at(client: Client, flags: int, arg: bytes | None, fullname: str) -> int | None:
@@ -137,29 +194,46 @@ def _expire_at(client: Client, flags: int, arg: bytes | None, fullname: str) -> 
     return ms
 
 
-@command("set")
+@command("set", counts_changes=True)
 def set_(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 3:
         db = client.db
         key = argv[1]
         db.set_signalled(key, argv[2])
         server = client.server
+        server.dirty += 1
         if server.notify_flags:
             server.notify(STRING, b"set", key, db.index)
         return OK
-    flags, expire_arg = _parse_options(argv, _SET_OPTIONS)
+    flags, expire_arg, compare = _parse_options(argv, _SET_OPTIONS, 3)
+    if flags & (_IFDEQ | _IFDNE):
+        assert compare is not None
+        compare = _checked_digest(compare)
     when = _expire_at(client, flags, expire_arg, "set")
     key = argv[1]
     old = _string(lookup_read(client, key)) if flags & _GET else None
-    found = lookup(client, key) is not None
-    if (flags & _NX and found) or (flags & _XX and not found):
-        return old
+    current = lookup(client, key)
+    if flags & _CONDITION:
+        if current is None:
+            # A missing key: only NX and the "not equal" comparisons create it.
+            proceed = bool(flags & (_NX | _IFNE | _IFDNE))
+        elif flags & _COMPARE:
+            assert compare is not None
+            value = _string(current)  # WRONGTYPE for another type
+            assert value is not None
+            proceed = _compare(value, flags, compare)
+        else:
+            proceed = not flags & _NX
+        if not proceed:
+            return old
     db = client.db
     db.set(key, argv[2], keep_ttl=bool(flags & _KEEPTTL), looked_up=True)
     if when is not None:
         db.set_expire(key, when)
     db.signal_modified(key)
-    notify = client.server.notify
+    server = client.server
+    server.dirty += 1
+    notify = server.notify
     notify(STRING, b"set", key, db.index)
     if when is not None:
         notify(GENERIC, b"expire", key, db.index)
@@ -227,7 +301,7 @@ def getdel(client: Client, argv: list[bytes]) -> bytes | None:
 
 @command("getex")
 def getex(client: Client, argv: list[bytes]) -> bytes | None:
-    flags, expire_arg = _parse_options(argv, _GETEX_OPTIONS)
+    flags, expire_arg, _ = _parse_options(argv, _GETEX_OPTIONS, 2)
     key = argv[1]
     value = _string(lookup_read(client, key))
     if value is None:
@@ -284,6 +358,40 @@ def msetnx(client: Client, argv: list[bytes]) -> int:
         db.set(argv[i], argv[i + 1], looked_up=True)
         db.signal_modified(argv[i])
         notify(STRING, b"set", argv[i], db.index)
+    return 1
+
+
+@command("msetex", counts_changes=True)
+def msetex(client: Client, argv: list[bytes]) -> int:
+    """MSETEX numkeys key value [key value ...] [NX | XX] [EX | PX | EXAT | PXAT | KEEPTTL]
+    (Redis 8.4): 1 when every pair was set, 0 when NX or XX refused them all."""
+    numkeys = parse_int(argv[1])
+    if numkeys is None or numkeys < 1 or numkeys > _INT32_MAX:
+        raise CommandError(errors.INVALID_NUMKEYS)
+    end = 2 + 2 * numkeys
+    if end > len(argv):
+        raise CommandError(errors.KEY_VALUE_PAIRS)
+    flags, expire_arg, _ = _parse_options(argv, _MSETEX_OPTIONS, end)
+    when = _expire_at(client, flags, expire_arg, "msetex")
+    if flags & (_NX | _XX):
+        want = not flags & _NX
+        for i in range(2, end, 2):
+            if (lookup(client, argv[i]) is not None) != want:
+                return 0
+    db = client.db
+    server = client.server
+    notify = server.notify
+    keep_ttl = bool(flags & _KEEPTTL)
+    for i in range(2, end, 2):
+        key = argv[i]
+        db.set(key, argv[i + 1], keep_ttl=keep_ttl)
+        if when is not None:
+            db.set_expire(key, when)
+        db.signal_modified(key)
+        notify(STRING, b"set", key, db.index)
+        if when is not None:
+            notify(GENERIC, b"expire", key, db.index)
+    server.dirty += numkeys
     return 1
 
 
@@ -445,6 +553,54 @@ def setrange(client: Client, argv: list[bytes]) -> int:
     db.signal_modified(key)
     client.server.notify(STRING, b"setrange", key, db.index)
     return len(value)
+
+
+# -- compare-and-delete, digests (Redis 8.4) -----------------------------------------------------
+
+
+@command("delex", counts_changes=True)
+def delex(client: Client, argv: list[bytes]) -> int:
+    """DELEX key [IFEQ value | IFNE value | IFDEQ digest | IFDNE digest]: 1 when the key was
+    deleted. Without a condition any type goes; with one the key must hold a string.
+    Logged in the append-only file as ``DEL key`` (:mod:`resplite.engine.propagate`)."""
+    n = len(argv)
+    if n != 2 and n != 4:
+        raise CommandError(errors.SYNTAX)
+    key = argv[1]
+    current = lookup(client, key)
+    if current is None:
+        return 0
+    if n == 4:
+        condition = argv[2].upper()
+        flag = {b"IFEQ": _IFEQ, b"IFNE": _IFNE, b"IFDEQ": _IFDEQ, b"IFDNE": _IFDNE}.get(
+            condition
+        )
+        if flag is None:
+            raise CommandError(errors.SYNTAX)
+        value = _string(current)  # WRONGTYPE for another type
+        assert value is not None
+        against = _checked_digest(argv[3]) if flag & (_IFDEQ | _IFDNE) else argv[3]
+        if not _compare(value, flag, against):
+            return 0
+    db = client.db
+    server = client.server
+    if server.config["lazyfree-lazy-user-del"]:
+        value = db.pop(key)
+        # A large value is freed after the reply (see resplite.engine.lazyfree).
+        server.lazyfree.maybe_defer(value)
+    else:
+        db.delete(key)
+    db.signal_modified(key)
+    server.notify(GENERIC, b"del", key, db.index)
+    server.dirty += 1
+    return 1
+
+
+@command("digest")
+def digest_(client: Client, argv: list[bytes]) -> bytes | None:
+    """DIGEST key: the XXH3 digest of a string value (null for a missing key)."""
+    value = _string(lookup_read(client, argv[1]))
+    return None if value is None else digest(value)
 
 
 # -- LCS ------------------------------------------------------------------------------------------

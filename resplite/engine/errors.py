@@ -338,6 +338,11 @@ LCS_TABLE_TOO_BIG = (
     "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
 )
 SAME_OBJECT = "ERR source and destination objects are the same"
+# SET / DELEX IFDEQ and IFDNE (Redis 8.4): a digest is DIGEST's 16 hexadecimal characters.
+DIGEST_LENGTH = "ERR must be exactly 16 hexadecimal characters"
+# MSETEX (Redis 8.4).
+INVALID_NUMKEYS = "ERR invalid numkeys value"
+KEY_VALUE_PAIRS = "ERR wrong number of key-value pairs"
 INVALID_CURSOR = "ERR invalid cursor"
 NOVALUES_HSCAN_ONLY = "ERR NOVALUES option can only be used in HSCAN"  # Redis 7.4
 EXPIRE_NX_AND_OTHERS = "ERR NX and XX, GT or LT options at the same time are not compatible"

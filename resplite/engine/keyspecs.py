@@ -95,7 +95,9 @@ def _extent(
         if numkeys is None or numkeys < 0:
             return None
         first += int(params["firstkey"])
-        return first, first + numkeys - 1, step
+        # numkeys counts keys, not arguments: with a step (MSETEX's key value pairs) the last
+        # key is (numkeys - 1) steps on, as Redis computes it since 8.4's MSETEX fix.
+        return first, first + (numkeys - 1) * step, step
     return None
 
 

@@ -6,8 +6,10 @@ form, so that replaying the log later gives the same data set whatever the clock
 
 * relative expiry becomes absolute: EXPIRE / PEXPIRE / EXPIREAT become ``PEXPIREAT key ms``
   (``DEL key`` when the expiry removed the key), SETEX / PSETEX and SET with EX / PX / EXAT
-  become ``SET key value PXAT ms``, GETEX with an expiry ``PEXPIREAT`` and with PERSIST
-  ``PERSIST``;
+  become ``SET key value PXAT ms`` (MSETEX likewise ``PXAT ms``), GETEX with an expiry
+  ``PEXPIREAT`` and with PERSIST ``PERSIST``;
+* SET with a compare-and-set condition (IFEQ / IFNE / IFDEQ / IFDNE) is logged as the plain
+  SET it turned into, DELEX as ``DEL key``;
 * XADD carries the id it resolved (``*`` or ``<ms>-*`` becomes the id the entry got);
 * SPOP becomes SREM of the members it chose;
 * hash field expiry: HEXPIRE / HPEXPIRE / HEXPIREAT / HGETEX become each field's state
@@ -31,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 _SET_EXPIRY = frozenset({b"EX", b"PX", b"EXAT", b"PXAT"})
+_SET_COMPARE = frozenset({b"IFEQ", b"IFNE", b"IFDEQ", b"IFDNE"})
 _GETEX_EXPIRY = frozenset({b"EX", b"PX", b"EXAT", b"PXAT"})
 
 
@@ -82,13 +85,11 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
             return argv
         return [b"SET", key, argv[3], b"PXAT", _ms(when)]
     if name == "set":
-        if len(argv) > 3 and any(a.upper() in _SET_EXPIRY for a in argv[3:]):
-            key = argv[1]
-            when = expires.get(key)
-            if when is not None:
-                kept = [a for a in argv[3:] if a.upper() in (b"NX", b"XX", b"GET")]
-                return [b"SET", key, argv[2], *kept, b"PXAT", _ms(when)]
-        return argv
+        return _set(argv, expires) if len(argv) > 3 else argv
+    if name == "delex":
+        return [b"DEL", argv[1]]
+    if name == "msetex":
+        return _msetex(argv, expires)
     if name == "getex":
         key = argv[1]
         words = {a.upper() for a in argv[2:]}
@@ -121,6 +122,56 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
             return out
         return argv
     return argv
+
+
+def _set_words(argv: list[bytes], start: int) -> tuple[list[bytes], bool, bool]:
+    """SET / MSETEX options from ``argv[start:]`` whose meaning depends neither on the clock
+    nor on the value found (NX, XX, GET, KEEPTTL), and whether an expiry and a
+    compare-and-set condition were among the rest."""
+    kept: list[bytes] = []
+    expiry = compare = False
+    i, n = start, len(argv)
+    while i < n:
+        word = argv[i].upper()
+        if word in _SET_EXPIRY:
+            expiry = True
+            i += 2
+        elif word in _SET_COMPARE:
+            compare = True
+            i += 2
+        else:
+            kept.append(argv[i])
+            i += 1
+    return kept, expiry, compare
+
+
+def _set(argv: list[bytes], expires: dict[bytes, int]) -> list[bytes]:
+    """SET with EX / PX / EXAT becomes ``SET key value ... PXAT ms``; SET with a comparison
+    (IFEQ / IFNE / IFDEQ / IFDNE, Redis 8.4) is logged as the plain SET it turned into (it
+    is only logged when it did set)."""
+    kept, expiry, compare = _set_words(argv, 3)
+    when = expires.get(argv[1])
+    if expiry and when is None:
+        return argv
+    if not expiry and not compare:
+        return argv
+    tail = [b"PXAT", _ms(when)] if expiry and when is not None else []
+    return [b"SET", argv[1], argv[2], *kept, *tail]
+
+
+def _msetex(argv: list[bytes], expires: dict[bytes, int]) -> list[bytes]:
+    """MSETEX with a relative expiry (or EXAT) becomes MSETEX with PXAT: the same absolute
+    time for every key."""
+    try:
+        numkeys = int(argv[1])
+    except ValueError:
+        return argv
+    end = 2 + 2 * numkeys
+    kept, expiry, _ = _set_words(argv, end)
+    when = expires.get(argv[2]) if end <= len(argv) else None
+    if not expiry or when is None:
+        return argv
+    return [*argv[:end], *kept, b"PXAT", _ms(when)]
 
 
 # Logged as several commands (see field_expiry_forms).

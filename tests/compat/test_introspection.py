@@ -54,6 +54,9 @@ NOT_IN_REFERENCE = {
     "hgetdel": "added in Redis 8.0",
     "hgetex": "added in Redis 8.0",
     "hsetex": "added in Redis 8.0",
+    "msetex": "added in Redis 8.4",
+    "delex": "added in Redis 8.4",
+    "digest": "added in Redis 8.4",
     "cluster|myshardid": "added in Redis 7.2",
     **{n: "resplite's own command" for n in ALL_NAMES if n.startswith("resplite.")},
 }
@@ -70,6 +73,7 @@ NEWER_ARGUMENTS = {
     "bitop": "Redis 8.2 makes the operation a token and adds DIFF, DIFF1, ANDOR, ONE",
     "zrank": "Redis 7.2 adds WITHSCORE",
     "zrevrank": "Redis 7.2 adds WITHSCORE",
+    "set": "Redis 8.4 adds IFEQ | IFNE | IFDEQ | IFDNE",
 }
 # Commands whose COMMAND INFO is newer Redis's: the arity, which the new argument changed.
 NEWER_ARITY = {"zrank": -3, "zrevrank": -3}  # Redis 7.2 (WITHSCORE)
