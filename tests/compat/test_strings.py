@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import random
 import time
+import warnings
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
-from compat_helpers import Command, check_close, run
+import redis
+from compat_helpers import Command, check_close, decode, run
+from redis.commands.core import DataPersistOptions
+from support.newer import T0, Conn, as_map
 from support.pair import Pair
+
+if TYPE_CHECKING:
+    from resplite.testing.embedded import ClockControl, ServerHandle
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -379,3 +388,522 @@ def test_incrbyfloat_random_operands(pair: Pair) -> None:
 def test_set_options_under_multi(pair: Pair) -> None:
     run(pair, ("MULTI",), ("SET", "k", "1", "NX", "GET"), ("INCR", "k"), ("GETDEL", "k"),
         ("SET", "k", "v", "EX", "0"), ("EXEC",))
+
+
+# -- Redis 8.4: compare-and-set, compare-and-delete, DIGEST, MSETEX -----------------------------
+#
+# Newer than the 7.0 reference: asserted on resplite alone (``xs``: flushed, RESP2 then RESP3,
+# clock frozen at support.newer.T0) from Redis 8.4's documentation and source.
+
+HELLO_DIGEST = "b6acb9d84a38ff74"  # DIGEST of "Hello world", from the DIGEST page
+# A value whose digest has leading zeros (redis/redis#14496): DIGEST pads to 16 digits.
+PADDED_VALUE = (
+    "v8lf0c11xh8ymlqztfd3eeq16kfn4sspw7fqmnuuq3k3t75em5wdizgcdw7uc26nnf961u2jkfzkjytls2kwlj7626sd"
+)
+PADDED_DIGEST = "00006c38adf31777"
+EMPTY_DIGEST = "2d06800538d394c2"  # XXH3-64 of the empty string
+WRONGTYPE = b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+SYNTAX = b"-ERR syntax error\r\n"
+BAD_DIGEST = b"-ERR must be exactly 16 hexadecimal characters\r\n"
+OK_REPLY = b"+OK\r\n"
+
+
+def null(c: Conn) -> bytes:
+    return b"_\r\n" if c.resp == 3 else b"$-1\r\n"
+
+
+def bulk(text: str) -> bytes:
+    return b"$%d\r\n%s\r\n" % (len(text), text.encode())
+
+
+def integer(n: int) -> bytes:
+    return b":%d\r\n" % n
+
+
+@pytest.mark.redis_version("8.4")
+def test_digest_is_xxh3_in_16_lower_case_hex_digits(xs: Conn) -> None:
+    c = xs
+    c.call("SET", "k", "Hello world")
+    assert c.call("DIGEST", "k") == bulk(HELLO_DIGEST)
+    c.call("SET", "p", PADDED_VALUE)
+    assert c.call("DIGEST", "p") == bulk(PADDED_DIGEST)
+    c.call("SET", "e", "")
+    assert c.call("DIGEST", "e") == bulk(EMPTY_DIGEST)
+    # An integer-encoded value is digested as its text; so is a value APPEND or SETBIT built.
+    c.call("SET", "n", "12345")
+    c.call("APPEND", "a", "1234")
+    c.call("APPEND", "a", "5")
+    assert c.call("OBJECT", "ENCODING", "n") == bulk("int")
+    assert c.call("DIGEST", "n") == c.call("DIGEST", "a")
+    c.call("SETBIT", "b", "1", "1")  # "@"
+    c.call("SET", "at", "@")
+    assert c.call("DIGEST", "b") == c.call("DIGEST", "at")
+    assert c.call("DIGEST", "nokey") == null(c)
+    c.call("LPUSH", "l", "x")
+    assert c.call("DIGEST", "l") == WRONGTYPE
+    assert c.call("DIGEST") == b"-ERR wrong number of arguments for 'digest' command\r\n"
+    assert c.call("DIGEST", "k", "k") == b"-ERR wrong number of arguments for 'digest' command\r\n"
+
+
+@pytest.mark.redis_version("8.4")
+def test_set_ifeq_and_ifne_compare_the_value(xs: Conn) -> None:
+    c = xs
+    c.call("SET", "k", "v1")
+    assert c.call("SET", "k", "v2", "IFEQ", "other") == null(c)
+    assert c.call("GET", "k") == bulk("v1")
+    assert c.call("SET", "k", "v2", "IFEQ", "v1") == OK_REPLY
+    assert c.call("GET", "k") == bulk("v2")
+    assert c.call("SET", "k", "v3", "IFNE", "v2") == null(c)
+    assert c.call("SET", "k", "v3", "ifne", "zz") == OK_REPLY
+    assert c.call("GET", "k") == bulk("v3")
+    # Comparison is byte for byte: case and binary content count.
+    assert c.call("SET", "k", "v4", "IFEQ", "V3") == null(c)
+    c.call("SET", "bin", b"a\x00b")
+    assert c.call("SET", "bin", "c", "IFEQ", b"a\x00b") == OK_REPLY
+    # An integer-encoded value compares as its text.
+    c.call("SET", "n", "100")
+    assert c.call("SET", "n", "101", "IFEQ", "100") == OK_REPLY
+    # A missing key: IFEQ does not create it, IFNE does.
+    assert c.call("SET", "new", "x", "IFEQ", "x") == null(c)
+    assert c.call("EXISTS", "new") == integer(0)
+    assert c.call("SET", "new", "x", "IFNE", "x") == OK_REPLY
+    assert c.call("GET", "new") == bulk("x")
+
+
+@pytest.mark.redis_version("8.4")
+def test_set_ifdeq_and_ifdne_compare_the_digest(xs: Conn) -> None:
+    c = xs
+    c.call("SET", "k", "Hello world")
+    assert c.call("SET", "k", "v", "IFDEQ", PADDED_DIGEST) == null(c)
+    assert c.call("SET", "k", "v", "IFDNE", HELLO_DIGEST) == null(c)
+    # Upper-case hex names the same digest.
+    assert c.call("SET", "k", "v", "IFDEQ", HELLO_DIGEST.upper()) == OK_REPLY
+    assert c.call("GET", "k") == bulk("v")
+    assert c.call("SET", "k", "w", "IFDNE", HELLO_DIGEST) == OK_REPLY
+    c.call("SET", "p", PADDED_VALUE)
+    assert c.call("SET", "p", "q", "IFDEQ", PADDED_DIGEST) == OK_REPLY
+    assert c.call("SET", "gone", "x", "IFDEQ", HELLO_DIGEST) == null(c)
+    assert c.call("EXISTS", "gone") == integer(0)
+    assert c.call("SET", "gone", "x", "IFDNE", HELLO_DIGEST) == OK_REPLY
+    # The digest must be 16 hex digits: no short form without leading zeros, nothing else.
+    for bad in (PADDED_DIGEST.lstrip("0"), HELLO_DIGEST + "0", "", "g" * 16, "0x" + "0" * 14):
+        assert c.call("SET", "p", "r", "IFDEQ", bad) == BAD_DIGEST
+        assert c.call("SET", "p", "r", "IFDNE", bad) == BAD_DIGEST
+    assert c.call("GET", "p") == bulk("q")
+
+
+@pytest.mark.redis_version("8.4")
+def test_set_conditions_with_get_expiry_and_other_types(xs: Conn) -> None:
+    c = xs
+    c.call("SET", "k", "v1")
+    # GET answers the old value whether the condition held or not.
+    assert c.call("SET", "k", "v2", "IFEQ", "nope", "GET") == bulk("v1")
+    assert c.call("SET", "k", "v2", "GET", "IFEQ", "v1") == bulk("v1")
+    assert c.call("GET", "k") == bulk("v2")
+    assert c.call("SET", "missing", "x", "IFNE", "a", "GET") == null(c)
+    assert c.call("GET", "missing") == bulk("x")
+    assert c.call("SET", "missing2", "x", "IFEQ", "a", "GET") == null(c)
+    assert c.call("EXISTS", "missing2") == integer(0)
+    # The expiry is set with the value, only when the condition held.
+    assert c.call("SET", "k", "v3", "IFEQ", "nope", "EX", "100") == null(c)
+    assert c.call("TTL", "k") == integer(-1)
+    assert c.call("SET", "k", "v3", "IFEQ", "v2", "PX", "5000") == OK_REPLY
+    assert c.call("PTTL", "k") == integer(5000)
+    assert c.call("SET", "k", "v4", "IFNE", "x", "KEEPTTL") == OK_REPLY
+    assert c.call("PTTL", "k") == integer(5000)
+    assert c.call("SET", "k", "v5", "IFDNE", EMPTY_DIGEST) == OK_REPLY
+    assert c.call("TTL", "k") == integer(-1)
+    # Another type: every condition is WRONGTYPE, nothing changes.
+    c.call("LPUSH", "l", "a")
+    for cond, arg in (("IFEQ", "a"), ("IFNE", "a"), ("IFDEQ", HELLO_DIGEST),
+                      ("IFDNE", HELLO_DIGEST)):
+        assert c.call("SET", "l", "x", cond, arg) == WRONGTYPE
+    assert c.call("SET", "l", "x", "IFNE", "a", "GET") == WRONGTYPE
+    assert c.call("TYPE", "l") == b"+list\r\n"
+
+
+@pytest.mark.redis_version("8.4")
+def test_set_condition_syntax(xs: Conn) -> None:
+    c = xs
+    c.call("SET", "k", "v")
+    for args in (
+        ("NX", "IFEQ", "v"), ("IFEQ", "v", "NX"), ("XX", "IFNE", "v"),
+        ("IFDEQ", HELLO_DIGEST, "XX"),
+        ("IFEQ", "v", "IFNE", "w"), ("IFDEQ", HELLO_DIGEST, "IFDNE", HELLO_DIGEST),
+        ("IFEQ", "v", "IFDEQ", HELLO_DIGEST), ("IFEQ",), ("IFNE",), ("IFDEQ",), ("IFDNE",),
+        ("IFEQ", "v", "EX"), ("IFEQ", "v", "BOGUS"),
+    ):
+        assert c.call("SET", "k", "x", *args) == SYNTAX, args
+    # Syntax comes before the digest's check, which comes before the expiry's.
+    assert c.call("SET", "k", "x", "IFDEQ", "short", "NX") == SYNTAX
+    assert c.call("SET", "k", "x", "IFDEQ", "short", "EX", "0") == BAD_DIGEST
+    assert c.call("SET", "k", "x", "IFEQ", "v", "EX", "0") == (
+        b"-ERR invalid expire time in 'set' command\r\n"
+    )
+    # A condition repeated is accepted, the last argument counting (as NX NX is).
+    assert c.call("SET", "k", "x", "IFEQ", "nope", "IFEQ", "v") == OK_REPLY
+    assert c.call("GET", "k") == bulk("x")
+
+
+@pytest.mark.redis_version("8.4")
+def test_delex(xs: Conn) -> None:
+    c = xs
+    # Without a condition: any type, as DEL of one key.
+    c.call("LPUSH", "l", "a")
+    assert c.call("DELEX", "l") == integer(1)
+    assert c.call("DELEX", "l") == integer(0)
+    c.call("SET", "k", "Hello world")
+    assert c.call("DELEX", "k", "IFEQ", "hello world") == integer(0)
+    assert c.call("DELEX", "k", "IFNE", "Hello world") == integer(0)
+    assert c.call("DELEX", "k", "IFDEQ", PADDED_DIGEST) == integer(0)
+    assert c.call("DELEX", "k", "IFDNE", HELLO_DIGEST) == integer(0)
+    assert c.call("GET", "k") == bulk("Hello world")
+    assert c.call("DELEX", "k", "ifdeq", HELLO_DIGEST.upper()) == integer(1)
+    for cond, arg in (("IFEQ", "x"), ("IFNE", "x"), ("IFDEQ", EMPTY_DIGEST),
+                      ("IFDNE", EMPTY_DIGEST)):
+        c.call("SET", "k", "x")
+        expected = 1 if cond in ("IFEQ", "IFDNE") else 0
+        assert c.call("DELEX", "k", cond, arg) == integer(expected), cond
+        assert c.call("EXISTS", "k") == integer(1 - expected)
+    # A missing key is 0 whatever the condition.
+    assert c.call("DELEX", "nokey", "IFNE", "x") == integer(0)
+    # Conditions need a string.
+    c.call("HSET", "h", "f", "v")
+    assert c.call("DELEX", "h", "IFEQ", "v") == WRONGTYPE
+    assert c.call("DELEX", "h", "IFDNE", HELLO_DIGEST) == WRONGTYPE
+    assert c.call("EXISTS", "h") == integer(1)
+    c.call("SET", "k", "x")
+    assert c.call("DELEX", "k", "IFEQ") == SYNTAX
+    assert c.call("DELEX", "k", "BOGUS", "x") == SYNTAX
+    assert c.call("DELEX", "k", "IFEQ", "x", "extra") == SYNTAX
+    assert c.call("DELEX", "k", "IFDEQ", "abc") == BAD_DIGEST
+    assert c.call("DELEX", "k", "IFDNE", "z" * 16) == BAD_DIGEST
+    assert c.call("DELEX") == b"-ERR wrong number of arguments for 'delex' command\r\n"
+    assert c.call("EXISTS", "k") == integer(1)
+
+
+@pytest.mark.redis_version("8.4")
+def test_msetex(xs: Conn) -> None:
+    c = xs
+    assert c.call("MSETEX", "2", "a", "1", "b", "2") == integer(1)
+    assert c.call("MGET", "a", "b") == b"*2\r\n$1\r\n1\r\n$1\r\n2\r\n"
+    assert c.call("TTL", "a") == integer(-1)
+    # One expiry for every key; options in any order, any case.
+    assert c.call("MSETEX", "2", "a", "3", "b", "4", "px", "1500", "XX") == integer(1)
+    assert c.call("PTTL", "a") == integer(1500)
+    assert c.call("PTTL", "b") == integer(1500)
+    assert c.call("MSETEX", "1", "a", "5", "KEEPTTL") == integer(1)
+    assert c.call("PTTL", "a") == integer(1500)
+    assert c.call("MSETEX", "1", "a", "6") == integer(1)
+    assert c.call("TTL", "a") == integer(-1)  # without an option the TTL goes, as with MSET
+    assert c.call("MSETEX", "1", "e", "x", "EXAT", str(T0 // 1000 + 20)) == integer(1)
+    assert c.call("PEXPIRETIME", "e") == integer(T0 + 20_000)
+    assert c.call("MSETEX", "1", "e", "x", "PXAT", str(T0 + 300)) == integer(1)
+    assert c.call("PTTL", "e") == integer(300)
+    assert c.call("MSETEX", "1", "e", "x", "EX", "7") == integer(1)
+    assert c.call("TTL", "e") == integer(7)
+    # NX: none may exist; XX: all must. Otherwise nothing is set.
+    assert c.call("MSETEX", "2", "a", "x", "new", "y", "NX") == integer(0)
+    assert c.call("MSETEX", "2", "a", "x", "new", "y", "XX") == integer(0)
+    assert c.call("MGET", "a", "new") == b"*2\r\n$1\r\n6\r\n" + null(c)
+    assert c.call("MSETEX", "2", "n1", "x", "n2", "y", "NX", "EX", "10") == integer(1)
+    assert c.call("TTL", "n2") == integer(10)
+    # Another type counts as existing and is overwritten.
+    c.call("LPUSH", "l", "a")
+    assert c.call("MSETEX", "1", "l", "s", "NX") == integer(0)
+    assert c.call("MSETEX", "1", "l", "s", "XX") == integer(1)
+    assert c.call("GET", "l") == bulk("s")
+    # The same key twice: the last value stays.
+    assert c.call("MSETEX", "2", "d", "1", "d", "2") == integer(1)
+    assert c.call("GET", "d") == bulk("2")
+
+
+@pytest.mark.redis_version("8.4")
+def test_msetex_errors(xs: Conn) -> None:
+    c = xs
+    numkeys = b"-ERR invalid numkeys value\r\n"
+    pairs = b"-ERR wrong number of key-value pairs\r\n"
+    for n in ("0", "-1", "x", "1.5", "2147483648", ""):
+        assert c.call("MSETEX", n, "a", "1") == numkeys, n
+    assert c.call("MSETEX", "2", "a", "1") == pairs
+    assert c.call("MSETEX", "2", "a", "1", "b") == pairs
+    assert c.call("MSETEX", "1", "a") == b"-ERR wrong number of arguments for 'msetex' command\r\n"
+    for args in (
+        ("NX", "XX"), ("XX", "NX"), ("EX", "1", "PX", "1"), ("KEEPTTL", "EX", "1"),
+        ("PX", "1", "KEEPTTL"), ("GET",), ("IFEQ", "x"), ("PERSIST",), ("EX",), ("b",),
+    ):
+        assert c.call("MSETEX", "1", "a", "1", *args) == SYNTAX, args
+    # A key-value pair counted as options is a syntax error too.
+    assert c.call("MSETEX", "1", "a", "1", "b", "2") == SYNTAX
+    for args in (("EX", "0"), ("PX", "-5"), ("EXAT", "0"), ("EX", "9223372036854776")):
+        assert c.call("MSETEX", "1", "a", "1", *args) == (
+            b"-ERR invalid expire time in 'msetex' command\r\n"
+        ), args
+    assert c.call("MSETEX", "1", "a", "1", "EX", "x") == (
+        b"-ERR value is not an integer or out of range\r\n"
+    )
+    assert c.call("EXISTS", "a") == integer(0)
+
+
+@pytest.mark.redis_version("8.4")
+def test_new_string_commands_in_command_info_getkeys_and_acl(xs: Conn) -> None:
+    c = xs
+    info = decode(c.call("COMMAND", "INFO", "delex", "digest", "msetex"))
+    assert [entry[:6] for entry in info] == [
+        [b"delex", -2, [b"write", b"fast"], 1, 1, 1],
+        [b"digest", 2, [b"readonly", b"fast"], 1, 1, 1],
+        [b"msetex", -4, [b"write", b"denyoom", b"movablekeys"], 0, 0, 0],
+    ]
+    assert [entry[6] for entry in info] == [
+        [b"@write", b"@string", b"@fast"], [b"@read", b"@string", b"@fast"],
+        [b"@write", b"@string", b"@slow"],
+    ]
+    # MSETEX's keys are every other argument after numkeys, however many options follow.
+    assert decode(c.call("COMMAND", "GETKEYS", "MSETEX", "2", "k1", "v1", "k2", "v2",
+                         "KEEPTTL")) == [b"k1", b"k2"]
+    assert decode(c.call("COMMAND", "GETKEYS", "MSETEX", "3", "a", "1", "b", "2", "c", "3",
+                         "NX", "EX", "5")) == [b"a", b"b", b"c"]
+    assert decode(c.call("COMMAND", "GETKEYS", "DELEX", "k", "IFEQ", "v")) == [b"k"]
+    assert decode(c.call("COMMAND", "GETKEYS", "SET", "k", "v", "IFDEQ", HELLO_DIGEST)) == [b"k"]
+    cat = decode(c.call("ACL", "CAT", "string"))
+    assert {b"delex", b"digest", b"msetex"} <= set(cat)
+    set_doc = as_map(as_map(c.v("COMMAND", "DOCS", "set"))["set"])
+    assert ["8.4.0", "`IFEQ`, `IFNE`, `IFDEQ` and `IFDNE` conditions introduced."] in (
+        set_doc["history"]
+    )
+    # A user without @string cannot run them.
+    c.call("ACL", "SETUSER", "nostr", "on", "nopass", "~*", "+@all", "-@string")
+    try:
+        user = Conn(*_address(c))
+        user.call("AUTH", "nostr", "x")
+        for cmd in (("DELEX", "k"), ("DIGEST", "k"), ("MSETEX", "1", "k", "v")):
+            assert user.call(*cmd).startswith(b"-NOPERM"), cmd
+        user.close()
+        # Every key of MSETEX is checked against the user's key patterns, not only the
+        # first one (Redis 8.6 fixed its key-pattern bypass, redis/redis#14659).
+        c.call("ACL", "SETUSER", "akeys", "on", "nopass", "~a*", "+@all")
+        user = Conn(*_address(c))
+        user.call("AUTH", "akeys", "x")
+        assert user.call("MSETEX", "2", "a1", "v", "a2", "v", "KEEPTTL") == integer(1)
+        assert user.call("MSETEX", "2", "a1", "v", "b1", "v", "KEEPTTL").startswith(b"-NOPERM")
+        assert user.call("MSETEX", "2", "a1", "v", "a2", "b1", "NX") == integer(0)
+        assert c.call("EXISTS", "b1") == integer(0)
+        user.close()
+    finally:
+        c.call("ACL", "DELUSER", "nostr", "akeys")
+
+
+def _address(c: Conn) -> tuple[str, int]:
+    host, port = c.sock.getpeername()[:2]
+    return host, port
+
+
+def _events(watcher: Conn, n: int) -> list[tuple[bytes, bytes]]:
+    """The next ``n`` keyevent messages as (event, key)."""
+    out = []
+    for _ in range(n):
+        message = decode(watcher.read_reply())
+        out.append((message[2].split(b":", 1)[1], message[3]))
+    return out
+
+
+@pytest.mark.redis_version("8.4")
+def test_keyspace_events_of_the_new_string_commands(xs: Conn) -> None:
+    c = xs
+    watcher = Conn(*_address(c))
+    c.call("CONFIG", "SET", "notify-keyspace-events", "E$g")
+    try:
+        watcher.call("PSUBSCRIBE", "__keyevent@0__:*")
+        c.call("SET", "k", "v")
+        c.call("SET", "k", "w", "IFEQ", "nope")  # refused: no event
+        c.call("SET", "k", "w", "IFEQ", "v", "EX", "10")
+        c.call("DELEX", "k", "IFNE", "w")  # refused
+        c.call("DELEX", "k", "IFDNE", EMPTY_DIGEST)
+        c.call("MSETEX", "2", "a", "1", "b", "2", "NX", "PX", "100")
+        c.call("MSETEX", "1", "a", "1", "NX")  # refused
+        c.call("DIGEST", "a")  # a read
+        c.call("MSETEX", "1", "a", "2")
+        c.call("DELEX", "b")
+        assert _events(watcher, 10) == [
+            (b"set", b"k"), (b"set", b"k"), (b"expire", b"k"), (b"del", b"k"),
+            (b"set", b"a"), (b"expire", b"a"), (b"set", b"b"), (b"expire", b"b"),
+            (b"set", b"a"), (b"del", b"b"),
+        ]
+    finally:
+        c.call("CONFIG", "SET", "notify-keyspace-events", "")
+        watcher.close()
+
+
+@pytest.mark.redis_version("8.4")
+def test_changes_counted_watch_and_tracking(xs: Conn) -> None:
+    c = xs
+    other = Conn(*_address(c))
+    try:
+        c.call("SET", "k", "v")
+        before = c.dirty()
+        c.call("SET", "k", "x", "IFEQ", "nope")
+        c.call("SET", "k", "x", "NX")
+        c.call("DELEX", "k", "IFEQ", "nope")
+        c.call("MSETEX", "2", "k", "1", "z", "2", "XX")
+        assert c.dirty() == before  # refused writes change nothing
+        c.call("SET", "k", "x", "IFEQ", "v")
+        c.call("MSETEX", "2", "k", "1", "z", "2")
+        c.call("DELEX", "z")
+        assert c.dirty() == before + 4  # MSETEX counts each key, as MSET does
+        # WATCH sees a compare-and-set, a compare-and-delete and MSETEX.
+        for write in (("SET", "k", "y", "IFNE", "q"), ("DELEX", "k", "IFEQ", "y"),
+                      ("MSETEX", "1", "k", "m")):
+            c.call("WATCH", "k")
+            other.call(*write)
+            c.call("MULTI")
+            c.call("GET", "k")
+            assert c.call("EXEC") == (b"_\r\n" if c.resp == 3 else b"*-1\r\n"), write
+        # A refused one leaves the transaction alone.
+        c.call("WATCH", "k")
+        other.call("SET", "k", "y", "IFEQ", "nope")
+        other.call("DELEX", "k", "IFNE", "m")
+        c.call("MULTI")
+        c.call("GET", "k")
+        assert c.call("EXEC") == b"*1\r\n$1\r\nm\r\n"
+        if c.resp == 3:
+            # Client-side caching: DELEX invalidates a key this client read.
+            c.call("CLIENT", "TRACKING", "on")
+            c.call("GET", "k")
+            other.call("DELEX", "k", "IFEQ", "m")
+            assert c.call("PING") == b">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\nk\r\n"
+            assert c.read_reply() == b"+PONG\r\n"
+            c.call("CLIENT", "TRACKING", "off")
+    finally:
+        other.close()
+
+
+@pytest.mark.redis_version("8.4")
+def test_new_string_commands_in_multi_and_scripts(xs: Conn) -> None:
+    c = xs
+    c.call("MULTI")
+    c.call("MSETEX", "2", "a", "1", "b", "2", "EX", "100")
+    c.call("SET", "a", "Hello world", "IFEQ", "1")
+    c.call("DIGEST", "a")
+    c.call("DELEX", "b", "IFDEQ", "0" * 16)
+    c.call("DELEX", "b", "IFEQ", "2")
+    c.call("SET", "a", "4", "IFDEQ", "short")
+    assert c.call("EXEC") == (
+        b"*6\r\n:1\r\n+OK\r\n" + bulk(HELLO_DIGEST) + b":0\r\n:1\r\n" + BAD_DIGEST
+    )
+    # A syntax error found when queueing is only the arity check's: the rest runs in EXEC.
+    c.call("MULTI")
+    assert c.call("MSETEX", "1", "a") == (
+        b"-ERR wrong number of arguments for 'msetex' command\r\n"
+    )
+    assert c.call("EXEC").startswith(b"-EXECABORT")
+    # redis.call goes through the same dispatcher.
+    script = (
+        "local ok = redis.call('SET', KEYS[1], ARGV[2], 'IFDEQ', redis.call('DIGEST', KEYS[1]))\n"
+        "return {ok, redis.call('GET', KEYS[1]), redis.call('DELEX', KEYS[1], 'IFNE', ARGV[2]),"
+        " redis.call('DELEX', KEYS[1], 'IFEQ', ARGV[2]),"
+        " redis.call('MSETEX', 1, KEYS[1], ARGV[1], 'XX')}"
+    )
+    assert decode(c.call("EVAL", script, "1", "a", "v1", "v2")) == [
+        b"OK", b"v2", 0, 1, 0,
+    ]
+    assert c.call("EVAL", "return redis.pcall('SET', KEYS[1], 'x', 'IFDNE', 'zz')", "1", "a") == (
+        BAD_DIGEST
+    )
+    assert c.call("EVAL", "return redis.call('DIGEST', KEYS[1])", "1", "a") == (
+        b"_\r\n" if c.resp == 3 else b"$-1\r\n"
+    )
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def rpy(
+    resplite_instance: ServerHandle, resplite_clock: ClockControl, request: pytest.FixtureRequest
+) -> Iterator[redis.Redis]:
+    """redis-py on a flushed resplite alone with its clock frozen at T0, in RESP2 then RESP3;
+    its experimental-command warnings (redis-py 8 marks DELEX, DIGEST and SET's comparisons
+    so) silenced."""
+    resplite_clock.freeze()
+    resplite_clock.set(T0)
+    client = redis.Redis(host=resplite_instance.host, port=resplite_instance.port,
+                         protocol=request.param)
+    client.flushall()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        yield client
+    client.close()
+    resplite_clock.reset()
+
+
+@pytest.mark.redis_version("8.4")
+def test_redis_py_compare_and_set(rpy: redis.Redis) -> None:
+    r = rpy
+    assert r.set("k", "Hello world") is True
+    assert r.digest("k") == HELLO_DIGEST.encode()
+    assert r.digest("nokey") is None
+    assert r.set("k", "v2", ifeq="nope") is None
+    assert r.set("k", "v2", ifdeq=HELLO_DIGEST, px=2000) is True
+    assert r.pttl("k") == 2000
+    assert r.set("k", "v3", ifne="v2") is None
+    assert r.set("k", "v3", ifdne=PADDED_DIGEST, get=True) == b"v2"
+    assert r.get("k") == b"v3"
+    assert r.delex("k", ifne="v3") == 0
+    assert r.delex("k", ifeq="v3") == 1
+    assert r.delex("k") == 0
+    with pytest.raises(redis.ResponseError, match="16 hexadecimal"):
+        r.set("k", "v", ifdeq="abc")
+    r.lpush("l", "a")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.delex("l", ifeq="a")
+    with pytest.raises(redis.ResponseError, match="WRONGTYPE"):
+        r.digest("l")
+
+
+@pytest.mark.redis_version("8.4")
+def test_redis_py_msetex(rpy: redis.Redis) -> None:
+    r = rpy
+    assert r.msetex({"a": "1", "b": "2"}, ex=30) == 1
+    assert r.ttl("a") == 30 and r.ttl("b") == 30
+    assert r.msetex({"a": "x", "c": "y"}, data_persist_option=DataPersistOptions.NX) == 0
+    assert r.msetex({"a": "3", "b": "4"}, data_persist_option=DataPersistOptions.XX,
+                    keepttl=True) == 1
+    assert r.mget("a", "b", "c") == [b"3", b"4", None]
+    assert r.ttl("b") == 30
+    assert r.msetex({"c": "5"}, pxat=T0 + 1234) == 1
+    assert r.pttl("c") == 1234
+
+
+def _release(r: redis.Redis, name: str, token: str) -> bool:
+    """Release a lock only while it is still ours: one DELEX instead of a Lua script."""
+    return r.delex(name, ifeq=token) == 1
+
+
+def _extend(r: redis.Redis, name: str, token: str, ms: int) -> bool:
+    """Push a held lock's expiry out, only while it is still ours."""
+    return r.set(name, token, ifeq=token, px=ms) is True
+
+
+@pytest.mark.redis_version("8.4")
+def test_lock_release_by_compare_and_delete(
+    rpy: redis.Redis, resplite_clock: ClockControl
+) -> None:
+    r = rpy
+    # Client A takes the lock; B cannot, nor can it release A's.
+    assert r.set("lock", "token-a", nx=True, px=1000) is True
+    assert r.set("lock", "token-b", nx=True, px=1000) is None
+    assert _release(r, "lock", "token-b") is False
+    assert _extend(r, "lock", "token-a", 5000) is True
+    assert r.pttl("lock") == 5000
+    # A's lease runs out while it is paused; B takes the lock; A's late release is refused.
+    resplite_clock.advance(5001)
+    assert r.set("lock", "token-b", nx=True, px=1000) is True
+    assert _extend(r, "lock", "token-a", 5000) is False
+    assert _release(r, "lock", "token-a") is False
+    assert r.get("lock") == b"token-b"
+    assert _release(r, "lock", "token-b") is True
+    assert r.exists("lock") == 0
+    # redis-py's own Lock still works next to it (its Lua scripts), and DELEX can free it.
+    lock = r.lock("lock2", timeout=10)
+    assert lock.acquire(blocking=False)
+    token = lock.local.token
+    assert isinstance(token, bytes)
+    assert r.delex("lock2", ifeq=token) == 1
+    assert not lock.owned()

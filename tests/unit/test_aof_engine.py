@@ -186,6 +186,40 @@ def test_hash_field_expiry_restore_and_spop_are_logged_resolved(setup: Setup) ->
     assert logged[-1] == [b"SREM", b"set", b"m"]
 
 
+def test_compare_and_set_delex_and_msetex_are_logged_as_what_they_did(setup: Setup) -> None:
+    state, client, _, _ = setup
+    run = state.dispatcher.execute
+    run(client, [b"SET", b"k", b"v"])
+    run(client, [b"SET", b"k", b"w", b"IFEQ", b"nope"])  # refused: not logged
+    run(client, [b"SET", b"k", b"w", b"IFEQ", b"v", b"GET"])
+    run(client, [b"SET", b"k", b"x", b"ifdne", b"0" * 16, b"KEEPTTL"])
+    run(client, [b"SET", b"k", b"y", b"IFNE", b"EX", b"EX", b"100"])  # a value named EX
+    run(client, [b"SET", b"k", b"z", b"NX"])  # refused: not logged
+    run(client, [b"DELEX", b"k", b"IFEQ", b"nope"])  # refused: not logged
+    run(client, [b"DELEX", b"k", b"IFEQ", b"y"])
+    run(client, [b"MSETEX", b"2", b"a", b"1", b"b", b"2", b"NX", b"EX", b"100"])
+    run(client, [b"MSETEX", b"1", b"a", b"3", b"XX", b"PXAT", b"99999999999999"])
+    run(client, [b"MSETEX", b"1", b"c", b"4", b"KEEPTTL"])
+    run(client, [b"MSETEX", b"1", b"a", b"5", b"NX"])  # refused: not logged
+    run(client, [b"LPUSH", b"l", b"e"])
+    run(client, [b"DELEX", b"l"])
+    logged = _logged(state)[1:]
+    expires = state.keyspace[0].expires
+    assert logged == [
+        [b"SET", b"k", b"v"],
+        [b"SET", b"k", b"w", b"GET"],
+        [b"SET", b"k", b"x", b"KEEPTTL"],
+        [b"SET", b"k", b"y", b"PXAT", logged[3][4]],
+        [b"DEL", b"k"],
+        [b"MSETEX", b"2", b"a", b"1", b"b", b"2", b"NX", b"PXAT", b"%d" % expires[b"b"]],
+        [b"MSETEX", b"1", b"a", b"3", b"XX", b"PXAT", b"99999999999999"],
+        [b"MSETEX", b"1", b"c", b"4", b"KEEPTTL"],
+        [b"LPUSH", b"l", b"e"],
+        [b"DEL", b"l"],
+    ]
+    assert int(logged[3][4]) > 0
+
+
 def test_a_failed_write_refuses_writes_until_it_succeeds(setup: Setup) -> None:
     import os
 
