@@ -170,8 +170,11 @@ def _checked_digest(arg: bytes) -> bytes:
 
 def _compare(value: bytes, flags: int, against: bytes) -> bool:
     """Whether the comparison condition in ``flags`` holds for the present string
-    ``value`` (``against`` is already checked and lower-cased for a digest)."""
-    equal = (value if flags & (_IFEQ | _IFNE) else digest(value)) == against
+    ``value``; a digest argument is checked first (the digest error)."""
+    if flags & (_IFEQ | _IFNE):
+        equal = value == against
+    else:
+        equal = digest(value) == _checked_digest(against)
     return equal if flags & (_IFEQ | _IFDEQ) else not equal
 
 
@@ -206,9 +209,6 @@ def set_(client: Client, argv: list[bytes]) -> Any:
             server.notify(STRING, b"set", key, db.index)
         return OK
     flags, expire_arg, compare = _parse_options(argv, _SET_OPTIONS, 3)
-    if flags & (_IFDEQ | _IFDNE):
-        assert compare is not None
-        compare = _checked_digest(compare)
     when = _expire_at(client, flags, expire_arg, "set")
     key = argv[1]
     old = _string(lookup_read(client, key)) if flags & _GET else None
@@ -221,6 +221,8 @@ def set_(client: Client, argv: list[bytes]) -> Any:
             assert compare is not None
             value = _string(current)  # WRONGTYPE for another type
             assert value is not None
+            # A digest is checked only when there is a value to compare it with: on a
+            # missing key IFDEQ answers null and IFDNE sets, whatever the argument.
             proceed = _compare(value, flags, compare)
         else:
             proceed = not flags & _NX
@@ -558,36 +560,38 @@ def setrange(client: Client, argv: list[bytes]) -> int:
 # -- compare-and-delete, digests (Redis 8.4) -----------------------------------------------------
 
 
+_DELEX_CONDITIONS = {b"IFEQ": _IFEQ, b"IFNE": _IFNE, b"IFDEQ": _IFDEQ, b"IFDNE": _IFDNE}
+
+
 @command("delex", counts_changes=True)
 def delex(client: Client, argv: list[bytes]) -> int:
     """DELEX key [IFEQ value | IFNE value | IFDEQ digest | IFDNE digest]: 1 when the key was
     deleted. Without a condition any type goes; with one the key must hold a string.
-    Logged in the append-only file as ``DEL key`` (:mod:`resplite.engine.propagate`)."""
+    Logged in the append-only file as ``DEL key`` (:mod:`resplite.engine.propagate`).
+
+    Redis's order: the argument count (two or four, else the arity error), then the key
+    (missing: 0 whatever the condition), then the condition's name, the type and the
+    digest's form."""
     n = len(argv)
     if n != 2 and n != 4:
-        raise CommandError(errors.SYNTAX)
+        raise CommandError(errors.wrong_arity("delex"))
     key = argv[1]
     current = lookup(client, key)
     if current is None:
         return 0
     if n == 4:
-        condition = argv[2].upper()
-        flag = {b"IFEQ": _IFEQ, b"IFNE": _IFNE, b"IFDEQ": _IFDEQ, b"IFDNE": _IFDNE}.get(
-            condition
-        )
+        flag = _DELEX_CONDITIONS.get(argv[2].upper())
         if flag is None:
-            raise CommandError(errors.SYNTAX)
+            raise CommandError(errors.DELEX_CONDITION)
         value = _string(current)  # WRONGTYPE for another type
         assert value is not None
-        against = _checked_digest(argv[3]) if flag & (_IFDEQ | _IFDNE) else argv[3]
-        if not _compare(value, flag, against):
+        if not _compare(value, flag, argv[3]):
             return 0
     db = client.db
     server = client.server
     if server.config["lazyfree-lazy-user-del"]:
-        value = db.pop(key)
         # A large value is freed after the reply (see resplite.engine.lazyfree).
-        server.lazyfree.maybe_defer(value)
+        server.lazyfree.maybe_defer(db.pop(key))
     else:
         db.delete(key)
     db.signal_modified(key)

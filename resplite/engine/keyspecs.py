@@ -13,9 +13,10 @@ result invalid, and specs flagged ``NOT_KEY`` are skipped unless asked for. Wher
 fall back to a command's own key callback because the specs fail, SORT and SORT_RO have
 theirs here; for every other command resplite implements the line then has no keys (which
 is what their callbacks answer for such lines); a command whose key flags vary with its
-arguments (``VARIABLE_FLAGS``: SET with or without GET) has a small rule here. COMMAND
-GETKEYS, GETKEYSANDFLAGS and anything else that needs a command's keys (cluster-aware
-clients, WATCH-like bookkeeping) read them through :func:`command_keys`.
+arguments (``VARIABLE_FLAGS``: SET with or without GET or a comparison, DELEX with or
+without a condition) has a small rule here. COMMAND GETKEYS, GETKEYSANDFLAGS and anything
+else that needs a command's keys (cluster-aware clients, WATCH-like bookkeeping) read them
+through :func:`command_keys`.
 
 Positions are indexes into ``argv`` with ``argv[0]`` the command name, as in Redis.
 """
@@ -143,17 +144,33 @@ def has_keys(command: CommandSpec) -> bool:
     return any("NOT_KEY" not in spec.flags for spec in command.key_specs)
 
 
+_COMPARISONS = frozenset({b"ifeq", b"ifne", b"ifdeq", b"ifdne"})
+
+
 def _set_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
-    # SET reads the old value only with GET (from the fourth argument on, any case).
-    if any(arg.lower() == b"get" for arg in argv[3:]):
+    # SET returns the old value with GET (from the fourth argument on, any case) and needs it
+    # to compare with IFEQ / IFNE / IFDEQ / IFDNE (Redis 8.4); otherwise it overwrites blindly.
+    words = [arg.lower() for arg in argv[3:]]
+    if b"get" in words:
         return [KeyRef(1, ("RW", "ACCESS", "UPDATE"))]
+    if _COMPARISONS.intersection(words):
+        return [KeyRef(1, ("RW", "UPDATE"))]
     return [KeyRef(1, ("OW", "UPDATE"))]
+
+
+def _delex_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
+    # DELEX with a condition reads the value before it removes the key; without one it is
+    # DEL of one key.
+    if len(argv) > 2:
+        return [KeyRef(1, ("RW", "DELETE"))]
+    return [KeyRef(1, ("RM", "DELETE"))]
 
 
 # Commands whose key specs carry VARIABLE_FLAGS: Redis asks the command itself for the flags
 # of this very line, and so do we.
 _VARIABLE_FLAG_KEYS: dict[str, Callable[[CommandSpec, Sequence[bytes]], list[KeyRef]]] = {
     "set": _set_keys,
+    "delex": _delex_keys,
 }
 
 

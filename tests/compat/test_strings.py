@@ -490,6 +490,12 @@ def test_set_ifdeq_and_ifdne_compare_the_digest(xs: Conn) -> None:
         assert c.call("SET", "p", "r", "IFDEQ", bad) == BAD_DIGEST
         assert c.call("SET", "p", "r", "IFDNE", bad) == BAD_DIGEST
     assert c.call("GET", "p") == bulk("q")
+    # ... but it is checked only against a value: a missing key or another type answer as
+    # they would for any digest (Redis's own tests use "1234567890" there).
+    assert c.call("SET", "none", "x", "IFDEQ", "1234567890") == null(c)
+    assert c.call("SET", "none", "x", "IFDNE", "1234567890") == OK_REPLY
+    c.call("SADD", "set", "m")
+    assert c.call("SET", "set", "x", "IFDEQ", "1234567890") == WRONGTYPE
 
 
 @pytest.mark.redis_version("8.4")
@@ -534,9 +540,12 @@ def test_set_condition_syntax(xs: Conn) -> None:
         ("IFEQ", "v", "EX"), ("IFEQ", "v", "BOGUS"),
     ):
         assert c.call("SET", "k", "x", *args) == SYNTAX, args
-    # Syntax comes before the digest's check, which comes before the expiry's.
+    # Syntax comes first, then the expiry, then (on a string value) the digest.
     assert c.call("SET", "k", "x", "IFDEQ", "short", "NX") == SYNTAX
-    assert c.call("SET", "k", "x", "IFDEQ", "short", "EX", "0") == BAD_DIGEST
+    assert c.call("SET", "k", "x", "IFDEQ", "short", "EX", "0") == (
+        b"-ERR invalid expire time in 'set' command\r\n"
+    )
+    assert c.call("SET", "k", "x", "IFDEQ", "short", "EX", "10") == BAD_DIGEST
     assert c.call("SET", "k", "x", "IFEQ", "v", "EX", "0") == (
         b"-ERR invalid expire time in 'set' command\r\n"
     )
@@ -565,20 +574,26 @@ def test_delex(xs: Conn) -> None:
         expected = 1 if cond in ("IFEQ", "IFDNE") else 0
         assert c.call("DELEX", "k", cond, arg) == integer(expected), cond
         assert c.call("EXISTS", "k") == integer(1 - expected)
-    # A missing key is 0 whatever the condition.
+    # A missing key is 0 whatever the condition, its name or the digest's form.
     assert c.call("DELEX", "nokey", "IFNE", "x") == integer(0)
+    assert c.call("DELEX", "nokey", "IFDEQ", "1234567890") == integer(0)
+    assert c.call("DELEX", "nokey", "BOGUS", "x") == integer(0)
     # Conditions need a string.
     c.call("HSET", "h", "f", "v")
     assert c.call("DELEX", "h", "IFEQ", "v") == WRONGTYPE
     assert c.call("DELEX", "h", "IFDNE", HELLO_DIGEST) == WRONGTYPE
     assert c.call("EXISTS", "h") == integer(1)
     c.call("SET", "k", "x")
-    assert c.call("DELEX", "k", "IFEQ") == SYNTAX
-    assert c.call("DELEX", "k", "BOGUS", "x") == SYNTAX
-    assert c.call("DELEX", "k", "IFEQ", "x", "extra") == SYNTAX
+    # Two or four arguments, else the arity error, before the key is looked up.
+    arity = b"-ERR wrong number of arguments for 'delex' command\r\n"
+    for key in ("k", "nokey"):
+        assert c.call("DELEX", key, "IFEQ") == arity
+        assert c.call("DELEX", key, "IFEQ", "x", "extra") == arity
+    assert c.call("DELEX") == arity
+    assert c.call("DELEX", "k", "BOGUS", "x") == b"-ERR Invalid condition\r\n"
+    assert c.call("DELEX", "k", "IF", "x") == b"-ERR Invalid condition\r\n"
     assert c.call("DELEX", "k", "IFDEQ", "abc") == BAD_DIGEST
     assert c.call("DELEX", "k", "IFDNE", "z" * 16) == BAD_DIGEST
-    assert c.call("DELEX") == b"-ERR wrong number of arguments for 'delex' command\r\n"
     assert c.call("EXISTS", "k") == integer(1)
 
 
@@ -665,6 +680,18 @@ def test_new_string_commands_in_command_info_getkeys_and_acl(xs: Conn) -> None:
                          "NX", "EX", "5")) == [b"a", b"b", b"c"]
     assert decode(c.call("COMMAND", "GETKEYS", "DELEX", "k", "IFEQ", "v")) == [b"k"]
     assert decode(c.call("COMMAND", "GETKEYS", "SET", "k", "v", "IFDEQ", HELLO_DIGEST)) == [b"k"]
+    # The key's flags follow the arguments: a comparison reads the value (Redis 8.4's
+    # VARIABLE_FLAGS for SET IF* and DELEX).
+    flags = {
+        args: decode(c.call("COMMAND", "GETKEYSANDFLAGS", *args))[0][1]
+        for args in (("SET", "k", "v"), ("SET", "k", "v", "IFEQ", "x"),
+                     ("SET", "k", "v", "IFNE", "x", "GET"), ("DELEX", "k"),
+                     ("DELEX", "k", "IFEQ", "v"))
+    }
+    assert list(flags.values()) == [
+        [b"OW", b"update"], [b"RW", b"update"], [b"RW", b"access", b"update"],
+        [b"RM", b"delete"], [b"RW", b"delete"],
+    ]
     cat = decode(c.call("ACL", "CAT", "string"))
     assert {b"delex", b"digest", b"msetex"} <= set(cat)
     set_doc = as_map(as_map(c.v("COMMAND", "DOCS", "set"))["set"])
@@ -806,9 +833,11 @@ def test_new_string_commands_in_multi_and_scripts(xs: Conn) -> None:
     assert decode(c.call("EVAL", script, "1", "a", "v1", "v2")) == [
         b"OK", b"v2", 0, 1, 0,
     ]
+    c.call("SET", "a", "v")
     assert c.call("EVAL", "return redis.pcall('SET', KEYS[1], 'x', 'IFDNE', 'zz')", "1", "a") == (
         BAD_DIGEST
     )
+    c.call("DEL", "a")
     assert c.call("EVAL", "return redis.call('DIGEST', KEYS[1])", "1", "a") == (
         b"_\r\n" if c.resp == 3 else b"$-1\r\n"
     )
@@ -848,6 +877,7 @@ def test_redis_py_compare_and_set(rpy: redis.Redis) -> None:
     assert r.delex("k", ifne="v3") == 0
     assert r.delex("k", ifeq="v3") == 1
     assert r.delex("k") == 0
+    r.set("k", "v")
     with pytest.raises(redis.ResponseError, match="16 hexadecimal"):
         r.set("k", "v", ifdeq="abc")
     r.lpush("l", "a")
