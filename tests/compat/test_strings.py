@@ -937,3 +937,33 @@ def test_lock_release_by_compare_and_delete(
     assert isinstance(token, bytes)
     assert r.delex("lock2", ifeq=token) == 1
     assert not lock.owned()
+
+
+@pytest.mark.redis_version("8.4")
+def test_msetex_keys_route_in_a_cluster() -> None:
+    """Every MSETEX key counts for slot routing: keys of two slots are CROSSSLOT, keys of
+    another node's slot are MOVED, keys sharing a hash tag of this node's slots are set."""
+    import resplite
+
+    with resplite.serve(port=0, cluster=3) as handle:
+        c = Conn(handle.host, handle.port)
+        try:
+            assert c.call("MSETEX", "2", "{a}1", "x", "{b}1", "y") == (
+                b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"
+            )
+            ranges = decode(c.call("CLUSTER", "SLOTS"))
+
+            def owner(tag: str) -> int:
+                slot = decode(c.call("CLUSTER", "KEYSLOT", tag))
+                return next(r[2][1] for r in ranges if r[0] <= slot <= r[1])
+
+            tags = [f"{{t{i}}}" for i in range(50)]
+            here = next(t for t in tags if owner(t) == handle.port)
+            there = next(t for t in tags if owner(t) != handle.port)
+            assert c.call("MSETEX", "2", here + "a", "1", here + "b", "2", "EX", "5") == (
+                integer(1)
+            )
+            assert 0 < decode(c.call("PTTL", here + "b")) <= 5000
+            assert c.call("MSETEX", "1", there + "a", "1").startswith(b"-MOVED ")
+        finally:
+            c.close()
