@@ -268,3 +268,21 @@ def test_doctor_report_structure(state: ServerState) -> None:
                         "period 1.00 sec). Worst all time event 7ms.")
     assert "slowlog-log-slower-than 5000" in report  # 10 ms slow log > 5 ms threshold
     assert "'CONFIG SET hz 100'" in report
+
+
+def test_eviction_samples_the_cycle_and_each_deletion(
+        state: ServerState, monkeypatch: pytest.MonkeyPatch) -> None:
+    from resplite.engine import evict
+
+    for i in range(20):
+        assert _run(state, b"SET", b"k%d" % i, b"x" * 1000) is OK
+    state.config.set("latency-monitor-threshold", "1")
+    state.config.set("maxmemory-policy", "allkeys-random")
+    state.config.set("maxmemory", str(state.used_memory() - 5000))
+    # The evictor's clock moves 2 ms per reading: every deletion and the run reach 1 ms.
+    ticks = iter(range(0, 10**12, 2_000_000))
+    monkeypatch.setattr(evict, "_now_ns", lambda: next(ticks))
+    state.evictor.perform()
+    events = {name: latest for name, _, latest, _ in state.latency.latest()}
+    assert events[b"eviction-del"] == 2
+    assert events[b"eviction-cycle"] >= 4
