@@ -375,12 +375,13 @@ def _modules(state: ServerState) -> Lines:
 def _commandstats(state: ServerState) -> Lines:
     lines: Lines = []
     for name, stats in state.command_stats.items():
-        if not (stats.calls or stats.failed_calls or stats.rejected_calls):
+        calls = stats.calls  # (a sum: see CommandStats)
+        if not (calls or stats.failed_calls or stats.rejected_calls):
             continue
-        per_call = stats.usec / stats.calls if stats.calls else 0.0
+        per_call = stats.usec / calls if calls else 0.0
         lines.append((
             f"cmdstat_{name}",
-            f"calls={stats.calls},usec={stats.usec},usec_per_call={per_call:.2f},"
+            f"calls={calls},usec={stats.usec},usec_per_call={per_call:.2f},"
             f"rejected_calls={stats.rejected_calls},failed_calls={stats.failed_calls}",
         ))
     return lines
