@@ -9,7 +9,7 @@ events resplite has, under Redis's names: ``command`` and ``fast-command`` (a co
 own run, by its ``fast`` flag), ``expire-cycle`` (one active-expiry pass of the cron),
 ``eviction-cycle`` and ``eviction-del`` (an eviction run under ``maxmemory``, and each
 key it deletes), ``aof-write`` with ``aof-write-alone`` / ``aof-write-active-child`` (a
-write of the append-only buffer, with or without a rewrite child running),
+write of the append-only buffer, with or without a rewrite or save child running),
 ``aof-fsync-always``, ``aof-rename`` (installing a rewritten base) and ``fork``.
 
 A series keeps the latest 160 samples, at most one per second of the server clock (a
@@ -24,8 +24,9 @@ nanoseconds, clamped to 1 ns .. 1 s, counted in the layout of :mod:`resplite.alg
 Recording is the dispatcher's per-request cost, so it is kept to one list increment: the
 durations under :data:`DIRECT_US` microseconds (nearly every command) are counted per
 microsecond in ``direct``, which the dispatcher indexes with the duration itself (an
-``IndexError`` sends a longer one to :meth:`CommandHistogram.record_us`, which counts it
-at its HDR counter). The exact HDR counts are rebuilt from both when the histogram is read.
+``IndexError`` sends a longer one, through ``CommandStats.record_long``, to
+:meth:`CommandHistogram.record_us`, which counts it at its HDR counter). The exact HDR
+counts are rebuilt from both when the histogram is read.
 While ``latency-tracking`` is off the dispatcher counts into another list of the command's
 statistics, so switching tracking costs nothing per request; the counts kept stay visible
 to LATENCY HISTOGRAM, as in Redis. The two lists together are the command's call count
