@@ -84,6 +84,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "memory": ("usage", "stats", "doctor", "help"),
     "lolwut": (),
     "slowlog": ("get", "len", "reset", "help"),
+    "latency": ("latest", "history", "graph", "doctor", "reset", "histogram", "help"),
     "acl": (
         "whoami", "cat", "users", "help", "setuser", "getuser", "deluser", "list", "genpass",
         "log", "dryrun", "save", "load",

@@ -28,6 +28,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     hashes_expiry,
     hyperloglog,
     introspection,
+    latency,
     lists,
     migrate,
     module,

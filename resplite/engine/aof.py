@@ -401,10 +401,12 @@ class Aof:
         if self.fd < 0:
             return
         view = memoryview(data)
+        started = time.perf_counter_ns()
         try:
             while view:
                 written = os.write(self.fd, view)
                 view = view[written:]
+            self._sample_write(time.perf_counter_ns() - started)
         except OSError as exc:
             # Kept, and retried with what follows (the cron tries again); meanwhile writes
             # are refused with MISCONF, as Redis does.
@@ -419,11 +421,23 @@ class Aof:
         self.current_size += len(data)
         policy = self.state.config["appendfsync"]
         if policy == "always":
+            started = time.perf_counter_ns()
             self._fsync()
+            self.state.latency.sample_ns("aof-fsync-always", time.perf_counter_ns() - started)
         elif policy == "everysec":
             self.unsynced = True
             if self.timer is None:
                 self.timer = self.state.scheduler.call_later(1.0, self._everysec)
+
+    def _sample_write(self, elapsed_ns: int) -> None:
+        """The latency monitor's aof-write, and which of Redis's kinds of write it was (no
+        fsync runs in the background here, so never aof-write-pending-fsync)."""
+        latency = self.state.latency
+        if elapsed_ns < latency.trigger_ns:
+            return
+        busy = self.child is not None or self.state.persistence.child is not None
+        latency.sample_ns("aof-write-active-child" if busy else "aof-write-alone", elapsed_ns)
+        latency.sample_ns("aof-write", elapsed_ns)
 
     def _failed_write(self, exc: OSError) -> None:
         message = exc.strerror or str(exc)
@@ -472,12 +486,15 @@ class Aof:
         self._open_new_incr()
         incr_seq = self.files[-1].seq
         temp = self._path(f"temp-rewriteaof-bg-{os.getpid()}.aof")
+        started = time.perf_counter_ns()
         try:
             pid = os.fork()
         except OSError as exc:
             log.warning("Can't rewrite append only file in background: fork: %s", exc)
             self._rewrite_failed()
             return False
+        if pid:
+            self.state.latency.sample_ns("fork", time.perf_counter_ns() - started)
         if pid == 0:  # pragma: no cover - runs in the child, which exits
             code = 1
             try:
@@ -549,7 +566,9 @@ class Aof:
         old = [f for f in self.files if f.seq != child.incr_seq or f.kind != INCR]
         current = [f for f in self.files if f.seq == child.incr_seq and f.kind == INCR]
         try:
+            started = time.perf_counter_ns()
             os.replace(child.temp, self._path(base))
+            self.state.latency.sample_ns("aof-rename", time.perf_counter_ns() - started)
             fsync_dir(self.folder)
             self._persist_manifest([AofFile(base, child.base_seq, BASE), *current])
         except OSError as exc:

@@ -656,7 +656,7 @@ DIRECTIVES: dict[str, Directive] = {
                   lambda v: " ".join(map(str, v)),
                   multi=lambda words: parse_oom_values(" ".join(words))),
         Directive("latency-tracking-info-percentiles", (50.0, 99.0, 99.9), parse_percentiles,
-                  format_percentiles, effect=False,
+                  format_percentiles,
                   multi=lambda words: parse_percentiles(" ".join(words))),
         Directive("replicaof", "", parse_replicaof, mutable=False, effect=False,
                   multi=lambda words: parse_replicaof(" ".join(words))),

@@ -24,11 +24,13 @@
    ``client-query-buffer-limit``: past it the client is told and closed);
 9. the handler runs; a :class:`CommandError` becomes one error reply, and any other exception
    is logged with its traceback and answered with one error reply, never more. Commands at
-   least ``slowlog-log-slower-than`` long enter the slow log. Then, as in Redis's ``call()``,
+   least ``slowlog-log-slower-than`` long enter the slow log, those of at least
+   ``latency-monitor-threshold`` ms the latency monitor (``command`` / ``fast-command``),
+   and every duration goes into the command's latency histogram. Then, as in Redis's ``call()``,
    a tracking client's read keys are remembered and MONITOR clients are shown the command.
 
 A refusal inside MULTI marks the transaction so that EXEC answers EXECABORT, as Redis does.
-Per-command statistics (INFO commandstats / errorstats) are kept here.
+Per-command statistics (INFO commandstats / errorstats / latencystats) are kept here.
 """
 
 from __future__ import annotations
@@ -124,6 +126,23 @@ class Dispatcher:
         # While a fault is set every command takes the general path, which consults the
         # faults; with none set the fast path is untouched (see resplite.engine.faults).
         server.faults.on_change = self._faults_changed
+        # The shortest duration the slow log or the latency monitor wants to see: one
+        # comparison per request covers both (kept current after their own hooks ran).
+        self.latency = server.latency
+        self.watch_ns = 0
+        self._set_watch()
+        server.config.on_change("slowlog-log-slower-than", self._set_watch)
+        server.config.on_change("latency-monitor-threshold", self._set_watch)
+
+    def _set_watch(self, name: str = "", value: object = None) -> None:
+        self.watch_ns = min(self.slowlog.trigger_ns, self.latency.trigger_ns)
+
+    def _slow(self, client: Client, spec: CommandSpec, argv: list[bytes],
+              elapsed: int) -> None:
+        """A call at least as long as the slow log's or the latency monitor's threshold."""
+        if elapsed >= self.slowlog.trigger_ns and "skip_slowlog" not in spec.flags:
+            self.slowlog.record(client, argv, elapsed // 1000)
+        self.latency.sample_ns("fast-command" if "fast" in spec.flags else "command", elapsed)
 
     def _faults_changed(self, active: bool) -> None:
         self.plain = {} if active else self._plain
@@ -199,10 +218,14 @@ class Dispatcher:
             stats = server.command_stats[fullname]
         except KeyError:
             stats = server.stats_for(fullname)
-        stats.calls += 1
         stats.ns += elapsed
-        if elapsed >= self.slowlog.trigger_ns and "skip_slowlog" not in spec.flags:
-            self.slowlog.record(client, argv, elapsed // 1000)
+        # (This count is also the call count: see CommandStats.)
+        try:
+            stats.hist[elapsed // 1000] += 1
+        except IndexError:
+            stats.record_long(elapsed // 1000)
+        if elapsed >= self.watch_ns:
+            self._slow(client, spec, argv, elapsed)
         return reply
 
     def _execute_general(self, client: Client, argv: list[bytes], busy: bool = False) -> Any:
@@ -395,10 +418,14 @@ class Dispatcher:
                     server.aof.end_exec()
         elapsed = _now_ns() - start
         stats = server.stats_for(spec.fullname)
-        stats.calls += 1
         stats.ns += elapsed
-        if elapsed >= self.slowlog.trigger_ns and "skip_slowlog" not in spec.flags:
-            self.slowlog.record(client, argv, elapsed // 1000)
+        # (This count is also the call count: see CommandStats.)
+        try:
+            stats.hist[elapsed // 1000] += 1
+        except IndexError:
+            stats.record_long(elapsed // 1000)
+        if elapsed >= self.watch_ns:
+            self._slow(client, spec, argv, elapsed)
         tracking = client.tracking
         if tracking is not None:
             # (A script's reads are remembered for its caller as they run, not the

@@ -294,6 +294,10 @@ def _c_text(arg: bytes) -> str:
     return user_text(arg.split(b"\x00", 1)[0], len(arg))
 
 
+def latency_no_samples(event: bytes) -> str:
+    return f"ERR No samples available for event '{_c_text(event)}'"
+
+
 def xclaim_unknown_option(option: bytes) -> str:
     return f"ERR Unrecognized XCLAIM option '{_c_text(option)}'"
 

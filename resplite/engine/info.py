@@ -3,10 +3,10 @@
 Each section is a function returning ``(field, value)`` lines; :func:`render` joins the
 sections a request selects into Redis's layout (``# Name`` headers, ``name:value`` lines, CRLF
 line ends, one blank line between sections). Section selection follows Redis 7: no argument
-or ``default`` gives the default sections, ``all`` adds commandstats, ``everything`` is
-``all`` (resplite has no modules), names are case-insensitive, unknown names contribute
-nothing, and sections always come out in the canonical order whatever order they were asked
-in.
+or ``default`` gives the default sections, ``all`` adds commandstats and latencystats,
+``everything`` is ``all`` (resplite has no modules), names are case-insensitive, unknown
+names contribute nothing, and sections always come out in the canonical order whatever
+order they were asked in.
 
 The field set is Redis 7.4's (the fields clients read; docs/compatibility.md says what the
 reported version means), with values that are true of resplite where a counterpart exists and
@@ -16,8 +16,8 @@ the data set, the clients and scripts hold plus the startup allowance, the figur
 ``maxmemory`` is checked against; ``used_memory_dataset`` is the data set alone and
 ``used_memory_rss`` the process's resident size, so ``mem_fragmentation_ratio`` (RSS over
 used memory) shows what the interpreter and its free lists add. There is no allocator to
-report on: its fields equal ``used_memory`` and its ratios are 1. ``Latencystats`` is not
-produced (no per-command latency histograms are kept). """
+report on: its fields equal ``used_memory`` and its ratios are 1. ``Latencystats`` has each
+command's latency percentiles from its histogram (:mod:`resplite.engine.latency`). """
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ DEFAULT_SECTIONS = (
 )
 ALL_SECTIONS = (
     "server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules",
-    "commandstats", "errorstats", "cluster", "keyspace",
+    "commandstats", "errorstats", "latencystats", "cluster", "keyspace",
 )
 _TITLES = {name: name.capitalize() for name in ALL_SECTIONS}
 _TITLES["cpu"] = "CPU"
@@ -375,12 +375,13 @@ def _modules(state: ServerState) -> Lines:
 def _commandstats(state: ServerState) -> Lines:
     lines: Lines = []
     for name, stats in state.command_stats.items():
-        if not (stats.calls or stats.failed_calls or stats.rejected_calls):
+        calls = stats.calls  # (a sum: see CommandStats)
+        if not (calls or stats.failed_calls or stats.rejected_calls):
             continue
-        per_call = stats.usec / stats.calls if stats.calls else 0.0
+        per_call = stats.usec / calls if calls else 0.0
         lines.append((
             f"cmdstat_{name}",
-            f"calls={stats.calls},usec={stats.usec},usec_per_call={per_call:.2f},"
+            f"calls={calls},usec={stats.usec},usec_per_call={per_call:.2f},"
             f"rejected_calls={stats.rejected_calls},failed_calls={stats.failed_calls}",
         ))
     return lines
@@ -389,6 +390,15 @@ def _commandstats(state: ServerState) -> Lines:
 def _errorstats(state: ServerState) -> Lines:
     return [(f"errorstat_{code}", f"count={count}")
             for code, count in sorted(state.error_stats.items())]
+
+
+def _latencystats(state: ServerState) -> Lines:
+    # Nothing while latency-tracking is off, as Redis (the histograms are kept).
+    if not state.latency_tracking:
+        return []
+    percentiles = state.config["latency-tracking-info-percentiles"]
+    return [(f"latency_percentiles_usec_{name}", stats.histogram.percentiles_usec(percentiles))
+            for name, stats in state.command_stats.items() if stats.histogram.calls()]
 
 
 def _cluster(state: ServerState) -> Lines:
@@ -427,6 +437,7 @@ SECTIONS: dict[str, Callable[[ServerState], Lines]] = {
     "modules": _modules,
     "commandstats": _commandstats,
     "errorstats": _errorstats,
+    "latencystats": _latencystats,
     "cluster": _cluster,
     "keyspace": _keyspace,
 }

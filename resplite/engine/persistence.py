@@ -217,12 +217,15 @@ class Persistence:
             return ok
         path = self.path
         dirty = state.dirty
+        started = time.perf_counter_ns()
         try:
             pid = os.fork()
         except OSError as exc:
             log.warning("Can't save in background: fork: %s", exc)
             self.last_bgsave_ok = False
             return False
+        if pid:
+            state.latency.sample_ns("fork", time.perf_counter_ns() - started)
         if pid == 0:  # pragma: no cover - runs in the child, which exits
             code = 1
             try:

@@ -279,5 +279,5 @@ MEANINGFUL = frozenset({
     "pidfile", "syslog-enabled", "syslog-ident", "syslog-facility", "always-show-logo",
     "set-proc-title", "oom-score-adj", "dynamic-hz", "supervised", "activerehashing",
     "active-expire-effort", "lazyfree-lazy-eviction", "lazyfree-lazy-expire",
-    "lazyfree-lazy-server-del", "maxmemory-clients",
+    "lazyfree-lazy-server-del", "maxmemory-clients", "latency-monitor-threshold",
 })

@@ -42,6 +42,7 @@ from resplite.engine.dispatch import Dispatcher
 from resplite.engine.evict import EVICT_FAIL, Evictor
 from resplite.engine.faults import Faults
 from resplite.engine.info import InfoState
+from resplite.engine.latency import DIRECT_US, CommandHistogram, LatencyMonitor
 from resplite.engine.lazyfree import LazyFree
 from resplite.engine.migrate import NO_TRANSPORT, MigrateSockets, MigrateTransport
 from resplite.engine.monitor import monitor_line, redact
@@ -75,19 +76,56 @@ STARTUP_MEMORY = 1 << 20
 
 
 class CommandStats:
-    __slots__ = ("calls", "failed_calls", "ns", "rejected_calls")
+    """One command's INFO commandstats counters and its latency histogram.
 
-    def __init__(self) -> None:
-        self.calls = 0
+    Invariant: every call the dispatcher completes is counted once in ``hist``, at its
+    duration in whole microseconds, or (past the list's end) by :meth:`record_long`.
+    ``hist`` is the histogram's ``direct`` list while ``latency-tracking`` is on and a list
+    of this object's own while it is off (see :mod:`resplite.engine.latency`), so the
+    number of calls is not kept apart: :attr:`calls` sums what was counted.
+    """
+
+    __slots__ = ("failed_calls", "hist", "histogram", "ns", "rejected_calls", "untracked",
+                 "untracked_long")
+
+    def __init__(self, tracking: bool = True) -> None:
         # Summed in nanoseconds: a command shorter than a microsecond still adds up, as
         # Redis's sum of microsecond-clock differences does.
         self.ns = 0
         self.rejected_calls = 0
         self.failed_calls = 0
+        self.histogram = CommandHistogram()
+        # Calls while tracking was off (created on the first switch off).
+        self.untracked: list[int] | None = None
+        self.untracked_long = 0
+        self.hist = self.histogram.direct
+        if not tracking:
+            self.track(False)
+
+    @property
+    def calls(self) -> int:
+        untracked = self.untracked
+        return (self.histogram.calls() + self.untracked_long
+                + (sum(untracked) if untracked is not None else 0))
 
     @property
     def usec(self) -> int:
         return self.ns // 1000
+
+    def track(self, on: bool) -> None:
+        if on:
+            self.hist = self.histogram.direct
+        else:
+            if self.untracked is None:
+                self.untracked = [0] * DIRECT_US
+            self.hist = self.untracked
+
+    def record_long(self, us: int) -> None:
+        """Count a call of ``us`` microseconds, too long for ``hist``."""
+        if self.hist is self.histogram.direct:
+            self.histogram.record_us(us)
+        else:
+            self.untracked_long += 1
 
 
 class ServerState:
@@ -128,6 +166,10 @@ class ServerState:
         # MIGRATE's cached links to other servers, opened through the shell's transport.
         self.migrate = MigrateSockets(migrate_transport, self.clock)
         self.slowlog = SlowLog(config, self.clock)
+        self.latency = LatencyMonitor(config, self.clock)
+        # Per-command latency histograms are kept while this is on (CommandStats).
+        self.latency_tracking: bool = config["latency-tracking"]
+        config.on_change("latency-tracking", self._set_latency_tracking)
         self.table = table
         self.clients: dict[int, Client] = {}
         self.current_client: Client | None = None
@@ -583,8 +625,13 @@ class ServerState:
     def stats_for(self, fullname: str) -> CommandStats:
         stats = self.command_stats.get(fullname)
         if stats is None:
-            stats = self.command_stats[fullname] = CommandStats()
+            stats = self.command_stats[fullname] = CommandStats(self.latency_tracking)
         return stats
+
+    def _set_latency_tracking(self, name: str, value: object) -> None:
+        self.latency_tracking = bool(value)
+        for stats in self.command_stats.values():
+            stats.track(self.latency_tracking)
 
     def count_error(self, message: str) -> None:
         code = message.split(" ", 1)[0]

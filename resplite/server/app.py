@@ -314,9 +314,11 @@ class Server:
             # active-expire-effort 1..10 raises the work per cycle as Redis's does (+25 %
             # of the base per step).
             budget = 200 + 50 * (config["active-expire-effort"] - 1)
+            started = time.perf_counter_ns()
             for db in state.keyspace.dbs:
                 if db.has_timers:
                     db.active_expire(budget)
+            state.latency.sample_ns("expire-cycle", time.perf_counter_ns() - started)
         state.lazyfree.release()
         state.migrate.close_idle()
         state.blocking.check_timeouts()
