@@ -100,7 +100,9 @@ def test_interactive_session_shows_hints_from_command_docs(server: ServerProcess
     try:
         child.expect_exact(prompt)
         child.send("set ")
-        child.expect_exact("key value [NX|XX] [GET] [EX seconds|PX milliseconds")
+        # (Redis 8.4's argument tree: the conditions share NX and XX's block.)
+        child.expect_exact("key value [NX|XX|IFEQ ")
+        child.expect_exact("] [GET] [EX seconds|PX milliseconds")
         child.send("cli:i v\r")
         child.expect_exact("OK")
         child.expect_exact(prompt)
