@@ -45,10 +45,14 @@ BAD_FORMAT = "ERR Bad data format"
 
 @command("dump")
 def dump(client: Client, argv: list[bytes]) -> Any:
-    value = client.db.read(argv[1])
+    db = client.db
+    value = db.read(argv[1])
     if value is None:
         return None
-    return rdb_values.dump_payload(value, client.server.config["rdbcompression"])
+    payload = rdb_values.dump_payload(value, client.server.config["rdbcompression"], True)
+    # A stream keeps its nodes' compressed forms for the next DUMP or SAVE: charge them.
+    db.recharge(argv[1])
+    return payload
 
 
 def _long(arg: bytes) -> int:

@@ -45,6 +45,7 @@ from resplite.formats import rdb_file, rdb_values
 from resplite.formats.rdb_format import RdbError
 from resplite.store.keyspace import Database
 from resplite.store.set import Limits as SetLimits
+from resplite.store.stream import Stream
 from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
@@ -149,15 +150,22 @@ class Persistence:
         config = self.state.config
         return os.path.join(config["dir"], config["dbfilename"])
 
-    def _records(self, db: Database, lru: bool, lfu: bool) -> Iterator[rdb_file.Record]:
+    def _records(self, db: Database, lru: bool, lfu: bool,
+                 keep: bool) -> Iterator[rdb_file.Record]:
         expires = db.expires
+        stream = Stream
         for key, value in db.data.items():
             idle = db.idle_ms(key) // 1000 if lru else None
             freq = db.frequency(key) if lfu else None
             yield key, value, expires.get(key), idle, freq
+            if keep and value.__class__ is stream:
+                db.recharge(key)  # it may have kept its nodes' compressed forms
 
-    def snapshot(self, aof_base: bool = False) -> Iterator[bytes]:
-        """The chunks of an RDB file of the whole data set as it is now."""
+    def snapshot(self, aof_base: bool = False, keep: bool = False) -> Iterator[bytes]:
+        """The chunks of an RDB file of the whole data set as it is now. ``keep`` (a save
+        in the foreground): streams keep their nodes' compressed forms, so the next
+        snapshot copies the nodes that did not change; a forked child would only
+        throw them away with its copy of the memory."""
         state = self.state
         config = state.config
         policy = config["maxmemory-policy"]
@@ -172,12 +180,13 @@ class Persistence:
         ]
         dbs = [
             rdb_file.DbSnapshot(db.index, len(db.data), len(db.expires),
-                                self._records(db, lru, lfu))
+                                self._records(db, lru, lfu, keep))
             for db in state.keyspace.dbs if db.data
         ]
         return rdb_file.write_snapshot(dbs, aux, compress=config["rdbcompression"],
                                        checksum=config["rdbchecksum"],
-                                       functions=state.scripting.library_codes())
+                                       functions=state.scripting.library_codes(),
+                                       keep=keep)
 
     # -- SAVE -----------------------------------------------------------------------------
 
@@ -186,7 +195,7 @@ class Persistence:
         path = self.path
         start = time.monotonic()
         try:
-            self.last_save_bytes = write_file(path, self.snapshot())
+            self.last_save_bytes = write_file(path, self.snapshot(keep=True))
         except OSError as exc:
             log.warning("Failed opening the temp RDB file temp-%d.rdb (in server root dir %s) "
                         "for saving: %s", os.getpid(), self.state.config["dir"], exc)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from resplite.algorithms.crc64 import crc64
+from resplite.algorithms.crc64 import RunningCrc, crc64
 from resplite.formats import rdb_format as f
 from resplite.formats import rdb_values as v
 
@@ -51,9 +51,13 @@ def write_snapshot(
     compress: bool = True,
     checksum: bool = True,
     functions: Iterable[bytes] = (),
+    keep: bool = False,
 ) -> Iterator[bytes]:
-    """The bytes of an RDB file, in chunks of about a megabyte."""
-    crc = 0
+    """The bytes of an RDB file, in chunks of about a megabyte. ``keep``: streams keep
+    their nodes' compressed forms for the next snapshot (see
+    :func:`~resplite.formats.rdb_values.write_value`); a record's value is written before
+    the next record is asked for, so the caller can charge its new size then."""
+    crc = RunningCrc() if checksum else None
     out = bytearray(b"REDIS%04d" % f.RDB_VERSION)
     for key, value in aux:
         f.write_aux(out, key, value)
@@ -86,14 +90,15 @@ def write_snapshot(
                 out.append(freq)
             out.append(value_type(value))
             write_string(out, key, compress)
-            write_value(out, value, compress)
+            write_value(out, value, compress, keep, crc)
             if value.__class__ is stream_cls:
                 more = v.stream_extras(value)
                 if more is not None:
                     extras.append((db.index, key, more))
             if len(out) >= _CHUNK:
-                if checksum:
-                    crc = crc64(crc, out)
+                if crc is not None:
+                    crc.update(out)
+                    crc.done = 0  # of the next buffer
                 yield bytes(out)
                 out = bytearray()
     for index, key, more in extras:
@@ -103,9 +108,7 @@ def write_snapshot(
         body += more
         f.write_aux(out, STREAM_EXTRAS_AUX, bytes(body))
     out.append(f.OPCODE_EOF)
-    if checksum:
-        crc = crc64(crc, out)
-    out += crc.to_bytes(8, "little")
+    out += (crc.update(out) if crc is not None else 0).to_bytes(8, "little")
     yield bytes(out)
 
 

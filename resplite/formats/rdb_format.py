@@ -89,6 +89,8 @@ ENC_INT8: Final = 0
 ENC_INT16: Final = 1
 ENC_INT32: Final = 2
 ENC_LZF: Final = 3
+# The first byte of an LZF-compressed string: the encoded-value marker (0b11) and ENC_LZF.
+LZF_HEAD: Final = 0xC0 | ENC_LZF
 
 QUICKLIST_PLAIN: Final = 1
 QUICKLIST_PACKED: Final = 2
@@ -156,7 +158,7 @@ def write_string(out: bytearray, s: bytes | bytearray | memoryview, compress: bo
     if compress and n > 20:
         packed = lzf.compress(s, n - 4)
         if packed is not None:
-            out.append(0xC3)
+            out.append(LZF_HEAD)
             write_len(out, len(packed))
             write_len(out, n)
             out += packed

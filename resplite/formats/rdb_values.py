@@ -16,7 +16,12 @@ Writing (:func:`value_type`, :func:`write_value`) follows Redis's ``rdbSaveObjec
 * streams (RDB 11's third stream layout): each node's master id and its listpack, rebuilt
   exactly as Redis lays it out (master entry, entries with their flags, id deltas and
   ``lp-count``, tombstones kept), then the length, last, first and largest deleted ids,
-  entries added, and the consumer groups in name order with their PEL and consumers.
+  entries added, and the consumer groups in name order with their PEL and consumers. The
+  listpack comes from :meth:`StreamNode.listpack <resplite.store.stream_node.StreamNode.listpack>`
+  (:func:`node_listpack_general` is the element-by-element reference it is tested against);
+  with ``keep`` (SAVE and DUMP in the foreground), a sealed node's compressed form is kept on
+  the stream (:meth:`Stream.keep_packed <resplite.store.stream.Stream.keep_packed>`) and
+  copied by the next snapshot while the node is unchanged.
 
 Where the encoding fixes the order (strings, listpacks, intsets, skiplists, streams), the
 bytes equal Redis's; hashtables come out in resplite's order, which Redis does not promise.
@@ -44,7 +49,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from resplite.algorithms.crc64 import crc64
+from resplite.algorithms.crc64 import RunningCrc, crc64, shift_for
 from resplite.algorithms.scores import d2string
 from resplite.formats import rdb_format as f
 from resplite.store import intset, listpack, ziplist
@@ -111,8 +116,12 @@ def value_type(value: Any) -> int:
     raise UnsupportedValue(f"no RDB form for a value of type {cls.__name__}")
 
 
-def write_value(out: bytearray, value: Any, compress: bool) -> None:
-    """Append the RDB form of ``value`` (without its type byte)."""
+def write_value(out: bytearray, value: Any, compress: bool, keep: bool = False,
+                crc: RunningCrc | None = None) -> None:
+    """Append the RDB form of ``value`` (without its type byte). ``keep``: a stream keeps
+    its sealed nodes' compressed forms for the next snapshot (which changes its
+    ``memory_usage()``: the caller has the keyspace charge it). ``crc``: the checksum of
+    ``out`` being kept, which kept forms are joined to without reading them again."""
     cls = value.__class__
     if isinstance(value, (bytes, MutableString)):
         f.write_string(out, value, compress)
@@ -123,7 +132,7 @@ def write_value(out: bytearray, value: Any, compress: bool) -> None:
     elif cls is ZSet:
         _write_zset(out, value, compress)
     elif cls is Stream:
-        _write_stream(out, value, compress)
+        _write_stream(out, value, compress, keep, crc)
     else:
         writer = _EXTRA_WRITERS.get(cls)
         if writer is None:
@@ -209,8 +218,9 @@ def _write_zset(out: bytearray, value: ZSet, compress: bool) -> None:
         f.write_binary_double(out, score)
 
 
-def node_listpack(node: StreamNode) -> bytes:
-    """The listpack Redis holds for a stream node, tombstones included."""
+def node_listpack_general(node: StreamNode) -> bytes:
+    """The listpack Redis holds for a stream node, tombstones included, built element by
+    element from the node's entries: the reference :meth:`StreamNode.listpack` must equal."""
     enc_int = listpack.encode_int
     enc_str = listpack.encode_str
     fields = node.fields
@@ -253,14 +263,39 @@ def _raw_id(sid: int) -> bytes:
     return sid.to_bytes(16, "big")
 
 
-def _write_stream(out: bytearray, value: Stream, compress: bool, active_times: bool = True
-                  ) -> None:
+def _write_stream(out: bytearray, value: Stream, compress: bool, keep: bool = False,
+                  crc: RunningCrc | None = None, active_times: bool = True) -> None:
     """STREAM_LISTPACKS_3 (RDB 11), or without ``active_times`` STREAM_LISTPACKS_2 (RDB 10,
-    which has no consumer active-time: loading it takes the seen-time for both)."""
-    f.write_len(out, len(value.nodes))
-    for node in value.nodes:
-        f.write_string(out, _raw_id(node.master), compress)
-        f.write_string(out, node_listpack(node), compress)
+    which has no consumer active-time: loading it takes the seen-time for both). The nodes
+    are the same in both; ``keep`` and ``crc`` as for :func:`write_value`."""
+    nodes = value.nodes
+    f.write_len(out, len(nodes))
+    write_string = f.write_string
+    last = nodes[-1] if nodes else None
+    for node in nodes:
+        form = node.packed if compress else None
+        if form:
+            if crc is None:
+                out += form
+            else:
+                crc.append(out, form, node.packed_crc, node.packed_shift)
+            continue
+        start = len(out)
+        write_string(out, _raw_id(node.master), compress)
+        if form is not None:
+            # Known not to compress: the plain string, as write_string's failed try gives.
+            write_string(out, node.listpack(), False)
+            continue
+        at = len(out)
+        write_string(out, node.listpack(), compress)
+        if keep and compress and node is not last:
+            # Keep only a compressed form (smaller than the listpack); for a node that does
+            # not compress, the empty marker saves the next save's attempt.
+            if out[at] == f.LZF_HEAD:
+                part = bytes(out[start:])
+                value.keep_packed(node, part, crc64(0, part), shift_for(len(part)))
+            else:
+                value.keep_packed(node, b"", 0, 0)
     f.write_len(out, value.length)
     _write_id_pair(out, value.last_id)
     _write_id_pair(out, value.first_id)
@@ -365,13 +400,15 @@ def payload_version(rdb_type: int) -> int:
     return f.TYPE_SINCE.get(rdb_type, f.RDB_VERSION)
 
 
-def dump_payload(value: Any, compress: bool = True) -> bytes:
-    """DUMP's serialization of ``value``: type, value, version, CRC-64."""
+def dump_payload(value: Any, compress: bool = True, keep: bool = False) -> bytes:
+    """DUMP's serialization of ``value``: type, value, version, CRC-64 (``keep`` as for
+    :func:`write_value`)."""
     kind = value_type(value)
     out = bytearray((kind,))
-    write_value(out, value, compress)
+    crc = RunningCrc()
+    write_value(out, value, compress, keep, crc)
     out += payload_version(kind).to_bytes(2, "little")
-    out += crc64(0, out).to_bytes(8, "little")
+    out += crc.update(out).to_bytes(8, "little")
     return bytes(out)
 
 

@@ -58,13 +58,13 @@ def _backlen(size: int) -> bytes:
 
 
 # The complete element (with back-length) for each small integer, built once.
-_SMALL_INTS: Final = [bytes((v, 1)) for v in range(128)]
+SMALL_INTS: Final = [bytes((v, 1)) for v in range(128)]
 
 
 def encode_int(v: int) -> bytes:
     """The element for the integer ``v`` (a signed 64-bit value)."""
     if 0 <= v <= 127:
-        return _SMALL_INTS[v]
+        return SMALL_INTS[v]
     if -4096 <= v <= 4095:
         u = v & 0x1FFF
         return bytes(((u >> 8) | 0xC0, u & 0xFF, 2))
@@ -102,11 +102,14 @@ def encode(items: Iterable[Element]) -> bytes:
     return join(parts)
 
 
-def join(elements: list[bytes]) -> bytes:
-    """A listpack from already encoded elements (:func:`encode_int`, :func:`encode_str`)."""
-    body = b"".join(elements)
+def join(parts: list[bytes], elements: int | None = None) -> bytes:
+    """A listpack from already encoded elements (:func:`encode_int`, :func:`encode_str`),
+    each a part, or ``elements`` of them in ``parts`` (where a part may hold several)."""
+    body = b"".join(parts)
     total = HEADER_SIZE + len(body) + 1
-    count = len(elements) if len(elements) < NUMELE_UNKNOWN else NUMELE_UNKNOWN
+    if elements is None:
+        elements = len(parts)
+    count = elements if elements < NUMELE_UNKNOWN else NUMELE_UNKNOWN
     return total.to_bytes(4, "little") + count.to_bytes(2, "little") + body + b"\xff"
 
 

@@ -38,7 +38,17 @@ Size: ``nbytes`` is the sum of :meth:`~StreamNode.memory` over every node but th
 as in Redis's listpacks); :meth:`Stream.memory_usage` adds the last node's figure, so it
 costs O(number of groups), not O(entries), and XADD's hot path does no accounting.
 
-Invariants: ``nbytes`` is the sum of ``node.memory()`` over ``nodes[:-1]``; ``length`` is
+Snapshots (SAVE, DUMP) may keep a sealed node's compressed form in ``node.packed``
+(:meth:`keep_packed`), so that writing an unchanged node again is a copy: compressing is by
+far the largest part of a snapshot's cost in Python. ``packed_bytes`` is what those forms
+hold, part of :meth:`memory_usage`. Only compressed forms are kept, each smaller than the
+node's listpack (for a node that does not compress, the empty marker saves the attempt), so
+the cache is bounded by what Redis's own listpacks would take; any change to a node drops
+its form, and the last node, which XADD appends to, never has one.
+
+Invariants: ``nbytes`` is the sum of ``node.memory()`` over ``nodes[:-1]``;
+``packed_bytes`` is the sum of :func:`packed_size` of the nodes' ``packed`` forms, and
+``nodes[-1].packed`` is None; ``length`` is
 the number of live entries in all nodes; ids in ``nodes`` are
 strictly increasing and all ``<= last_id``; ``first_id`` is the smallest live id (0 if
 none); ``max_deleted_id <= last_id``; ``refs`` counts exactly the PEL entries of the
@@ -54,6 +64,7 @@ from typing import Final
 
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, Consumer, ConsumerGroup
 from resplite.store.radix_shape import radix_node_count
+from resplite.store.sizes import BYTES_HEADER, INT_OBJECT
 from resplite.store.stream_idmp import IdmpState
 from resplite.store.stream_ids import MAX_ID, U64
 from resplite.store.stream_node import DELETED, LISTPACK_MAX_SIZE, StreamNode
@@ -92,6 +103,7 @@ class Stream:
         "max_deleted_id",
         "nbytes",
         "nodes",
+        "packed_bytes",
         "refs",
     )
 
@@ -110,6 +122,7 @@ class Stream:
         self.refs: dict[int, int] = {}
         self.idmp: IdmpState | None = None
         self.nbytes = 0
+        self.packed_bytes = 0
 
     def __len__(self) -> int:
         return self.length
@@ -316,6 +329,8 @@ class Stream:
             # The node's last live entry: Redis frees the whole node, tombstones and all.
             self._remove_node(ni)
         else:
+            if node.packed is not None:
+                self.packed_bytes -= packed_size(node)
             node.mark_deleted(i)
         self.length -= 1
         if sid > self.max_deleted_id:
@@ -334,10 +349,16 @@ class Stream:
         nodes = self.nodes
         node = nodes.pop(ni)
         del self.keys[ni]
+        if node.packed is not None:
+            self.packed_bytes -= packed_size(node)
         if ni < len(nodes):
             self.nbytes -= node.memory()
         elif nodes:
-            self.nbytes -= nodes[-1].memory()  # the new last node is the open one
+            last = nodes[-1]
+            self.nbytes -= last.memory()  # the new last node is the open one
+            if last.packed is not None:  # and XADD may append to it
+                self.packed_bytes -= packed_size(last)
+                last.packed = None
 
     def trim(
         self,
@@ -397,6 +418,8 @@ class Stream:
             if eligible and removed_here == entries:
                 self._remove_node(ni)
                 continue
+            if node.packed is not None:
+                self.packed_bytes -= packed_size(node)
             node.set_counters(entries - removed_here, node.deleted + removed_here)
             if eligible:
                 ni += 1
@@ -571,15 +594,31 @@ class Stream:
         return radix_node_count(self.keys)
 
     def recount(self) -> None:
-        """Recompute ``nbytes`` after a loader appended nodes directly (RDB)."""
-        self.nbytes = sum(node.memory() for node in self.nodes[:-1])
+        """Recompute ``nbytes`` and ``packed_bytes`` after a loader appended nodes directly
+        (RDB)."""
+        nodes = self.nodes
+        self.nbytes = sum(node.memory() for node in nodes[:-1])
+        if nodes:
+            nodes[-1].packed = None
+        self.packed_bytes = sum(packed_size(node) for node in nodes if node.packed is not None)
+
+    def keep_packed(self, node: StreamNode, form: bytes, crc: int, shift: int) -> None:
+        """Keep ``form``, the node as a compressed snapshot writes it, built by the caller
+        from the node as it is now (b"" says it does not compress), with its CRC-64 and
+        join factor, so the next snapshot copies it. Nothing is kept for the last node.
+        O(1); adds to :meth:`memory_usage`, which the caller has the keyspace charge."""
+        if node.packed is None and node is not self.nodes[-1]:
+            node.packed = form
+            node.packed_crc = crc
+            node.packed_shift = shift
+            self.packed_bytes += packed_size(node)
 
     def memory_usage(self) -> int:
         """Approximate bytes held by the stream, in O(number of groups) (MEMORY USAGE,
         used_memory): the nodes, the node index, the groups' PELs and consumers, and the
         idempotency state."""
         nodes = self.nodes
-        total = 350 + self.nbytes + 16 * len(nodes)
+        total = 350 + self.nbytes + self.packed_bytes + 16 * len(nodes)
         if nodes:
             total += nodes[-1].memory()
         groups = self.groups
@@ -598,7 +637,7 @@ class Stream:
         idempotency state."""
         twin = Stream()
         twin.nodes = [node.copy() for node in self.nodes]
-        twin.nbytes = self.nbytes
+        twin.nbytes = self.nbytes  # the copy's nodes keep no packed forms
         twin.keys = list(self.keys)
         twin.length = self.length
         twin.last_id = self.last_id
@@ -608,3 +647,10 @@ class Stream:
         twin.groups = {name: group.copy(twin.refs) for name, group in self.groups.items()}
         twin.idmp = None if self.idmp is None else self.idmp.copy()
         return twin
+
+
+def packed_size(node: StreamNode) -> int:
+    """What a node's kept packed form costs: its bytes and two integers (nothing for the
+    shared empty marker)."""
+    form = node.packed
+    return BYTES_HEADER + len(form) + 2 * INT_OBJECT if form else 0

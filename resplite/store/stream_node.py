@@ -23,8 +23,16 @@ Layout, per node (no Python object per entry, so nothing for the cyclic collecto
 listpack for the same node would have) are kept exact, because they decide when Redis opens
 a new node and therefore what approximate trimming removes.
 
+``packed`` is the node as a compressed snapshot writes it (its master id and listpack as RDB
+strings), with its CRC-64 and join factor (``packed_crc``, ``packed_shift``), kept by
+:class:`~resplite.store.stream.Stream` (which owns the choice and its memory figure) once a
+save has built it, so the next one copies it instead of encoding and compressing again; the
+node drops it when an entry is deleted. Nothing is ever appended to a node with a packed
+form: the stream keeps none for its last node, the one XADD appends to.
+
 Invariants: ``len(ms) == len(seq) == len(flags) == len(offs) == count + deleted``; ids are
-strictly increasing; ``count + deleted >= 1``.
+strictly increasing; ``count + deleted >= 1``; ``packed`` is None or was built from the
+node's entries, flags and counters as they are now.
 """
 
 from __future__ import annotations
@@ -33,8 +41,10 @@ from array import array
 from bisect import bisect_left, bisect_right
 from typing import Final
 
+from resplite.store.listpack import SMALL_INTS, encode_int, encode_str, join
 from resplite.store.listpack_size import (
     LISTPACK_EMPTY,
+    as_int64,
     delta_size,
     entry_size,
     int_size,
@@ -57,6 +67,10 @@ _SIZE_STEPS: Final = frozenset({127, 4095, 32767, 8388607, 2147483647})
 _SMALL_TEXT_ENTRY: Final = entry_size(0, 0, True, 1, [b"x"]) - 1
 # The extra bytes of a delta element in the 13-bit integer range, as the helper sizes it.
 _DELTA_13BIT: Final = delta_size(-4096) - 2
+# A short text value's listpack element is its head byte (0x80 | length), the bytes, and its
+# back-length (length + 1): the two one-byte pieces for each length, built once.
+_STR_HEAD: Final = [bytes((0x80 | n,)) for n in range(64)]
+_STR_BACK: Final = [bytes((n + 1,)) for n in range(64)]
 
 
 def _varint(n: int) -> bytes:
@@ -98,6 +112,9 @@ class StreamNode:
         "master_seq",
         "ms",
         "offs",
+        "packed",
+        "packed_crc",
+        "packed_shift",
         "resp_fields",
         "seq",
     )
@@ -109,6 +126,9 @@ class StreamNode:
         self.fields = fields
         # The master fields as RESP bulk strings, built on the first read (see entry_resp).
         self.resp_fields: list[bytes] | None = None
+        self.packed: bytes | None = None
+        self.packed_crc = 0  # the packed form's CRC-64 and its length's join factor
+        self.packed_shift = 0
         self.ms = array("I")  # millisecond offsets from master_ms
         self.seq = array("I")
         self.flags = bytearray()
@@ -444,6 +464,82 @@ class StreamNode:
             i += 1
         return taken, False
 
+    def listpack(self) -> bytes:
+        """The listpack Redis holds for this node, tombstones included (RDB, DUMP).
+
+        Redis's layout: the master entry (live count, tombstone count, number of master
+        fields, the fields, a 0 terminator), then per entry its flags, the id's millisecond
+        and sequence differences from the master id, the values (an entry with the master
+        fields) or the field count and the pairs (any other), and ``lp-count``, the number
+        of elements the entry used before it. Written in one pass over ``data`` (entries are
+        stored in order, so no offsets are read): a short value that cannot read as an
+        integer is copied with a head and back-length byte from tables, the common id
+        header is one ``%`` format; anything else takes :func:`encode_str` /
+        :func:`encode_int`. :func:`resplite.formats.rdb_values.node_listpack_general`
+        builds the same bytes element by element (a test holds them equal)."""
+        fields = self.fields
+        nfields = len(fields)
+        parts = [encode_int(self.count), encode_int(self.deleted), encode_int(nfields)]
+        parts += [encode_str(name) for name in fields]
+        parts.append(SMALL_INTS[0])
+        same_tail = encode_int(nfields + 3)
+        append = parts.append
+        heads = _STR_HEAD
+        backs = _STR_BACK
+        flags = self.flags
+        ms = self.ms
+        seq = self.seq
+        data = self.data
+        master_seq = self.master_seq
+        elements = 4 + nfields
+        p = 0
+        for i in range(len(flags)):
+            flag = flags[i]
+            dms = ms[i]
+            dseq = seq[i] - master_seq
+            if dms < 128 and 0 <= dseq < 128:
+                append(b"%c\x01%c\x01%c\x01" % (flag, dms, dseq))
+            else:
+                append(SMALL_INTS[flag])
+                append(encode_int(as_int64(dms)))
+                append(encode_int(as_int64(dseq)))
+            if flag & SAME_FIELDS:
+                k = nfields
+                elements += nfields + 4
+            else:
+                k, p = _read_len(data, p)
+                append(encode_int(k))
+                elements += 2 * k + 5
+                k *= 2
+            for _ in range(k):
+                n = data[p]
+                if n < 64:
+                    p += 1
+                    c = data[p] if n else 0
+                    if c > 57 or (c < 48 and c != 45) or (c == 48 and n > 1):
+                        # Text (a leading zero too): a string element.
+                        append(heads[n])
+                        append(data[p:p + n])  # type: ignore[arg-type]
+                        append(backs[n])
+                        p += n
+                        continue
+                    if c != 45 and n < 19:
+                        # 1 to 18 characters from a digit 1-9: an integer if all are digits.
+                        value = data[p:p + n]
+                        append(encode_int(int(value)) if value.isdigit()
+                               else encode_str(value))  # type: ignore[arg-type]
+                        p += n
+                        continue
+                else:
+                    n, p = _read_len(data, p)
+                append(encode_str(data[p:p + n]))  # type: ignore[arg-type]
+                p += n
+            if flag & SAME_FIELDS:
+                append(same_tail)
+            else:
+                append(encode_int(k + 4))
+        return join(parts, elements)
+
     def field_count(self, i: int) -> int:
         if self.flags[i] & SAME_FIELDS:
             return len(self.fields)
@@ -454,9 +550,12 @@ class StreamNode:
     def mark_deleted(self, i: int) -> None:
         """Turn entry ``i`` into a tombstone (the caller adjusts the stream's length)."""
         self.flags[i] |= DELETED
+        self.packed = None
         self.set_counters(self.count - 1, self.deleted + 1)
 
     def set_counters(self, count: int, deleted: int) -> None:
+        """Set the live and tombstone counts (after flags were set by the caller)."""
+        self.packed = None
         self.lp_bytes += (
             int_size(count) - int_size(self.count) + int_size(deleted) - int_size(self.deleted)
         )
@@ -470,6 +569,8 @@ class StreamNode:
         node.master_seq = self.master_seq
         node.fields = self.fields
         node.resp_fields = None
+        node.packed = None
+        node.packed_crc = node.packed_shift = 0
         node.ms = array(self.ms.typecode, self.ms)
         node.seq = array(self.seq.typecode, self.seq)
         node.flags = bytearray(self.flags)

@@ -24,7 +24,7 @@ from resplite.store.hash import Hash
 from resplite.store.keyspace import EXPIRE_COST, KEY_COST, Database, Keyspace, value_size
 from resplite.store.set import Set
 from resplite.store.sizes import BYTES_HEADER, FLAT_STRINGS
-from resplite.store.stream import Stream
+from resplite.store.stream import Stream, packed_size
 from resplite.store.zset import ZSet
 
 
@@ -40,6 +40,8 @@ def recount(value: Any) -> None:
         assert value.strbytes == sum(map(len, value.scores))
     elif cls is Stream:
         assert value.nbytes == sum(node.memory() for node in value.nodes[:-1])
+        assert value.packed_bytes == sum(packed_size(node) for node in value.nodes
+                                         if node.packed is not None)
 
 
 def walk(db: Database) -> int:
@@ -174,6 +176,31 @@ def test_running_totals_match_a_walk_after_every_command(
         else:
             state.dispatcher.execute(client, list(argv))
         check(state.keyspace, argv)
+
+
+def test_a_stream_is_charged_the_node_forms_a_snapshot_keeps() -> None:
+    """DUMP and a foreground save keep a stream's compressed node forms (charged at once);
+    deleting, trimming and adding drop the forms of the nodes they change."""
+    state, client, _ = make_state()
+    execute = state.dispatcher.execute
+    for i in range(1, 451):
+        execute(client, [b"XADD", b"s", b"%d-1" % i, b"f", b"v%d" % (i % 5), b"g", b"w"])
+    check(state.keyspace)
+    before = state.keyspace.meter.used()
+    payload = execute(client, [b"DUMP", b"s"])
+    stream = client.db.data[b"s"]
+    assert stream.packed_bytes and state.keyspace.meter.used() == before + stream.packed_bytes
+    check(state.keyspace, "DUMP")
+    assert execute(client, [b"DUMP", b"s"]) == payload
+    for argv in ([b"XDEL", b"s", b"150-1"], [b"XTRIM", b"s", b"MAXLEN", b"420"],
+                 [b"XDEL", b"s", b"250-1"], [b"XADD", b"s", b"*", b"f", b"v"]):
+        execute(client, argv)
+        check(state.keyspace, argv)
+        for _ in range(2):
+            execute(client, [b"DUMP", b"s"])
+            check(state.keyspace, (argv, "DUMP"))
+    assert b"".join(state.persistence.snapshot(keep=True)).startswith(b"REDIS")
+    check(state.keyspace, "snapshot")
 
 
 def test_flushall_gives_the_memory_back_at_once() -> None:
