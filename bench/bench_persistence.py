@@ -7,8 +7,11 @@ For each data set, on both servers started fresh (pinned to their own core):
 
 Printed: SAVE's wall time (seconds) and the file's size on disk, then the time a restart
 takes to load the file (from the server's start to its first PONG), each with the ratio
-resplite / Redis. ``--keys`` and ``--entries`` change N (1,000,000 each by default;
-``--quick`` for a smoke run of 50,000).
+resplite / Redis. For the stream also a second SAVE of the unchanged data set (resplite
+copies the compressed node forms the first one kept), and, on the server restarted from
+the file, DUMP of the stream key twice (the first after a load encodes and compresses
+every node, the second copies). ``--keys`` and ``--entries`` change N (1,000,000 each by
+default; ``--quick`` for a smoke run of 50,000); ``--case`` runs one data set.
 """
 
 from __future__ import annotations
@@ -39,19 +42,28 @@ def _fill_keys(port: int, count: int, batch: int = 1000) -> None:
         conn.close()
 
 
-def _save(port: int) -> tuple[float, int]:
+def _timed(port: int, *command: str) -> float:
+    conn = Conn(port)
+    try:
+        began = time.perf_counter()
+        conn.call(*command)
+        return time.perf_counter() - began
+    finally:
+        conn.close()
+
+
+def _save(port: int) -> tuple[float, int, str]:
     conn = Conn(port)
     try:
         folder = conn.call("CONFIG", "GET", "dir")[1].decode()  # type: ignore[index]
-        began = time.perf_counter()
-        conn.call("SAVE")
-        took = time.perf_counter() - began
     finally:
         conn.close()
-    return took, os.path.getsize(os.path.join(folder, "dump.rdb")), folder  # type: ignore[return-value]
+    took = _timed(port, "SAVE")
+    return took, os.path.getsize(os.path.join(folder, "dump.rdb")), folder
 
 
-def _load_time(kind: str, snapshot: str) -> float:
+def _load_time(kind: str, snapshot: str, dump_key: str | None = None) -> list[float]:
+    """Seconds from start to the first PONG; then, given ``dump_key``, two DUMPs of it."""
     folder = tempfile.mkdtemp(prefix=f"bench-load-{kind}-")
     shutil.copy(snapshot, os.path.join(folder, "dump.rdb"))
     port = free_port()
@@ -75,7 +87,10 @@ def _load_time(kind: str, snapshot: str) -> float:
             if proc.poll() is not None:
                 raise SystemExit(f"{kind} exited while loading")
             time.sleep(0.01)
-        return time.perf_counter() - began
+        figures = [time.perf_counter() - began]
+        if dump_key is not None:
+            figures += [_timed(port, "DUMP", dump_key) for _ in range(2)]
+        return figures
     finally:
         proc.terminate()
         proc.wait(30)
@@ -83,25 +98,35 @@ def _load_time(kind: str, snapshot: str) -> float:
 
 
 def run(name: str, count: int) -> None:
-    figures: dict[str, tuple[float, int, float]] = {}
+    figures: dict[str, dict[str, float]] = {}
     for kind in ("redis", "resplite"):
+        row = figures[kind] = {}
         with start(kind) as server:
             if name == "keys":
                 _fill_keys(server.port, count)
             else:
                 fill(server.port, "s", count)
-            took, size, folder = _save(server.port)  # type: ignore[misc]
+            row["SAVE"], size, folder = _save(server.port)
+            if name == "stream":
+                row["SAVE again"] = _save(server.port)[0]
             keep = tempfile.mkdtemp(prefix="bench-snap-")
             snapshot = os.path.join(keep, "dump.rdb")
             shutil.copy(os.path.join(folder, "dump.rdb"), snapshot)
-        load = _load_time(kind, snapshot)
+        loaded = _load_time(kind, snapshot, "s" if name == "stream" else None)
         shutil.rmtree(keep, ignore_errors=True)
-        figures[kind] = (took, size, load)
+        row["bytes"] = size
+        row["load"] = loaded[0]
+        if len(loaded) > 1:
+            row["DUMP after load"], row["DUMP again"] = loaded[1:]
     r, o = figures["redis"], figures["resplite"]
     print(f"\n{name}: {count:,}")
-    print(f"  SAVE   redis {r[0]:8.2f} s   resplite {o[0]:8.2f} s   ratio {o[0] / r[0]:6.1f}x")
-    print(f"  bytes  redis {r[1]:10,d}   resplite {o[1]:10,d}   ratio {o[1] / r[1]:6.2f}x")
-    print(f"  load   redis {r[2]:8.2f} s   resplite {o[2]:8.2f} s   ratio {o[2] / r[2]:6.1f}x")
+    for label in r:
+        if label == "bytes":
+            print(f"  {'bytes':16} redis {r[label]:10,.0f}   resplite {o[label]:10,.0f}   "
+                  f"ratio {o[label] / r[label]:6.2f}x")
+        else:
+            print(f"  {label:16} redis {r[label]:8.3f} s   resplite {o[label]:8.3f} s   "
+                  f"ratio {o[label] / r[label]:6.1f}x")
 
 
 def main() -> None:
@@ -109,11 +134,14 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--case", choices=("keys", "stream", "all"), default="all")
     args = parser.parse_args()
     if args.quick:
         args.keys = args.entries = 50_000
-    run("keys", args.keys)
-    run("stream", args.entries)
+    if args.case in ("keys", "all"):
+        run("keys", args.keys)
+    if args.case in ("stream", "all"):
+        run("stream", args.entries)
 
 
 if __name__ == "__main__":

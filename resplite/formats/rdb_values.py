@@ -61,7 +61,7 @@ from resplite.store.set import Limits as SetLimits
 from resplite.store.sorted_ids import SortedIds
 from resplite.store.stream import Stream
 from resplite.store.stream_idmp import IdmpState
-from resplite.store.stream_node import DELETED, SAME_FIELDS, StreamNode
+from resplite.store.stream_node import SAME_FIELDS, StreamNode
 from resplite.store.string_value import MutableString
 from resplite.store.zset import ZSet
 
@@ -278,6 +278,9 @@ def _write_stream(out: bytearray, value: Stream, compress: bool, keep: bool = Fa
             if crc is None:
                 out += form
             else:
+                if not node.packed_shift:  # kept by a load: its checksum not computed yet
+                    node.packed_crc = crc64(0, form)
+                    node.packed_shift = shift_for(len(form))
                 crc.append(out, form, node.packed_crc, node.packed_shift)
             continue
         start = len(out)
@@ -702,23 +705,29 @@ def _read_zset(r: f.Reader, kind: int, limits: Limits) -> ZSet:
 def _read_stream(r: f.Reader, kind: int) -> Stream:
     value = Stream()
     nodes = r.length("a stream node count")
+    forms: list[tuple[StreamNode, bytes]] = []
     for _ in range(nodes):
-        at = r.pos
+        at = start = r.pos
         key = r.string("a stream node key")
         if len(key) != 16:
             raise r.error("stream node key entry is not the size of a stream ID", at)
         at = r.pos
         blob = r.string("a stream node listpack")
         try:
-            node = _node_from_listpack(int.from_bytes(key, "big"), listpack.decode(blob))
-        except (ValueError, IndexError, TypeError) as exc:
+            node = StreamNode.from_listpack(int.from_bytes(key, "big"), listpack.decode(blob),
+                                            len(blob))
+        except (ValueError, IndexError, TypeError, OverflowError) as exc:
             raise r.error(f"stream listpack integrity check failed ({exc})", at) from None
-        node.lp_bytes = len(blob)
-        node.seal()
         if value.keys and node.master <= value.keys[-1]:
             raise r.error("stream nodes out of order", at)
         value.nodes.append(node)
         value.keys.append(node.master)
+        if r.data[at] == f.LZF_HEAD:
+            # The node exactly as a compressed snapshot writes it (the bytes it was read
+            # from), kept so that the next save copies it: see Stream.keep_packed.
+            forms.append((node, bytes(r.data[start:r.pos])))
+    for node, form in forms[:-1]:
+        value.keep_packed(node, form, 0, 0)
     value.length = r.length("the stream length")
     value.last_id = _read_id_pair(r)
     if kind >= f.TYPE_STREAM_LISTPACKS_2:
@@ -788,70 +797,3 @@ def _read_id_pair(r: f.Reader) -> int:
     ms = r.length("an id's milliseconds")
     seq = r.length("an id's sequence")
     return (ms << 64) | seq
-
-
-def _node_from_listpack(master: int, items: list[listpack.Element]) -> StreamNode:
-    """A node rebuilt from its listpack (master entry first, see :func:`node_listpack`)."""
-    count = items[0]
-    deleted = items[1]
-    nfields = items[2]
-    if not (isinstance(count, int) and isinstance(deleted, int) and isinstance(nfields, int)):
-        raise ValueError("master entry counters are not integers")
-    fields = tuple(_as_bytes(x) for x in items[3:3 + nfields])
-    p = 3 + nfields
-    if items[p] != 0:
-        raise ValueError("master entry not terminated")
-    p += 1
-    node = StreamNode(master, fields)
-    master_ms = master >> 64
-    master_seq = master & _U64
-    live = dead = 0
-    n = len(items)
-    while p < n:
-        flag = items[p]
-        dms = items[p + 1]
-        dseq = items[p + 2]
-        if not (isinstance(flag, int) and isinstance(dms, int) and isinstance(dseq, int)):
-            raise ValueError("entry header is not integers")
-        p += 3
-        same = bool(flag & SAME_FIELDS)
-        if same:
-            values = [_as_bytes(x) for x in items[p:p + nfields]]
-            pairs: list[bytes] = []
-            for name, val in zip(fields, values, strict=True):
-                pairs.append(name)
-                pairs.append(val)
-            p += nfields
-            expect = nfields + 3
-        else:
-            k = items[p]
-            if not isinstance(k, int):
-                raise ValueError("entry field count is not an integer")
-            pairs = [_as_bytes(x) for x in items[p + 1:p + 1 + 2 * k]]
-            if len(pairs) != 2 * k:
-                raise ValueError("entry cut short")
-            p += 1 + 2 * k
-            expect = 2 * k + 4
-        if items[p] != expect:
-            raise ValueError("entry lp-count does not match")
-        p += 1
-        sid = ((master_ms + dms) << 64) | ((master_seq + dseq) & _U64)
-        if len(node) and sid <= node.id_at(len(node) - 1):
-            raise ValueError("entry ids out of order")
-        node.append(sid, pairs, 0, same)
-        if flag & DELETED:
-            node.flags[-1] |= DELETED
-            dead += 1
-        else:
-            live += 1
-    if live != count or dead != deleted:
-        raise ValueError("master entry counters disagree with the entries")
-    if not live and not dead:
-        raise ValueError("empty listpack inside stream")
-    node.count = live
-    node.deleted = dead
-    return node
-
-
-def _as_bytes(item: listpack.Element) -> bytes:
-    return b"%d" % item if item.__class__ is int else item  # type: ignore[return-value]

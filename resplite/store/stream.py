@@ -605,8 +605,9 @@ class Stream:
     def keep_packed(self, node: StreamNode, form: bytes, crc: int, shift: int) -> None:
         """Keep ``form``, the node as a compressed snapshot writes it, built by the caller
         from the node as it is now (b"" says it does not compress), with its CRC-64 and
-        join factor, so the next snapshot copies it. Nothing is kept for the last node.
-        O(1); adds to :meth:`memory_usage`, which the caller has the keyspace charge."""
+        join factor (0, 0: not computed yet, left to the first save that needs them), so
+        the next snapshot copies it. Nothing is kept for the last node. O(1); adds to
+        :meth:`memory_usage`, which the caller has the keyspace charge."""
         if node.packed is None and node is not self.nodes[-1]:
             node.packed = form
             node.packed_crc = crc

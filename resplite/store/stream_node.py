@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from typing import Final
+from typing import Any, Final
 
 from resplite.store.listpack import SMALL_INTS, encode_int, encode_str, join
 from resplite.store.listpack_size import (
@@ -80,6 +80,9 @@ def _varint(n: int) -> bytes:
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_ONE_BYTE: Final = [bytes((n,)) for n in range(0x80)]
 
 
 def _read_len(data: bytes | bytearray, p: int) -> tuple[int, int]:
@@ -262,6 +265,104 @@ class StreamNode:
             self.seq.append(seq)
         self.count = old_count + 1
         self.lp_bytes = lp
+
+    @classmethod
+    def from_listpack(cls, master: int, items: list[Any], lp_bytes: int) -> StreamNode:
+        """A sealed node rebuilt from the elements of its listpack (``lp_bytes`` long;
+        integers as ``int``, strings as ``bytes``), laid out as :meth:`listpack` writes
+        them; ValueError when they do not describe a node.
+
+        The load path (RDB, RESTORE): entries go straight into the node's arrays and one
+        ``data`` join, without :meth:`append`'s per-entry sizing (the listpack's size is
+        known)."""
+        count, deleted, nfields = items[0], items[1], items[2]
+        if not (count.__class__ is int and deleted.__class__ is int
+                and nfields.__class__ is int) or nfields < 0:
+            raise ValueError("master entry counters are not integers")
+        fields = tuple(b"%d" % x if x.__class__ is int else x for x in items[3:3 + nfields])
+        p = 3 + nfields
+        n = len(items)
+        if p >= n or items[p] != 0:
+            raise ValueError("master entry not terminated")
+        p += 1
+        node = cls(master, fields)
+        master_seq = node.master_seq
+        one_byte = _ONE_BYTE
+        ms_list: list[int] = []
+        seq_list: list[int] = []
+        offs_list: list[int] = []
+        flags = bytearray()
+        parts: list[bytes] = []
+        append = parts.append
+        size = 0
+        live = dead = 0
+        last_ms = last_seq = -1
+        same_count = nfields + 3
+        while p < n:
+            if p + 3 > n:
+                raise ValueError("entry cut short")
+            flag, dms, dseq = items[p], items[p + 1], items[p + 2]
+            if not (flag.__class__ is int and dms.__class__ is int and dseq.__class__ is int):
+                raise ValueError("entry header is not integers")
+            p += 3
+            offs_list.append(size)
+            if flag & SAME_FIELDS:
+                k = nfields
+                expect = same_count
+            else:
+                k = items[p] if p < n else -1
+                if k.__class__ is not int or k < 0:
+                    raise ValueError("entry field count is not an integer")
+                head = _varint(k)
+                append(head)
+                size += len(head)
+                p += 1
+                expect = 2 * k + 4
+                k *= 2
+            if p + k >= n:
+                raise ValueError("entry cut short")
+            for x in items[p:p + k]:
+                if x.__class__ is int:
+                    x = b"%d" % x
+                ln = len(x)
+                if ln < 0x80:
+                    append(one_byte[ln])
+                    size += 1 + ln
+                else:
+                    head = _varint(ln)
+                    append(head)
+                    size += len(head) + ln
+                append(x)
+            p += k
+            if items[p] != expect:
+                raise ValueError("entry lp-count does not match")
+            p += 1
+            seq = (master_seq + dseq) & _U64
+            if dms < 0 or dms < last_ms or (dms == last_ms and seq <= last_seq):
+                raise ValueError("entry ids out of order")
+            last_ms = dms
+            last_seq = seq
+            ms_list.append(dms)
+            seq_list.append(seq)
+            if flag & DELETED:
+                flags.append(flag & (DELETED | SAME_FIELDS))
+                dead += 1
+            else:
+                flags.append(flag & SAME_FIELDS)
+                live += 1
+        if live != count or dead != deleted:
+            raise ValueError("master entry counters disagree with the entries")
+        if not live and not dead:
+            raise ValueError("empty listpack inside stream")
+        node.ms = array("I" if last_ms <= 0xFFFFFFFF else "Q", ms_list)
+        node.seq = array("I" if max(seq_list) <= 0xFFFFFFFF else "Q", seq_list)
+        node.offs = array("I", offs_list)
+        node.flags = flags
+        node.data = b"".join(parts)
+        node.count = live
+        node.deleted = dead
+        node.lp_bytes = lp_bytes
+        return node
 
     def seal(self) -> None:
         """Shrink to exact-size storage: no more appends are expected."""
