@@ -131,6 +131,20 @@ def decode(buf: bytes | bytearray | memoryview, as_bytes: bool = False) -> list[
     while p < end:
         start = p
         b = data[p]
+        # The two commonest elements, a 7-bit integer and a string of up to 63 bytes, taken
+        # whole when their back-length byte is where and what it must be; anything else
+        # (including those two when malformed) goes through the checks below.
+        if b < 0x80:
+            if p + 1 < end and data[p + 1] == 1:
+                append(b"%d" % b if as_bytes else b)
+                p += 2
+                continue
+        elif b < 0xC0:
+            q = p + 1 + (b & 0x3F)
+            if q < end and data[q] == q - p:
+                append(data[p + 1:q])
+                p = q + 1
+                continue
         if b < 0x80:
             value: Element = b
             p += 1
