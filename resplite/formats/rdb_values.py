@@ -433,6 +433,7 @@ def portable_payload(value: Any, compress: bool = True) -> bytes:
     (RDB 10) when no consumer's active-time differs from its seen-time. Everything else is
     DUMP's payload: its versions are already the oldest that know each encoding."""
     cls = value.__class__
+    crc = RunningCrc()
     if cls is Set and value.lp is not None:
         out = bytearray((f.TYPE_SET,))
         f.write_len(out, len(value.lp))
@@ -440,11 +441,11 @@ def portable_payload(value: Any, compress: bool = True) -> bytes:
             f.write_string(out, member, compress)
     elif cls is Stream and _stream_fits_v2(value):
         out = bytearray((f.TYPE_STREAM_LISTPACKS_2,))
-        _write_stream(out, value, compress, active_times=False)
+        _write_stream(out, value, compress, crc=crc, active_times=False)
     else:
         return dump_payload(value, compress)
     out += payload_version(out[0]).to_bytes(2, "little")
-    out += crc64(0, out).to_bytes(8, "little")
+    out += crc.update(out).to_bytes(8, "little")
     return bytes(out)
 
 

@@ -6,8 +6,8 @@ long, id gaps small and past 32 bits), XDEL, exact and approximate trimming, con
 groups, and loading from the payload itself:
 
 * :meth:`StreamNode.listpack` against :func:`rdb_values.node_listpack_general`, node by node;
-* a DUMP that copies kept compressed node forms (and joins their kept CRCs) against a DUMP
-  of a copy that keeps nothing, after every change;
+* a DUMP (and MIGRATE's payload) that copies kept compressed node forms (and joins their
+  kept CRCs) against one of a copy that keeps nothing, after every change;
 * the stream's memory figure for the kept forms against a recount of them.
 """
 
@@ -61,6 +61,9 @@ def _check(stream: Stream) -> None:
         assert rv.dump_payload(stream, compress, True) == reference  # builds the kept forms
         assert rv.dump_payload(stream, compress, True) == reference  # copies them
         assert rv.payload_valid(reference)
+        # MIGRATE's payload (RDB 10's stream form where it fits) writes the same nodes.
+        assert rv.portable_payload(stream, compress) == rv.portable_payload(stream.copy(),
+                                                                           compress)
     for node in stream.nodes:
         if node.packed and node.packed_shift:
             assert crc64(0, node.packed) == node.packed_crc
