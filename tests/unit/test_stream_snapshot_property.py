@@ -13,6 +13,7 @@ groups, and loading from the payload itself:
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -122,8 +123,10 @@ def test_kept_and_fast_forms_equal_the_general_path(adds: list, ops: list, max_e
         _check(loaded)
 
 
-def test_a_snapshot_joins_kept_checksums_across_chunks() -> None:
-    """A file whose streams' kept forms are copied has the checksum of its bytes."""
+def test_a_snapshot_joins_kept_checksums_across_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file whose streams' kept forms are copied has the checksum of its bytes, also when
+    it is handed on in several chunks (each checksummed as it goes)."""
+    monkeypatch.setattr(rdb_file, "_CHUNK", 4096)
     streams = []
     for k in range(3):
         stream = Stream()
@@ -141,6 +144,7 @@ def test_a_snapshot_joins_kept_checksums_across_chunks() -> None:
     assert all(s.packed_bytes for s in streams)
     second = snapshot()
     assert second == first
+    assert int.from_bytes(first[-8:], "little") == crc64(0, first[:-8])
     assert int.from_bytes(second[-8:], "little") == crc64(0, second[:-8])
 
 
