@@ -162,7 +162,7 @@ class RunningCrc:
         self.crc = 0
         self.done = 0
 
-    def update(self, out: bytearray) -> int:
+    def update(self, out: bytes | bytearray | memoryview) -> int:
         """The CRC of everything so far, ``out`` included; ``done`` becomes its length."""
         if len(out) > self.done:
             self.crc = crc64(self.crc, out[self.done:])

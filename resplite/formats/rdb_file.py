@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from resplite.algorithms.crc64 import RunningCrc, crc64
+from resplite.algorithms.crc64 import RunningCrc
 from resplite.formats import rdb_format as f
 from resplite.formats import rdb_values as v
 
@@ -145,6 +145,7 @@ def read_snapshot(
     base does). Returns the report and the offset just past the file (checksum included)."""
     view = memoryview(data)
     r = f.Reader(view, 0, base)
+    r.checksum = RunningCrc()
     magic = r.take(9, "the RDB signature")
     if magic[:5] != b"REDIS":
         raise r.error("wrong signature: not an RDB file (it does not start with REDIS)", 0)
@@ -238,7 +239,7 @@ def read_snapshot(
         stored = r.take(8, "the CRC-64 checksum")
         expected = int.from_bytes(stored, "little")
         if expected:
-            actual = crc64(0, view[:r.pos - 8])
+            actual = r.checksum.update(view[:r.pos - 8])
             if actual != expected:
                 raise r.error(f"wrong RDB checksum: the file says {expected:016x}, its content "
                               f"gives {actual:016x}", r.pos - 8)

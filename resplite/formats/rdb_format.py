@@ -28,6 +28,7 @@ import struct
 from typing import Final
 
 from resplite.algorithms import lzf
+from resplite.algorithms.crc64 import RunningCrc, crc64, crc64_join, shift_for
 from resplite.store.listpack_size import integer_value
 
 # RDB versions this code reads, and the one it writes for whole files.
@@ -188,15 +189,32 @@ class Reader:
     """A cursor over RDB bytes held in memory; every read checks the bounds.
 
     ``base`` is added to offsets in error messages (the position of this buffer in a
-    larger file).
+    larger file). ``checksum``, when a whole file is read, is the CRC-64 of ``data`` up to
+    its ``done``: a part whose CRC a value reader computes anyway (:meth:`part_checksum`)
+    is joined to it instead of being read twice.
     """
 
-    __slots__ = ("base", "data", "pos")
+    __slots__ = ("base", "checksum", "data", "pos")
 
     def __init__(self, data: bytes | memoryview, pos: int = 0, base: int = 0) -> None:
         self.data = data
         self.pos = pos
         self.base = base
+        self.checksum: RunningCrc | None = None
+
+    def part_checksum(self, start: int, part: bytes) -> tuple[int, int]:
+        """The CRC-64 of ``part`` (the bytes at ``start``) and :func:`shift_for` its
+        length, ``checksum`` brought past it; (0, 0), for "not computed", when no
+        ``checksum`` is kept (a DUMP payload is checked as a whole before it is read)."""
+        running = self.checksum
+        if running is None or running.done > start:
+            return 0, 0
+        crc = crc64(0, part)
+        shift = shift_for(len(part))
+        running.update(self.data[:start])
+        running.crc = crc64_join(running.crc, crc, shift)
+        running.done = start + len(part)
+        return crc, shift
 
     def error(self, message: str, at: int | None = None) -> RdbError:
         return RdbError(self.base + (self.pos if at is None else at), message)

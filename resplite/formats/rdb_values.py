@@ -706,7 +706,7 @@ def _read_zset(r: f.Reader, kind: int, limits: Limits) -> ZSet:
 def _read_stream(r: f.Reader, kind: int) -> Stream:
     value = Stream()
     nodes = r.length("a stream node count")
-    forms: list[tuple[StreamNode, bytes]] = []
+    forms: list[tuple[StreamNode, bytes, int, int]] = []
     for _ in range(nodes):
         at = start = r.pos
         key = r.string("a stream node key")
@@ -725,10 +725,12 @@ def _read_stream(r: f.Reader, kind: int) -> Stream:
         value.keys.append(node.master)
         if r.data[at] == f.LZF_HEAD:
             # The node exactly as a compressed snapshot writes it (the bytes it was read
-            # from), kept so that the next save copies it: see Stream.keep_packed.
-            forms.append((node, bytes(r.data[start:r.pos])))
-    for node, form in forms[:-1]:
-        value.keep_packed(node, form, 0, 0)
+            # from), kept so that the next save copies it: see Stream.keep_packed. Its
+            # checksum is part of a whole file's, so computing it here costs a load nothing.
+            form = bytes(r.data[start:r.pos])
+            forms.append((node, form, *r.part_checksum(start, form)))
+    for node, form, crc, shift in forms[:-1]:
+        value.keep_packed(node, form, crc, shift)
     value.length = r.length("the stream length")
     value.last_id = _read_id_pair(r)
     if kind >= f.TYPE_STREAM_LISTPACKS_2:

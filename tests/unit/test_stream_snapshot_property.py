@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from resplite.algorithms.crc64 import _multiply, crc64, crc64_join, shift_for
 from resplite.formats import rdb_file
 from resplite.formats import rdb_values as rv
+from resplite.formats.rdb_format import RdbError
 from resplite.store.consumer_group import Consumer
 from resplite.store.stream import RefPolicy, Stream, TrimStrategy, packed_size
 from resplite.store.stream_ids import make_id
@@ -158,3 +159,33 @@ def test_joined_checksum_equals_the_checksum_of_the_joined_bytes(a: bytes, b: by
 @given(st.integers(0, (1 << 64) - 1), st.integers(0, (1 << 64) - 1))
 def test_four_bits_at_a_time_multiplies_as_bit_by_bit(a: int, b: int) -> None:
     assert crc64_join(a, 0, b) == _multiply(b, a)
+
+
+def test_a_loaded_file_keeps_its_nodes_forms_with_their_checksums() -> None:
+    """Loading a file keeps each full stream node's bytes and checksum (computed as part of
+    the file's), so the file written again from the loaded data is the same file, and a bad
+    checksum is still found."""
+    stream = Stream()
+    for i in range(2000):
+        stream.append(make_id(i + 1, 0), [b"f", b"value-%d" % (i % 7), b"n", b"%d" % i],
+                      0, 100, 4096)
+    records = [(b"s", stream, None, None, None), (b"t", b"plain", None, None, None)]
+    data = b"".join(rdb_file.write_snapshot([rdb_file.DbSnapshot(0, 2, 0, records)], []))
+    loaded: dict[bytes, object] = {}
+
+    def sink(db: int, key: bytes, value: object, *_: object) -> bool:
+        loaded[key] = value
+        return True
+
+    rdb_file.read_snapshot(data, sink, databases=16)
+    again = loaded[b"s"]
+    assert isinstance(again, Stream) and again.packed_bytes
+    for node in again.nodes[:-1]:
+        assert node.packed and node.packed_crc == crc64(0, node.packed)
+        assert node.packed_shift == shift_for(len(node.packed))
+    assert again.nodes[-1].packed is None
+    records = [(b"s", again, None, None, None), (b"t", b"plain", None, None, None)]
+    assert b"".join(rdb_file.write_snapshot([rdb_file.DbSnapshot(0, 2, 0, records)], [])) == data
+    bad = data[:-8] + bytes(8 * [1])
+    with pytest.raises(RdbError, match="wrong RDB checksum"):
+        rdb_file.read_snapshot(bad, sink, databases=16)
