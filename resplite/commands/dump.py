@@ -28,7 +28,7 @@ from resplite.commands.args import parse_int
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC
-from resplite.engine.persistence import load_limits
+from resplite.engine.persistence import keep_stream_forms, load_limits
 from resplite.engine.registry import command
 from resplite.formats import rdb_values
 from resplite.formats.rdb_format import RdbError
@@ -49,7 +49,9 @@ def dump(client: Client, argv: list[bytes]) -> Any:
     value = db.read(argv[1])
     if value is None:
         return None
-    payload = rdb_values.dump_payload(value, client.server.config["rdbcompression"], True)
+    server = client.server
+    payload = rdb_values.dump_payload(value, server.config["rdbcompression"],
+                                      keep_stream_forms(server))
     # A stream keeps its nodes' compressed forms for the next DUMP or SAVE: charge them.
     db.recharge(argv[1])
     return payload

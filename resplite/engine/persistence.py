@@ -86,7 +86,18 @@ def load_limits(config: Any) -> rdb_values.Limits:
         zset_entries=config["zset-max-listpack-entries"],
         zset_value=config["zset-max-listpack-value"],
         list_fill=config["list-max-listpack-size"],
+        # With a memory limit, the data set comes first: see keep_stream_forms.
+        keep_stream_forms=not config["maxmemory"],
     )
+
+
+def keep_stream_forms(state: ServerState) -> bool:
+    """Whether a snapshot made now (SAVE, DUMP) may leave streams holding their nodes'
+    compressed forms for the next one: they are a cache, counted in ``used_memory``, so
+    they are kept without a ``maxmemory``, or while less than half of it is used (and a
+    load keeps the forms it reads only without one)."""
+    maxmemory = state.maxmemory
+    return not maxmemory or state.used_memory() < maxmemory // 2
 
 
 def fsync_dir(path: str) -> None:
@@ -195,7 +206,8 @@ class Persistence:
         path = self.path
         start = time.monotonic()
         try:
-            self.last_save_bytes = write_file(path, self.snapshot(keep=True))
+            self.last_save_bytes = write_file(
+                path, self.snapshot(keep=keep_stream_forms(self.state)))
         except OSError as exc:
             log.warning("Failed opening the temp RDB file temp-%d.rdb (in server root dir %s) "
                         "for saving: %s", os.getpid(), self.state.config["dir"], exc)

@@ -79,7 +79,9 @@ _DEFAULT_SET_LIMITS: Final = SetLimits(512, 128, 64)
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """The encoding directives a load converts by, as Redis's load does."""
+    """The encoding directives a load converts by, as Redis's load does; and whether a
+    stream keeps the compressed forms of its nodes it was read from (see
+    :meth:`Stream.keep_packed <resplite.store.stream.Stream.keep_packed>`)."""
 
     hash_entries: int = 512
     hash_value: int = 64
@@ -87,6 +89,7 @@ class Limits:
     zset_entries: int = 128
     zset_value: int = 64
     list_fill: int = -2  # list-max-listpack-size
+    keep_stream_forms: bool = True
 
 
 DEFAULT_LIMITS: Final = Limits()
@@ -505,7 +508,7 @@ def read_value(r: f.Reader, kind: int, key: bytes, limits: Limits = DEFAULT_LIMI
     if kind in (f.TYPE_ZSET, f.TYPE_ZSET_2, f.TYPE_ZSET_LISTPACK, f.TYPE_ZSET_ZIPLIST):
         return _read_zset(r, kind, limits)
     if kind in (f.TYPE_STREAM_LISTPACKS, f.TYPE_STREAM_LISTPACKS_2, f.TYPE_STREAM_LISTPACKS_3):
-        return _read_stream(r, kind)
+        return _read_stream(r, kind, limits.keep_stream_forms)
     reader = _EXTRA_READERS.get(kind)
     if reader is not None:
         return reader(r, kind, limits)
@@ -703,7 +706,7 @@ def _read_zset(r: f.Reader, kind: int, limits: Limits) -> ZSet:
     return ZSet.from_entries(entries, skiplist=not small)
 
 
-def _read_stream(r: f.Reader, kind: int) -> Stream:
+def _read_stream(r: f.Reader, kind: int, keep: bool = True) -> Stream:
     value = Stream()
     nodes = r.length("a stream node count")
     forms: list[tuple[StreamNode, bytes, int, int]] = []
@@ -723,7 +726,7 @@ def _read_stream(r: f.Reader, kind: int) -> Stream:
             raise r.error("stream nodes out of order", at)
         value.nodes.append(node)
         value.keys.append(node.master)
-        if r.data[at] == f.LZF_HEAD:
+        if keep and r.data[at] == f.LZF_HEAD:
             # The node exactly as a compressed snapshot writes it (the bytes it was read
             # from), kept so that the next save copies it: see Stream.keep_packed. Its
             # checksum is part of a whole file's, so computing it here costs a load nothing.

@@ -20,6 +20,7 @@ from resplite.engine.client import Client
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.state import STARTUP_MEMORY, ServerState
+from resplite.protocol.replies import OK
 from resplite.store.hash import Hash
 from resplite.store.keyspace import EXPIRE_COST, KEY_COST, Database, Keyspace, value_size
 from resplite.store.set import Set
@@ -201,6 +202,24 @@ def test_a_stream_is_charged_the_node_forms_a_snapshot_keeps() -> None:
             check(state.keyspace, (argv, "DUMP"))
     assert b"".join(state.persistence.snapshot(keep=True)).startswith(b"REDIS")
     check(state.keyspace, "snapshot")
+
+
+def test_under_maxmemory_the_node_forms_are_kept_only_while_memory_is_plentiful() -> None:
+    state, client, _ = make_state()
+    execute = state.dispatcher.execute
+    for i in range(1, 451):
+        execute(client, [b"XADD", b"s", b"%d-1" % i, b"f", b"v%d" % (i % 5), b"g", b"w"])
+    tight = state.used_memory() + 100_000  # more than half of it is in use
+    assert execute(client, [b"CONFIG", b"SET", b"maxmemory", b"%d" % tight]) == OK
+    payload = execute(client, [b"DUMP", b"s"])
+    assert client.db.data[b"s"].packed_bytes == 0
+    # RESTORE under a memory limit keeps no forms either (a load's rule).
+    execute(client, [b"RESTORE", b"t", b"0", payload])
+    assert client.db.data[b"t"].packed_bytes == 0
+    assert execute(client, [b"CONFIG", b"SET", b"maxmemory", b"%d" % (4 * tight)]) == OK
+    assert execute(client, [b"DUMP", b"s"]) == payload
+    assert client.db.data[b"s"].packed_bytes
+    check(state.keyspace)
 
 
 def test_flushall_gives_the_memory_back_at_once() -> None:
