@@ -162,17 +162,25 @@ class RunningCrc:
         self.crc = 0
         self.done = 0
 
-    def update(self, out: bytes | bytearray | memoryview) -> int:
-        """The CRC of everything so far, ``out`` included; ``done`` becomes its length."""
-        if len(out) > self.done:
-            self.crc = crc64(self.crc, out[self.done:])
-            self.done = len(out)
+    def update(self, out: bytes | bytearray | memoryview, end: int | None = None) -> int:
+        """The CRC of ``out`` up to ``end`` (its length by default), which ``done``
+        becomes; only the bytes past ``done`` are read."""
+        if end is None:
+            end = len(out)
+        if end > self.done:
+            self.crc = crc64(self.crc, out[self.done:end])
+            self.done = end
         return self.crc
+
+    def join(self, crc: int, shift: int, end: int) -> None:
+        """Take the bytes from ``done`` to ``end``, whose CRC is ``crc`` and whose length's
+        :func:`shift_for` is ``shift``, as read."""
+        self.crc = crc64_join(self.crc, crc, shift)
+        self.done = end
 
     def append(self, out: bytearray, part: bytes, crc: int, shift: int) -> None:
         """``out += part``, where ``crc`` and ``shift`` are the part's CRC and
         :func:`shift_for` its length."""
         self.update(out)
         out += part
-        self.crc = crc64_join(self.crc, crc, shift)
-        self.done = len(out)
+        self.join(crc, shift, len(out))

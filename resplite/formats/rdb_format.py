@@ -28,7 +28,7 @@ import struct
 from typing import Final
 
 from resplite.algorithms import lzf
-from resplite.algorithms.crc64 import RunningCrc, crc64, crc64_join, shift_for
+from resplite.algorithms.crc64 import RunningCrc, crc64, shift_for
 from resplite.store.listpack_size import integer_value
 
 # RDB versions this code reads, and the one it writes for whole files.
@@ -211,9 +211,8 @@ class Reader:
             return 0, 0
         crc = crc64(0, part)
         shift = shift_for(len(part))
-        running.update(self.data[:start])
-        running.crc = crc64_join(running.crc, crc, shift)
-        running.done = start + len(part)
+        running.update(self.data, start)
+        running.join(crc, shift, start + len(part))
         return crc, shift
 
     def error(self, message: str, at: int | None = None) -> RdbError:

@@ -299,7 +299,12 @@ def _write_stream(out: bytearray, value: Stream, compress: bool, keep: bool = Fa
             # not compress, the empty marker saves the next save's attempt.
             if out[at] == f.LZF_HEAD:
                 part = bytes(out[start:])
-                value.keep_packed(node, part, crc64(0, part), shift_for(len(part)))
+                part_crc = crc64(0, part)
+                shift = shift_for(len(part))
+                if crc is not None:  # the part's checksum joins the output's: read once
+                    crc.update(out, start)
+                    crc.join(part_crc, shift, len(out))
+                value.keep_packed(node, part, part_crc, shift)
             else:
                 value.keep_packed(node, b"", 0, 0)
     f.write_len(out, value.length)
