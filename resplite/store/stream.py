@@ -38,9 +38,9 @@ Size: ``nbytes`` is the sum of :meth:`~StreamNode.memory` over every node but th
 as in Redis's listpacks); :meth:`Stream.memory_usage` adds the last node's figure, so it
 costs O(number of groups), not O(entries), and XADD's hot path does no accounting.
 
-Snapshots (SAVE, DUMP) may keep a sealed node's compressed form in ``node.packed``
-(:meth:`keep_packed`), so that writing an unchanged node again is a copy: compressing is by
-far the largest part of a snapshot's cost in Python. ``packed_bytes`` is what those forms
+Snapshots (SAVE, DUMP) and loads may keep a sealed node's compressed form in
+``node.packed`` (:meth:`keep_packed`), so that writing an unchanged node again is a copy:
+compressing is by far the largest part of a snapshot's cost in Python. ``packed_bytes`` is what those forms
 hold, part of :meth:`memory_usage`. Only compressed forms are kept, each smaller than the
 node's listpack (for a node that does not compress, the empty marker saves the attempt), so
 the cache is bounded by what Redis's own listpacks would take; any change to a node drops
