@@ -40,11 +40,11 @@ costs O(number of groups), not O(entries), and XADD's hot path does no accountin
 
 Snapshots (SAVE, DUMP) and loads may keep a sealed node's compressed form in
 ``node.packed`` (:meth:`keep_packed`), so that writing an unchanged node again is a copy:
-compressing is by far the largest part of a snapshot's cost in Python. ``packed_bytes`` is what those forms
-hold, part of :meth:`memory_usage`. Only compressed forms are kept, each smaller than the
-node's listpack (for a node that does not compress, the empty marker saves the attempt), so
-the cache is bounded by what Redis's own listpacks would take; any change to a node drops
-its form, and the last node, which XADD appends to, never has one.
+compressing is by far the largest part of a snapshot's cost in Python. ``packed_bytes`` is
+what those forms hold, part of :meth:`memory_usage`. Only compressed forms are kept, each
+smaller than the node's listpack (for a node that does not compress, the empty marker saves
+the attempt), so the cache is bounded by what Redis's own listpacks would take; any change
+to a node drops its form, and the last node, which XADD appends to, never has one.
 
 Invariants: ``nbytes`` is the sum of ``node.memory()`` over ``nodes[:-1]``;
 ``packed_bytes`` is the sum of :func:`packed_size` of the nodes' ``packed`` forms, and
