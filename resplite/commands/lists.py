@@ -1,6 +1,6 @@
 """List commands: LPUSH, RPUSH, LPUSHX, RPUSHX, LPOP, RPOP, LLEN, LRANGE, LINDEX, LSET,
-LINSERT, LREM, LTRIM, LPOS, LMOVE, RPOPLPUSH, LMPOP and the blocking BLPOP, BRPOP, BLMOVE,
-BRPOPLPUSH and BLMPOP.
+LINSERT, LREM, LTRIM, LPOS, LMOVE, LMOVEM, RPOPLPUSH, LMPOP and the blocking BLPOP, BRPOP,
+BLMOVE, BLMOVEM, BRPOPLPUSH and BLMPOP.
 
 The value type is :class:`resplite.store.list.List`. Handlers parse their arguments in
 Redis's order, so the first error Redis would report is the one reported (LRANGE reads its
@@ -378,6 +378,74 @@ def rpoplpush(client: Client, argv: list[bytes]) -> Any:
     return _move(client, argv[1], argv[2], from_head=False, to_head=True)
 
 
+def _parse_how_many(argv: list[bytes], at: int) -> tuple[int, bool, bool]:
+    """LMOVEM's optional how-many block from ``argv[at]``: (count, exactly, obo). Both the
+    selector and the ordering are required once the block starts; without it one element
+    moves (as LMOVE)."""
+    n = len(argv)
+    if n == at:
+        return 1, False, True
+    if n != at + 3:
+        raise CommandError(errors.SYNTAX)
+    selector = c_option(argv[at])
+    if selector not in (b"count", b"exactly"):
+        raise CommandError(errors.SYNTAX)
+    value = parse_int(argv[at + 1])
+    if value is None or value < 1:
+        raise CommandError(errors.COUNT_NOT_POSITIVE)
+    ordering = c_option(argv[at + 2])
+    if ordering not in (b"obo", b"bulk"):
+        raise CommandError(errors.SYNTAX)
+    return value, selector == b"exactly", ordering == b"obo"
+
+
+def _move_many(client: Client, source: bytes, target: bytes, from_head: bool, to_head: bool,
+               count: int, exactly: bool, obo: bool) -> Any:
+    """LMOVEM: the moved elements as they now sit in ``target`` (left to right); None when
+    ``source`` is absent or EXACTLY asks for more than it holds. (Redis's page says an
+    absent source answers an empty array under COUNT; the server answers nil, as redis-py's
+    tests against it assert.)
+
+    The elements are popped first, nearest first, then pushed: OBO pushes them one at a
+    time in the order popped (reversing them at the destination end), BULK as one block in
+    the order they had in ``source``. With ``source`` == ``target`` OBO therefore reverses
+    the moved run in place and BULK leaves the list as it was."""
+    src = _list(client, source)
+    if src is None:
+        return None
+    dst = src if target == source else _list(client, target)
+    if exactly and src.length < count:
+        return None
+    db = client.db
+    fill = _fill(client)
+    taken = src.pop_many(count, from_head)
+    moved = len(taken)
+    if obo:
+        pushed = taken  # each pushed at the destination end in turn
+        placed = taken[::-1] if to_head else taken
+    else:
+        block = taken if from_head else taken[::-1]  # the source's own order
+        pushed = block[::-1] if to_head else block
+        placed = block
+    if dst is None:
+        dst = List()
+        db.add(target, dst)
+    dst.push(pushed, 0, to_head, fill)
+    db.signal_modified(target)
+    _notify(client, b"lpush" if to_head else b"rpush", target)
+    _removed(client, source, src, b"lpop" if from_head else b"rpop", moved)
+    return placed
+
+
+@command("lmovem", counts_changes=True)
+def lmovem(client: Client, argv: list[bytes]) -> Any:
+    from_head = _side(argv[3])
+    to_head = _side(argv[4])
+    count, exactly, obo = _parse_how_many(argv, 5)
+    reply = _move_many(client, argv[1], argv[2], from_head, to_head, count, exactly, obo)
+    return NULL_ARRAY if reply is None else reply
+
+
 # -- blocking ------------------------------------------------------------------------------------
 
 
@@ -458,6 +526,37 @@ def blmove(client: Client, argv: list[bytes]) -> Any:
 def brpoplpush(client: Client, argv: list[bytes]) -> Any:
     timeout = timeout_ms(argv[3], client.server.clock.time_ms())
     return _block_move(client, argv[1], argv[2], False, True, timeout)
+
+
+@command("blmovem", counts_changes=True)
+def blmovem(client: Client, argv: list[bytes]) -> Any:
+    """BLMOVEM: LMOVEM, waiting while ``source`` is absent (COUNT) or shorter than asked
+    (EXACTLY). Re-run on every change of ``source`` while it holds a list, since a push to
+    an existing list can be what satisfies EXACTLY."""
+    from_head = _side(argv[3])
+    to_head = _side(argv[4])
+    timeout = timeout_ms(argv[5], client.server.clock.time_ms())
+    count, exactly, obo = _parse_how_many(argv, 6)
+    source, target = argv[1], argv[2]
+
+    def attempt() -> Any:
+        src = _list(client, source)
+        if src is None or (exactly and src.length < count):
+            return None
+        return _move_many(client, source, target, from_head, to_head, count, exactly, obo)
+
+    reply = attempt()
+    if reply is not None:
+        return reply
+    request = BlockRequest(keys=[source], timeout_ms=timeout, retry=lambda: None,
+                           timeout_reply=NULL_ARRAY, wakes_on=_holds_list(client))
+
+    def retry() -> Any:
+        again = attempt()
+        return request if again is None else again
+
+    request.retry = retry
+    return request
 
 
 # -- reading -------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Server commands: INFO, DBSIZE, FLUSHDB, FLUSHALL, SWAPDB, TIME, SHUTDOWN, DEBUG, LASTSAVE,
-SAVE, BGSAVE, BGREWRITEAOF, ROLE, WAIT, LOLWUT, READONLY, READWRITE.
+SAVE, BGSAVE, BGREWRITEAOF, ROLE, WAIT, WAITAOF, LOLWUT, READONLY, READWRITE.
 
 CONFIG lives in :mod:`resplite.commands.config`; ACL, MEMORY and SLOWLOG in
 :mod:`resplite.commands.admin`.
@@ -14,9 +14,13 @@ them. It saves a snapshot first when save rules are set or SAVE is given (not wi
 a failed save stops the shutdown unless FORCE is given. DEBUG RELOAD saves, empties the
 keyspace and loads the file back. WAIT has no replicas to wait for: it answers 0 at once
 when asked for none, and otherwise blocks until its timeout (for ever with 0) as Redis does
-without replicas. DEBUG is limited to SLEEP, SET-ACTIVE-EXPIRE, OBJECT and HELP, and is
-refused by the dispatcher unless ``enable-debug-command`` allows it. DEBUG SLEEP stops the
-whole server for its duration, exactly as in Redis.
+without replicas. WAITAOF (Redis 7.2) answers from the append-only file's fsynced offset
+(:mod:`resplite.engine.aof`): ``[1, 0]`` once the caller's last write is fsynced, waiting for
+that when ``numlocal`` is 1, and for ever (or its timeout) when replicas are asked for, as
+Redis without replicas; inside MULTI or a script it answers at once. DEBUG is limited to
+SLEEP, SET-ACTIVE-EXPIRE, OBJECT and HELP, and is refused by the dispatcher unless
+``enable-debug-command`` allows it. DEBUG SLEEP stops the whole server for its duration,
+exactly as in Redis.
 """
 
 from __future__ import annotations
@@ -270,6 +274,47 @@ def wait(client: Client, argv: list[bytes]) -> Any:
         return 0
     # No replica will ever acknowledge: wait out the timeout, then report none.
     request = BlockRequest(keys=[], timeout_ms=timeout, retry=lambda: request, timeout_reply=0)
+    return request
+
+
+@command("waitaof")
+def waitaof(client: Client, argv: list[bytes]) -> Any:
+    """WAITAOF numlocal numreplicas timeout: [local fsyncs, replica fsyncs] of this client's
+    writes. With no replicas the second is 0; the first is whether the append-only file's
+    fsynced offset has reached the client's last write (see resplite.engine.aof)."""
+    numlocal = parse_int(argv[1])
+    if numlocal is None:
+        raise CommandError(errors.NOT_INTEGER)
+    if not 0 <= numlocal <= 1:
+        raise CommandError(errors.NUMLOCAL_OUT_OF_RANGE)
+    numreplicas = parse_int(argv[2])
+    if numreplicas is None or numreplicas < 0:
+        raise CommandError(errors.NOT_POSITIVE)
+    timeout = timeout_ms(client, argv[3])
+    server = client.server
+    if numlocal and not server.config["appendonly"]:
+        raise CommandError(errors.WAITAOF_APPENDONLY_OFF)
+    aof = server.aof
+    woff = client.woff
+
+    def acks() -> list[int]:
+        return [int(aof.fsynced_offset >= woff), 0]  # no replica ever acknowledges
+
+    reply = acks()
+    if reply[0] >= numlocal and numreplicas == 0:
+        return reply
+    request = BlockRequest(keys=[], timeout_ms=timeout, retry=lambda: None, timeout_reply=reply)
+
+    def retry() -> Any:
+        now = acks()
+        if now[0] >= numlocal and numreplicas == 0:
+            return now
+        request.timeout_reply = now  # what a timeout then answers
+        return request
+
+    request.retry = retry
+    if client.may_block:
+        aof.fsync_waiters[client] = None
     return request
 
 

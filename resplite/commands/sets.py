@@ -1,5 +1,6 @@
 """Set commands: SADD, SREM, SMEMBERS, SISMEMBER, SMISMEMBER, SCARD, SPOP, SRANDMEMBER, SMOVE,
-SINTER, SINTERCARD, SINTERSTORE, SUNION, SUNIONSTORE, SDIFF, SDIFFSTORE and SSCAN.
+SINTER, SINTERCARD, SINTERSTORE, SUNION, SUNIONCARD, SUNIONSTORE, SDIFF, SDIFFCARD,
+SDIFFSTORE and SSCAN.
 
 The value type is :class:`resplite.store.set.Set`, which owns the encodings and the set
 algebra; these handlers parse arguments in Redis's order (so the first error Redis would
@@ -25,6 +26,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+from resplite.algorithms import hyperloglog as hll
 from resplite.commands.args import INT64_MAX, c_option, int_arg, parse_int
 from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor, parse_scan_options
 from resplite.engine import errors
@@ -290,25 +292,63 @@ def sinter(client: Client, argv: list[bytes]) -> OrderedSet:
     return OrderedSet(setstore.intersection(_sets(client, argv[1:])))
 
 
-@command("sintercard")
-def sintercard(client: Client, argv: list[bytes]) -> int:
+def _card_args(argv: list[bytes], approx_allowed: bool) -> tuple[list[bytes], int, bool]:
+    """The keys, LIMIT (0: none) and APPROX of SINTERCARD, SUNIONCARD and SDIFFCARD, checked
+    in Redis's order: numkeys, then the options left to right."""
     numkeys = parse_int(argv[1])
     if numkeys is None or numkeys < 1:
         raise CommandError(errors.NUMKEYS_NOT_POSITIVE)
     if numkeys > len(argv) - 2:
         raise CommandError(errors.NUMKEYS_TOO_MANY)
     limit = 0
+    approx = False
     i, n = 2 + numkeys, len(argv)
     while i < n:
-        if c_option(argv[i]) == b"limit" and i + 1 < n:
+        option = c_option(argv[i])
+        if option == b"limit" and i + 1 < n:
             limit_value = parse_int(argv[i + 1])
             if limit_value is None or limit_value < 0:
                 raise CommandError(errors.LIMIT_CANT_BE_NEGATIVE)
             limit = limit_value
             i += 2
+        elif option == b"approx" and approx_allowed:
+            approx = True
+            i += 1
         else:
             raise CommandError(errors.SYNTAX)
-    return setstore.intersection_size(_sets(client, argv[2:2 + numkeys]), limit)
+    return argv[2:2 + numkeys], limit, approx
+
+
+@command("sintercard")
+def sintercard(client: Client, argv: list[bytes]) -> int:
+    keys, limit, _ = _card_args(argv, approx_allowed=False)
+    return setstore.intersection_size(_sets(client, keys), limit)
+
+
+@command("sunioncard")
+def sunioncard(client: Client, argv: list[bytes]) -> int:
+    keys, limit, approx = _card_args(argv, approx_allowed=True)
+    sets = _sets(client, keys)
+    if not approx:
+        return setstore.union_size(sets, limit)
+    # A HyperLogLog estimate, as PFCOUNT gives for the same members: one register array
+    # raised member by member, the union never built.
+    registers = bytearray(hll.REGISTERS)
+    for s in sets:
+        if s is None:
+            continue
+        for member in s:
+            index, count = hll.pattern(member)
+            if count > registers[index]:
+                registers[index] = count
+    estimate = hll.estimate(hll.histogram(registers))
+    return min(estimate, limit) if limit else estimate
+
+
+@command("sdiffcard")
+def sdiffcard(client: Client, argv: list[bytes]) -> int:
+    keys, limit, _ = _card_args(argv, approx_allowed=False)
+    return setstore.difference_size(_sets(client, keys), limit)
 
 
 @command("sinterstore")

@@ -38,7 +38,16 @@ of the last file (a crash mid-write) is cut off with a warning when ``aof-load-t
 is yes (the file is truncated to its last complete command, as Redis does); anywhere else,
 or with ``aof-load-truncated no``, the start is refused naming the file and offset.
 
-Invariants: ``buffer`` holds only complete commands; every file the manifest on disk names
+WAITAOF's offsets (Redis 7.2+): every write logged advances ``offset`` by one (Redis's
+``master_repl_offset``, which grows with an AOF even without replicas), and the client whose
+write it was remembers it (``Client.woff``). ``written_offset`` is the offset of the last write
+handed to the file, ``fsynced_offset`` of the last one known fsynced: it advances when an
+fsync follows the write under ``appendfsync always`` or ``everysec`` (never under ``no``,
+where Redis does not know when the data reaches the disk), is 0 when the log opens and -1
+while it is off. Clients parked by WAITAOF (``fsync_waiters``) are re-run when it moves.
+
+Invariants: ``buffer`` holds only complete commands; ``fsynced_offset <= written_offset <=
+offset`` while the log is on; every file the manifest on disk names
 exists and is complete; the incr file open for writing is the manifest's last.
 """
 
@@ -182,6 +191,10 @@ class Aof:
         self.last_fsync = time.monotonic()
         self.last_failure = 0.0  # monotonic seconds of the last failed rewrite
         self.write_error = ""  # strerror of a failed write, while writes are refused
+        self.offset = 0
+        self.written_offset = 0
+        self.fsynced_offset = -1
+        self.fsync_waiters: dict[Client, None] = {}
 
     # -- names ------------------------------------------------------------------------------
 
@@ -293,6 +306,7 @@ class Aof:
                 self._open_new_incr()
         self._refresh_sizes(base=True)
         self.state.aof_on = True
+        self.written_offset = self.fsynced_offset = self.offset
 
     def enable(self) -> None:
         """CONFIG SET appendonly yes: the log starts from a base of the current data set."""
@@ -305,6 +319,7 @@ class Aof:
             self.files = []
         self.state.aof_on = True
         self.selected_db = -1
+        self.written_offset = self.fsynced_offset = self.offset
         if not self.files:
             self.start()
         else:
@@ -317,6 +332,8 @@ class Aof:
         self.kill_child()
         self._close()
         self.state.aof_on = False
+        self.fsynced_offset = -1
+        self._wake_fsync_waiters()
 
     def shutdown(self) -> None:
         if self.state.aof_on:
@@ -363,6 +380,9 @@ class Aof:
             buffer.append(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(index), index))
             self.selected_db = db
         buffer.append(encode_command(argv))
+        self.offset += 1
+        if client is not None:
+            client.woff = self.offset
 
     def hold(self) -> None:
         """A script starts: its writes wait for :meth:`release`."""
@@ -384,6 +404,7 @@ class Aof:
         for db, argv in held:
             self.feed(None, db, argv)
         self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+        caller.woff = self.offset
 
     def end_exec(self) -> None:
         """EXEC finished: close the MULTI its writes opened, if any."""
@@ -400,6 +421,7 @@ class Aof:
         self.buffer = []
         if self.fd < 0:
             return
+        offset = self.offset  # everything logged so far is in ``data``
         view = memoryview(data)
         started = time.perf_counter_ns()
         try:
@@ -419,6 +441,7 @@ class Aof:
             self.write_error = ""
             self.state.persistence.misconf()
         self.current_size += len(data)
+        self.written_offset = offset
         policy = self.state.config["appendfsync"]
         if policy == "always":
             started = time.perf_counter_ns()
@@ -466,6 +489,22 @@ class Aof:
                 return
         self.unsynced = False
         self.last_fsync = time.monotonic()
+        if (self.state.aof_on and self.state.config["appendfsync"] != "no"
+                and self.fsynced_offset != self.written_offset):
+            self.fsynced_offset = self.written_offset
+            self._wake_fsync_waiters()
+
+    def _wake_fsync_waiters(self) -> None:
+        """Re-run the WAITAOF commands waiting on the fsynced offset (those no longer
+        blocked in WAITAOF are dropped)."""
+        waiters = self.fsync_waiters
+        if not waiters:
+            return
+        for client in list(waiters):
+            blocked = client.blocked
+            if blocked is None or blocked.command != "waitaof":
+                del waiters[client]
+        self.state.blocking.rerun(list(waiters))
 
     # -- rewriting --------------------------------------------------------------------------
 

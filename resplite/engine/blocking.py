@@ -17,6 +17,9 @@ gone. A request may also carry ``recheck_ms``, a clock time at which the command
 even if no key changed (XREADGROUP CLAIM waits for a pending entry to become idle enough);
 a re-run that blocks again may set a new one.
 
+A client may also wait on something that is not a key (WAITAOF waits for the append-only
+file's fsync): it blocks on no key and whatever it waits on re-runs it with :meth:`rerun`.
+
 Deadlines are in clock milliseconds, so freezing or advancing the clock governs timeouts. A
 timer from the shell's scheduler (:mod:`resplite.engine.scheduler`) is aimed at the earliest
 deadline or recheck; a clock jump re-checks at once.
@@ -176,6 +179,21 @@ class BlockingManager:
         finally:
             if acting is not None:
                 acting(previous)
+
+    def rerun(self, clients: list[Client]) -> None:
+        """Re-run the blocked commands of ``clients`` now, in the order given: what they
+        wait for is not a key (WAITAOF waits on the append-only file's fsync). A re-run that
+        blocks again keeps its place and deadline; anything else is the client's reply."""
+        for client in clients:
+            state = client.blocked
+            if state is None:
+                continue
+            result = self._retry(client, state)
+            if isinstance(result, BlockRequest):
+                continue
+            self.unblock(client)
+            if client.conn is not None:
+                client.conn.deliver(result)
 
     def wake(self, client: Client, reply: Any) -> bool:
         """Unblock ``client`` now with ``reply`` (CLIENT UNBLOCK)."""

@@ -109,6 +109,7 @@ class Client:
         "user",
         "watch_dirty",
         "watched",
+        "woff",
     )
 
     def __init__(
@@ -163,6 +164,8 @@ class Client:
         self.created_ms = now
         self.last_interaction_ms = now
         self.last_command = "NULL"
+        # The append-only file's offset after this client's last logged write (WAITAOF).
+        self.woff = 0
         self.no_evict = False
         self.no_touch = False
         self.reply_mode = REPLY_ON

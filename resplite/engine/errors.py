@@ -197,6 +197,10 @@ def at_least_one_key(fullname: str) -> str:
 
 # Sets (SPOP, SRANDMEMBER, SINTERCARD), sorted sets and SORT, worded exactly as Redis words them.
 NOT_POSITIVE = "ERR value is out of range, must be positive"
+NUMLOCAL_OUT_OF_RANGE = "ERR value is out of range, value must between 0 and 1"  # WAITAOF
+WAITAOF_APPENDONLY_OFF = (
+    "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
+)
 LONG_OUT_OF_RANGE = (
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
 )

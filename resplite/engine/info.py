@@ -344,7 +344,8 @@ def _replication(state: ServerState) -> Lines:
         ("master_failover_state", "no-failover"),
         ("master_replid", state.info.master_replid),
         ("master_replid2", "0" * 40),
-        ("master_repl_offset", 0),
+        # Redis 7.2+ advances it for every write logged to the AOF, replicas or not.
+        ("master_repl_offset", state.aof.offset),
         ("second_repl_offset", -1),
         ("repl_backlog_active", 0),
         ("repl_backlog_size", 1048576),

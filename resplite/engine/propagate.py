@@ -17,6 +17,7 @@ form, so that replaying the log later gives the same data set whatever the clock
   TTL becomes an absolute one with ABSTTL;
 * XREADGROUP, XCLAIM and XAUTOCLAIM become the pending entries' state they left
   (:func:`group_forms`);
+* LMOVEM and BLMOVEM become ``LMOVEM ... EXACTLY n`` with the number of elements moved;
 * a blocking pop served after it waited is logged in its non-blocking form
   (:func:`unblocked_form`): BLPOP/BRPOP as LPOP/RPOP of the key served, BLMOVE as LMOVE,
   BRPOPLPUSH as RPOPLPUSH, BZPOPMIN/MAX as ZPOPMIN/MAX, BLMPOP/BZMPOP as LMPOP/ZMPOP,
@@ -114,6 +115,8 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
         # A random choice: replayed it could choose differently, so the members it removed.
         members = [reply] if isinstance(reply, bytes) else list(reply or ())
         return [b"SREM", argv[1], *members] if members else argv
+    if name in ("lmovem", "blmovem"):
+        return lmovem_form(argv, reply)
     if name == "xadd" and isinstance(reply, bytes):
         i = xadd_id_index(argv)
         if i < len(argv) and argv[i] != reply:
@@ -241,10 +244,24 @@ def _hsetex(argv: list[bytes], data: Any) -> list[bytes]:
     return argv
 
 
-def unblocked_form(name: str, argv: list[bytes], key: bytes | None) -> list[bytes]:
+def lmovem_form(argv: list[bytes], reply: Any) -> list[bytes]:
+    """LMOVEM / BLMOVEM that moved elements: ``LMOVEM src dst from to EXACTLY n ordering``
+    with the number it moved, so that a replay moves the same elements whatever the list
+    holds then (BLMOVEM's timeout dropped, as Redis rewrites it)."""
+    timeout = 1 if argv[0].upper() == b"BLMOVEM" else 0
+    rest = argv[5 + timeout:]
+    ordering = rest[2] if len(rest) == 3 else b"OBO"
+    moved = len(reply) if isinstance(reply, list) else 1
+    return [b"LMOVEM", *argv[1:5], b"EXACTLY", b"%d" % moved, ordering]
+
+
+def unblocked_form(name: str, argv: list[bytes], key: bytes | None,
+                   reply: Any = None) -> list[bytes]:
     """The non-blocking command a blocking one served after waiting is logged as.
 
-    ``key`` is the key that served it (None when not known)."""
+    ``key`` is the key that served it (None when not known), ``reply`` what it answered."""
+    if name == "blmovem":
+        return lmovem_form(argv, reply)
     if name in ("blpop", "brpop") and key is not None:
         return [b"LPOP" if name == "blpop" else b"RPOP", key]
     if name in ("bzpopmin", "bzpopmax") and key is not None:

@@ -441,7 +441,7 @@ class ServerState:
             argv = blocked.request.argv
             forms = group_forms(blocked.command, argv, result, client.db.data)
             if forms is None:
-                forms = [unblocked_form(blocked.command, argv, key)]
+                forms = [unblocked_form(blocked.command, argv, key, result)]
             for form in forms:
                 self.aof.feed(client, blocked.db_index, form)
         return result

@@ -631,6 +631,38 @@ def union(sets: list[Set | None], limits: Limits) -> Set:
     return result
 
 
+def union_size(sets: list[Set | None], limit: int = 0) -> int:
+    """How many distinct members the sets hold together; counting stops at ``limit`` unless
+    it is 0 (SUNIONCARD). Cost: O(total size) and a set of the members seen so far."""
+    seen: set[bytes] = set()
+    for s in sets:
+        if s is None:
+            continue
+        for m in s:
+            if m not in seen:
+                seen.add(m)
+                if len(seen) == limit:
+                    return limit
+    return len(seen)
+
+
+def difference_size(sets: list[Set | None], limit: int = 0) -> int:
+    """How many members of the first set are in none of the others; counting stops at
+    ``limit`` unless it is 0 (SDIFFCARD). Cost: O(N*M) for N members of the first set and M
+    other sets, without building the difference."""
+    first = sets[0]
+    if first is None or any(s is first for s in sets[1:]):
+        return 0
+    others = sorted((s for s in sets[1:] if s is not None), key=len, reverse=True)
+    count = 0
+    for m in first:
+        if not any(m in s for s in others):
+            count += 1
+            if count == limit:
+                break
+    return count
+
+
 def difference(sets: list[Set | None], limits: Limits) -> Set:
     """The members of the first set that are in none of the others (SDIFF, SDIFFSTORE).
 

@@ -58,6 +58,11 @@ NOT_IN_REFERENCE = {
     "delex": "added in Redis 8.4",
     "digest": "added in Redis 8.4",
     "cluster|myshardid": "added in Redis 7.2",
+    "waitaof": "added in Redis 7.2",
+    "sunioncard": "added in Redis 8.10",
+    "sdiffcard": "added in Redis 8.10",
+    "lmovem": "added in Redis 8.10",
+    "blmovem": "added in Redis 8.10",
     **{n: "resplite's own command" for n in ALL_NAMES if n.startswith("resplite.")},
 }
 # Commands whose COMMAND INFO is 7.0's but whose argument tree (COMMAND DOCS) is newer Redis's.

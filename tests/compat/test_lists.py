@@ -18,10 +18,12 @@ import time
 from collections.abc import Iterator
 
 import pytest
+import redis
 from compat_helpers import Command, decode, run
 from support.notifications import run as run_watched
 from support.pair import Pair
 from support.raw import RawClient
+from support.servers import ServerProcess
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -907,3 +909,207 @@ def _dirty_of(conn: RawClient) -> int:
     text = conn.call("INFO", "persistence").decode(errors="replace")
     line = next(x for x in text.split("\r\n") if x.startswith("rdb_changes_since_last_save:"))
     return int(line.split(":")[1])
+
+
+# -- Redis 8.10: LMOVEM, BLMOVEM -------------------------------------------------------------------
+
+
+def _array(*items: str) -> bytes:
+    return b"*%d\r\n" % len(items) + b"".join(b"$%d\r\n%s\r\n" % (len(i), i.encode())
+                                               for i in items)
+
+
+def _null_array(p: Pair) -> bytes:
+    return b"*-1\r\n" if p.resp == 2 else b"_\r\n"
+
+
+def _lrange(p: Pair, key: str) -> list[bytes]:
+    reply = decode(p.ours.call("LRANGE", key, "0", "-1"))
+    assert isinstance(reply, list)
+    return reply
+
+
+@pytest.mark.redis_version("8.10")
+def test_lmovem_moves_and_orders_as_documented(pair: Pair) -> None:
+    """OBO pushes each popped element in turn, BULK the run in its source order; the reply
+    is the moved elements as they sit in the destination, left to right."""
+    ours = pair.ours
+    cases = [
+        (("LEFT", "LEFT", "COUNT", "3", "OBO"), ["3", "2", "1"], ["3", "2", "1"]),
+        (("LEFT", "LEFT", "COUNT", "3", "BULK"), ["1", "2", "3"], ["1", "2", "3"]),
+        (("RIGHT", "RIGHT", "COUNT", "3", "OBO"), ["5", "4", "3"], ["5", "4", "3"]),
+        (("RIGHT", "RIGHT", "COUNT", "3", "BULK"), ["3", "4", "5"], ["3", "4", "5"]),
+        (("RIGHT", "LEFT", "COUNT", "2", "OBO"), ["4", "5"], ["4", "5"]),
+        (("LEFT", "RIGHT", "EXACTLY", "2", "bulk"), ["1", "2"], ["1", "2"]),
+        (("left", "right"), ["1"], ["1"]),
+    ]
+    for args, reply, dst in cases:
+        ours.call("DEL", "src", "dst")
+        ours.call("RPUSH", "src", "1", "2", "3", "4", "5")
+        assert ours.call("LMOVEM", "src", "dst", *args) == _array(*reply), args
+        assert _lrange(pair, "dst") == [d.encode() for d in dst], args
+        assert ours.call("LLEN", "src") == b":%d\r\n" % (5 - len(reply))
+    # Onto an existing destination, at either end.
+    ours.call("DEL", "src", "dst")
+    ours.call("RPUSH", "src", "a", "b", "c")
+    ours.call("RPUSH", "dst", "x", "y")
+    assert ours.call("LMOVEM", "src", "dst", "LEFT", "RIGHT", "COUNT", "2", "OBO") == \
+        _array("a", "b")
+    assert ours.call("LMOVEM", "src", "dst", "LEFT", "LEFT", "COUNT", "9", "BULK") == _array("c")
+    assert _lrange(pair, "dst") == [b"c", b"x", b"y", b"a", b"b"]
+    assert ours.call("EXISTS", "src") == b":0\r\n"  # emptied: deleted
+
+
+@pytest.mark.redis_version("8.10")
+def test_lmovem_exactly_missing_source_and_same_key(pair: Pair) -> None:
+    ours = pair.ours
+    ours.call("RPUSH", "l", "a", "b", "c")
+    # EXACTLY more than there is: nothing moves, nil.
+    assert ours.call("LMOVEM", "l", "d", "LEFT", "LEFT", "EXACTLY", "5", "BULK") == \
+        _null_array(pair)
+    assert _lrange(pair, "l") == [b"a", b"b", b"c"]
+    assert ours.call("EXISTS", "d") == b":0\r\n"
+    # A missing source: nil, whatever the selector.
+    for extra in ((), ("COUNT", "2", "BULK"), ("EXACTLY", "1", "OBO")):
+        assert ours.call("LMOVEM", "nokey", "d", "LEFT", "RIGHT", *extra) == _null_array(pair)
+    # The same key: OBO reverses the moved run in place, BULK leaves the list as it was.
+    assert ours.call("LMOVEM", "l", "l", "LEFT", "LEFT", "EXACTLY", "2", "OBO") == \
+        _array("b", "a")
+    assert _lrange(pair, "l") == [b"b", b"a", b"c"]
+    assert ours.call("LMOVEM", "l", "l", "LEFT", "LEFT", "COUNT", "3", "BULK") == \
+        _array("b", "a", "c")
+    assert _lrange(pair, "l") == [b"b", b"a", b"c"]
+    assert ours.call("LMOVEM", "l", "l", "RIGHT", "LEFT", "COUNT", "3", "BULK") == \
+        _array("b", "a", "c")
+    assert ours.call("LMOVEM", "l", "l", "LEFT", "RIGHT", "COUNT", "10", "OBO") == \
+        _array("b", "a", "c")
+    assert _lrange(pair, "l") == [b"b", b"a", b"c"]
+
+
+@pytest.mark.redis_version("8.10")
+def test_lmovem_blmovem_errors(pair: Pair) -> None:
+    ours = pair.ours
+    ours.call("RPUSH", "l", "a")
+    ours.call("SET", "str", "x")
+    syntax = b"-ERR syntax error\r\n"
+    count = b"-ERR count should be greater than 0\r\n"
+    for name, timeout in (("LMOVEM", ()), ("BLMOVEM", ("0.01",))):
+        base = (name, "l", "d", "LEFT", "RIGHT", *timeout)
+        assert ours.call(name, "l", "d", "UP", "RIGHT", *timeout) == syntax
+        assert ours.call(*base, "COUNT") == syntax
+        assert ours.call(*base, "COUNT", "2") == syntax  # the ordering is required
+        assert ours.call(*base, "OBO") == syntax
+        assert ours.call(*base, "COUNT", "2", "FAST") == syntax
+        assert ours.call(*base, "MANY", "2", "OBO") == syntax
+        assert ours.call(*base, "COUNT", "2", "OBO", "X") == syntax
+        assert ours.call(*base, "COUNT", "0", "OBO") == count
+        assert ours.call(*base, "EXACTLY", "-1", "BULK") == count
+        assert ours.call(*base, "COUNT", "x", "BULK") == count
+        assert ours.call(name, "str", "d", "LEFT", "RIGHT", *timeout).startswith(b"-WRONGTYPE")
+        assert ours.call(name, "l", "str", "LEFT", "RIGHT", *timeout).startswith(b"-WRONGTYPE")
+    assert ours.call("BLMOVEM", "l", "d", "LEFT", "RIGHT", "-1") == \
+        b"-ERR timeout is negative\r\n"
+    assert ours.call("BLMOVEM", "l", "d", "LEFT", "RIGHT", "x") == \
+        b"-ERR timeout is not a float or out of range\r\n"
+    assert _lrange(pair, "l") == [b"a"]
+
+
+@pytest.mark.redis_version("8.10")
+def test_blmovem_count_waits_for_the_source(pair: Pair, extra: list[Pair]) -> None:
+    """COUNT: blocked while the source is missing; the first push serves it with what is
+    there, up to the count."""
+    ours, writer = pair.ours, extra[0].ours
+    ours.send("BLMOVEM", "src", "dst", "LEFT", "RIGHT", "0", "COUNT", "3", "BULK")
+    wait_blocked(writer, 1)
+    writer.call("RPUSH", "src", "a", "b")
+    assert ours.read_reply() == _array("a", "b")
+    assert _lrange(pair, "dst") == [b"a", b"b"]
+    # Served at once when the source holds a list; a missing source times out with nil.
+    writer.call("RPUSH", "src", "c")
+    assert ours.call("BLMOVEM", "src", "dst", "LEFT", "LEFT", "0") == _array("c")
+    assert ours.call("EXISTS", "src") == b":0\r\n"
+
+
+@pytest.mark.redis_version("8.10")
+def test_blmovem_exactly_waits_until_the_list_is_long_enough(
+    pair: Pair, extra: list[Pair]
+) -> None:
+    ours, writer = pair.ours, extra[0].ours
+    writer.call("RPUSH", "src", "a")
+    ours.send("BLMOVEM", "src", "dst", "LEFT", "RIGHT", "0", "EXACTLY", "3", "OBO")
+    wait_blocked(writer, 1)
+    writer.call("RPUSH", "src", "b")  # an existing list grows: still short
+    wait_blocked(writer, 1)
+    writer.call("RPUSH", "src", "c", "d")
+    assert ours.read_reply() == _array("a", "b", "c")
+    assert _lrange(pair, "src") == [b"d"]
+    assert _lrange(pair, "dst") == [b"a", b"b", b"c"]
+
+
+@pytest.mark.redis_version("8.10")
+def test_blmovem_in_multi_and_on_timeout(pair: Pair, extra: list[Pair]) -> None:
+    """Inside MULTI BLMOVEM does not block: nil when it cannot move; CLIENT UNBLOCK and a
+    timeout answer nil too."""
+    ours = pair.ours
+    ours.call("RPUSH", "short", "a")
+    ours.call("MULTI")
+    ours.call("BLMOVEM", "nokey", "d", "LEFT", "RIGHT", "0")
+    ours.call("BLMOVEM", "short", "d", "LEFT", "RIGHT", "0", "EXACTLY", "2", "OBO")
+    ours.call("BLMOVEM", "short", "d", "LEFT", "RIGHT", "0", "COUNT", "2", "OBO")
+    null = _null_array(pair)
+    assert ours.call("EXEC") == b"*3\r\n" + null + null + _array("a")
+    watcher = extra[0].ours
+    client_id = decode(ours.call("CLIENT", "ID"))
+    ours.send("BLMOVEM", "nokey", "d", "LEFT", "RIGHT", "0")
+    wait_blocked(watcher, 1)
+    assert watcher.call("CLIENT", "UNBLOCK", client_id) == b":1\r\n"
+    assert ours.read_reply() == null
+    assert ours.call("BLMOVEM", "nokey", "d", "LEFT", "RIGHT", "0.01", "COUNT", "1", "OBO") == null
+
+
+@pytest.mark.redis_version("8.10")
+def test_lmovem_keyspace_events(pair: Pair, extra: list[Pair]) -> None:
+    """The destination's push event, then the source's pop event (and ``del`` once empty),
+    once per command whatever the number moved."""
+    ours, watcher = pair.ours, extra[0].ours
+    ours.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+    try:
+        watcher.call("PSUBSCRIBE", "__keyevent@0__:*")
+        ours.call("RPUSH", "src", "a", "b", "c")
+        ours.call("LMOVEM", "src", "dst", "RIGHT", "LEFT", "COUNT", "2", "OBO")
+        ours.call("LMOVEM", "src", "dst", "LEFT", "RIGHT", "COUNT", "5", "BULK")
+        seen = []
+        for _ in range(6):
+            message = decode(watcher.read_reply())
+            seen.append((message[2].split(b":")[1], message[3]))
+        assert seen == [(b"rpush", b"src"), (b"lpush", b"dst"), (b"rpop", b"src"),
+                        (b"rpush", b"dst"), (b"lpop", b"src"), (b"del", b"src")]
+    finally:
+        ours.call("CONFIG", "SET", "notify-keyspace-events", "")
+
+
+@pytest.mark.redis_version("8.10")
+def test_lmovem_blmovem_with_redis_py(resplite_srv: ServerProcess) -> None:
+    """redis-py's lmovem / blmovem, as its own tests against Redis use them."""
+    r = redis.Redis(host=resplite_srv.host, port=resplite_srv.port)
+    try:
+        r.flushall()
+        r.rpush("a", "1", "2", "3", "4", "5")
+        assert r.lmovem("a", "b") == [b"1"]
+        assert r.lmovem("a", "b", "LEFT", "LEFT", count=3, ordering="OBO") == [b"4", b"3", b"2"]
+        assert r.lmovem("a", "b", "LEFT", "LEFT", count=5, ordering="BULK") == [b"5"]
+        assert r.lmovem("a", "b", count=2, ordering="BULK") is None
+        r.rpush("names", "john")
+        assert r.lmovem("names", "processed", "LEFT", "RIGHT", count=2, mode="EXACTLY",
+                        ordering="BULK") is None
+        r.rpush("names", "doe")
+        assert r.lmovem("names", "processed", "LEFT", "RIGHT", count=2, mode="EXACTLY",
+                        ordering="BULK") == [b"john", b"doe"]
+        r.rpush("c", "1", "2", "3", "4", "5")
+        assert r.blmovem("c", "d", 1) == [b"1"]
+        assert r.blmovem("c", "d", 1, "LEFT", "LEFT", count=3, ordering="BULK") == \
+            [b"2", b"3", b"4"]
+        assert r.blmovem("c", "d", 1, count=5, ordering="BULK") == [b"5"]
+        assert r.blmovem("foo", "bar", 0.05, count=2, ordering="BULK") is None
+    finally:
+        r.close()

@@ -16,12 +16,13 @@ import time
 from collections.abc import Iterable
 
 import pytest
+import redis
 from support import normalize
 from support.helpshape import assert_same_shape
 from support.pair import InfoSections, Pair
 from support.raw import RawClient
 from support.resptree import parse, to_python
-from support.servers import ServerPairFactory
+from support.servers import ServerPairFactory, ServerProcess, start_resplite
 
 from resplite.version import REDIS_VERSION
 
@@ -307,3 +308,147 @@ def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair: Pair) -> Non
             client.call(*command.split())
             counts.append(_lookup_counts(client))
         assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"
+
+
+# -- Redis 7.2: WAITAOF ---------------------------------------------------------------------------
+
+
+def _acks(local: int, replicas: int) -> bytes:
+    return b"*2\r\n:%d\r\n:%d\r\n" % (local, replicas)
+
+
+@pytest.mark.redis_version("7.2")
+def test_waitaof_without_an_append_only_file(pair: Pair) -> None:
+    """appendonly no: no local fsync ever counts ([0, 0]), numlocal 1 is refused; the
+    arguments are checked in Redis's order, with its texts."""
+    ours = pair.ours
+    assert ours.call("WAITAOF", "0", "0", "0") == _acks(0, 0)
+    ours.call("SET", "k", "v")
+    assert ours.call("WAITAOF", "0", "0", "0") == _acks(0, 0)
+    assert ours.call("WAITAOF", "1", "0", "0") == (
+        b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n")
+    not_int = b"-ERR value is not an integer or out of range\r\n"
+    positive = b"-ERR value is out of range, must be positive\r\n"
+    assert ours.call("WAITAOF", "x", "0", "0") == not_int
+    assert ours.call("WAITAOF", "2", "0", "0") == (
+        b"-ERR value is out of range, value must between 0 and 1\r\n")
+    assert ours.call("WAITAOF", "-1", "x", "0") == (
+        b"-ERR value is out of range, value must between 0 and 1\r\n")
+    assert ours.call("WAITAOF", "0", "-1", "0") == positive
+    assert ours.call("WAITAOF", "0", "x", "0") == positive
+    assert ours.call("WAITAOF", "0", "0", "-1") == b"-ERR timeout is negative\r\n"
+    assert ours.call("WAITAOF", "0", "0", "x") == (
+        b"-ERR timeout is not an integer or out of range\r\n")
+    assert ours.call("WAITAOF", "1", "0", "x") == (
+        b"-ERR timeout is not an integer or out of range\r\n")
+    assert ours.call("WAITAOF", "0", "0") == (
+        b"-ERR wrong number of arguments for 'waitaof' command\r\n")
+    # No replica will answer: the timeout passes, then the counts as they are.
+    assert ours.call("WAITAOF", "0", "1", "20") == _acks(0, 0)
+    # Inside MULTI (and scripts) it answers at once.
+    ours.call("MULTI")
+    ours.call("WAITAOF", "0", "1", "0")
+    assert ours.call("EXEC") == b"*1\r\n" + _acks(0, 0)
+    assert ours.call("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0") == _acks(0, 0)
+    # The reference (7.0) has no such command.
+    assert pair.ref.call("WAITAOF", "0", "0", "0").startswith(b"-ERR unknown command")
+
+
+@pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
+def aof_server(request: pytest.FixtureRequest) -> Iterable[tuple[ServerProcess, int]]:
+    """A resplite of its own with ``appendonly yes`` (appendfsync always), and the protocol
+    version to speak to it."""
+    server = start_resplite("--appendonly", "yes")
+    yield server, request.param
+    server.stop()
+
+
+def _conn(server: ServerProcess, resp: int) -> RawClient:
+    client = RawClient(server.host, server.port)
+    if resp == 3:
+        client.call("HELLO", "3")
+    return client
+
+
+@pytest.mark.redis_version("7.2")
+def test_waitaof_counts_the_local_fsync_of_the_callers_writes(
+    aof_server: tuple[ServerProcess, int],
+) -> None:
+    server, resp = aof_server
+    c, other = _conn(server, resp), _conn(server, resp)
+    try:
+        # Nothing written yet: nothing to wait for.
+        assert c.call("WAITAOF", "1", "0", "0") == _acks(1, 0)
+        # always: the write is fsynced before its reply; pipelined, WAITAOF waits for it.
+        assert c.pipeline([("SET", "a", "1"), ("WAITAOF", "1", "0", "0")]) == \
+            [b"+OK\r\n", _acks(1, 0)]
+        # Asking for a replica: the timeout passes, the local fsync is reported.
+        assert c.call("WAITAOF", "1", "1", "20") == _acks(1, 0)
+        assert c.call("WAITAOF", "0", "1", "20") == _acks(1, 0)
+        # everysec: answered once the timer has fsynced the write.
+        assert c.call("CONFIG", "SET", "appendfsync", "everysec") == b"+OK\r\n"
+        assert c.pipeline([("SET", "a", "2"), ("WAITAOF", "1", "0", "0")]) == \
+            [b"+OK\r\n", _acks(1, 0)]
+        # no: Redis never learns of an fsync, so the write is never counted ...
+        assert c.call("CONFIG", "SET", "appendfsync", "no") == b"+OK\r\n"
+        assert c.call("SET", "a", "3") == b"+OK\r\n"
+        assert c.call("WAITAOF", "1", "0", "20") == _acks(0, 0)
+        c.call("MULTI")
+        c.call("WAITAOF", "1", "0", "0")
+        assert c.call("EXEC") == b"*1\r\n" + _acks(0, 0)
+        # ... until an fsync under another policy covers it: a blocked WAITAOF is served
+        # by another client's write.
+        c.send("WAITAOF", "1", "0", "0")
+        _wait_blocked(other)
+        assert other.call("CONFIG", "SET", "appendfsync", "always") == b"+OK\r\n"
+        assert other.call("SET", "b", "1") == b"+OK\r\n"
+        assert c.read_reply() == _acks(1, 0)
+        # Another client's unsynced writes do not hold this one up.
+        assert c.call("WAITAOF", "1", "0", "0") == _acks(1, 0)
+        # The offset counts the writes logged (INFO's master_repl_offset, as Redis 7.2+).
+        offset = int(_info_field(c, "master_repl_offset"))
+        assert offset >= 4
+        c.call("SET", "a", "4")
+        assert int(_info_field(c, "master_repl_offset")) == offset + 1
+        # Turning the log off: numlocal 1 is refused, a waiting client ends with [0, 0].
+        assert c.call("CONFIG", "SET", "appendfsync", "no") == b"+OK\r\n"
+        c.call("SET", "a", "5")
+        c.send("WAITAOF", "1", "0", "200")
+        _wait_blocked(other)
+        assert other.call("CONFIG", "SET", "appendonly", "no") == b"+OK\r\n"
+        assert c.read_reply() == _acks(0, 0)
+        assert c.call("WAITAOF", "1", "0", "0") == (
+            b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n")
+    finally:
+        c.close()
+        other.close()
+
+
+def _info_field(client: RawClient, name: str) -> str:
+    text = to_python(parse(client.call("INFO", "replication")))
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)[name]
+
+
+def _wait_blocked(client: RawClient, count: int = 1) -> None:
+    for _ in range(400):
+        text = client.call("INFO", "clients")
+        if b"blocked_clients:%d\r\n" % count in text:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"expected {count} blocked clients")
+
+
+@pytest.mark.redis_version("7.2")
+def test_waitaof_with_redis_py(aof_server: tuple[ServerProcess, int]) -> None:
+    server, resp = aof_server
+    r = redis.Redis(host=server.host, port=server.port, protocol=resp)
+    try:
+        assert r.set("k", "v")
+        assert r.waitaof(1, 0, 0) == [1, 0]
+        with r.pipeline(transaction=True) as pipe:
+            pipe.set("k", "w")
+            pipe.waitaof(0, 0, 0)
+            assert pipe.execute() == [True, [0, 0]]
+    finally:
+        r.close()

@@ -24,10 +24,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 import pytest
+import redis
 from compat_helpers import N, Step, decode, play, u, values
 from support.notifications import run as run_events
 from support.pair import Pair
 from support.raw import RawClient
+from support.servers import ServerProcess
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -897,3 +899,101 @@ def test_set_keyspace_events(pair: Pair, request: pytest.FixtureRequest) -> None
         ("SDIFFSTORE", "d", "a", "a"), ("SINTERSTORE", "d", "a", "nokey"),
         ("SUNIONSTORE", "e", "nokey"), ("SREM", "a", "1", "2"), ("SORT", "nokey", "STORE", "b"),
     ])
+
+
+# -- Redis 8.10: SUNIONCARD, SDIFFCARD -------------------------------------------------------------
+
+
+def _card_fixture(pair: Pair) -> dict[str, list[str]]:
+    """The same sets on both servers: an intset, listpacks, a hashtable, a missing key."""
+    rng = random.Random(810)
+    sets = {
+        "ints": [str(i) for i in range(0, 40, 3)],
+        "small": ["a", "b", "c", "9", "12"],
+        "other": ["c", "d", "e", "15", "a"],
+        "big": [f"m{rng.randrange(400)}" for _ in range(300)] + ["a", "3", "d"],
+    }
+    for client in (pair.ref, pair.ours):
+        for key, members in sets.items():
+            client.call("SADD", key, *members)
+    return sets
+
+
+@pytest.mark.redis_version("8.10")
+def test_sunioncard_sdiffcard_count_what_sunion_sdiff_return(pair: Pair) -> None:
+    """Every count equals the size of the reference's SUNION / SDIFF of the same keys, and
+    LIMIT caps it (0: no limit)."""
+    _card_fixture(pair)
+    combos = [("ints",), ("small", "other"), ("other", "small", "ints"), ("big", "small"),
+              ("small", "nokey"), ("nokey", "small"), ("small", "small"), ("big", "big", "ints"),
+              ("nokey",)]
+    for keys in combos:
+        for kind in ("SUNION", "SDIFF"):
+            full = len(decode(pair.ref.call(kind, *keys)))
+            for limit in (None, 0, 1, full, full + 1, 1000):
+                extra = () if limit is None else ("LIMIT", limit)
+                want = full if not limit else min(full, limit)
+                got = pair.ours.call(f"{kind}CARD", len(keys), *keys, *extra)
+                assert got == b":%d\r\n" % want, (kind, keys, limit)
+
+
+@pytest.mark.redis_version("8.10")
+def test_sunioncard_approx_is_the_hyperloglog_estimate(pair: Pair) -> None:
+    """APPROX estimates with a HyperLogLog: the count PFCOUNT gives for the same members (on
+    the reference), capped by LIMIT."""
+    sets = _card_fixture(pair)
+    for keys in (("ints",), ("small", "other"), ("big", "small", "ints"), ("nokey",)):
+        members = [m for k in keys for m in sets.get(k, [])]
+        pair.ref.call("DEL", "hll")
+        pair.ref.call("PFADD", "hll", *members)
+        estimate = decode(pair.ref.call("PFCOUNT", "hll"))
+        got = pair.ours.call("SUNIONCARD", len(keys), *keys, "APPROX")
+        assert got == b":%d\r\n" % estimate, keys
+        assert pair.ours.call("SUNIONCARD", len(keys), *keys, "LIMIT", 2, "APPROX") == (
+            b":%d\r\n" % min(estimate, 2))
+
+
+@pytest.mark.redis_version("8.10")
+def test_sunioncard_sdiffcard_errors(pair: Pair) -> None:
+    ours = pair.ours
+    ours.call("SET", "str", "x")
+    ours.call("SADD", "s", "a")
+    for name in ("SUNIONCARD", "SDIFFCARD"):
+        assert ours.call(name, "0", "s") == b"-ERR numkeys should be greater than 0\r\n"
+        assert ours.call(name, "x", "s") == b"-ERR numkeys should be greater than 0\r\n"
+        assert ours.call(name, "3", "s") == (
+            b"-ERR Number of keys can't be greater than number of args\r\n")
+        assert ours.call(name, "1", "s", "LIMIT", "-1") == b"-ERR LIMIT can't be negative\r\n"
+        assert ours.call(name, "1", "s", "LIMIT") == b"-ERR syntax error\r\n"
+        assert ours.call(name, "1", "s", "FOO") == b"-ERR syntax error\r\n"
+        assert ours.call(name, "2", "s", "str").startswith(b"-WRONGTYPE")
+        assert ours.call(name, "1", "s", "limit", "0") == b":1\r\n"
+    # APPROX is SUNIONCARD's alone.
+    assert ours.call("SDIFFCARD", "1", "s", "APPROX") == b"-ERR syntax error\r\n"
+    assert ours.call("SUNIONCARD", "1", "s", "approx") == b":1\r\n"
+    # Read-only commands with movable keys: COMMAND GETKEYS finds the keys from numkeys.
+    assert decode(ours.call("COMMAND", "GETKEYS", "SUNIONCARD", "2", "a", "b", "LIMIT", "1")) \
+        == [b"a", b"b"]
+    assert decode(ours.call("COMMAND", "GETKEYS", "SDIFFCARD", "1", "a")) == [b"a"]
+
+
+@pytest.mark.redis_version("8.10")
+def test_sunioncard_sdiffcard_with_redis_py(resplite_srv: ServerProcess) -> None:
+    """redis-py's sunioncard / sdiffcard (which always send LIMIT), as its own tests use them."""
+    r = redis.Redis(host=resplite_srv.host, port=resplite_srv.port)
+    try:
+        r.flushall()
+        r.sadd("s0", "a", "b", "c", "d", "e")
+        r.sadd("s1", "c", "d", "x")
+        r.sadd("s2", "e", "y")
+        assert r.sdiffcard(3, ["s0", "s1", "s2"]) == 2
+        assert r.sdiffcard(3, ["s0", "s1", "s2"], limit=1) == 1
+        assert r.sdiffcard(2, ["s0", "missing"]) == 5
+        assert r.sdiffcard(2, ["missing", "s0"]) == 0
+        assert r.sunioncard(2, ["s1", "s2"]) == 5
+        assert r.sunioncard(2, ["s1", "s2"], approx=True) == 5
+        assert r.sunioncard(2, ["s1", "missing"]) == 3
+        assert r.sunioncard(2, ["s1", "s2"], limit=3) == 3
+        assert r.sunioncard(2, ["s1", "s2"], limit=3, approx=True) == 3
+    finally:
+        r.close()

@@ -161,6 +161,21 @@ def test_propagated_forms() -> None:
         [b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"]
 
 
+def test_lmovem_blmovem_are_logged_with_the_number_moved() -> None:
+    """Redis 8.10: LMOVEM / BLMOVEM become ``LMOVEM ... EXACTLY n ordering``."""
+    reply = [b"a", b"b"]
+    assert logged_form("lmovem", [b"LMOVEM", b"s", b"d", b"LEFT", b"RIGHT", b"COUNT", b"9",
+                                  b"BULK"], reply, {}, {}) == \
+        [b"LMOVEM", b"s", b"d", b"LEFT", b"RIGHT", b"EXACTLY", b"2", b"BULK"]
+    assert logged_form("lmovem", [b"LMOVEM", b"s", b"d", b"LEFT", b"RIGHT"], [b"a"], {}, {}) \
+        == [b"LMOVEM", b"s", b"d", b"LEFT", b"RIGHT", b"EXACTLY", b"1", b"OBO"]
+    blocking = [b"BLMOVEM", b"s", b"d", b"RIGHT", b"LEFT", b"0", b"EXACTLY", b"2", b"OBO"]
+    assert logged_form("blmovem", blocking, reply, {}, {}) == \
+        [b"LMOVEM", b"s", b"d", b"RIGHT", b"LEFT", b"EXACTLY", b"2", b"OBO"]
+    assert unblocked_form("blmovem", blocking, b"s", reply) == \
+        [b"LMOVEM", b"s", b"d", b"RIGHT", b"LEFT", b"EXACTLY", b"2", b"OBO"]
+
+
 def test_hash_field_expiry_restore_and_spop_are_logged_resolved(setup: Setup) -> None:
     state, client, _, _ = setup
     run = state.dispatcher.execute
