@@ -1,5 +1,5 @@
-"""String commands: GET, SET and its variants, the INCR family, APPEND, ranges, MGET/MSET/MSETEX,
-compare-and-delete (DELEX) and DIGEST, LCS.
+"""String commands: GET, SET and its variants, the INCR family (INCREX included), APPEND, ranges,
+MGET/MSET/MSETEX, compare-and-delete (DELEX) and DIGEST, LCS.
 
 GET and plain ``SET key value`` are the hot path redis-benchmark measures: they do one
 keyspace call, one signal and return a constant or the stored bytes, with no cursor object.
@@ -23,6 +23,7 @@ values that need no key, then the key lookup (WRONGTYPE), then the values that d
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import xxhash
@@ -35,7 +36,7 @@ from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, STRING
 from resplite.engine.registry import command
-from resplite.protocol.replies import OK
+from resplite.protocol.replies import OK, Double
 from resplite.store.string_value import (
     STRING_TYPES,
     MutableString,
@@ -460,6 +461,175 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> bytes:
     db.signal_modified(key)
     client.server.notify(STRING, b"incrbyfloat", key, db.index)
     return bytes(text)
+
+
+# The largest finite x87 extended value (LDBL_MAX): INCREX BYFLOAT's default bounds.
+_LDBL_MAX = Fraction((1 << 64) - 1) * 2 ** (16384 - 64)
+_INCREX_EXPIRY = {b"EX": _EX, b"PX": _PX, b"EXAT": _EXAT, b"PXAT": _PXAT}
+
+
+@command("increx", counts_changes=True)
+def increx(client: Client, argv: list[bytes]) -> list[Any]:
+    """INCREX (Redis 8.8): INCRBY / INCRBYFLOAT within bounds, with an expiry.
+
+    Options in any order: BYINT n | BYFLOAT x (1 in integer mode without either), LBOUND,
+    UBOUND, SATURATE, EX | PX | EXAT | PXAT | PERSIST, ENX (only with a time, never with
+    PERSIST). A result outside the bounds (the type's range without them) changes nothing
+    and answers ``[current, 0]``; with SATURATE it is clamped to the bound. The reply is
+    ``[new value, increment applied]``: integers, or in BYFLOAT mode long doubles printed
+    as INCRBYFLOAT prints them (bulk strings in RESP2, doubles in RESP3). Without an expiry
+    option the key keeps its TTL; ENX sets the time only on a key without one."""
+    key = argv[1]
+    by: bytes | None = None
+    floating = False
+    lower_arg: bytes | None = None
+    upper_arg: bytes | None = None
+    saturate = enx = persist = False
+    expiry_flag = 0
+    expiry_arg: bytes | None = None
+    i, n = 2, len(argv)
+    while i < n:
+        option = argv[i].upper()
+        has_value = i + 1 < n
+        if option in (b"BYINT", b"BYFLOAT") and has_value and by is None:
+            by, floating = argv[i + 1], option == b"BYFLOAT"
+            i += 2
+        elif option == b"LBOUND" and has_value and lower_arg is None:
+            lower_arg = argv[i + 1]
+            i += 2
+        elif option == b"UBOUND" and has_value and upper_arg is None:
+            upper_arg = argv[i + 1]
+            i += 2
+        elif option == b"SATURATE":
+            saturate = True
+            i += 1
+        elif option == b"ENX":
+            enx = True
+            i += 1
+        elif option == b"PERSIST" and not persist and not expiry_flag:
+            persist = True
+            i += 1
+        elif option in _INCREX_EXPIRY and has_value and not persist and not expiry_flag:
+            expiry_flag, expiry_arg = _INCREX_EXPIRY[option], argv[i + 1]
+            i += 2
+        else:
+            raise CommandError(errors.SYNTAX)
+    if enx and not expiry_flag:
+        raise CommandError(errors.SYNTAX)  # ENX needs a time, and PERSIST has none
+    when = _expire_at(client, expiry_flag, expiry_arg, "increx")
+    # The arguments first, then the key (WRONGTYPE), then its value.
+    if floating:
+        bounds: tuple[Any, Any, Any] = _increx_float_args(by, lower_arg, upper_arg)
+    else:
+        bounds = _increx_int_args(by, lower_arg, upper_arg)
+    current_value = _string(lookup(client, key))
+    if floating:
+        result = _increx_float(current_value, *bounds, saturate)
+    else:
+        result = _increx_int(current_value, *bounds, saturate)
+    if result is None:  # out of bounds: nothing changes
+        return [_increx_reply(current_value, floating), _increx_zero(floating)]
+    new_text, delta = result
+    db = client.db
+    server = client.server
+    db.set(key, TextString(new_text) if floating else new_text, keep_ttl=True, looked_up=True)
+    server.dirty += 1
+    db.signal_modified(key)
+    server.notify(STRING, b"incrbyfloat" if floating else b"incrby", key, db.index)
+    if when is not None and not (enx and db.expires.get(key) is not None):
+        if when <= server.clock.time_ms():
+            # An absolute time already past: the key goes at once, as SET ... PXAT would.
+            db.delete(key)
+            db.signal_modified(key)
+            server.notify(GENERIC, b"del", key, db.index)
+        else:
+            db.set_expire(key, when)
+            db.signal_modified(key)
+            server.notify(GENERIC, b"expire", key, db.index)
+    elif persist and db.persist(key):
+        db.signal_modified(key)
+        server.notify(GENERIC, b"persist", key, db.index)
+    if floating:
+        return [Double(new_text), Double(delta)]
+    return [int(new_text), int(delta)]
+
+
+def _increx_reply(current: bytes | None, floating: bool) -> Any:
+    if current is None:
+        return _increx_zero(floating)
+    return Double(longdouble.format_human(longdouble.parse(current) or longdouble.ZERO)) \
+        if floating else int(current)
+
+
+def _increx_zero(floating: bool) -> Any:
+    return Double(b"0") if floating else 0
+
+
+def _increx_int_args(by: bytes | None, lower_arg: bytes | None,
+                     upper_arg: bytes | None) -> tuple[int, int, int]:
+    increment = 1 if by is None else parse_int(by)
+    lower = INT64_MIN if lower_arg is None else parse_int(lower_arg)
+    upper = INT64_MAX if upper_arg is None else parse_int(upper_arg)
+    if increment is None or lower is None or upper is None:
+        raise CommandError(errors.NOT_INTEGER)
+    if lower > upper:
+        raise CommandError(errors.INCREX_BOUNDS)
+    return increment, lower, upper
+
+
+def _increx_int(current: bytes | None, increment: int, lower: int, upper: int,
+                saturate: bool) -> tuple[bytes, bytes] | None:
+    """The new value and the increment applied, as text, or None when out of bounds."""
+    value = 0 if current is None else parse_int(current)
+    if value is None:
+        raise CommandError(errors.NOT_INTEGER)
+    result = value + increment
+    if lower <= result <= upper:
+        return b"%d" % result, b"%d" % increment
+    if not saturate:
+        return None
+    result = lower if result < lower else upper
+    delta = result - value
+    if not INT64_MIN <= delta <= INT64_MAX:
+        raise CommandError(errors.OVERFLOW)
+    return b"%d" % result, b"%d" % delta
+
+
+def _increx_float_args(by: bytes | None, lower_arg: bytes | None,
+                       upper_arg: bytes | None) -> tuple[Fraction, Fraction, Fraction]:
+    increment = Fraction(1) if by is None else longdouble.parse(by)
+    lower = -_LDBL_MAX if lower_arg is None else longdouble.parse(lower_arg)
+    upper = _LDBL_MAX if upper_arg is None else longdouble.parse(upper_arg)
+    if increment is None or lower is None or upper is None:
+        raise CommandError(errors.NOT_FLOAT)
+    if abs(increment) >= longdouble.INF or abs(lower) >= longdouble.INF \
+            or abs(upper) >= longdouble.INF:
+        raise CommandError(errors.INCR_NAN_OR_INF)
+    if lower > upper:
+        raise CommandError(errors.INCREX_BOUNDS)
+    return increment, lower, upper
+
+
+def _increx_float(current: bytes | None, increment: Fraction, lower: Fraction, upper: Fraction,
+                  saturate: bool) -> tuple[bytes, bytes] | None:
+    value = longdouble.ZERO if current is None else longdouble.parse(current)
+    if value is None:
+        raise CommandError(errors.NOT_FLOAT)
+    try:
+        result: Fraction | None = longdouble.add(value, increment)
+    except longdouble.Overflow:
+        result = None  # past the type's limits: out of bounds
+    if result is not None and lower <= result <= upper:
+        return longdouble.format_human(result), longdouble.format_human(increment)
+    if not saturate:
+        return None
+    clamped = lower if (result is None and increment < 0) or (
+        result is not None and result < lower) else upper
+    try:
+        delta = longdouble.add(clamped, -value)
+    except longdouble.Overflow:
+        raise CommandError(errors.INCR_NAN_OR_INF) from None
+    return longdouble.format_human(clamped), longdouble.format_human(delta)
 
 
 # -- growing and slicing ------------------------------------------------------------------------

@@ -337,6 +337,7 @@ def nogroup_for_key(group: bytes, key: bytes) -> str:
 # Keyspace and string commands.
 DECREMENT_OVERFLOW = "ERR decrement would overflow"
 INCR_NAN_OR_INF = "ERR increment would produce NaN or Infinity"
+INCREX_BOUNDS = "ERR LBOUND must be less than or equal to UBOUND"  # the text is resplite's
 STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
 LCS_NOT_STRINGS = "ERR The specified keys must contain string values"

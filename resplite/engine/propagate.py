@@ -17,6 +17,8 @@ form, so that replaying the log later gives the same data set whatever the clock
   TTL becomes an absolute one with ABSTTL;
 * XREADGROUP, XCLAIM and XAUTOCLAIM become the pending entries' state they left
   (:func:`group_forms`);
+* INCREX becomes ``SET key value`` (``PXAT ms`` when the key has an expiry), or ``DEL key``
+  when an EXAT / PXAT in the past removed it;
 * LMOVEM and BLMOVEM become ``LMOVEM ... EXACTLY n`` with the number of elements moved;
 * a blocking pop served after it waited is logged in its non-blocking form
   (:func:`unblocked_form`): BLPOP/BRPOP as LPOP/RPOP of the key served, BLMOVE as LMOVE,
@@ -117,6 +119,15 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
         return [b"SREM", argv[1], *members] if members else argv
     if name in ("lmovem", "blmovem"):
         return lmovem_form(argv, reply)
+    if name == "increx":
+        # The state it left: the value, with its absolute expiry if it has one.
+        key = argv[1]
+        value = data.get(key)
+        if value is None:
+            return [b"DEL", key]
+        when = expires.get(key)
+        text = bytes(value)
+        return [b"SET", key, text] if when is None else [b"SET", key, text, b"PXAT", _ms(when)]
     if name == "xadd" and isinstance(reply, bytes):
         i = xadd_id_index(argv)
         if i < len(argv) and argv[i] != reply:

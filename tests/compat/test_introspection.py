@@ -62,6 +62,7 @@ NOT_IN_REFERENCE = {
     "sunioncard": "added in Redis 8.10",
     "sdiffcard": "added in Redis 8.10",
     "lmovem": "added in Redis 8.10",
+    "increx": "added in Redis 8.8",
     "blmovem": "added in Redis 8.10",
     **{n: "resplite's own command" for n in ALL_NAMES if n.startswith("resplite.")},
 }

@@ -20,6 +20,7 @@ from compat_helpers import Command, check_close, decode, run
 from redis.commands.core import DataPersistOptions
 from support.newer import T0, Conn, as_map
 from support.pair import Pair
+from support.servers import ServerProcess
 
 if TYPE_CHECKING:
     from resplite.testing.embedded import ClockControl, ServerHandle
@@ -967,3 +968,164 @@ def test_msetex_keys_route_in_a_cluster() -> None:
             assert c.call("MSETEX", "1", there + "a", "1").startswith(b"-MOVED ")
         finally:
             c.close()
+
+
+# -- Redis 8.8: INCREX -----------------------------------------------------------------------------
+
+
+def _ints(a: int, b: int) -> bytes:
+    return b"*2\r\n:%d\r\n:%d\r\n" % (a, b)
+
+
+def _floats(p: Pair, a: str, b: str) -> bytes:
+    if p.resp == 2:
+        return b"*2\r\n" + b"".join(b"$%d\r\n%s\r\n" % (len(x), x.encode()) for x in (a, b))
+    return b"*2\r\n,%s\r\n,%s\r\n" % (a.encode(), b.encode())
+
+
+@pytest.mark.redis_version("8.8")
+def test_increx_increments_within_bounds(pair: Pair) -> None:
+    """The documented examples: [new value, increment applied]; out of bounds changes
+    nothing ([current, 0]) unless SATURATE clamps to the bound."""
+    ours = pair.ours
+    assert ours.call("INCREX", "c") == _ints(1, 1)
+    assert ours.call("INCREX", "c") == _ints(2, 1)
+    ours.call("SET", "c", "100")
+    assert ours.call("INCREX", "c", "BYINT", "5") == _ints(105, 5)
+    assert ours.call("INCREX", "c", "byint", "-10") == _ints(95, -10)
+    assert ours.call("GET", "c") == b"$2\r\n95\r\n"
+    ours.call("SET", "c", "99")
+    assert ours.call("INCREX", "c", "BYINT", "5", "UBOUND", "100") == _ints(99, 0)
+    assert ours.call("INCREX", "c", "BYINT", "5", "UBOUND", "100", "SATURATE") == _ints(100, 1)
+    ours.call("SET", "c", "5")
+    assert ours.call("INCREX", "c", "BYINT", "1", "LBOUND", "10") == _ints(5, 0)
+    assert ours.call("INCREX", "c", "BYINT", "1", "LBOUND", "10", "SATURATE") == _ints(10, 5)
+    ours.call("SET", "c", "50")
+    assert ours.call("INCREX", "c", "BYINT", "-1", "LBOUND", "0", "SATURATE") == _ints(49, -1)
+    # The type's limits bound it without LBOUND / UBOUND.
+    ours.call("SET", "c", "9223372036854775806")
+    assert ours.call("INCREX", "c", "BYINT", "2") == _ints(9223372036854775806, 0)
+    assert ours.call("INCREX", "c", "BYINT", "2", "SATURATE") == _ints(9223372036854775807, 1)
+    # A missing key starts at 0 and is not created by a rejected increment.
+    assert ours.call("INCREX", "new", "BYINT", "5", "UBOUND", "3") == _ints(0, 0)
+    assert ours.call("EXISTS", "new") == b":0\r\n"
+    # BYFLOAT: long doubles, printed as INCRBYFLOAT prints them.
+    ours.call("SET", "f", "1.5")
+    assert ours.call("INCREX", "f", "BYFLOAT", "0.25") == _floats(pair, "1.75", "0.25")
+    assert ours.call("INCREX", "f", "BYFLOAT", "0.25", "LBOUND", "0", "UBOUND", "2") == \
+        _floats(pair, "2", "0.25")
+    assert ours.call("INCREX", "f", "BYFLOAT", "1", "UBOUND", "2.5") == _floats(pair, "2", "0")
+    ours.call("SET", "f", "1.8")
+    assert ours.call("INCREX", "f", "BYFLOAT", "0.7", "UBOUND", "2", "SATURATE") == \
+        _floats(pair, "2", "0.2")
+    assert ours.call("GET", "f") == b"$1\r\n2\r\n"
+    # An integer reads as a float; a float does not read as an integer.
+    ours.call("SET", "n", "3")
+    assert ours.call("INCREX", "n", "BYFLOAT", "0.5") == _floats(pair, "3.5", "0.5")
+    assert ours.call("INCREX", "n") == b"-ERR value is not an integer or out of range\r\n"
+
+
+@pytest.mark.redis_version("8.8")
+def test_increx_expiry_options(pair: Pair) -> None:
+    ours = pair.ours
+    ours.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        assert ours.call("INCREX", "k", "BYINT", "1", "EX", "100") == _ints(1, 1)
+        assert ours.call("TTL", "k") == b":100\r\n"
+        # No expiry option: the TTL stays.
+        assert ours.call("INCREX", "k") == _ints(2, 1)
+        assert ours.call("TTL", "k") == b":100\r\n"
+        # ENX: only on a key without a TTL; the increment applies either way.
+        ours.call("SET", "k", "10", "EX", "500")
+        assert ours.call("INCREX", "k", "BYINT", "1", "EX", "10", "ENX") == _ints(11, 1)
+        assert ours.call("TTL", "k") == b":500\r\n"
+        ours.call("SET", "k", "10")
+        assert ours.call("INCREX", "k", "BYINT", "1", "PX", "100000", "ENX") == _ints(11, 1)
+        assert ours.call("TTL", "k") == b":100\r\n"
+        assert ours.call("INCREX", "k", "PERSIST") == _ints(12, 1)
+        assert ours.call("TTL", "k") == b":-1\r\n"
+        # A rejected increment leaves the TTL alone, even with an expiry option.
+        ours.call("SET", "k", "10", "EX", "60")
+        assert ours.call("INCREX", "k", "BYINT", "5", "UBOUND", "12", "EX", "6000") == \
+            _ints(10, 0)
+        assert ours.call("TTL", "k") == b":60\r\n"
+        # An absolute time in the past removes the key (the reply is still the increment).
+        assert ours.call("INCREX", "k", "EXAT", "1") == _ints(11, 1)
+        assert ours.call("EXISTS", "k") == b":0\r\n"
+    finally:
+        ours.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+@pytest.mark.redis_version("8.8")
+def test_increx_errors(pair: Pair) -> None:
+    ours = pair.ours
+    ours.call("SET", "k", "1")
+    ours.call("SET", "s", "abc")
+    ours.call("RPUSH", "l", "x")
+    syntax = b"-ERR syntax error\r\n"
+    for args in (("BYINT", "1", "BYFLOAT", "1"), ("BYINT",), ("EX", "1", "PX", "1"),
+                 ("ENX",), ("PERSIST", "ENX"), ("EX", "1", "PERSIST"), ("FOO",),
+                 ("LBOUND", "1", "LBOUND", "2")):
+        assert ours.call("INCREX", "k", *args) == syntax, args
+    not_int = b"-ERR value is not an integer or out of range\r\n"
+    assert ours.call("INCREX", "k", "BYINT", "1.5") == not_int
+    assert ours.call("INCREX", "k", "UBOUND", "x") == not_int
+    assert ours.call("INCREX", "s") == not_int
+    not_float = b"-ERR value is not a valid float\r\n"
+    assert ours.call("INCREX", "k", "BYFLOAT", "x") == not_float
+    assert ours.call("INCREX", "s", "BYFLOAT", "1") == not_float
+    assert ours.call("INCREX", "k", "BYFLOAT", "inf") == \
+        b"-ERR increment would produce NaN or Infinity\r\n"
+    assert ours.call("INCREX", "k", "LBOUND", "5", "UBOUND", "1") == \
+        b"-ERR LBOUND must be less than or equal to UBOUND\r\n"
+    for option in ("EX", "PX", "EXAT", "PXAT"):
+        assert ours.call("INCREX", "k", option, "0") == \
+            b"-ERR invalid expire time in 'increx' command\r\n"
+    assert ours.call("INCREX", "k", "EX", "x") == not_int
+    assert ours.call("INCREX", "l").startswith(b"-WRONGTYPE")
+    assert ours.call("GET", "k") == b"$1\r\n1\r\n"
+    assert ours.call("INCREX") == b"-ERR wrong number of arguments for 'increx' command\r\n"
+
+
+@pytest.mark.redis_version("8.8")
+def test_increx_keyspace_events(pair: Pair) -> None:
+    ours, watcher = pair.ours, pair.connect_extra().ours
+    ours.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+    try:
+        watcher.call("PSUBSCRIBE", "__keyevent@0__:*")
+        ours.call("INCREX", "k", "BYINT", "1", "EX", "100")
+        ours.call("INCREX", "k", "BYFLOAT", "1", "PERSIST")
+        ours.call("INCREX", "k", "BYINT", "1", "UBOUND", "0")  # rejected: no event
+        ours.call("SET", "done", "1")
+        seen = []
+        for _ in range(5):
+            message = watcher.read_reply()
+            seen.append(message.split(b"__keyevent@0__:")[-1].split(b"\r\n")[0])
+        assert seen == [b"incrby", b"expire", b"incrbyfloat", b"persist", b"set"]
+    finally:
+        ours.call("CONFIG", "SET", "notify-keyspace-events", "")
+        watcher.close()
+
+
+@pytest.mark.redis_version("8.8")
+def test_increx_with_redis_py(resplite_srv: ServerProcess) -> None:
+    """redis-py's increx, as its own tests against Redis use it."""
+    r = redis.Redis(host=resplite_srv.host, port=resplite_srv.port)
+    try:
+        r.flushall()
+        r.set("a", 10)
+        assert r.increx("a") == [11, 1]
+        assert r.increx("a", byint=4) == [15, 4]
+        r.set("f", "1.5")
+        assert [float(v) for v in r.increx("f", byfloat=0.25, lbound=0, ubound=2)] == \
+            [1.75, 0.25]
+        r.set("o", 10)
+        r.expire("o", 60)
+        assert r.increx("o", byint=5, ubound=12) == [10, 0]
+        assert 0 < r.ttl("o") <= 60
+        r.set("e", 40)
+        assert r.increx("e", byint=2, ex=60, enx=True) == [42, 2]
+        assert r.increx("e", byint=3, ex=600, enx=True) == [45, 3]
+        assert 0 < r.ttl("e") <= 60
+    finally:
+        r.close()

@@ -332,6 +332,39 @@ def test_consumer_groups_and_random_pops_replay_to_the_same_state(tmp_path: Path
                 for p in client.xpending_range("s", "g", "-", "+", 100)} == idle_before
 
 
+def test_newer_commands_replay_to_the_same_state(tmp_path: Path) -> None:
+    """Redis 8.8 / 8.10 writes: INCREX is logged as the value and absolute expiry it left,
+    LMOVEM and a blocked BLMOVEM as ``LMOVEM ... EXACTLY n``; WAITAOF sees them fsynced."""
+    with running("resplite", "--dir", str(tmp_path), *AOF) as first:
+        client = redis.Redis.from_url(first.url)
+        assert client.increx("c", byint=5, ex=1000) == [5, 5]
+        assert client.increx("f", byfloat="0.5", ubound=10) == [0.5, 0.5]
+        client.rpush("src", *"abcdefg")
+        assert client.lmovem("src", "dst", "RIGHT", "LEFT", count=3, ordering="OBO") == \
+            [b"e", b"f", b"g"]
+        blocked = redis.Redis.from_url(first.url)
+        result: list[object] = []
+        waiter = threading.Thread(target=lambda: result.append(blocked.blmovem(
+            "src", "dst", 5, "LEFT", "RIGHT", count=6, mode="EXACTLY", ordering="BULK")))
+        waiter.start()
+        for _ in range(200):
+            if client.info("clients")["blocked_clients"]:
+                break
+            time.sleep(0.01)
+        client.rpush("src", "h", "i")
+        waiter.join(10)
+        assert result == [[b"a", b"b", b"c", b"d", b"h", b"i"]]
+        assert client.waitaof(1, 0, 0) == [1, 0]
+        before = dataset(client)
+        expiry = client.pexpiretime("c")
+    incr = (tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert b"INCREX" not in incr and b"BLMOVEM" not in incr and b"EXACTLY" in incr
+    with running("resplite", "--dir", str(tmp_path), *AOF) as second:
+        client = redis.Redis.from_url(second.url)
+        assert dataset(client) == before
+        assert client.pexpiretime("c") == expiry
+
+
 @pytest.mark.skipif(shutil.which("redis-check-aof") is None, reason="needs redis-check-aof")
 def test_redis_check_aof_accepts_the_incr_files(tmp_path: Path) -> None:
     """Debian's redis-check-aof (7.0) validates resplite's incr files. Its RDB check refuses

@@ -161,6 +161,17 @@ def test_propagated_forms() -> None:
         [b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"]
 
 
+def test_increx_is_logged_as_the_state_it_left() -> None:
+    """Redis 8.8: a relative expiry must not be replayed relative to a later clock."""
+    argv = [b"INCREX", b"k", b"BYFLOAT", b"0.5", b"EX", b"10"]
+    assert logged_form("increx", argv, None, {b"k": 5000}, {b"k": b"1.5"}) == \
+        [b"SET", b"k", b"1.5", b"PXAT", b"5000"]
+    assert logged_form("increx", [b"INCREX", b"k"], None, {}, {b"k": b"2"}) == \
+        [b"SET", b"k", b"2"]
+    assert logged_form("increx", [b"INCREX", b"k", b"EXAT", b"1"], None, {}, {}) == \
+        [b"DEL", b"k"]
+
+
 def test_lmovem_blmovem_are_logged_with_the_number_moved() -> None:
     """Redis 8.10: LMOVEM / BLMOVEM become ``LMOVEM ... EXACTLY n ordering``."""
     reply = [b"a", b"b"]
