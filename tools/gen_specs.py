@@ -369,6 +369,10 @@ HAND_MAINTAINED: dict[str, str] = {
     "hsetex": "added in Redis 8.0",
     "zrank": "Redis 7.2 argument tree (WITHSCORE)",
     "zrevrank": "Redis 7.2 argument tree (WITHSCORE)",
+    **{
+        name: "Redis 8.8 argument tree (AGGREGATE COUNT)"
+        for name in ("zunion", "zinter", "zunionstore", "zinterstore")
+    },
     "cluster-myshardid": "added in Redis 7.2",
     "waitaof": "added in Redis 7.2",
     "sunioncard": "added in Redis 8.10",

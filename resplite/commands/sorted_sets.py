@@ -825,8 +825,10 @@ class _Source:
             self.get = lambda member: 1.0 if member in value else None
 
 
-_SUM, _MIN, _MAX = 1, 2, 3
-_AGGREGATES = {b"sum": _SUM, b"min": _MIN, b"max": _MAX}
+_SUM, _MIN, _MAX, _COUNT = 1, 2, 3, 4
+# COUNT (Redis 8.8): each input holding a member adds its weight (1 without WEIGHTS); the
+# members' own scores are ignored.
+_AGGREGATES = {b"sum": _SUM, b"min": _MIN, b"max": _MAX, b"count": _COUNT}
 _UNION, _INTER, _DIFF = 1, 2, 3
 _STORE_EVENTS = {_UNION: b"zunionstore", _INTER: b"zinterstore", _DIFF: b"zdiffstore"}
 
@@ -889,6 +891,9 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
         else:
             raise CommandError(errors.SYNTAX)
 
+    counting = how == _COUNT
+    if counting:
+        how = _SUM
     weighted = list(zip(sources, weights, strict=True))
     if op != _DIFF:
         weighted.sort(key=lambda sw: sw[0].length)  # stable, like glibc's merge sort
@@ -899,14 +904,15 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
         cardinality = 0
         if first.length:
             for member, score in first.items():
-                total = w0 * score
+                total = w0 if counting else w0 * score
                 if total != total:
                     total = 0.0
                 for src, weight in rest:
                     found_score = src.get(member)
                     if found_score is None:
                         break
-                    total = _aggregate(total, found_score * weight, how)
+                    total = _aggregate(total, weight if counting else found_score * weight,
+                                       how)
                 else:
                     if card_only:
                         cardinality += 1
@@ -921,7 +927,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
             if not src.length:
                 continue
             for member, score in src.items():
-                value = weight * score
+                value = weight if counting else weight * score
                 if value != value:
                     value = 0.0
                 existing = result.get(member)

@@ -74,6 +74,8 @@ NEWER_ARGUMENTS = {
     "xreadgroup": "Redis 8.4 adds CLAIM min-idle-time, 8.10 MAXCOUNT and MAXSIZE (7.2 also "
                   "renamed group_consumer)",
     "xread": "Redis 8.10 adds MAXCOUNT and MAXSIZE",
+    **{n: "Redis 8.8 adds AGGREGATE COUNT" for n in ("zunion", "zinter", "zunionstore",
+                                                      "zinterstore")},
     "client|kill": "Redis 7.4 adds MAXAGE (7.2 also renamed client-type, addr, laddr, skipme)",
     "hscan": "Redis 7.4 adds NOVALUES",
     "bitop": "Redis 8.2 makes the operation a token and adds DIFF, DIFF1, ANDOR, ONE",

@@ -22,10 +22,12 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
+import redis
 from compat_helpers import Command, decode, run, values
 from support.normalize import doubles
 from support.pair import Pair
 from support.raw import RawClient
+from support.servers import ServerProcess
 
 I64_MAX = "9223372036854775807"
 I64_MIN = "-9223372036854775808"
@@ -1166,3 +1168,61 @@ def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair: Pair) -> Non
             client.call(*command.split())
             counts.append(_lookup_counts(client))
         assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"
+
+
+# -- Redis 8.8: AGGREGATE COUNT ---------------------------------------------------------------------
+
+
+@pytest.mark.redis_version("8.8")
+def test_aggregate_count_counts_the_inputs_holding_each_member(pair: Pair) -> None:
+    """AGGREGATE COUNT ignores the scores: each input holding a member adds 1, or its weight
+    with WEIGHTS. Checked against the reference: the same as AGGREGATE SUM over copies of the
+    inputs whose every score is 1 (plain sets score 1 already)."""
+    for client in (pair.ref, pair.ours):
+        client.call("ZADD", "a", "5", "x", "-2", "y", "1.5", "z")
+        client.call("ZADD", "b", "7", "y", "3", "w")
+        client.call("SADD", "c", "x", "y", "v")
+        client.call("ZADD", "a1", "1", "x", "1", "y", "1", "z")
+        client.call("ZADD", "b1", "1", "y", "1", "w")
+    cases = [("a", "b", "c"), ("a", "b"), ("c",), ("a", "nokey")]
+    for keys in cases:
+        ones = ["a1" if k == "a" else "b1" if k == "b" else k for k in keys]
+        for weights in ((), ("WEIGHTS", *["2", "0.5", "-1"][:len(keys)])):
+            for name in ("ZUNION", "ZINTER"):
+                want = pair.ref.call(name, len(ones), *ones, *weights, "AGGREGATE", "SUM",
+                                     "WITHSCORES")
+                got = pair.ours.call(name, len(keys), *keys, *weights, "AGGREGATE", "COUNT",
+                                     "WITHSCORES")
+                assert got == want, (name, keys, weights)
+            for name in ("ZUNIONSTORE", "ZINTERSTORE"):
+                want = pair.ref.call(name, "dst", len(ones), *ones, *weights, "AGGREGATE", "sum")
+                got = pair.ours.call(name, "dst", len(keys), *keys, *weights, "aggregate",
+                                     "count")
+                assert got == want, (name, keys, weights)
+                assert pair.ours.call("ZRANGE", "dst", "0", "-1", "WITHSCORES") == \
+                    pair.ref.call("ZRANGE", "dst", "0", "-1", "WITHSCORES")
+    # Still refused where there is no AGGREGATE, and by the 7.0 reference.
+    assert pair.ours.call("ZDIFF", "1", "a", "AGGREGATE", "COUNT") == b"-ERR syntax error\r\n"
+    assert pair.ref.call("ZUNION", "1", "a", "AGGREGATE", "COUNT") == b"-ERR syntax error\r\n"
+
+
+@pytest.mark.redis_version("8.8")
+def test_aggregate_count_with_redis_py(resplite_srv: ServerProcess) -> None:
+    """redis-py's zunionstore / zinterstore with aggregate="COUNT", as its tests use them."""
+    r = redis.Redis(host=resplite_srv.host, port=resplite_srv.port)
+    try:
+        r.flushall()
+        r.zadd("a", {"a1": 1, "a2": 1, "a3": 1})
+        r.zadd("b", {"a1": 2, "a2": 2, "a3": 2})
+        r.zadd("c", {"a1": 6, "a3": 5, "a4": 4})
+        assert r.zinterstore("d", ["a", "b", "c"], aggregate="COUNT") == 2
+        assert r.zrange("d", 0, -1, withscores=True) == [(b"a1", 3.0), (b"a3", 3.0)]
+        assert r.zinterstore("d", {"a": 1, "b": 2, "c": 3}, aggregate="COUNT") == 2
+        assert r.zrange("d", 0, -1, withscores=True) == [(b"a1", 6.0), (b"a3", 6.0)]
+        assert r.zunionstore("d", ["a", "b", "c"], aggregate="COUNT") == 4
+        assert r.zrange("d", 0, -1, withscores=True) == \
+            [(b"a4", 1.0), (b"a2", 2.0), (b"a1", 3.0), (b"a3", 3.0)]
+        assert r.zunion(["a", "c"], aggregate="COUNT", withscores=True) == \
+            [(b"a2", 1.0), (b"a4", 1.0), (b"a1", 2.0), (b"a3", 2.0)]
+    finally:
+        r.close()
