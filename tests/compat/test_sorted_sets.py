@@ -1170,7 +1170,7 @@ def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair: Pair) -> Non
         assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"
 
 
-# -- Redis 8.8: AGGREGATE COUNT ---------------------------------------------------------------------
+# -- Redis 8.8: AGGREGATE COUNT --------------------------------------------------------------------
 
 
 @pytest.mark.redis_version("8.8")
