@@ -368,6 +368,7 @@ HAND_MAINTAINED: dict[str, str] = {
     "hgetex": "added in Redis 8.0",
     "hsetex": "added in Redis 8.0",
     "zrank": "Redis 7.2 argument tree (WITHSCORE)",
+    "slowlog-get": "Redis 8.10 history (the argument count)",
     "zrevrank": "Redis 7.2 argument tree (WITHSCORE)",
     **{
         name: "Redis 8.8 argument tree (AGGREGATE COUNT)"

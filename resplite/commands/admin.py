@@ -445,7 +445,8 @@ def slowlog_get(client: Client, argv: list[bytes]) -> Any:
             raise CommandError(errors.SLOWLOG_COUNT)
         count = parsed
     return [
-        [entry.id, entry.time_s, entry.duration_us, entry.argv, entry.addr, entry.name]
+        [entry.id, entry.time_s, entry.duration_us, entry.argv, entry.addr, entry.name,
+         entry.argc]
         for entry in client.server.slowlog.latest(count)
     ]
 

@@ -5,7 +5,8 @@ microseconds (a negative threshold turns logging off, zero logs everything) it c
 :meth:`SlowLog.record`. At most ``slowlog-max-len`` entries are kept, newest first, as Redis
 keeps them. An entry stores what SLOWLOG GET shows: a growing id, the Unix time in seconds
 (from the server's clock), the duration in microseconds, the arguments (at most 32, each cut
-to 128 bytes, with Redis's notes on what was left out), the client's address and name.
+to 128 bytes, with Redis's notes on what was left out), the client's address and name, and
+(Redis 8.10) the command's whole argument count.
 
 The threshold lives in :attr:`SlowLog.threshold_us`, kept in step with CONFIG SET by a hook,
 and in ``trigger_ns``, the nanosecond duration from which a command is logged (beyond any
@@ -37,6 +38,7 @@ class SlowLogEntry(NamedTuple):
     argv: list[bytes]
     addr: bytes
     name: bytes
+    argc: int  # the command's whole argument count, however many ``argv`` shows (8.10)
 
 
 def _shown_args(argv: list[bytes]) -> list[bytes]:
@@ -94,6 +96,7 @@ class SlowLog:
             _shown_args(argv),
             client.addr.encode(),
             client.name,
+            len(argv),
         )
         self.next_id += 1
         self.entries.appendleft(entry)

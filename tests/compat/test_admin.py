@@ -52,6 +52,23 @@ def test_slowlog(pair: Pair) -> None:
     pair.check("SLOWLOG", "RESET")
 
 
+@pytest.mark.redis_version("8.10")
+def test_slowlog_entries_carry_the_argument_count(pair: Pair) -> None:
+    """A seventh element: the command's whole argument count, also when the arguments shown
+    stop at 32 (the 7.0 reference has six elements)."""
+    ours = pair.ours
+    with pair.configured(slowlog_log_slower_than="0"):
+        ours.call("SLOWLOG", "RESET")
+        ours.call("SADD", "s", *[str(i) for i in range(31)])
+        entry = to_python(parse(ours.call("SLOWLOG", "GET", "1")))[0]
+        assert len(entry) == 7 and entry[6] == 33
+        assert len(entry[3]) == 32 and entry[3][-1] == "... (2 more arguments)"
+        ref_entry = to_python(parse(pair.ref.call("SLOWLOG", "GET", "1")))[0]
+        assert len(ref_entry) == 6
+    ours.call("SLOWLOG", "RESET")
+    ours.call("DEL", "s")
+
+
 def test_acl_stand_ins(pair: Pair) -> None:
     pair.check("ACL", "WHOAMI")
     pair.check("ACL", "USERS")
@@ -63,7 +80,7 @@ def test_acl_stand_ins(pair: Pair) -> None:
     for category in ("stream", "STRING", "connection", "keyspace"):
         ref, ours = (set(to_python(parse(r))) for r in pair.both("ACL", "CAT", category))
         newer = {"xackdel", "xdelex", "xcfgset", "xnack", "client|setinfo", "client|no-touch",
-                 "msetex", "delex", "digest"}
+                 "msetex", "delex", "digest", "waitaof", "increx"}
         assert ours <= ref | newer, category
 
 

@@ -88,6 +88,7 @@ NEWER_ARITY = {"zrank": -3, "zrevrank": -3}  # Redis 7.2 (WITHSCORE)
 # Subcommands whose arguments are 7.0's but whose history names newer Redis's reply fields.
 NEWER_HISTORY = {
     "xinfo|stream": "Redis 8.6 adds the idempotency fields, 8.8 nacked-count",
+    "slowlog|get": "Redis 8.10 adds the argument count to each entry",
 }
 SHARED_NAMES = [n for n in ALL_NAMES if n not in NOT_IN_REFERENCE]
 SHARED_TOP_LEVEL = [n for n in TOP_LEVEL if n not in NOT_IN_REFERENCE]
