@@ -314,6 +314,7 @@ def waitaof(client: Client, argv: list[bytes]) -> Any:
 
     request.retry = retry
     if client.may_block:
+        aof.prune_fsync_waiters()
         aof.fsync_waiters[client] = None
     return request
 

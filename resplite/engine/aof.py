@@ -494,17 +494,20 @@ class Aof:
             self.fsynced_offset = self.written_offset
             self._wake_fsync_waiters()
 
-    def _wake_fsync_waiters(self) -> None:
-        """Re-run the WAITAOF commands waiting on the fsynced offset (those no longer
-        blocked in WAITAOF are dropped)."""
+    def prune_fsync_waiters(self) -> None:
+        """Forget the clients no longer blocked in WAITAOF (served, timed out, gone)."""
         waiters = self.fsync_waiters
-        if not waiters:
-            return
         for client in list(waiters):
             blocked = client.blocked
             if blocked is None or blocked.command != "waitaof":
                 del waiters[client]
-        self.state.blocking.rerun(list(waiters))
+
+    def _wake_fsync_waiters(self) -> None:
+        """Re-run the WAITAOF commands waiting on the fsynced offset."""
+        if not self.fsync_waiters:
+            return
+        self.prune_fsync_waiters()
+        self.state.blocking.rerun(list(self.fsync_waiters))
 
     # -- rewriting --------------------------------------------------------------------------
 
