@@ -182,6 +182,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "hgetdel": (),
     "hgetex": (),
     "hsetex": (),
+    "himport": ("prepare", "set", "discard", "discardall"),
     # bitmaps
     "setbit": (),
     "getbit": (),
@@ -380,6 +381,8 @@ HAND_MAINTAINED: dict[str, str] = {
     "sdiffcard": "added in Redis 8.10",
     "lmovem": "added in Redis 8.10",
     "increx": "added in Redis 8.8",
+    "himport": "added in Redis 8.10",
+    **{f"himport-{sub}": "added in Redis 8.10" for sub in COMMANDS["himport"]},
     "blmovem": "added in Redis 8.10",
     "resplite.clock": "resplite's own command",
     **{f"resplite.clock-{sub}": "resplite's own command" for sub in COMMANDS["resplite.clock"]},

@@ -26,6 +26,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     geo,
     hashes,
     hashes_expiry,
+    hashes_import,
     hyperloglog,
     introspection,
     latency,

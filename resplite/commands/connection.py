@@ -166,6 +166,7 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     client.no_evict = False
     client.no_touch = False
     client.reply_mode = REPLY_ON
+    client.fieldsets = None  # HIMPORT's, as Redis 8.10 drops them
     # Back to the default user, authenticated only if it needs no password (Redis's
     # clearClientConnectionState).
     default = server.acl.default

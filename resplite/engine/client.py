@@ -80,6 +80,7 @@ class Client:
         "ever_authenticated",
         "executing_multi",
         "fd",
+        "fieldsets",
         "gated",
         "id",
         "is_script",
@@ -166,6 +167,8 @@ class Client:
         self.last_command = "NULL"
         # The append-only file's offset after this client's last logged write (WAITAOF).
         self.woff = 0
+        # HIMPORT's fieldsets, by name (None until the first HIMPORT PREPARE).
+        self.fieldsets: dict[bytes, tuple[bytes, ...]] | None = None
         self.no_evict = False
         self.no_touch = False
         self.reply_mode = REPLY_ON

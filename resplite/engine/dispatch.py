@@ -49,6 +49,7 @@ from resplite.engine.propagate import (
     SELF_LOGGED,
     field_expiry_forms,
     group_forms,
+    himport_forms,
     logged_form,
 )
 from resplite.engine.scripting import SCRIPT_COMMANDS
@@ -451,6 +452,8 @@ class Dispatcher:
         forms = group_forms(spec.fullname, argv, reply, db.data)
         if forms is None and spec.fullname in FIELD_EXPIRY_MANY:
             forms = field_expiry_forms(argv, db.data)
+        elif forms is None and spec.fullname == "himport|set":
+            forms = himport_forms(argv, db.data)
         if forms is not None:
             for form in forms:
                 aof.feed(client, client.db_index, form)

@@ -337,6 +337,10 @@ def nogroup_for_key(group: bytes, key: bytes) -> str:
 # Keyspace and string commands.
 DECREMENT_OVERFLOW = "ERR decrement would overflow"
 INCR_NAN_OR_INF = "ERR increment would produce NaN or Infinity"
+# HIMPORT (Redis 8.10): the words client libraries' tests look for; the rest is resplite's.
+HIMPORT_NO_FIELDSET = "ERR no such fieldset on this connection"
+HIMPORT_DUPLICATE_FIELD = "ERR duplicate field name in fieldset"
+HIMPORT_VALUE_COUNT = "ERR value count does not match the number of fields in the fieldset"
 INCREX_BOUNDS = "ERR LBOUND must be less than or equal to UBOUND"  # the text is resplite's
 STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
 OFFSET_OUT_OF_RANGE = "ERR offset is out of range"

@@ -19,6 +19,7 @@ form, so that replaying the log later gives the same data set whatever the clock
   (:func:`group_forms`);
 * INCREX becomes ``SET key value`` (``PXAT ms`` when the key has an expiry), or ``DEL key``
   when an EXAT / PXAT in the past removed it;
+* HIMPORT SET becomes ``DEL`` and ``HSET`` of the pairs it stored (:func:`himport_forms`);
 * LMOVEM and BLMOVEM become ``LMOVEM ... EXACTLY n`` with the number of elements moved;
 * a blocking pop served after it waited is logged in its non-blocking form
   (:func:`unblocked_form`): BLPOP/BRPOP as LPOP/RPOP of the key served, BLMOVE as LMOVE,
@@ -232,6 +233,20 @@ def field_expiry_forms(argv: list[bytes], data: Any) -> list[list[bytes]]:
     for when, group in timed.items():
         out.append([b"HPEXPIREAT", key, _ms(when), b"FIELDS", b"%d" % len(group), *group])
     return out or [argv]
+
+
+def himport_forms(argv: list[bytes], data: Any) -> list[list[bytes]]:
+    """HIMPORT SET: ``DEL key`` and ``HSET key`` of the pairs it stored, since a replay
+    has no fieldset (they live on the connection that prepared them)."""
+    from resplite.store.hash import Hash
+
+    key = argv[2]
+    value = data.get(key)
+    pairs: list[bytes] = []
+    if isinstance(value, Hash):
+        for field, text in value.fields.items():
+            pairs += (field, text)
+    return [[b"DEL", key], [b"HSET", key, *pairs]]
 
 
 def _hsetex(argv: list[bytes], data: Any) -> list[bytes]:

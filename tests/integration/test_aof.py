@@ -334,7 +334,8 @@ def test_consumer_groups_and_random_pops_replay_to_the_same_state(tmp_path: Path
 
 def test_newer_commands_replay_to_the_same_state(tmp_path: Path) -> None:
     """Redis 8.8 / 8.10 writes: INCREX is logged as the value and absolute expiry it left,
-    LMOVEM and a blocked BLMOVEM as ``LMOVEM ... EXACTLY n``; WAITAOF sees them fsynced."""
+    LMOVEM and a blocked BLMOVEM as ``LMOVEM ... EXACTLY n``, HIMPORT SET (whose fieldset a
+    replay would not have) as DEL and HSET; WAITAOF sees them fsynced."""
     with running("resplite", "--dir", str(tmp_path), *AOF) as first:
         client = redis.Redis.from_url(first.url)
         assert client.increx("c", byint=5, ex=1000) == [5, 5]
@@ -354,11 +355,15 @@ def test_newer_commands_replay_to_the_same_state(tmp_path: Path) -> None:
         client.rpush("src", "h", "i")
         waiter.join(10)
         assert result == [[b"a", b"b", b"c", b"d", b"h", b"i"]]
+        client.hset("h", mapping={"old": "x"})
+        client.execute_command("HIMPORT", "PREPARE", "fs", "a", "b")
+        client.execute_command("HIMPORT", "SET", "h", "fs", "1", "2")
         assert client.waitaof(1, 0, 0) == [1, 0]
         before = dataset(client)
         expiry = client.pexpiretime("c")
     incr = (tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
     assert b"INCREX" not in incr and b"BLMOVEM" not in incr and b"EXACTLY" in incr
+    assert b"HIMPORT" not in incr
     with running("resplite", "--dir", str(tmp_path), *AOF) as second:
         client = redis.Redis.from_url(second.url)
         assert dataset(client) == before

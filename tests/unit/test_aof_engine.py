@@ -11,9 +11,15 @@ from resplite.commands import command_table
 from resplite.engine.aof import AofCorrupt, AofTruncated, encode_command, parse_commands
 from resplite.engine.client import Client
 from resplite.engine.config import Config
-from resplite.engine.propagate import logged_form, unblocked_form, xadd_id_index
+from resplite.engine.propagate import (
+    himport_forms,
+    logged_form,
+    unblocked_form,
+    xadd_id_index,
+)
 from resplite.engine.scheduler import ManualScheduler
 from resplite.engine.state import ServerState
+from resplite.store.hash import Hash
 
 Setup = tuple[ServerState, Client, ManualScheduler, Path]
 
@@ -170,6 +176,14 @@ def test_increx_is_logged_as_the_state_it_left() -> None:
         [b"SET", b"k", b"2"]
     assert logged_form("increx", [b"INCREX", b"k", b"EXAT", b"1"], None, {}, {}) == \
         [b"DEL", b"k"]
+
+
+def test_himport_set_is_logged_as_del_and_hset() -> None:
+    h = Hash()
+    h.set(b"a", b"1")
+    h.set(b"b", b"2")
+    assert himport_forms([b"HIMPORT", b"SET", b"k", b"fs", b"1", b"2"], {b"k": h}) == \
+        [[b"DEL", b"k"], [b"HSET", b"k", b"a", b"1", b"b", b"2"]]
 
 
 def test_lmovem_blmovem_are_logged_with_the_number_moved() -> None:
