@@ -4,14 +4,17 @@ What every client library sends when it connects lands here (CLIENT SETNAME, CLI
 LIB-NAME / LIB-VER, and, from newer libraries, subcommands resplite does not have, which the
 dispatcher answers with Redis's unknown-subcommand error while the connection stays open).
 
-CLIENT LIST / INFO print Redis 7.4's fields in Redis's order (7.0's set plus ``watch``,
-``lib-name`` and ``lib-ver``). Fields about Redis's buffers are reported from what a Python
-connection has: ``argv-mem`` is the size of the arguments of the command in flight,
-``multi-mem`` of the queued ones, ``omem`` the bytes waiting in the transport's write
-buffer and in the client's outbox of pushes; the query-buffer fields (``qbuf``,
-``qbuf-free``, ``rbs``, ``rbp``) are 0 because unparsed input is not kept per client in a
-buffer of Redis's kind. Ages come from the server's clock. A connection with a subscription is
-of type ``pubsub`` (flag ``P``), every other one ``normal`` (a MONITOR too, flag ``O``).
+CLIENT LIST / INFO print Redis 8.10's fields in Redis's order (7.0's set plus ``watch``,
+``lib-name`` and ``lib-ver``, then 8.0's ``io-thread`` (always 0: one thread serves every
+client), ``tot-net-in``, ``tot-net-out``, ``tot-cmds`` and 8.8's ``read-events``,
+``parse-batch-cmd-sum``, ``parse-batch-cnt``, counted by the connection). Fields about Redis's
+buffers are reported from what a Python connection has: ``argv-mem`` is the size of the
+arguments of the command in flight, ``multi-mem`` of the queued ones, ``omem`` the bytes
+waiting in the transport's write buffer and in the client's outbox of pushes; the query-buffer
+fields (``qbuf``, ``qbuf-free``, ``rbs``, ``rbp``) are 0 because unparsed input is not kept
+per client in a buffer of Redis's kind. Ages come from the server's clock. A connection with a
+subscription is of type ``pubsub`` (flag ``P``), every other one ``normal`` (a MONITOR too,
+flag ``O``).
 
 CLIENT TRACKING, CACHING, GETREDIR and TRACKINGINFO drive client-side caching
 (:mod:`resplite.engine.tracking`), with Redis's option rules and error texts.
@@ -183,7 +186,12 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"cmd={client.last_command} user={client.user.name} "
         f"redir={tracking.redirect if tracking is not None else -1} resp={client.resp} "
         f"lib-name={client.lib_name.decode('utf-8', 'surrogateescape')} "
-        f"lib-ver={client.lib_ver.decode('utf-8', 'surrogateescape')}"
+        f"lib-ver={client.lib_ver.decode('utf-8', 'surrogateescape')} "
+        # Redis 8.0: the I/O thread (one here: 0) and the traffic so far; 8.8: the reads
+        # and how many commands each parsed.
+        f"io-thread=0 tot-net-in={client.net_in} tot-net-out={client.net_out} "
+        f"tot-cmds={client.commands_processed} read-events={client.read_events} "
+        f"parse-batch-cmd-sum={client.parse_batch_cmds} parse-batch-cnt={client.parse_batches}"
     )
     return line.encode("utf-8", "surrogateescape")
 

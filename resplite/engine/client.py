@@ -73,6 +73,7 @@ class Client:
         "close_after_reply",
         "cluster_asking",
         "cluster_readonly",
+        "commands_processed",
         "conn",
         "created_ms",
         "db",
@@ -96,12 +97,17 @@ class Client:
         "multi_bytes",
         "multi_dirty",
         "name",
+        "net_in",
+        "net_out",
         "no_evict",
         "no_touch",
         "obuf_soft_since",
         "outbox",
+        "parse_batch_cmds",
+        "parse_batches",
         "patterns",
         "pubsub",
+        "read_events",
         "reply_mode",
         "resp",
         "server",
@@ -167,6 +173,15 @@ class Client:
         self.last_command = "NULL"
         # The append-only file's offset after this client's last logged write (WAITAOF).
         self.woff = 0
+        # CLIENT LIST's traffic counters (Redis 8.0 / 8.8), kept by the connection: bytes
+        # read and written, commands run, reads, and the commands parsed per read that
+        # brought any (sum and count of such reads).
+        self.net_in = 0
+        self.net_out = 0
+        self.commands_processed = 0
+        self.read_events = 0
+        self.parse_batch_cmds = 0
+        self.parse_batches = 0
         # HIMPORT's fieldsets, by name (None until the first HIMPORT PREPARE).
         self.fieldsets: dict[bytes, tuple[bytes, ...]] | None = None
         self.no_evict = False

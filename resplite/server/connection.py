@@ -191,6 +191,8 @@ class Connection(asyncio.Protocol):
         server.net_input_bytes += len(data)
         # Not closing, so connection_made has accepted the client and set it.
         client: Client = self.client  # type: ignore[assignment]
+        client.net_in += len(data)
+        client.read_events += 1
         if self.reader.feed(data) > server.query_buffer_limit:
             self._query_buffer_overflow(client)
             return
@@ -200,7 +202,12 @@ class Connection(asyncio.Protocol):
                 self.reading_paused = True
                 self.transport.pause_reading()  # type: ignore[union-attr]
             return
+        before = client.commands_processed
         self.process()
+        parsed = client.commands_processed - before
+        if parsed:
+            client.parse_batch_cmds += parsed
+            client.parse_batches += 1
 
     def data_received_while_busy(self, data: bytes) -> None:
         """Input read by the busy pump while a script runs past busy-reply-threshold.
@@ -214,6 +221,8 @@ class Connection(asyncio.Protocol):
         client = self.client
         server = self.server
         server.net_input_bytes += len(data)
+        client.net_in += len(data)
+        client.read_events += 1
         self.reader.feed(data)
         out: list[bytes] = []
         while not self.closing and client.blocked is None:
@@ -287,6 +296,7 @@ class Connection(asyncio.Protocol):
             if argv is NEED_DATA:
                 break
             reply = dispatcher.execute(client, argv)  # type: ignore[arg-type]
+            client.commands_processed += 1
             cls = type(reply)
             if cls is BlockRequest:
                 blocking.block(client, reply)
@@ -341,6 +351,7 @@ class Connection(asyncio.Protocol):
         if out and not transport.is_closing():
             data = b"".join(out)
             server.net_output_bytes += len(data)
+            client.net_out += len(data)
             self._write(data)
             if len(data) >= FLUSH_BYTES and output.check_limits(client):
                 return
@@ -376,6 +387,8 @@ class Connection(asyncio.Protocol):
             # One piece (a large value or range) goes out as it is, not copied by a join.
             data = out[0] if len(out) == 1 else b"".join(out)
             self.server.net_output_bytes += len(data)
+            if self.client is not None:
+                self.client.net_out += len(data)
             self._write(data)
         out.clear()
 
@@ -445,6 +458,8 @@ class Connection(asyncio.Protocol):
         if self.closing or transport is None or transport.is_closing():
             return
         self.server.net_output_bytes += len(data)
+        if self.client is not None:
+            self.client.net_out += len(data)
         self._write(data)
 
     def query_buffer_size(self) -> int:

@@ -30,7 +30,11 @@ _VOLATILE = {
     "multi-mem": r"\d+", "rbs": r"\d+", "rbp": r"\d+", "obl": r"\d+", "oll": r"\d+",
     "omem": r"\d+", "tot-mem": r"\d+", "events": r"r|rw|w|",
 }
-_NEWER_FIELDS = ("watch", "lib-name", "lib-ver")
+# Redis 8.0's and 8.8's fields after lib-ver (traffic counters: checked as numbers).
+_REDIS8_FIELDS = ("io-thread", "tot-net-in", "tot-net-out", "tot-cmds", "read-events",
+                  "parse-batch-cmd-sum", "parse-batch-cnt")
+_VOLATILE.update({name: r"\d+" for name in _REDIS8_FIELDS})
+_NEWER_FIELDS = ("watch", "lib-name", "lib-ver", *_REDIS8_FIELDS)
 
 
 def _lines(data: bytes) -> list[list[tuple[str, str]]]:
@@ -50,7 +54,7 @@ def assert_same_client_lines(ref: bytes, ours: bytes, resp: int) -> None:
         names = [n for n, _ in our_fields]
         expected = [n for n, _ in ref_fields]
         expected.insert(expected.index("multi") + 1, "watch")
-        expected += ["lib-name", "lib-ver"]
+        expected += ["lib-name", "lib-ver", *_REDIS8_FIELDS]
         assert names == expected
         ref_values = dict(ref_fields)
         for name, value in our_fields:
@@ -676,3 +680,27 @@ def test_broken_redirect(pair: Pair, other: Pair) -> None:
     ref_info = pair.ref.call("CLIENT", "TRACKINGINFO")
     our_info = pair.ours.call("CLIENT", "TRACKINGINFO")
     assert b"broken_redirect" in ref_info and b"broken_redirect" in our_info
+
+
+@pytest.mark.redis_version("8.8")
+def test_client_info_counts_the_connections_traffic(pair: Pair) -> None:
+    """Redis 8.0's io-thread, tot-net-in, tot-net-out, tot-cmds and 8.8's read-events,
+    parse-batch-cmd-sum, parse-batch-cnt: the bytes read and written and the commands run
+    before the CLIENT INFO asking (one read per request sent after the previous reply)."""
+    conn = RawClient(*pair.ours.sock.getpeername()[:2])
+    try:
+        assert conn.call("PING") == b"+PONG\r\n"
+        assert conn.call("ECHO", "hello") == b"$5\r\nhello\r\n"
+        fields = dict(normalize.client_fields(
+            normalize.verbatim_text(conn.call("CLIENT", "INFO")).rstrip(b"\n")))
+        request = len(b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\n")
+        assert fields["io-thread"] == "0"
+        assert fields["tot-net-in"] == str(len(b"*1\r\n$4\r\nPING\r\n")
+                                           + len(b"*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n")
+                                           + request)
+        assert fields["tot-net-out"] == str(len(b"+PONG\r\n") + len(b"$5\r\nhello\r\n"))
+        assert fields["tot-cmds"] == "2"
+        assert fields["read-events"] == "3"
+        assert (fields["parse-batch-cmd-sum"], fields["parse-batch-cnt"]) == ("2", "2")
+    finally:
+        conn.close()
