@@ -400,3 +400,12 @@ def test_watch_sees_field_expiry_changes(
         assert c.call("EXEC") in (b"*-1\r\n", b"_\r\n")
     finally:
         other.close()
+
+
+@pytest.mark.redis_version("7.4")
+@both_protocols
+def test_hexpire_family_is_flagged_denyoom(hfe: Conn) -> None:
+    """HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT are refused out of memory (7.4's flags)."""
+    for name in ("hexpire", "hpexpire", "hexpireat", "hpexpireat"):
+        info = hfe.v("COMMAND", "INFO", name)[0]
+        assert info[2] == ["write", "denyoom", "fast"], name

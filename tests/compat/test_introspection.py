@@ -86,6 +86,18 @@ NEWER_ARGUMENTS = {
 }
 # Commands whose COMMAND INFO is newer Redis's: the arity, which the new argument changed.
 NEWER_ARITY = {"zrank": -3, "zrevrank": -3}  # Redis 7.2 (WITHSCORE)
+# Commands whose COMMAND INFO newer Redis changed in flags or arity (7.0's bytes otherwise),
+# with what COMMAND INFO shows for them now: (arity, flags, ACL categories).
+NEWER_INFO: dict[str, tuple[int, list[str], list[str]]] = {
+    # 7.2 blocking, 7.4 allowed in scripts (answers at once there, as in MULTI)
+    "wait": (3, ["blocking"], ["@slow", "@blocking", "@connection"]),
+    # 7.2: answered while loading
+    "cluster|slots": (2, ["loading", "stale"], ["@slow"]),
+    "cluster|shards": (2, ["loading", "stale"], ["@slow"]),
+    # 7.2: the command alone is checked by the subcommand (its own errors)
+    "command|getkeys": (-3, ["loading", "stale"], ["@slow", "@connection"]),
+    "command|getkeysandflags": (-3, ["loading", "stale"], ["@slow", "@connection"]),
+}
 # Subcommands whose arguments are 7.0's but whose history names newer Redis's reply fields.
 NEWER_HISTORY = {
     "xinfo|stream": "Redis 8.6 adds the idempotency fields, 8.8 nacked-count",
@@ -197,13 +209,14 @@ def tokens(args: list[dict]) -> set[str]:
 # COMMAND INFO
 
 
-@pytest.mark.parametrize("name", [n for n in SHARED_NAMES if n not in NEWER_ARITY])
+@pytest.mark.parametrize("name", [n for n in SHARED_NAMES
+                                  if n not in NEWER_ARITY and n not in NEWER_INFO])
 def test_command_info_equals_redis(pair: Pair, name: str) -> None:
     """COMMAND INFO <name>: same bytes as Redis 7.0 (subcommands: the shared ones, sorted)."""
     ref, ours = pair.both("COMMAND", "INFO", name)
     ref_entry, our_entry = parse(ref)[1][0], parse(ours)[1][0]
     assert ref_entry[0] == b"*", f"Redis 7.0 has no {name}: move it to NOT_IN_REFERENCE"
-    keep = info_subcommands(ref_entry) & info_subcommands(our_entry)
+    keep = info_subcommands(ref_entry) & info_subcommands(our_entry) - set(NEWER_INFO)
     assert dump(with_subcommands(our_entry, keep)) == dump(with_subcommands(ref_entry, keep))
 
 
@@ -217,6 +230,19 @@ def test_command_info_equals_redis_but_for_a_newer_arity(pair: Pair, name: str) 
     old_arity = ref_entry[1][1]
     patched = (our_entry[0], [our_entry[1][0], old_arity, *our_entry[1][2:]])
     assert dump(patched) == dump(ref_entry)
+
+
+@pytest.mark.redis_version("7.4")
+@pytest.mark.parametrize("name", sorted(NEWER_INFO))
+def test_command_info_shows_newer_flags_and_arity(pair: Pair, name: str) -> None:
+    """COMMAND INFO <name>: the newer arity, flags and ACL categories; the rest (key specs,
+    steps, tips) as Redis 7.0's."""
+    ref, ours = pair.both("COMMAND", "INFO", name)
+    ref_info, our_info = to_python(parse(ref))[0], to_python(parse(ours))[0]
+    arity, flags, categories = NEWER_INFO[name]
+    assert (our_info[1], our_info[2], our_info[6]) == (arity, flags, categories)
+    assert our_info[0] == ref_info[0] and our_info[3:6] == ref_info[3:6]
+    assert our_info[7:] == ref_info[7:]
 
 
 @pytest.mark.parametrize("name", sorted(NOT_IN_REFERENCE))
@@ -368,8 +394,6 @@ def test_command_getkeys_equals_redis(pair: Pair, sub: str, line: str) -> None:
     "args",
     [
         ("COMMAND", "GETKEYS"),
-        ("COMMAND", "GETKEYS", "get"),
-        ("COMMAND", "GETKEYSANDFLAGS", "xgroup"),
         ("COMMAND", "COUNT", "x"),
         ("COMMAND", "HELP", "x"),
         ("COMMAND", "nosuch"),
@@ -378,6 +402,22 @@ def test_command_getkeys_equals_redis(pair: Pair, sub: str, line: str) -> None:
 )
 def test_command_errors_equal_redis(pair: Pair, args: tuple[str, ...]) -> None:
     pair.check(*args)
+
+
+@pytest.mark.redis_version("7.2")
+def test_command_getkeys_checks_a_lone_command_itself(pair: Pair) -> None:
+    """Arity -3 since Redis 7.2: the command named alone gets GETKEYS's own errors (7.0
+    refused it with the arity error)."""
+    ours = pair.ours
+    for sub in ("GETKEYS", "GETKEYSANDFLAGS"):
+        assert ours.call("COMMAND", sub, "get") == \
+            b"-ERR Invalid number of arguments specified for command\r\n"
+        assert ours.call("COMMAND", sub, "xgroup") == \
+            b"-ERR The command has no key arguments\r\n"
+        assert ours.call("COMMAND", sub, "ping") == b"-ERR The command has no key arguments\r\n"
+        assert ours.call("COMMAND", sub, "nosuch") == b"-ERR Invalid command specified\r\n"
+    assert pair.ref.call("COMMAND", "GETKEYS", "get") == \
+        b"-ERR wrong number of arguments for 'command|getkeys' command\r\n"
 
 
 def test_command_help_has_the_shape_of_redis(pair: Pair) -> None:
@@ -459,6 +499,8 @@ def test_redis_py_reads_the_same_command_table(
             if field == "arity" and name in NEWER_ARITY:
                 assert b[field] == NEWER_ARITY[name]
                 continue
+            if field in ("flags", "acl_categories") and name in NEWER_INFO:
+                continue  # test_command_info_shows_newer_flags_and_arity
             assert b[field] == a[field], (name, field)
 
 

@@ -452,3 +452,13 @@ def test_waitaof_with_redis_py(aof_server: tuple[ServerProcess, int]) -> None:
             assert pipe.execute() == [True, [0, 0]]
     finally:
         r.close()
+
+
+@pytest.mark.redis_version("7.4")
+def test_wait_and_waitaof_run_in_scripts(pair: Pair) -> None:
+    """Redis 7.4 dropped their noscript flag: in a script they answer at once."""
+    ours = pair.ours
+    assert ours.call("EVAL", "return redis.call('wait', 1, 0)", "0") == b":0\r\n"
+    assert ours.call("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0") == _acks(0, 0)
+    assert pair.ref.call("EVAL", "return redis.call('wait', 1, 0)", "0").startswith(
+        b"-ERR This Redis command is not allowed from script")
