@@ -85,6 +85,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "lolwut": (),
     "slowlog": ("get", "len", "reset", "help"),
     "latency": ("latest", "history", "graph", "doctor", "reset", "histogram", "help"),
+    "hotkeys": ("start", "stop", "get", "reset", "help"),
     "acl": (
         "whoami", "cat", "users", "help", "setuser", "getuser", "deluser", "list", "genpass",
         "log", "dryrun", "save", "load",
@@ -387,6 +388,8 @@ HAND_MAINTAINED: dict[str, str] = {
     "lmovem": "added in Redis 8.10",
     "increx": "added in Redis 8.8",
     "himport": "added in Redis 8.10",
+    "hotkeys": "added in Redis 8.6",
+    **{f"hotkeys-{sub}": "added in Redis 8.6" for sub in COMMANDS["hotkeys"]},
     **{f"himport-{sub}": "added in Redis 8.10" for sub in COMMANDS["himport"]},
     "blmovem": "added in Redis 8.10",
     "resplite.clock": "resplite's own command",

@@ -27,6 +27,7 @@ from resplite.commands import (  # noqa: F401  (imported to register their handl
     hashes,
     hashes_expiry,
     hashes_import,
+    hotkeys,
     hyperloglog,
     introspection,
     latency,

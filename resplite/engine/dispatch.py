@@ -132,18 +132,28 @@ class Dispatcher:
         self.latency = server.latency
         self.watch_ns = 0
         self._set_watch()
+        server.hotkeys.on_change = self._set_watch
         server.config.on_change("slowlog-log-slower-than", self._set_watch)
         server.config.on_change("latency-monitor-threshold", self._set_watch)
 
     def _set_watch(self, name: str = "", value: object = None) -> None:
-        self.watch_ns = min(self.slowlog.trigger_ns, self.latency.trigger_ns)
+        # A HOTKEYS session watches every call: the threshold drops to 0 while it runs.
+        self.watch_ns = 0 if self.server.hotkeys.active else min(
+            self.slowlog.trigger_ns, self.latency.trigger_ns)
 
     def _slow(self, client: Client, spec: CommandSpec, argv: list[bytes],
               elapsed: int) -> None:
-        """A call at least as long as the slow log's or the latency monitor's threshold."""
+        """A call at least as long as the slow log's or the latency monitor's threshold (or
+        any call while HOTKEYS tracks)."""
         if elapsed >= self.slowlog.trigger_ns and "skip_slowlog" not in spec.flags:
             self.slowlog.record(client, argv, elapsed // 1000)
         self.latency.sample_ns("fast-command" if "fast" in spec.flags else "command", elapsed)
+        hotkeys = self.server.hotkeys
+        if hotkeys.active:
+            server = self.server
+            hotkeys.on_call(spec, argv, elapsed, server.net_input_bytes + server.net_output_bytes)
+            if not hotkeys.active:  # its DURATION ran out
+                self._set_watch()
 
     def _faults_changed(self, active: bool) -> None:
         self.plain = {} if active else self._plain

@@ -337,6 +337,18 @@ def nogroup_for_key(group: bytes, key: bytes) -> str:
 # Keyspace and string commands.
 DECREMENT_OVERFLOW = "ERR decrement would overflow"
 INCR_NAN_OR_INF = "ERR increment would produce NaN or Infinity"
+# HOTKEYS (Redis 8.6): Redis documents the cases; these words are resplite's.
+HOTKEYS_METRICS = (
+    "ERR METRICS must name 1 or 2 distinct metrics, CPU and/or NET, after their count"
+)
+HOTKEYS_COUNT = "ERR COUNT must be between 1 and 64"
+HOTKEYS_DURATION = "ERR DURATION must be a non-negative integer"
+HOTKEYS_SAMPLE = "ERR SAMPLE must be a positive integer"
+HOTKEYS_SLOTS = "ERR SLOTS is only allowed in cluster mode"
+HOTKEYS_SLOTS_UNSUPPORTED = "ERR HOTKEYS START SLOTS is not supported by this server"
+HOTKEYS_ACTIVE = "ERR hotkeys tracking is already in progress"
+HOTKEYS_NOT_ACTIVE = "ERR hotkeys tracking is not active"
+HOTKEYS_RESET_ACTIVE = "ERR hotkeys tracking is active: stop it before RESET"
 # HIMPORT (Redis 8.10): the words client libraries' tests look for; the rest is resplite's.
 HIMPORT_NO_FIELDSET = "ERR no such fieldset on this connection"
 HIMPORT_DUPLICATE_FIELD = "ERR duplicate field name in fieldset"

@@ -41,6 +41,7 @@ from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
 from resplite.engine.evict import EVICT_FAIL, Evictor
 from resplite.engine.faults import Faults
+from resplite.engine.hotkeys import Hotkeys
 from resplite.engine.info import InfoState
 from resplite.engine.latency import DIRECT_US, CommandHistogram, LatencyMonitor
 from resplite.engine.lazyfree import LazyFree
@@ -167,6 +168,7 @@ class ServerState:
         self.migrate = MigrateSockets(migrate_transport, self.clock)
         self.slowlog = SlowLog(config, self.clock)
         self.latency = LatencyMonitor(config, self.clock)
+        self.hotkeys = Hotkeys(self.clock)
         # Per-command latency histograms are kept while this is on (CommandStats).
         self.latency_tracking: bool = config["latency-tracking"]
         config.on_change("latency-tracking", self._set_latency_tracking)

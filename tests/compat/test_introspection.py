@@ -64,6 +64,7 @@ NOT_IN_REFERENCE = {
     "lmovem": "added in Redis 8.10",
     "increx": "added in Redis 8.8",
     **{n: "added in Redis 8.10" for n in ALL_NAMES if n.startswith("himport")},
+    **{n: "added in Redis 8.6" for n in ALL_NAMES if n.startswith("hotkeys")},
     "blmovem": "added in Redis 8.10",
     **{n: "resplite's own command" for n in ALL_NAMES if n.startswith("resplite.")},
 }
