@@ -98,7 +98,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "asking": (),
     "migrate": (),
     "cluster": ("slots", "shards", "nodes", "info", "myid", "myshardid", "keyslot",
-                "countkeysinslot", "getkeysinslot", "setslot", "help"),
+                "countkeysinslot", "getkeysinslot", "setslot", "slot-stats", "help"),
     "resplite.clock": ("get", "freeze", "resume", "advance", "set", "help"),
     "resplite.fault": ("error", "delay", "close", "drop", "list", "clear", "help"),
     # generic (keyspace)
@@ -377,6 +377,7 @@ HAND_MAINTAINED: dict[str, str] = {
         for name in ("zunion", "zinter", "zunionstore", "zinterstore")
     },
     "cluster-myshardid": "added in Redis 7.2",
+    "cluster-slot-stats": "added in Redis 8.2",
     "waitaof": "added in Redis 7.2",
     "wait": "Redis 7.2 and 7.4 flags (blocking; no longer noscript)",
     "cluster-slots": "Redis 7.2 flags (loading)",

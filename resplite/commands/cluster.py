@@ -10,7 +10,11 @@ ASKING lets the next command use a slot this node is importing. MIGRATE, which m
 to another node of the same process directly, lives in :mod:`resplite.commands.migrate`.
 
 COUNTKEYSINSLOT and GETKEYSINSLOT scan the node's keys: O(N) in the keys it holds, where
-Redis keeps a per-slot index. Node addresses are 127.0.0.1 and the ports the nodes listen on.
+Redis keeps a per-slot index. CLUSTER SLOT-STATS (Redis 8.2) reports each of the node's
+slots with its ``key-count`` (one pass over the keys), as Redis does while
+``cluster-slot-stats-enabled`` is off: the CPU and network metrics, and ORDERBY on them,
+need that directive, which resplite does not have. Node addresses are 127.0.0.1 and the
+ports the nodes listen on.
 """
 
 from __future__ import annotations
@@ -41,6 +45,11 @@ _HELP = help_reply("CLUSTER", [
         "Set slot state.",
     ]),
     ("SHARDS", ["Return information about slot range mappings and the nodes serving them."]),
+    ("SLOT-STATS <SLOTSRANGE <start-slot> <end-slot> "
+     "| ORDERBY <metric> [LIMIT <limit>] [ASC|DESC]>", [
+        "Return usage statistics (the key count) of this node's slots, by slot range or",
+        "ordered by a metric.",
+    ]),
     ("SLOTS", ["Return information about slots range mappings."]),
 ])
 
@@ -156,6 +165,63 @@ def _keys_in_slot(client: Client, slot: int) -> list[bytes]:
 def cluster_countkeysinslot(client: Client, argv: list[bytes]) -> Any:
     _node(client)
     return len(_keys_in_slot(client, _slot(argv[2])))
+
+
+def _slot_key_counts(client: Client) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for key in client.db.live_keys():
+        slot = key_slot(key)
+        counts[slot] = counts.get(slot, 0) + 1
+    return counts
+
+
+def _slot_stat(slot: int, counts: dict[int, int]) -> list[Any]:
+    return [slot, {b"key-count": counts.get(slot, 0)}]
+
+
+@command("cluster|slot-stats")
+def cluster_slot_stats(client: Client, argv: list[bytes]) -> Any:
+    node = _node(client)
+    mine = [slot for first, last in node.cluster.ranges(node.index)
+            for slot in range(first, last + 1)]
+    n = len(argv)
+    mode = argv[2].lower() if n > 2 else b""
+    if n == 5 and mode == b"slotsrange":
+        start = _slot(argv[3], errors.INVALID_OR_OUT_OF_RANGE_SLOT)
+        end = _slot(argv[4], errors.INVALID_OR_OUT_OF_RANGE_SLOT)
+        if start > end:
+            raise CommandError(errors.slot_range_reversed(start, end))
+        counts = _slot_key_counts(client)
+        return [_slot_stat(slot, counts) for slot in mine if start <= slot <= end]
+    if n >= 4 and mode == b"orderby":
+        if argv[3].lower() != b"key-count":
+            raise CommandError(errors.SLOT_STATS_METRIC)
+        limit, desc = SLOTS, True
+        limits = orders = 0
+        i = 4
+        while i < n:
+            option = argv[i].lower()
+            if option == b"limit" and i + 1 < n:
+                value = parse_int(argv[i + 1])
+                if value is None or not 1 <= value <= SLOTS:
+                    raise CommandError(errors.SLOT_STATS_LIMIT)
+                limit = value
+                limits += 1
+                i += 1
+            elif option in (b"asc", b"desc"):
+                desc = option == b"desc"
+                orders += 1
+            else:
+                raise CommandError(errors.SYNTAX)
+            if limits > 1 or orders > 1:
+                raise CommandError(errors.SLOT_STATS_REPEATED)
+            i += 1
+        counts = _slot_key_counts(client)
+        # Ties: the lower slot first, in either direction.
+        ranked = sorted(mine, key=lambda slot: (-counts.get(slot, 0) if desc
+                                                else counts.get(slot, 0), slot))
+        return [_slot_stat(slot, counts) for slot in ranked[:limit]]
+    raise CommandError(errors.subcommand_syntax(argv))
 
 
 @command("cluster|getkeysinslot")

@@ -61,6 +61,17 @@ NO_CLUSTER = "ERR This instance has cluster support disabled"
 SELECT_IN_CLUSTER = "ERR SELECT is not allowed in cluster mode"
 INVALID_SLOT = "ERR Invalid slot"
 INVALID_SLOT_OR_COUNT = "ERR Invalid slot or number of keys"
+INVALID_OR_OUT_OF_RANGE_SLOT = "ERR Invalid or out of range slot"  # Redis's getSlotOrReply
+# CLUSTER SLOT-STATS (Redis 8.2)
+SLOT_STATS_METRIC = "ERR Unrecognized sort metric for ORDERBY."
+SLOT_STATS_LIMIT = "ERR Limit has to lie in between 1 and 16384 (maximum number of slots)."
+SLOT_STATS_REPEATED = "ERR Multiple filters of the same type are disallowed."
+
+
+def slot_range_reversed(start: int, end: int) -> str:
+    return f"ERR Start slot number {start} is greater than end slot number {end}"
+
+
 MIGRATE_IOERR = "IOERR error or timeout connecting to the client"
 NO_SHUTDOWN_IN_PROGRESS = "ERR No shutdown in progress."
 NO_CONFIG_FILE = "ERR The server is running without a config file"

@@ -226,3 +226,74 @@ def test_one_node_cluster_and_plain_clients(cluster: ServerHandle) -> None:
             assert r.execute_command("CLUSTER", "SLOTS")[0][:2] == [0, 16383]
         finally:
             r.close()
+
+
+# -- Redis 8.2: CLUSTER SLOT-STATS ----------------------------------------------------------------
+
+
+def _stats(reply: bytes) -> list[tuple[int, int]]:
+    """(slot, key-count) per entry; the statistics are a map (RESP3) or a flat array."""
+    out = []
+    for slot, stats in _value(reply):
+        fields = stats if isinstance(stats, dict) else dict(zip(stats[::2], stats[1::2],
+                                                                strict=True))
+        assert list(fields) == ["key-count"]
+        out.append((slot, fields["key-count"]))
+    return out
+
+
+@pytest.mark.redis_version("8.2")
+@pytest.mark.parametrize("resp", [2, 3])
+def test_slot_stats_report_the_key_count_of_this_nodes_slots(
+    cluster: ServerHandle, nodes: list[RawClient], resp: int
+) -> None:
+    """Each of the node's slots with its key-count (the only metric while
+    cluster-slot-stats-enabled is off): by slot range in slot order, or ordered by the count
+    (DESC by default, ties by the lower slot), LIMIT capping the reply."""
+    node = nodes[0]
+    if resp == 3:
+        node.call("HELLO", "3")
+    tags = [t for t in (f"t{i}".encode() for i in range(200)) if key_slot(t) <= 5460]
+    hot, warm = tags[0], next(t for t in tags if key_slot(t) != key_slot(tags[0]))
+    for key in (b"a{%s}" % hot, b"b{%s}" % hot, b"c{%s}" % hot, b"{%s}" % warm):
+        assert node.call("SET", key, "v") == b"+OK\r\n"
+    slot_hot, slot_warm = key_slot(hot), key_slot(warm)
+    low = max(slot_hot - 1, 0)
+    assert _stats(node.call("CLUSTER", "SLOT-STATS", "SLOTSRANGE", low, slot_hot + 1)) == [
+        (slot, 3 if slot == slot_hot else int(slot == slot_warm))
+        for slot in range(low, slot_hot + 2)]
+    # Only this node's slots (0-5460): a range past them stops there.
+    assert [slot for slot, _ in _stats(node.call(
+        "CLUSTER", "SLOT-STATS", "SLOTSRANGE", "5459", "5465"))] == [5459, 5460]
+    assert _stats(node.call("CLUSTER", "SLOT-STATS", "ORDERBY", "key-count", "LIMIT", "3")) \
+        == [(slot_hot, 3), (slot_warm, 1),
+            (min(set(range(3)) - {slot_hot, slot_warm}), 0)]
+    first_empty = min(set(range(3)) - {slot_hot, slot_warm})
+    assert _stats(node.call("CLUSTER", "SLOT-STATS", "ORDERBY", "KEY-COUNT", "asc",
+                            "LIMIT", 1)) == [(first_empty, 0)]
+    assert len(_stats(node.call("CLUSTER", "SLOT-STATS", "ORDERBY", "key-count"))) == 5461
+
+
+@pytest.mark.redis_version("8.2")
+def test_slot_stats_errors(cluster: ServerHandle, nodes: list[RawClient], pair: Pair) -> None:
+    node = nodes[0]
+    call = node.call
+    assert call("CLUSTER", "SLOT-STATS", "SLOTSRANGE", "10", "5") == \
+        b"-ERR Start slot number 10 is greater than end slot number 5\r\n"
+    assert call("CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "16384") == \
+        b"-ERR Invalid or out of range slot\r\n"
+    assert call("CLUSTER", "SLOT-STATS", "ORDERBY", "cpu-usec") == \
+        b"-ERR Unrecognized sort metric for ORDERBY.\r\n"
+    assert call("CLUSTER", "SLOT-STATS", "ORDERBY", "key-count", "LIMIT", "0") == \
+        b"-ERR Limit has to lie in between 1 and 16384 (maximum number of slots).\r\n"
+    assert call("CLUSTER", "SLOT-STATS", "ORDERBY", "key-count", "ASC", "DESC") == \
+        b"-ERR Multiple filters of the same type are disallowed.\r\n"
+    assert call("CLUSTER", "SLOT-STATS", "ORDERBY", "key-count", "FOO") == \
+        b"-ERR syntax error\r\n"
+    assert call("CLUSTER", "SLOT-STATS", "SLOTSRANGE", "1", "2", "3") == (
+        b"-ERR unknown subcommand or wrong number of arguments for 'SLOT-STATS'. "
+        b"Try CLUSTER HELP.\r\n")
+    assert call("CLUSTER", "SLOT-STATS", "x") == \
+        b"-ERR wrong number of arguments for 'cluster|slot-stats' command\r\n"
+    assert pair.ours.call("CLUSTER", "SLOT-STATS", "ORDERBY", "key-count") == \
+        b"-ERR This instance has cluster support disabled\r\n"

@@ -58,6 +58,7 @@ NOT_IN_REFERENCE = {
     "delex": "added in Redis 8.4",
     "digest": "added in Redis 8.4",
     "cluster|myshardid": "added in Redis 7.2",
+    "cluster|slot-stats": "added in Redis 8.2",
     "waitaof": "added in Redis 7.2",
     "sunioncard": "added in Redis 8.10",
     "sdiffcard": "added in Redis 8.10",
