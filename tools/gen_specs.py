@@ -380,6 +380,10 @@ HAND_MAINTAINED: dict[str, str] = {
     "cluster-slot-stats": "added in Redis 8.2",
     "waitaof": "added in Redis 7.2",
     "wait": "Redis 7.2 and 7.4 flags (blocking; no longer noscript)",
+    **{
+        name: "Redis 7.2 flags (no longer noscript: in a script it does not block)"
+        for name in ("blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax")
+    },
     "cluster-slots": "Redis 7.2 flags (loading)",
     "cluster-shards": "Redis 7.2 flags (loading)",
     "command-getkeys": "Redis 7.2 arity (-3: the command alone is checked by the subcommand)",

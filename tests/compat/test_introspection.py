@@ -93,6 +93,16 @@ NEWER_ARITY = {"zrank": -3, "zrevrank": -3}  # Redis 7.2 (WITHSCORE)
 NEWER_INFO: dict[str, tuple[int, list[str], list[str]]] = {
     # 7.2 blocking, 7.4 allowed in scripts (answers at once there, as in MULTI)
     "wait": (3, ["blocking"], ["@slow", "@blocking", "@connection"]),
+    # 7.2: allowed in scripts, where they do not block
+    "blpop": (-3, ["write", "blocking"], ["@write", "@list", "@slow", "@blocking"]),
+    "brpop": (-3, ["write", "blocking"], ["@write", "@list", "@slow", "@blocking"]),
+    "blmove": (6, ["write", "denyoom", "blocking"], ["@write", "@list", "@slow", "@blocking"]),
+    "brpoplpush": (4, ["write", "denyoom", "blocking"],
+                   ["@write", "@list", "@slow", "@blocking"]),
+    "bzpopmin": (-3, ["write", "blocking", "fast"], ["@write", "@sortedset", "@fast",
+                                                     "@blocking"]),
+    "bzpopmax": (-3, ["write", "blocking", "fast"], ["@write", "@sortedset", "@fast",
+                                                     "@blocking"]),
     # 7.2: answered while loading
     "cluster|slots": (2, ["loading", "stale"], ["@slow"]),
     "cluster|shards": (2, ["loading", "stale"], ["@slow"]),

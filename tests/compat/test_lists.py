@@ -794,9 +794,10 @@ def test_command_getkeys_of_list_commands(pair: Pair, sub: str, line: str) -> No
 
 
 def test_command_info_of_list_commands(pair: Pair) -> None:
+    # (BLPOP, BRPOP, BLMOVE and BRPOPLPUSH carry Redis 7.2's flags: test_introspection.py.)
     names = ["lpush", "rpush", "lpushx", "rpushx", "lpop", "rpop", "llen", "lrange", "lindex",
-             "lset", "linsert", "lrem", "ltrim", "lpos", "lmove", "rpoplpush", "lmpop", "blpop",
-             "brpop", "blmove", "brpoplpush", "blmpop"]
+             "lset", "linsert", "lrem", "ltrim", "lpos", "lmove", "rpoplpush", "lmpop",
+             "blmpop"]
     pair.check("COMMAND", "INFO", *names)
 
 
@@ -1113,3 +1114,26 @@ def test_lmovem_blmovem_with_redis_py(resplite_srv: ServerProcess) -> None:
         assert r.blmovem("foo", "bar", 0.05, count=2, ordering="BULK") is None
     finally:
         r.close()
+
+
+@pytest.mark.redis_version("7.2")
+def test_blocking_pops_run_in_scripts_without_blocking(pair: Pair) -> None:
+    """Redis 7.2 dropped their noscript flag: in a script they answer at once, as in MULTI
+    (7.0 refuses them)."""
+    ours = pair.ours
+    nil = b"$-1\r\n" if pair.resp == 2 else b"_\r\n"
+    ours.call("RPUSH", "l", "a", "b")
+    assert ours.call("EVAL", "return redis.call('blpop', KEYS[1], 0)", "1", "l") == \
+        _array("l", "a")
+    assert ours.call("EVAL", "return redis.call('brpop', KEYS[1], 0)", "1", "l") == \
+        _array("l", "b")
+    for script in ("return redis.call('blpop', KEYS[1], 0)",
+                   "return redis.call('brpop', KEYS[1], 0)",
+                   "return redis.call('blmove', KEYS[1], 'd', 'LEFT', 'LEFT', 0)",
+                   "return redis.call('brpoplpush', KEYS[1], 'd', 0)"):
+        assert ours.call("EVAL", script, "1", "l") == nil, script
+    ours.call("RPUSH", "l", "c")
+    assert ours.call("EVAL", "return redis.call('brpoplpush', KEYS[1], 'd', 0)", "1", "l") == \
+        b"$1\r\nc\r\n"
+    assert pair.ref.call("EVAL", "return redis.call('blpop', KEYS[1], 0)", "1", "l").startswith(
+        b"-ERR This Redis command is not allowed from script")

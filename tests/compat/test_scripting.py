@@ -1304,10 +1304,31 @@ def test_sort_of_a_set_in_a_script_does_not_depend_on_its_order(pair: Pair) -> N
 
 def test_blocking_list_and_sorted_set_commands_never_block_in_scripts(pair: Pair) -> None:
     # Run without blocking: what is there is popped, an empty key answers the timeout's null.
+    # (BLMPOP and BZMPOP only: 7.0 refuses the older blocking pops in scripts; Redis 7.2
+    # allows them, see the test below.)
     run(pair, ("RPUSH", "l", "a"), ("ZADD", "z", 1, "m"),
         *[("EVAL", f"return redis.call({call})", 0) for call in (
-            "'blpop', 'l', 0", "'blpop', 'l', 0", "'brpop', 'none', 1",
-            "'brpoplpush', 'none', 'dst', 0", "'blmove', 'none', 'dst', 'left', 'right', 0",
-            "'blmpop', 0, 1, 'none', 'left'", "'bzpopmin', 'z', 0", "'bzpopmax', 'z', 0",
-            "'bzmpop', 0, 1, 'z', 'min'")],
-        ("EVAL", "redis.setresp(3) return redis.call('blpop', 'none', 0)", 0))
+            "'blmpop', 0, 1, 'none', 'left'", "'blmpop', 0, 1, 'l', 'left'",
+            "'bzmpop', 0, 1, 'z', 'min'", "'bzmpop', 0, 1, 'z', 'min'")])
+
+
+@pytest.mark.redis_version("7.2")
+def test_blocking_pops_run_in_scripts_since_redis_7_2(pair: Pair) -> None:
+    """BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BZPOPMIN and BZPOPMAX lost noscript in Redis 7.2: in
+    a script they pop what is there or answer the timeout's null at once."""
+    ours = pair.ours
+    ours.call("RPUSH", "l", "a")
+    ours.call("ZADD", "z", 1, "m")
+    nil = b"$-1\r\n" if pair.resp == 2 else b"_\r\n"
+    expected = [
+        ("'blpop', 'l', 0", b"*2\r\n$1\r\nl\r\n$1\r\na\r\n"),
+        ("'blpop', 'l', 0", nil),
+        ("'brpop', 'none', 1", nil),
+        ("'brpoplpush', 'none', 'dst', 0", nil),
+        ("'blmove', 'none', 'dst', 'left', 'right', 0", nil),
+        ("'bzpopmin', 'z', 0", b"*3\r\n$1\r\nz\r\n$1\r\nm\r\n$1\r\n1\r\n"),
+        ("'bzpopmax', 'z', 0", nil),
+    ]
+    for call, reply in expected:
+        assert ours.call("EVAL", f"return redis.call({call})", 0) == reply, call
+    assert ours.call("EVAL", "redis.setresp(3) return redis.call('blpop', 'none', 0)", 0) == nil

@@ -1226,3 +1226,18 @@ def test_aggregate_count_with_redis_py(resplite_srv: ServerProcess) -> None:
             [(b"a2", 1.0), (b"a4", 1.0), (b"a1", 2.0), (b"a3", 2.0)]
     finally:
         r.close()
+
+
+@pytest.mark.redis_version("7.2")
+def test_bzpopmin_bzpopmax_run_in_scripts_without_blocking(pair: Pair) -> None:
+    """Redis 7.2 dropped their noscript flag (7.0 refuses them in scripts)."""
+    ours = pair.ours
+    ours.call("ZADD", "z", "1", "a", "2", "b")
+    popped = decode(ours.call("EVAL", "return redis.call('bzpopmin', KEYS[1], 0)", "1", "z"))
+    assert popped == [b"z", b"a", b"1"]
+    popped = decode(ours.call("EVAL", "return redis.call('bzpopmax', KEYS[1], 0)", "1", "z"))
+    assert popped == [b"z", b"b", b"2"]
+    assert ours.call("EVAL", "return redis.call('bzpopmin', KEYS[1], 0)", "1", "z") in (
+        b"$-1\r\n", b"_\r\n")
+    assert pair.ref.call("EVAL", "return redis.call('bzpopmax', KEYS[1], 0)", "1", "z") \
+        .startswith(b"-ERR This Redis command is not allowed from script")
