@@ -1,8 +1,8 @@
 """Sans-IO request reader: raw client bytes in, argv lists out, framed exactly as Redis 7.0 does.
 
 ``feed(data)`` only buffers. ``get()`` returns the next complete request as a list of
-``bytes``, :data:`NEED_DATA` when the buffer holds no complete request, :data:`FRAMING`
-(only with an element quota set) when part of a long request was framed, or raises
+``bytes``, :data:`NEED_DATA` when the buffer holds no complete request (or, with an element
+quota set, when part of a long request was framed and :attr:`framing` says so), or raises
 :class:`~resplite.protocol.errors.ProtocolError` when the next request is malformed (every
 request before the bad one is returned first, as Redis runs them). Requests Redis skips
 silently (an empty inline line, ``*0``, ``*-N``) are never returned. Limits are read when a
@@ -59,8 +59,10 @@ after it. Elements are taken only while the request has some left, so bytes of t
 request that hiredis was given are read again by the normal path. A 3-million-argument
 request is framed at about a fifth of the slow parser's cost, and still a window at a time,
 so other clients are served between reads. With :attr:`RequestReader.element_quota` set,
-``get()`` also stops after that many elements and answers :data:`FRAMING` while more of the
-request is buffered, so a caller can let others go between parts of one large read.
+``get()`` also stops after that many elements while more of the request is buffered: it
+answers :data:`NEED_DATA` with :attr:`framing` set (the caller clears it), so a caller can
+let others go between parts of one large read, and a caller that never sets a quota pays
+nothing per request for it.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ import hiredis
 
 from resplite.protocol.errors import ProtocolError
 
-__all__ = ["FRAMING", "NEED_DATA", "ProtocolError", "RequestReader", "split_inline"]
+__all__ = ["NEED_DATA", "ProtocolError", "RequestReader", "split_inline"]
 
 
 class _NeedData:
@@ -86,18 +88,6 @@ class _NeedData:
 NEED_DATA: Final = _NeedData()
 """Returned by :meth:`RequestReader.get` when no complete request is buffered."""
 
-
-class _Framing:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "FRAMING"
-
-
-FRAMING: Final = _Framing()
-"""Returned by :meth:`RequestReader.get` (only with :attr:`RequestReader.element_quota`
-set) after framing that many arguments of a long request, with more of it buffered: call
-again to go on, now or in a later turn of the event loop."""
 
 # Redis's framing limits (server.h: PROTO_INLINE_MAX_SIZE; networking.c).
 INLINE_MAX_SIZE: Final = 64 * 1024
@@ -293,6 +283,7 @@ class RequestReader:
         "_scan",
         "_stuck",
         "_window",
+        "framing",
     )
 
     def __init__(self, max_bulk_len: int = DEFAULT_MAX_BULK_LEN) -> None:
@@ -319,8 +310,9 @@ class RequestReader:
         self._ehr: hiredis.Reader | None = None
         self._efed = 0
         self._eslow = -1
-        # at most this many elements framed per get() call (0: no bound), see FRAMING
+        # at most this many elements framed per get() call (0: no bound), see element_quota
         self._equota = 0
+        self.framing = False
         # limits
         self._max_bulk_len = max_bulk_len
         self._authenticated = True
@@ -343,9 +335,11 @@ class RequestReader:
     @property
     def element_quota(self) -> int:
         """At most this many arguments of a long request are framed by one :meth:`get`
-        call, which then answers :data:`FRAMING` if more are buffered (0: no bound), so
-        that a connection can let other clients go between parts of a request with
-        millions of arguments, however much of it one read delivered."""
+        call (0: no bound); when more of it is buffered, that call answers
+        :data:`NEED_DATA` with :attr:`framing` set to True (call again, now or in a later
+        turn of the event loop, after clearing it), so that a connection can let other
+        clients go between parts of a request with millions of arguments, however much of
+        it one read delivered."""
         return self._equota
 
     @element_quota.setter
@@ -754,7 +748,8 @@ class RequestReader:
                     if quota and taken == quota:
                         # The quota is framed, the element mode reader kept: the rest of
                         # the request on the next call.
-                        return FRAMING if pos < size else NEED_DATA
+                        self.framing = pos < size
+                        return NEED_DATA
                     self._eslow = pos  # the slow parser reads this element
                 if bulklen < 0:
                     cr = self._header_end(pos, _MSG_BIG_BULK)

@@ -17,7 +17,7 @@ replies) they are written at once, the client's ``client-output-buffer-limit`` i
 (past it the client is dropped, as Redis drops it), and if the transport is over its
 high-water mark the batch stops until it drains, so the replies held for one read are
 bounded by the transport's buffer and the output limits, not by the read. A request with
-millions of arguments is framed a part at a time too: the reader answers ``FRAMING`` after
+millions of arguments is framed a part at a time too: the reader stops (``framing``) after
 every :data:`FRAME_QUOTA` arguments (:attr:`RequestReader.element_quota`), a check point
 like the others, so however much of it one read delivers (uvloop reads up to 32 times
 256 KB in one turn) the others are served between parts.
@@ -74,7 +74,7 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.client import REPLY_OFF, Client
 from resplite.protocol.encoder import EMITTERS, encode_into
 from resplite.protocol.errors import ProtocolError
-from resplite.protocol.reader import FRAMING, NEED_DATA, RequestReader
+from resplite.protocol.reader import NEED_DATA, RequestReader
 from resplite.protocol.replies import Chunked, Pushes, Raw
 
 if TYPE_CHECKING:
@@ -259,8 +259,9 @@ class Connection(asyncio.Protocol):
                 self.close()
                 return
             if argv is NEED_DATA:
-                break
-            if argv is FRAMING:
+                if not self.reader.framing:
+                    break
+                self.reader.framing = False
                 continue
             reply = self.dispatcher.execute_while_busy(client, argv)  # type: ignore[arg-type]
             if type(reply) is BlockRequest:
@@ -299,7 +300,6 @@ class Connection(asyncio.Protocol):
         server = self.server
         blocking = server.blocking
         emitters = _EMITTERS
-        framing = FRAMING
         output = server.output
         if self.producing is not None and not self._pump():
             return
@@ -323,10 +323,11 @@ class Connection(asyncio.Protocol):
                 self.close()
                 return
             if argv is NEED_DATA:
-                break
-            if argv is framing:
+                if not reader.framing:
+                    break
                 # A part of a request with many arguments is framed: a check point like
                 # any other, so one read of it never holds the loop for long.
+                reader.framing = False
                 now = _now_ns()
                 if not started:
                     started = now

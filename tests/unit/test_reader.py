@@ -19,13 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resplite.protocol.errors import ProtocolError
-from resplite.protocol.reader import (
-    FRAMING,
-    NEED_DATA,
-    RequestReader,
-    split_inline,
-    string2ll,
-)
+from resplite.protocol.reader import NEED_DATA, RequestReader, split_inline, string2ll
 
 K64 = 64 * 1024
 
@@ -552,15 +546,19 @@ def test_element_mode_frames_many_arguments_as_the_slow_parser(
 
 
 def collect_framing(reader: RequestReader, chunks: Iterable[bytes]) -> tuple[Result, int]:
-    """:func:`collect` for a reader with an element quota: FRAMING answers are counted and
-    the reader asked again, as the connection does in a later turn."""
+    """:func:`collect` for a reader with an element quota: the stops for the quota are
+    counted and the reader asked again, as the connection does in a later turn."""
     out: list[list[bytes]] = []
     framing = 0
     for chunk in chunks:
         reader.feed(chunk)
         try:
-            while (req := reader.get()) is not NEED_DATA:
-                if req is FRAMING:
+            while True:
+                req = reader.get()
+                if req is NEED_DATA:
+                    if not reader.framing:
+                        break
+                    reader.framing = False
                     framing += 1
                     continue
                 assert isinstance(req, list) and req, req
@@ -579,7 +577,7 @@ def collect_framing(reader: RequestReader, chunks: Iterable[bytes]) -> tuple[Res
 def test_an_element_quota_changes_nothing_but_when_requests_come(
         count: int, quota: int, picks: list[tuple[int, bytes]], tail: bytes,
         cuts: list[int]) -> None:
-    """With an element quota, a request with many arguments comes after FRAMING answers
+    """With an element quota, a request with many arguments comes after stops for the quota
     (at most one per quota of its arguments), and requests and errors are the same."""
     elements = [b"$%d\r\n%s\r\n" % (len(b"a%d" % i), b"a%d" % i) for i in range(count)]
     for index, element in picks:
