@@ -301,8 +301,6 @@ class Connection(asyncio.Protocol):
         blocking = server.blocking
         emitters = _EMITTERS
         output = server.output
-        if self.producing is not None and not self._pump():
-            return
         # Pushes queued for this client before the batch go before its replies.
         out: list[bytes] = output.take(client) if client.outbox else []
         client.last_interaction_ms = server.clock.monotonic_ms()
@@ -566,6 +564,10 @@ class Connection(asyncio.Protocol):
         client = self.client
         if (self.closing or client is None or client.blocked is not None
                 or self.writing_paused or self.sliced):
+            return
+        # A reply being sent goes on first (while one is, data_received only buffers: the
+        # batch that started it stopped sliced or paused, so only this path resumes it).
+        if self.producing is not None and not self._pump():
             return
         self.process()
 
