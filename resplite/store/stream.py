@@ -286,11 +286,13 @@ class Stream:
         if nodes:
             end = min(end, nodes[-1].last_id())  # later entries lie past it
         total = 0
+        stop = ni  # the nodes in range are nodes[ni:stop]
         for k in range(ni, len(nodes)):
             node = nodes[k]
             first = i if k == ni else 0
             if node.id_at(first) > end:
                 break
+            stop = k + 1
             if first == 0 and node.last_id() <= end:
                 total += node.count
             else:
@@ -298,7 +300,7 @@ class Stream:
             if count and total >= count:
                 total = count
                 break
-        reader = RangePieces(nodes[ni:], i, end, total)
+        reader = RangePieces(nodes[ni:stop], i, end, total)
         if total:
             readers = self.readers
             if readers is None:
