@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 from resplite.commands.args import parse_int
 from resplite.commands.streams_common import (
     changes_groups,
-    entries_raw,
     get_stream,
     int_arg,
     interval_id,
     parse_ref_policy,
+    range_reply,
     read_stream,
     require_id,
 )
@@ -289,7 +289,7 @@ def _range(client: Client, argv: list[bytes], rev: bool) -> Any:
         return []
     if count == 0:
         return NULL_ARRAY
-    return entries_raw(stream, start, end, max(count, 0), rev)
+    return range_reply(stream, start, end, max(count, 0), rev)
 
 
 @command("xrange")

@@ -19,7 +19,7 @@ from resplite.commands.generic import lookup_read
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import STREAM
-from resplite.protocol.replies import Raw
+from resplite.protocol.replies import Chunked, Raw
 from resplite.store.stream import RefPolicy, Stream
 from resplite.store.stream_ids import parse_id, parse_interval_id
 
@@ -36,6 +36,7 @@ __all__ = [
     "int_arg",
     "interval_id",
     "parse_ref_policy",
+    "range_reply",
     "read_stream",
     "require_id",
 ]
@@ -117,6 +118,23 @@ def entries_raw(stream: Stream, start: int, end: int, count: int = 0, rev: bool 
                     break
     parts[0] = b"*%d\r\n" % n
     return Raw(b"".join(parts))
+
+
+# From this many entries XRANGE answers in pieces made as they are sent (Chunked).
+CHUNKED_ENTRIES = 4096
+
+
+def range_reply(stream: Stream, start: int, end: int, count: int = 0,
+                rev: bool = False) -> Raw | Chunked:
+    """XRANGE's and XREVRANGE's reply: :func:`entries_raw`, except that a forward range of
+    :data:`CHUNKED_ENTRIES` or more is a :class:`Chunked` reply, made piece by piece as the
+    connection sends it (:meth:`Stream.range_pieces`), never whole."""
+    if rev or start > end or len(stream) < CHUNKED_ENTRIES or 0 < count < CHUNKED_ENTRIES:
+        return entries_raw(stream, start, end, count, rev)
+    total, pieces = stream.range_pieces(start, end, count)
+    if total >= CHUNKED_ENTRIES:
+        return Chunked(b"*%d\r\n" % total, pieces)
+    return Raw(b"*%d\r\n%b" % (total, b"".join(pieces)))
 
 
 def consumer_for(client: Client, group: ConsumerGroup, key: bytes, name: bytes,

@@ -18,6 +18,7 @@ from typing import Any
 from resplite.protocol.replies import (
     NULL_ARRAY,
     BigNumber,
+    Chunked,
     Double,
     ErrorReply,
     OrderedSet,
@@ -165,6 +166,11 @@ def _raw(out: list[bytes], value: bytes, resp: int) -> None:
     out.append(value)
 
 
+def _chunked(out: list[bytes], value: Chunked, resp: int) -> None:
+    out.append(value.head)
+    out.extend(value.pieces)
+
+
 def _fallback(out: list[bytes], value: Any, resp: int) -> None:
     # Subclasses of the basic types (e.g. an IntEnum, a bytearray) land here.
     for base, emit in _EMITTERS.items():
@@ -177,6 +183,7 @@ def _fallback(out: list[bytes], value: Any, resp: int) -> None:
 _EMITTERS: dict[type, _Emit] = {
     bytes: _bulk,
     Raw: _raw,
+    Chunked: _chunked,
     Status: _status,
     bool: _bool,
     int: _int,

@@ -1,7 +1,8 @@
 """Sans-IO request reader: raw client bytes in, argv lists out, framed exactly as Redis 7.0 does.
 
 ``feed(data)`` only buffers. ``get()`` returns the next complete request as a list of
-``bytes``, :data:`NEED_DATA` when the buffer holds no complete request, or raises
+``bytes``, :data:`NEED_DATA` when the buffer holds no complete request (or, with an element
+quota set, when part of a long request was framed and :attr:`framing` says so), or raises
 :class:`~resplite.protocol.errors.ProtocolError` when the next request is malformed (every
 request before the bad one is returned first, as Redis runs them). Requests Redis skips
 silently (an empty inline line, ``*0``, ``*-N``) are never returned. Limits are read when a
@@ -57,7 +58,11 @@ slow parser, which reads it, or reports the error Redis reports, and element mod
 after it. Elements are taken only while the request has some left, so bytes of the next
 request that hiredis was given are read again by the normal path. A 3-million-argument
 request is framed at about a fifth of the slow parser's cost, and still a window at a time,
-so other clients are served between reads.
+so other clients are served between reads. With :attr:`RequestReader.element_quota` set,
+``get()`` also stops after that many elements while more of the request is buffered: it
+answers :data:`NEED_DATA` with :attr:`framing` set (the caller clears it), so a caller can
+let others go between parts of one large read, and a caller that never sets a quota pays
+nothing per request for it.
 """
 
 from __future__ import annotations
@@ -82,6 +87,7 @@ class _NeedData:
 
 NEED_DATA: Final = _NeedData()
 """Returned by :meth:`RequestReader.get` when no complete request is buffered."""
+
 
 # Redis's framing limits (server.h: PROTO_INLINE_MAX_SIZE; networking.c).
 INLINE_MAX_SIZE: Final = 64 * 1024
@@ -263,6 +269,7 @@ class RequestReader:
         "_clear_to",
         "_efed",
         "_ehr",
+        "_equota",
         "_error",
         "_eslow",
         "_hazard",
@@ -276,6 +283,7 @@ class RequestReader:
         "_scan",
         "_stuck",
         "_window",
+        "framing",
     )
 
     def __init__(self, max_bulk_len: int = DEFAULT_MAX_BULK_LEN) -> None:
@@ -302,6 +310,9 @@ class RequestReader:
         self._ehr: hiredis.Reader | None = None
         self._efed = 0
         self._eslow = -1
+        # at most this many elements framed per get() call (0: no bound), see element_quota
+        self._equota = 0
+        self.framing = False
         # limits
         self._max_bulk_len = max_bulk_len
         self._authenticated = True
@@ -320,6 +331,20 @@ class RequestReader:
     def max_bulk_len(self, value: int) -> None:
         self._max_bulk_len = value
         self._update_tables()
+
+    @property
+    def element_quota(self) -> int:
+        """At most this many arguments of a long request are framed by one :meth:`get`
+        call (0: no bound); when more of it is buffered, that call answers
+        :data:`NEED_DATA` with :attr:`framing` set to True (call again, now or in a later
+        turn of the event loop, after clearing it), so that a connection can let other
+        clients go between parts of a request with millions of arguments, however much of
+        it one read delivered."""
+        return self._equota
+
+    @element_quota.setter
+    def element_quota(self, value: int) -> None:
+        self._equota = value
 
     @property
     def authenticated(self) -> bool:
@@ -709,7 +734,9 @@ class RequestReader:
             while left:
                 if (bulklen < 0 and left >= _ELEMENTS_MIN and self._use_hiredis
                         and pos != self._eslow):
-                    pos, taken, more = self._elements(buf, pos, left, limit, append)
+                    quota = self._equota
+                    pos, taken, more = self._elements(
+                        buf, pos, left if not quota or quota > left else quota, limit, append)
                     left -= taken
                     if taken:
                         self._scan = pos
@@ -717,6 +744,11 @@ class RequestReader:
                     if not left:
                         break
                     if more:
+                        return NEED_DATA
+                    if quota and taken == quota:
+                        # The quota is framed, the element mode reader kept: the rest of
+                        # the request on the next call.
+                        self.framing = pos < size
                         return NEED_DATA
                     self._eslow = pos  # the slow parser reads this element
                 if bulklen < 0:

@@ -24,6 +24,7 @@ Python value              RESP3                  RESP2
 :class:`Push`             push ``>``             array
 :class:`Pushes`           pushes, back to back   arrays, back to back
 :class:`Raw`              pre-encoded bytes, sent as they are in both versions
+:class:`Chunked`          pre-encoded bytes made piece by piece as they are sent
 ========================  =====================  ==========================================
 
 The downgrade rules live only in :mod:`resplite.protocol.encoder`.
@@ -31,6 +32,7 @@ The downgrade rules live only in :mod:`resplite.protocol.encoder`.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, Final
 
 
@@ -121,6 +123,21 @@ class Raw(bytes):
     """Bytes already encoded for the wire, valid in both protocol versions."""
 
     __slots__ = ()
+
+
+class Chunked:
+    """A pre-encoded reply (valid in both protocol versions) made piece by piece as it is
+    sent: ``head``, then every piece ``pieces`` yields. The connection writes the pieces as
+    they come, over several turns of the event loop if need be, so that a reply too large
+    to build at once is never held whole; everywhere else (MULTI/EXEC, scripts) it is
+    encoded at once. Whoever makes one guarantees that the pieces are the data as it was
+    when the command ran, whenever they are taken (see the stream's ``RangePieces``)."""
+
+    __slots__ = ("head", "pieces")
+
+    def __init__(self, head: bytes, pieces: Iterator[bytes]) -> None:
+        self.head = head
+        self.pieces = pieces
 
 
 # A reply that writes nothing: the connection sends no bytes for it (a dropped reply).

@@ -16,7 +16,20 @@ replies of a batch hold :data:`FLUSH_BYTES` (a large value, a long range, or man
 replies) they are written at once, the client's ``client-output-buffer-limit`` is checked
 (past it the client is dropped, as Redis drops it), and if the transport is over its
 high-water mark the batch stops until it drains, so the replies held for one read are
-bounded by the transport's buffer and the output limits, not by the read.
+bounded by the transport's buffer and the output limits, not by the read. A request with
+millions of arguments is framed a part at a time too: the reader stops (``framing``) after
+every :data:`FRAME_QUOTA` arguments (:attr:`RequestReader.element_quota`), a check point
+like the others, so however much of it one read delivers (uvloop reads up to 32 times
+256 KB in one turn) the others are served between parts.
+
+A reply too large to build at once (a :class:`~resplite.protocol.replies.Chunked` one: XRANGE
+of thousands of entries) is sent as its pieces are made (``_pump``): one slice's worth per
+turn, each piece written at once with the output limit checked after it, stopping while the
+client does not read, and the batch goes on only once the whole reply is sent. Its maker
+guarantees the pieces are the data as it was when the command ran (the stream settles its
+readers before it changes an entry). Meanwhile pushes to this client wait in ``after`` and
+input waits in the reader. Replies held for the append-only file, and those pushes, count in
+:meth:`Connection.output_buffer_size`, so the output limits bound them as well.
 
 A command that blocks parks the client: later requests stay buffered, unparsed, until the
 blocked command is answered (by another client's write, a timeout or CLIENT UNBLOCK), then
@@ -54,6 +67,7 @@ import asyncio
 import logging
 import socket
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from resplite.engine.blocking import BlockRequest
@@ -61,7 +75,7 @@ from resplite.engine.client import REPLY_OFF, Client
 from resplite.protocol.encoder import EMITTERS, encode_into
 from resplite.protocol.errors import ProtocolError
 from resplite.protocol.reader import NEED_DATA, RequestReader
-from resplite.protocol.replies import Pushes, Raw
+from resplite.protocol.replies import Chunked, Pushes, Raw
 
 if TYPE_CHECKING:
     from resplite.engine.dispatch import Dispatcher
@@ -77,7 +91,16 @@ SLICE_NS = 2_000_000
 # reply pieces (16 bulk replies, 48 short ones) and after every pre-encoded reply.
 FLUSH_BYTES = 64 * 1024
 _CHECK_PIECES = 48
+# Arguments of a long request framed between two check points (about a millisecond).
+FRAME_QUOTA = 4096
 _now_ns = time.perf_counter_ns
+# The batch loop's emitters: a Chunked reply is not encoded there but sent by _pump (found
+# through the KeyError path, so the common replies pay nothing for it).
+_EMITTERS = {cls: emit for cls, emit in EMITTERS.items() if cls is not Chunked}
+
+
+def _sent(out: list[bytes], reply: Any, resp: int) -> None:
+    """The emitter of a reply already sent."""
 _MAX_CLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
 # Replies that may wait unsent for a client that never authenticated (Redis's
 # REPLY_BUFFER_SIZE_UNAUTHENTICATED_CLIENT).
@@ -107,11 +130,13 @@ DENIED = (
 
 class Connection(asyncio.Protocol):
     __slots__ = (
+        "after",
         "backlog",
         "client",
         "closing",
         "dispatcher",
         "held",
+        "producing",
         "reader",
         "reading_paused",
         "release_scheduled",
@@ -126,6 +151,7 @@ class Connection(asyncio.Protocol):
         self.dispatcher = dispatcher
         self.transport: asyncio.Transport | None = None
         self.reader = RequestReader(server.config["proto-max-bulk-len"])
+        self.reader.element_quota = FRAME_QUOTA
         self.client: Client | None = None
         self.closing = False
         self.writing_paused = False
@@ -136,6 +162,10 @@ class Connection(asyncio.Protocol):
         self.release_scheduled = False
         # A batch stopped at the end of its slice; the rest runs from a callback.
         self.sliced = False
+        # The pieces of a Chunked reply still to send (see _pump), and what waits for it
+        # to end (pushes to this client).
+        self.producing: Iterator[bytes] | None = None
+        self.after: list[bytes] = []
 
     # -- asyncio.Protocol -----------------------------------------------------------------
 
@@ -181,6 +211,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closing = True
+        self.producing = None  # the rest of a reply nobody will read is never made
         if self.client is not None:
             self.server.forget_client(self.client)
 
@@ -224,6 +255,8 @@ class Connection(asyncio.Protocol):
         client.net_in += len(data)
         client.read_events += 1
         self.reader.feed(data)
+        if self.producing is not None:
+            return  # the rest of a reply goes first: these wait for the script to end
         out: list[bytes] = []
         while not self.closing and client.blocked is None:
             try:
@@ -235,7 +268,10 @@ class Connection(asyncio.Protocol):
                 self.close()
                 return
             if argv is NEED_DATA:
-                break
+                if not self.reader.framing:
+                    break
+                self.reader.framing = False
+                continue
             reply = self.dispatcher.execute_while_busy(client, argv)  # type: ignore[arg-type]
             if type(reply) is BlockRequest:
                 server.blocking.block(client, reply)
@@ -272,7 +308,7 @@ class Connection(asyncio.Protocol):
         dispatcher = self.dispatcher
         server = self.server
         blocking = server.blocking
-        emitters = EMITTERS
+        emitters = _EMITTERS
         output = server.output
         # Pushes queued for this client before the batch go before its replies.
         out: list[bytes] = output.take(client) if client.outbox else []
@@ -294,7 +330,18 @@ class Connection(asyncio.Protocol):
                 self.close()
                 return
             if argv is NEED_DATA:
-                break
+                if not reader.framing:
+                    break
+                # A part of a request with many arguments is framed: a check point like
+                # any other, so one read of it never holds the loop for long.
+                reader.framing = False
+                now = _now_ns()
+                if not started:
+                    started = now
+                elif now - started > SLICE_NS:
+                    sliced = True
+                    break
+                continue
             reply = dispatcher.execute(client, argv)  # type: ignore[arg-type]
             client.commands_processed += 1
             cls = type(reply)
@@ -307,7 +354,18 @@ class Connection(asyncio.Protocol):
                 try:
                     emit = emitters[cls]
                 except KeyError:
-                    emit = encode_into  # subclasses of the reply types
+                    if cls is Chunked:
+                        # What is due so far goes first, then the pieces as they are made;
+                        # the batch goes on once they are all sent.
+                        chunked = cast("Chunked", reply)
+                        out.append(chunked.head)
+                        self._flush(out)
+                        self.producing = chunked.pieces
+                        if not self._pump():
+                            break
+                        emit = _sent
+                    else:
+                        emit = encode_into  # subclasses of the reply types
                 emit(out, reply, client.resp)
             if client.outbox:
                 # What the command pushed to its own client follows its reply (Redis 7.2+).
@@ -377,6 +435,42 @@ class Connection(asyncio.Protocol):
             self.reading_paused = False
             self.backlog = 0
             transport.resume_reading()
+
+    def _pump(self) -> bool:
+        """Send the pieces of the Chunked reply being produced, one slice's worth; True
+        once all are sent. Otherwise the rest waits: for a later turn of the loop (a slice
+        is spent, or replies are held for the append-only file), for the client to read
+        (``resume_writing``), or for nothing (the client was closed, or dropped for its
+        output limit, checked after every piece)."""
+        pieces = self.producing
+        assert pieces is not None
+        server = self.server
+        output = server.output
+        client: Client = self.client  # type: ignore[assignment]
+        started = _now_ns()
+        for piece in pieces:
+            transport = self.transport
+            if self.closing or transport is None or transport.is_closing():
+                self.producing = None
+                return False
+            server.net_output_bytes += len(piece)
+            client.net_out += len(piece)
+            self._write(piece)
+            if output.check_limits(client):
+                self.producing = None
+                return False
+            if self.writing_paused:
+                return False  # resume_writing carries on
+            if self.held or _now_ns() - started > SLICE_NS:
+                self.sliced = True
+                asyncio.get_running_loop().call_soon(self._next_slice)
+                return False
+        self.producing = None
+        if self.after:
+            data = b"".join(self.after)
+            self.after = []
+            self._write(data)
+        return True
 
     def _next_slice(self) -> None:
         self.sliced = False
@@ -460,6 +554,9 @@ class Connection(asyncio.Protocol):
         self.server.net_output_bytes += len(data)
         if self.client is not None:
             self.client.net_out += len(data)
+        if self.producing is not None:
+            self.after.append(data)  # after the reply being sent, not inside it
+            return
         self._write(data)
 
     def query_buffer_size(self) -> int:
@@ -469,15 +566,24 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         if transport is None:
             return 0
+        # Replies held for the append-only file and pushes waiting for a reply being sent
+        # count too: they wait unsent all the same.
+        held = sum(map(len, self.held)) if self.held else 0
+        if self.after:
+            held += sum(map(len, self.after))
         try:
-            return transport.get_write_buffer_size()
+            return transport.get_write_buffer_size() + held
         except Exception:  # a closing transport may refuse
-            return 0
+            return held
 
     def resume(self) -> None:
         client = self.client
         if (self.closing or client is None or client.blocked is not None
                 or self.writing_paused or self.sliced):
+            return
+        # A reply being sent goes on first (while one is, data_received only buffers: the
+        # batch that started it stopped sliced or paused, so only this path resumes it).
+        if self.producing is not None and not self._pump():
             return
         self.process()
 

@@ -30,8 +30,12 @@ configured defaults.
 
 The store knows nothing of clients or clocks: times are passed in; errors are the small
 exceptions below, or ``None`` results, that the command layer words as Redis does. Its one
-contact with RESP is :meth:`StreamNode.entry_resp`, which writes an entry's reply bytes
-straight from the packed data, because building Python lists per entry is what reads cost.
+contact with RESP is :meth:`StreamNode.entry_resp` (and its loop,
+:meth:`StreamNode.resp_from`), which writes an entry's reply bytes straight from the packed
+data, because building Python lists per entry is what reads cost. A long range is produced
+in pieces by a :class:`RangePieces` reader (registered in ``readers``, a weak set), which
+:meth:`delete` and :meth:`trim` settle before they change an entry: a range being sent is
+always the range as it was when it was asked for.
 
 Size: ``nbytes`` is the sum of :meth:`~StreamNode.memory` over every node but the last
 (the one XADD appends to), kept as nodes are sealed and removed (a tombstone frees nothing,
@@ -61,6 +65,7 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from enum import IntEnum
 from typing import Final
+from weakref import WeakSet
 
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, Consumer, ConsumerGroup
 from resplite.store.radix_shape import radix_node_count
@@ -104,6 +109,7 @@ class Stream:
         "nbytes",
         "nodes",
         "packed_bytes",
+        "readers",
         "refs",
     )
 
@@ -123,6 +129,8 @@ class Stream:
         self.idmp: IdmpState | None = None
         self.nbytes = 0
         self.packed_bytes = 0
+        # Range readers still producing (see RangePieces); made on the first one.
+        self.readers: WeakSet[RangePieces] | None = None
 
     def __len__(self) -> int:
         return self.length
@@ -268,6 +276,47 @@ class Stream:
             i = 0
         return taken
 
+    def range_pieces(self, start: int, end: int, count: int = 0) -> tuple[int, RangePieces]:
+        """What :meth:`resp_forward` appends, as (how many entries, their wire form in
+        pieces made as they are asked for): for a range too large to build at once. The
+        pieces are the range as it is now whenever they are taken (see
+        :class:`RangePieces`); counting costs O(nodes), not O(entries)."""
+        nodes = self.nodes
+        ni, i = self._locate(start)
+        if nodes:
+            end = min(end, nodes[-1].last_id())  # later entries lie past it
+        total = 0
+        stop = ni  # the nodes in range are nodes[ni:stop]
+        for k in range(ni, len(nodes)):
+            node = nodes[k]
+            first = i if k == ni else 0
+            if node.id_at(first) > end:
+                break
+            stop = k + 1
+            if first == 0 and node.last_id() <= end:
+                total += node.count
+            else:
+                total += node.live_between(first, node.upper_bound(end))
+            if count and total >= count:
+                total = count
+                break
+        reader = RangePieces(nodes[ni:stop], i, end, total)
+        if total:
+            readers = self.readers
+            if readers is None:
+                readers = self.readers = WeakSet()
+            readers.add(reader)
+        return total, reader
+
+    def settle_readers(self) -> None:
+        """Before an entry is deleted or a node dropped: every range reader still producing
+        encodes the rest of its range now, so what it sends is the range as it was."""
+        readers = self.readers
+        if readers:
+            for reader in list(readers):
+                reader.settle()
+            readers.clear()
+
     def range(self, start: int, end: int, count: int = 0, rev: bool = False) -> list[Entry]:
         """Live entries between ``start`` and ``end`` inclusive; at most ``count`` if non-zero."""
         out: list[Entry] = []
@@ -325,6 +374,8 @@ class Stream:
         i = node.find(sid)
         if i < 0:
             return False
+        if self.readers:
+            self.settle_readers()
         if node.count == 1:
             # The node's last live entry: Redis frees the whole node, tombstones and all.
             self._remove_node(ni)
@@ -380,6 +431,8 @@ class Stream:
         by_len = strategy is TrimStrategy.MAXLEN
         keepref = policy is RefPolicy.KEEPREF
         min_last = self.min_group_last_id() if policy is RefPolicy.ACKED else 0
+        if self.readers:
+            self.settle_readers()
         nodes = self.nodes
         removed = 0
         ni = 0
@@ -655,3 +708,87 @@ def packed_size(node: StreamNode) -> int:
     shared empty marker)."""
     form = node.packed
     return BYTES_HEADER + len(form) + 2 * INT_OBJECT if form else 0
+
+
+PIECE_BYTES: Final = 64 * 1024
+
+
+class RangePieces:
+    """The wire form of a forward range of live entries (XRANGE's reply without its array
+    header, what :meth:`Stream.resp_forward` appends), made piece by piece as it is asked
+    for, each piece about :data:`PIECE_BYTES` (whole nodes, through
+    :meth:`StreamNode.resp_from`), so that a reply of a million entries is never held
+    whole and can be sent across several turns of the event loop.
+
+    Snapshot guarantee: the pieces are the range as it was when the reader was made, when
+    ever they are taken. Entries added later have larger ids than the range's end (clamped
+    to the last entry then); everything else that changes existing entries (XDEL's
+    tombstones, trimming, nodes dropped) goes through :meth:`Stream.delete` or
+    :meth:`Stream.trim`, which first has every registered reader :meth:`settle`: encode
+    the rest of its range at once, as the whole reply would have been. Nodes dropped from
+    the stream stay referenced by the reader's own list until it is done.
+
+    Invariant: ``left`` is the number of entries still to produce; a reader with none left
+    holds no node.
+    """
+
+    __slots__ = ("__weakref__", "end", "i", "left", "ni", "nodes", "rest")
+
+    def __init__(self, nodes: list[StreamNode], i: int, end: int, left: int) -> None:
+        self.nodes = nodes if left else []
+        self.ni = 0
+        self.i = i
+        self.end = end
+        self.left = left
+        self.rest: list[bytes] | None = None  # once settled: the remaining pieces, reversed
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        rest = self.rest
+        if rest is not None:
+            if rest:
+                return rest.pop()
+            raise StopIteration
+        if not self.left:
+            raise StopIteration
+        return self._make(PIECE_BYTES)
+
+    def settle(self) -> None:
+        """Encode everything still to produce now (see the class docstring)."""
+        if self.rest is not None:
+            return
+        rest: list[bytes] = []
+        while self.left:
+            rest.append(self._make(PIECE_BYTES))
+        rest.reverse()
+        self.rest = rest
+
+    def _make(self, budget: int) -> bytes:
+        parts: list[bytes] = []
+        nodes = self.nodes
+        ni = self.ni
+        i = self.i
+        left = self.left
+        end = self.end
+        size = 0
+        while left and ni < len(nodes):
+            mark = len(parts)
+            n, stop = nodes[ni].resp_from(i, end, left, parts)
+            left -= n
+            if stop:
+                left = 0
+                break
+            ni += 1
+            i = 0
+            size += sum(map(len, parts[mark:]))
+            if size >= budget:
+                break
+        if not left or ni >= len(nodes):
+            left = 0
+            self.nodes = []
+        self.ni = ni
+        self.i = i
+        self.left = left
+        return b"".join(parts)

@@ -641,6 +641,13 @@ class StreamNode:
                 append(encode_int(k + 4))
         return join(parts, elements)
 
+    def live_between(self, i: int, j: int) -> int:
+        """How many entries with index in ``[i, j)`` are live (no tombstone)."""
+        if self.deleted == 0:
+            return max(j - i, 0)
+        flags = self.flags[i:j]
+        return flags.count(0) + flags.count(SAME_FIELDS)
+
     def field_count(self, i: int) -> int:
         if self.flags[i] & SAME_FIELDS:
             return len(self.fields)

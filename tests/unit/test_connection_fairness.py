@@ -168,3 +168,242 @@ def test_the_normal_output_limit_drops_a_client_whose_replies_pile_up(
     feed(loop, conn, enc(b"GET", b"big") * 100)
     assert transport.closed
     assert sum(map(len, transport.writes)) < 2 << 20
+
+
+# -- requests with many arguments, replies made in pieces, other clients in between -------
+
+
+def turn(loop: asyncio.AbstractEventLoop) -> None:
+    """One turn of the event loop: the callbacks scheduled so far run, no more."""
+    run_callbacks(loop)
+
+
+def connect_to(state: ServerState) -> tuple[Connection, RecordingTransport]:
+    conn = Connection(state, state.dispatcher)
+    transport = RecordingTransport()
+    transport.protocol = conn
+    conn.connection_made(transport)  # type: ignore[arg-type]
+    return conn, transport
+
+
+def fill_stream(loop: asyncio.AbstractEventLoop, conn: Connection, key: bytes,
+                n: int) -> None:
+    for first in range(1, n + 1, 1000):
+        feed(loop, conn, b"".join(
+            enc(b"XADD", key, b"%d-0" % i, b"f1", b"%08d" % i, b"f2", b"v%d" % (i % 7))
+            for i in range(first, min(first + 1000, n + 1))))
+
+
+def expected_range(state: ServerState, key: bytes) -> bytes:
+    from resplite.commands.streams_common import entries_raw
+
+    stream = state.keyspace[0].peek(key)
+    return bytes(entries_raw(stream, 0, (1 << 128) - 1))
+
+
+def test_a_canary_is_answered_between_slices_of_a_pipeline(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    state, conn, transport = connect()
+    canary, canary_transport = connect_to(state)
+    loop.call_soon(conn.data_received, enc(b"INCR", b"n") * 2000)
+    turn(loop)
+    assert conn.sliced
+    loop.call_soon(canary.data_received, enc(b"PING"))
+    turn(loop)
+    # The canary was answered while the batch still had requests left.
+    assert canary_transport.writes == [b"+PONG\r\n"]
+    assert conn.sliced
+    while conn.sliced:
+        turn(loop)
+    assert b"".join(transport.writes) == b"".join(b":%d\r\n" % i for i in range(1, 2001))
+
+
+def test_a_request_with_many_arguments_is_framed_over_several_turns(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    state, conn, transport = connect()
+    conn.reader.element_quota = 5000
+    canary, canary_transport = connect_to(state)
+    feed(loop, conn, enc(b"MSET", b"k10", b"a", b"k119999", b"b"))
+    transport.writes.clear()
+    # Six digits of count: framed by the element mode, the quota at a time.
+    keys = [b"k%d" % i for i in range(120000)]
+    # One read delivers the whole request, as a large read of a fast client does.
+    loop.call_soon(conn.data_received, enc(b"DEL", *keys) + enc(b"EXISTS", b"k10"))
+    turn(loop)
+    assert conn.sliced and not transport.writes
+    slices = 0
+    next_slice = Connection._next_slice
+
+    def counted(self: Connection) -> None:
+        nonlocal slices
+        slices += 1
+        next_slice(self)
+
+    monkeypatch.setattr(Connection, "_next_slice", counted)
+    loop.call_soon(canary.data_received, enc(b"PING"))
+    while conn.sliced:
+        turn(loop)
+    assert canary_transport.writes == [b"+PONG\r\n"]
+    # A few quotas a slice at most: many slices for 24 quotas.
+    assert slices >= 5
+    assert b"".join(transport.writes) == b":2\r\n:0\r\n"
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_a_large_range_is_written_in_parts_made_as_it_goes(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, resp: int) -> None:
+    state, conn, transport = connect()
+    feed(loop, conn, enc(b"HELLO", b"%d" % resp))
+    fill_stream(loop, conn, b"s", 20000)
+    expected = expected_range(state, b"s")
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    canary, canary_transport = connect_to(state)
+    transport.writes.clear()
+    loop.call_soon(conn.data_received, enc(b"XRANGE", b"s", b"-", b"+") + enc(b"XLEN", b"s"))
+    turn(loop)
+    assert conn.sliced and conn.producing is not None
+    loop.call_soon(canary.data_received, enc(b"PING"))
+    turns = 1
+    while conn.sliced:
+        turn(loop)
+        turns += 1
+    assert canary_transport.writes == [b"+PONG\r\n"]
+    assert turns > 3
+    # Many writes, none anywhere near the whole reply; together exactly the general path's
+    # bytes (the same in RESP2 and RESP3), then the next reply.
+    assert len(transport.writes) > 10
+    assert max(map(len, transport.writes)) < len(expected) // 4
+    assert b"".join(transport.writes) == expected + b":20000\r\n"
+
+
+def test_a_range_being_sent_is_the_range_when_it_was_asked(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    state, conn, transport = connect()
+    fill_stream(loop, conn, b"s", 10000)
+    expected = expected_range(state, b"s")
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    other, other_transport = connect_to(state)
+    transport.writes.clear()
+    loop.call_soon(conn.data_received, enc(b"XRANGE", b"s", b"-", b"+") + enc(b"XLEN", b"s"))
+    turn(loop)
+    assert conn.producing is not None
+    # Another client deletes, trims and adds in between.
+    feed(loop, other, enc(b"XDEL", b"s", b"5000-0", b"9999-0") + enc(b"XTRIM", b"s", b"MAXLEN",
+                                                                      b"100")
+         + enc(b"XADD", b"s", b"20000-0", b"f", b"v"))
+    assert other_transport.writes == [b":2\r\n:9898\r\n$7\r\n20000-0\r\n"]
+    while conn.sliced:
+        turn(loop)
+    assert b"".join(transport.writes) == expected + b":101\r\n"
+
+
+def test_pushes_wait_for_the_reply_being_sent(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    state, conn, transport = connect()
+    fill_stream(loop, conn, b"s", 10000)
+    expected = expected_range(state, b"s")
+    feed(loop, conn, enc(b"HELLO", b"3") + enc(b"SUBSCRIBE", b"ch"))
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    publisher, _ = connect_to(state)
+    transport.writes.clear()
+    loop.call_soon(conn.data_received, enc(b"XRANGE", b"s", b"-", b"+") + enc(b"PING"))
+    turn(loop)
+    assert conn.producing is not None
+    feed(loop, publisher, enc(b"PUBLISH", b"ch", b"hello"))
+    while conn.sliced:
+        turn(loop)
+    message = b">3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nhello\r\n"
+    assert b"".join(transport.writes) == expected + message + b"+PONG\r\n"
+
+
+def test_the_output_limit_closes_a_client_that_does_not_read_a_large_range(
+        loop: asyncio.AbstractEventLoop) -> None:
+    _, conn, transport = connect()
+    fill_stream(loop, conn, b"s", 20000)
+    feed(loop, conn, enc(b"CONFIG", b"SET", b"client-output-buffer-limit", b"normal 256kb 0 0"))
+    transport.writes.clear()
+    feed(loop, conn, enc(b"XRANGE", b"s", b"-", b"+"))
+    assert transport.closed
+    # Dropped as soon as a piece took it past the limit: the rest was never made.
+    assert sum(map(len, transport.writes)) < (256 << 10) + 128 * 1024
+    assert conn.producing is None
+
+
+def test_a_client_that_does_not_read_stops_a_large_range(
+        loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, transport = connect()
+    fill_stream(loop, conn, b"s", 20000)
+    expected = expected_range(state, b"s")
+    transport.writes.clear()
+    transport.high_water = 2 * FLUSH_BYTES
+    feed(loop, conn, enc(b"XRANGE", b"s", b"-", b"+") + enc(b"PING"))
+    assert conn.writing_paused and conn.producing is not None
+    assert sum(map(len, transport.writes)) < 4 * FLUSH_BYTES
+    while conn.writing_paused or conn.sliced:
+        loop.call_soon(transport.drain)
+        run_callbacks(loop)
+    assert b"".join(transport.writes) == expected + b"+PONG\r\n"
+
+
+def test_replies_held_for_the_append_only_file_count_against_the_output_limit(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    state, conn, transport = connect()
+    feed(loop, conn, enc(b"CONFIG", b"SET", b"client-output-buffer-limit", b"normal 1mb 0 0"))
+    feed(loop, conn, enc(b"SET", b"big", b"x" * FLUSH_BYTES))
+    # The log always has something not yet written: every reply is held for a turn.
+    state.aof.buffer.append(b"*1\r\n$4\r\nPING\r\n")
+    state.aof.before_reply = lambda: None  # type: ignore[method-assign]
+    most = 0
+    release = Connection.release
+
+    def watched_release(self: Connection) -> None:
+        nonlocal most
+        most = max(most, sum(map(len, self.held)))
+        release(self)
+
+    monkeypatch.setattr(Connection, "release", watched_release)
+    transport.writes.clear()
+    feed(loop, conn, enc(b"GET", b"big") * 100)
+    # Held at most a slice's replies at a time, and the client that does not read is
+    # dropped at its limit although nothing it was sent reached the transport yet.
+    assert 0 < most <= 2 * FLUSH_BYTES + 17 * (FLUSH_BYTES + 16)
+    assert transport.closed
+    assert sum(map(len, transport.writes)) < 1 << 20
+
+
+def test_a_large_range_inside_multi_or_a_script_is_the_range_when_it_ran(
+        loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, transport = connect()
+    fill_stream(loop, conn, b"s", 6000)
+    expected = expected_range(state, b"s")
+    transport.writes.clear()
+    feed(loop, conn, enc(b"MULTI") + enc(b"XRANGE", b"s", b"-", b"+")
+         + enc(b"XDEL", b"s", b"1-0", b"3000-0") + enc(b"EXEC"))
+    assert b"".join(transport.writes) == (b"+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n" + expected
+                                          + b":2\r\n")
+    transport.writes.clear()
+    after_xdel = expected_range(state, b"s")
+    feed(loop, conn, enc(b"EVAL", b"local r = redis.call('XRANGE', KEYS[1], '-', '+') "
+                                  b"redis.call('XDEL', KEYS[1], '2-0') return r", b"1", b"s"))
+    assert b"".join(transport.writes) == after_xdel
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+def test_a_large_range_with_a_count_in_parts(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, resp: int) -> None:
+    from resplite.commands.streams_common import entries_raw
+
+    state, conn, transport = connect()
+    feed(loop, conn, enc(b"HELLO", b"%d" % resp))
+    fill_stream(loop, conn, b"s", 12000)
+    feed(loop, conn, enc(b"XDEL", b"s", b"150-0", b"151-0", b"5000-0"))
+    stream = state.keyspace[0].peek(b"s")
+    expected = bytes(entries_raw(stream, (100 << 64) + 1, (11000 << 64), 9000))
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    transport.writes.clear()
+    feed(loop, conn, enc(b"XRANGE", b"s", b"(100-0", b"11000", b"COUNT", b"9000"))
+    assert len(transport.writes) > 3
+    assert b"".join(transport.writes) == expected
+    assert expected.startswith(b"*9000\r\n")

@@ -545,6 +545,62 @@ def test_element_mode_frames_many_arguments_as_the_slow_parser(
         assert collect(RequestReader(), chunks) == expected
 
 
+def collect_framing(reader: RequestReader, chunks: Iterable[bytes]) -> tuple[Result, int]:
+    """:func:`collect` for a reader with an element quota: the stops for the quota are
+    counted and the reader asked again, as the connection does in a later turn."""
+    out: list[list[bytes]] = []
+    framing = 0
+    for chunk in chunks:
+        reader.feed(chunk)
+        try:
+            while True:
+                req = reader.get()
+                if req is NEED_DATA:
+                    if not reader.framing:
+                        break
+                    reader.framing = False
+                    framing += 1
+                    continue
+                assert isinstance(req, list) and req, req
+                out.append(req)
+        except ProtocolError as exc:
+            return (out, exc.message), framing
+    return (out, None), framing
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(count=st.integers(min_value=64, max_value=400),
+       quota=st.integers(min_value=1, max_value=200),
+       picks=st.lists(st.tuples(st.integers(0, 399), st.sampled_from(ELEMENTS)), max_size=3),
+       tail=st.sampled_from([b"", enc(b"PING"), b"*1\r\n$4\r\nPI"]),
+       cuts=st.lists(st.integers(min_value=0, max_value=10**5), max_size=8))
+def test_an_element_quota_changes_nothing_but_when_requests_come(
+        count: int, quota: int, picks: list[tuple[int, bytes]], tail: bytes,
+        cuts: list[int]) -> None:
+    """With an element quota, a request with many arguments comes after stops for the quota
+    (at most one per quota of its arguments), and requests and errors are the same."""
+    elements = [b"$%d\r\n%s\r\n" % (len(b"a%d" % i), b"a%d" % i) for i in range(count)]
+    for index, element in picks:
+        elements[index % count] = element
+    data = b"*%d\r\n" % count + b"".join(elements) + tail
+    expected = collect(SlowReader(), [data])
+    for chunks in ([data], _split(data, cuts)):
+        reader = RequestReader()
+        reader.element_quota = quota
+        got, framing = collect_framing(reader, chunks)
+        assert got == expected
+        assert framing <= count // quota
+
+
+def test_an_element_quota_frames_a_huge_request_a_quota_at_a_time() -> None:
+    args = [b"DEL", *(b"m%06d" % i for i in range(200_000))]
+    reader = RequestReader()
+    reader.element_quota = 10_000
+    got, framing = collect_framing(reader, [enc(*args) + enc(b"PING")])
+    assert got == ([args, [b"PING"]], None)
+    assert 19 <= framing <= 20
+
+
 def test_three_million_arguments_in_256k_reads() -> None:
     args = [b"DEL", *(b"m%07d" % i for i in range(3_000_000))]
     data = enc(*args)
