@@ -804,6 +804,10 @@ class RequestReader:
             except Exception:  # a header hiredis refuses: the slow parser words the error
                 break
             if a is _HI_NEED:
+                if pos < size and buf[pos] != 36:
+                    # hiredis waits inside something that is not a bulk string (a nested
+                    # aggregate): Redis refuses it at its first byte, as the slow parser does.
+                    break
                 start = self._efed
                 if start - pos > _ELEMENT_SPAN_MAX:
                     break  # a large element: the slow parser copies it out once

@@ -633,3 +633,12 @@ def test_string2ll(text: bytes, value: int | None) -> None:
 ])
 def test_split_inline(line: bytes, args: list[bytes] | None) -> None:
     assert split_inline(line) == args
+
+
+def test_a_nested_aggregate_in_a_long_request_is_refused_at_once() -> None:
+    """Element mode must not wait for a nested aggregate to complete: Redis refuses it at
+    its first byte (found by the property test above)."""
+    data = b"*1000000\r\n*3\r\n$1\r\na\r\n*1\r\n$1\r\nb\r\n"
+    reader = RequestReader()
+    reader.authenticated = True
+    assert collect(reader, [data]) == ([], "Protocol error: expected '$', got '*'")
