@@ -798,6 +798,44 @@ def test_watch_sees_a_scripts_write(pair: Pair) -> None:
         other.close()
 
 
+def test_celerys_chord_scripts(pair: Pair) -> None:
+    """The scripts Celery's Redis result backend runs for a chord (each header task's part
+    return, the callback's claim, its extension and the cleanup), as the installed Celery
+    sends them: through EVALSHA after SCRIPT LOAD, a list or a sorted set of results, a
+    late duplicate after the cleanup, and the error a script meets on a key of another type.
+    tests/integration/test_celery.py runs the whole chord on both servers."""
+    backend = pytest.importorskip("celery.backends.redis")
+    part = pair.check("SCRIPT", "LOAD", backend.CHORD_PART_RETURN_LUA)[5:-2]
+    extend = pair.check("SCRIPT", "LOAD", backend.CHORD_CLAIM_EXTEND_LUA)[5:-2]
+    cleanup = pair.check("SCRIPT", "LOAD", backend.CHORD_CLEANUP_LUA)[5:-2]
+    keys = ("g.j", "g.t", "g.s", "g.d", "g", "g.c")
+
+    def part_return(task: str, value: str, ordered: str, index: str) -> Command:
+        return ("EVALSHA", part, 6, *keys, task, value, ordered, index, 86400, 3600, 10, "tok")
+
+    for ordered, index in (("0", "+inf"), ("1", "0"), ("1", "1")):
+        run(
+            pair,
+            ("SET", "g.s", "2"),
+            part_return(f"a{index}", "[1, 2]", ordered, index),
+            part_return(f"a{index}", "[1, 2]", ordered, index),  # the same header entry again
+            part_return(f"b{index}", "[3]", ordered, index),  # the last one: claims the callback
+            ("TTL", "g.j"), ("TTL", "g"), ("TTL", "g.c"), ("SCARD", "g.d"),
+            ("SISMEMBER", "g.d", f"a{index}:{index}"),
+            ("EVALSHA", extend, 2, "g.c", "g.s", "tok", 30), ("TTL", "g.c"),
+            ("EVALSHA", extend, 2, "g.c", "g.s", "other", 30),
+            ("DEL", "g.c"),  # the claim lapsed: another worker takes it over
+            ("EVALSHA", extend, 2, "g.c", "g.s", "other", 30),
+            ("EVALSHA", cleanup, 5, "g.c", "g.j", "g.t", "g.s", "g.d", "tok", 300),
+            ("EVALSHA", cleanup, 5, "g.c", "g.j", "g.t", "g.s", "g.d", "other", 300),
+            ("GET", "g.c"), ("TTL", "g.c"), ("EXISTS", "g.j", "g.t", "g.s", "g.d"),
+            part_return("late", "[4]", ordered, index), ("EXISTS", "g.j"),
+            ("DEL", "g.c", "g"),
+        )
+    run(pair, ("SET", "g.s", "1"), ("SET", "g.t", "-1"), part_return("c", "[5]", "0", "+inf"),
+        ("DEL", "g.j"), ("SET", "g.j", "x"), part_return("d", "[6]", "1", "0"))
+
+
 def test_keys_expiring_during_a_script_stay_until_it_ends(pair: Pair) -> None:
     # The script's time stands still from its start: a key that expires while it spins is
     # still there when the script looks again.
