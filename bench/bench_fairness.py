@@ -11,6 +11,8 @@ resplite / Redis:
   default, ``--args-command`` picks another), so the cost is in framing the request and
   walking its arguments;
 * ``xrange``: ``XRANGE`` over a stream of 1 million entries (two fields, 8-byte values);
+* ``xrevrange``: ``XREVRANGE`` over the same stream;
+* ``xread``: ``XREAD COUNT 1000000 STREAMS <key> 0`` over the same stream;
 * ``xrange-pipeline``: 500 pipelined ``XRANGE`` calls over a stream of 20 thousand entries;
 * ``get-big``: one read of 500 pipelined ``GET`` of a 1 MB value, with the server's peak
   resident memory growth while it answers (the replies it holds at once) next to the
@@ -73,6 +75,13 @@ class ReplyReader:
                 self.pos = end + 2
                 return line
             self._fill()
+
+    def integer(self) -> int:
+        """Read one integer reply."""
+        line = self._line()
+        if line[:1] != b":":
+            raise RuntimeError(line.decode())
+        return int(line[1:])
 
     def skip(self) -> None:
         """Consume one reply (nested arrays included)."""
@@ -203,6 +212,14 @@ def call(port: int, *args: bytes | str | int) -> None:
     sock.close()
 
 
+def stream_length(port: int, key: str) -> int:
+    sock = connect(port)
+    sock.sendall(encode(["XLEN", key]))
+    length = ReplyReader(sock).integer()
+    sock.close()
+    return length
+
+
 Case = tuple[str, Callable[[Server], None], bytes, int]
 
 
@@ -218,7 +235,9 @@ def cases(scale: int, args_command: str) -> list[Case]:
         return None
 
     def big_stream(server: Server) -> None:
-        fill_stream(server.port, "fair:big", stream_big)
+        # Shared by the cases that read it: filled by the first one that runs.
+        if stream_length(server.port, "fair:big") != stream_big:
+            fill_stream(server.port, "fair:big", stream_big)
 
     def small_stream(server: Server) -> None:
         fill_stream(server.port, "fair:small", stream_small)
@@ -230,6 +249,10 @@ def cases(scale: int, args_command: str) -> list[Case]:
         (f"args: {args_command} x {nargs:,}", no_setup, big_args, 1),
         (f"xrange: {stream_big:,} entries", big_stream,
          encode(["XRANGE", "fair:big", "-", "+"]), 1),
+        (f"xrevrange: {stream_big:,} entries", big_stream,
+         encode(["XREVRANGE", "fair:big", "+", "-"]), 1),
+        (f"xread: COUNT {stream_big:,} over {stream_big:,}", big_stream,
+         encode(["XREAD", "COUNT", stream_big, "STREAMS", "fair:big", "0"]), 1),
         (f"xrange-pipeline: {xrange_calls} x {stream_small:,}", small_stream,
          encode(["XRANGE", "fair:small", "-", "+"]) * xrange_calls, xrange_calls),
         (f"get-big: {gets} x GET 1 MB", big_value, encode(["GET", "fair:value"]) * gets, gets),
@@ -237,7 +260,8 @@ def cases(scale: int, args_command: str) -> list[Case]:
 
 
 def run(scale: int, rounds: int, args_command: str, only: str | None) -> None:
-    selected = [c for c in cases(scale, args_command) if only is None or c[0].startswith(only)]
+    prefixes = tuple(only.split(",")) if only else ("",)
+    selected = [c for c in cases(scale, args_command) if c[0].startswith(prefixes)]
     results: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     for kind in ("redis", "resplite"):
         with start(kind) as server:
@@ -276,7 +300,7 @@ def main() -> None:
     parser.add_argument("-r", "--rounds", type=int, default=3)
     parser.add_argument("--args-command", default="DEL",
                         help="the command (with leading arguments) the 3M arguments follow")
-    parser.add_argument("--only", help="run the cases whose name starts with this")
+    parser.add_argument("--only", help="run the cases whose name starts with this (several: a,b)")
     args = parser.parse_args()
     run(10 if args.quick else 1, args.rounds, args.args_command, args.only)
 
