@@ -38,6 +38,7 @@ __all__ = [
     "parse_ref_policy",
     "range_reply",
     "read_stream",
+    "reply_count",
     "require_id",
 ]
 
@@ -120,21 +121,31 @@ def entries_raw(stream: Stream, start: int, end: int, count: int = 0, rev: bool 
     return Raw(b"".join(parts))
 
 
-# From this many entries XRANGE answers in pieces made as they are sent (Chunked).
+# From this many entries a read answers in pieces made as they are sent (Chunked).
 CHUNKED_ENTRIES = 4096
 
 
 def range_reply(stream: Stream, start: int, end: int, count: int = 0,
                 rev: bool = False) -> Raw | Chunked:
-    """XRANGE's and XREVRANGE's reply: :func:`entries_raw`, except that a forward range of
-    :data:`CHUNKED_ENTRIES` or more is a :class:`Chunked` reply, made piece by piece as the
-    connection sends it (:meth:`Stream.range_pieces`), never whole."""
-    if rev or start > end or len(stream) < CHUNKED_ENTRIES or 0 < count < CHUNKED_ENTRIES:
+    """XRANGE's, XREVRANGE's and XREAD's entries: :func:`entries_raw`, except that a
+    range of :data:`CHUNKED_ENTRIES` or more is a :class:`Chunked` reply, made piece by
+    piece as the connection sends it (:meth:`Stream.range_pieces`,
+    :meth:`Stream.range_pieces_rev`), never whole."""
+    if start > end or len(stream) < CHUNKED_ENTRIES or 0 < count < CHUNKED_ENTRIES:
         return entries_raw(stream, start, end, count, rev)
-    total, pieces = stream.range_pieces(start, end, count)
+    if rev:
+        total, pieces = stream.range_pieces_rev(end, start, count)
+    else:
+        total, pieces = stream.range_pieces(start, end, count)
     if total >= CHUNKED_ENTRIES:
         return Chunked(b"*%d\r\n" % total, pieces)
     return Raw(b"*%d\r\n%b" % (total, b"".join(pieces)))
+
+
+def reply_count(reply: Raw | Chunked) -> int:
+    """How many entries a :func:`range_reply` holds (read from its array header)."""
+    head = reply.head if isinstance(reply, Chunked) else reply
+    return int(head[1 : head.index(b"\r")])
 
 
 def consumer_for(client: Client, group: ConsumerGroup, key: bytes, name: bytes,

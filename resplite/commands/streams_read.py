@@ -36,18 +36,26 @@ nothing served is a null array.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import INT64_MAX, parse_int
 from resplite.commands.generic import lookup_read
-from resplite.commands.streams_common import consumer_for, entries_raw, int_arg, require_id
+from resplite.commands.streams_common import (
+    CHUNKED_ENTRIES,
+    consumer_for,
+    int_arg,
+    range_reply,
+    reply_count,
+    require_id,
+)
 from resplite.engine import errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
-from resplite.protocol.encoder import encode
-from resplite.protocol.replies import NULL_ARRAY, Raw
+from resplite.protocol.encoder import encode, encode_into
+from resplite.protocol.replies import NULL_ARRAY, Chunked, Raw
 from resplite.store.consumer_group import Consumer, ConsumerGroup
 from resplite.store.stream import Stream
 from resplite.store.stream_ids import MAX_ID, U64, format_id
@@ -143,14 +151,16 @@ def _parse(argv: list[bytes], grouped: bool, now: int) -> ReadArgs:
 
 
 class Budget:
-    """What MAXSIZE still allows: the reply's bytes so far and the entries served."""
+    """What MAXSIZE still allows: the reply's bytes so far and the entries served (and
+    whether some stream's entries are a :class:`Chunked` reply, made as they are sent)."""
 
-    __slots__ = ("entries", "limit", "used")
+    __slots__ = ("chunked", "entries", "limit", "used")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit  # bytes; 0: no limit
         self.used = 0
         self.entries = 0
+        self.chunked = False
 
     def spent(self) -> bool:
         """Whether no further entry may be served (never before the first one)."""
@@ -160,6 +170,43 @@ class Budget:
         self.entries += 1
         if self.limit:
             self.used += len(encode(entry, 2))
+
+
+def _chunked_reply(resp: int, served: list[tuple[bytes, Any]]) -> Chunked:
+    """The reply :func:`_map_reply` encodes to, when some stream's entries are a
+    :class:`Chunked` reply: the bytes up to its pieces as the head, then its pieces, and
+    the other streams' parts between them (encoded now: each is the data as it is now)."""
+    head: list[bytes] = [b"%%%d\r\n" % len(served) if resp == 3 else b"*%d\r\n" % len(served)]
+    first: Chunked | None = None
+    later: list[bytes | Chunked] = []
+    for key, entries in served:
+        out: list[bytes] = head if first is None else []
+        if resp != 3:
+            out.append(b"*2\r\n")
+        encode_into(out, key, resp)
+        if isinstance(entries, Chunked):
+            if first is None:
+                first = entries
+                head.append(entries.head)
+                continue
+            later.extend(out)
+            later.append(entries)
+            continue
+        encode_into(out, entries, resp)
+        if out is not head:
+            later.extend(out)
+    assert first is not None
+    return Chunked(b"".join(head), _chain(first, later))
+
+
+def _chain(first: Chunked, later: list[bytes | Chunked]) -> Iterator[bytes]:
+    yield from first.pieces
+    for part in later:
+        if isinstance(part, Chunked):
+            yield part.head
+            yield from part.pieces
+        else:
+            yield part
 
 
 def _map_reply(client: Client, served: list[tuple[bytes, Any]]) -> Any:
@@ -266,6 +313,15 @@ def _new_entries(
             if count and len(out) == count:
                 break
         return out
+    if not 0 < count < CHUNKED_ENTRIES and len(stream) >= CHUNKED_ENTRIES and group is not None:
+        # A large read: the group changes now, the entries are sent in pieces made as
+        # they go (the entries as they are now, whatever happens to the stream meanwhile).
+        total, pieces = stream.range_pieces(start, MAX_ID, count)
+        if total >= CHUNKED_ENTRIES:
+            stream.deliver_new(start, total, group, None if noack else consumer, now)
+            budget.entries += total
+            budget.chunked = True
+            return Chunked(b"*%d\r\n" % total, pieces)
     parts = [b""]
     n = stream.read_new_resp(start, count, group, None if noack else consumer, now, parts)
     budget.entries += n
@@ -277,9 +333,11 @@ def _entries(stream: Stream, start: int, count: int, budget: Budget) -> Any:
     """XREAD's entries after ``start``: the encoded fast path, or entry by entry under a
     byte budget."""
     if not budget.limit:
-        raw = entries_raw(stream, start, MAX_ID, count)
-        budget.entries += int(raw[1 : raw.index(b"\r")])
-        return raw
+        reply = range_reply(stream, start, MAX_ID, count)
+        budget.entries += reply_count(reply)
+        if reply.__class__ is Chunked:
+            budget.chunked = True
+        return reply
     out: list[Any] = []
     for node, i, sid in stream.iter_forward(start):
         if budget.spent():
@@ -415,6 +473,8 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
         for idx in range(nstreams):
             client.db.recharge(argv[first + idx])
     if served:
+        if budget.chunked:
+            return _chunked_reply(client.resp, served)
         return _map_reply(client, served)
     if args.timeout == -1:
         return NULL_ARRAY

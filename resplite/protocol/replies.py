@@ -126,8 +126,9 @@ class Raw(bytes):
 
 
 class Chunked:
-    """A pre-encoded reply (valid in both protocol versions) made piece by piece as it is
-    sent: ``head``, then every piece ``pieces`` yields. The connection writes the pieces as
+    """A pre-encoded reply made piece by piece as it is sent: ``head``, then every piece
+    ``pieces`` yields. Its bytes are those of the protocol the command ran under (a range's
+    are alike in both; XREAD's map is not). The connection writes the pieces as
     they come, over several turns of the event loop if need be, so that a reply too large
     to build at once is never held whole; everywhere else (MULTI/EXEC, scripts) it is
     encoded at once. Whoever makes one guarantees that the pieces are the data as it was

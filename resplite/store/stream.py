@@ -33,9 +33,11 @@ exceptions below, or ``None`` results, that the command layer words as Redis doe
 contact with RESP is :meth:`StreamNode.entry_resp` (and its loop,
 :meth:`StreamNode.resp_from`), which writes an entry's reply bytes straight from the packed
 data, because building Python lists per entry is what reads cost. A long range is produced
-in pieces by a :class:`RangePieces` reader (registered in ``readers``, a weak set), which
-:meth:`delete` and :meth:`trim` settle before they change an entry: a range being sent is
-always the range as it was when it was asked for.
+in pieces by a :class:`RangePieces` reader (:class:`ReverseRangePieces` newest first;
+registered in ``readers``, a weak set), which :meth:`delete` and :meth:`trim` settle before
+they change an entry: a range being sent is always the range as it was when it was asked
+for. A large XREADGROUP read does its group changes at once (:meth:`deliver_new`) and sends
+its entries through such a reader.
 
 Size: ``nbytes`` is the sum of :meth:`~StreamNode.memory` over every node but the last
 (the one XADD appends to), kept as nodes are sealed and removed (a tombstone frees nothing,
@@ -301,6 +303,42 @@ class Stream:
                 total = count
                 break
         reader = RangePieces(nodes[ni:stop], i, end, total)
+        if total:
+            readers = self.readers
+            if readers is None:
+                readers = self.readers = WeakSet()
+            readers.add(reader)
+        return total, reader
+
+    def range_pieces_rev(self, end: int, start: int,
+                         count: int = 0) -> tuple[int, RangePieces]:
+        """:meth:`range_pieces` in reverse id order (XREVRANGE's large replies): the live
+        entries with ``start <= id <= end``, newest first, at most ``count`` (0: all).
+        Entries added later lie past the reader's first position, so only XDEL and
+        trimming need settling, as for a forward reader. Counting costs O(nodes)."""
+        nodes = self.nodes
+        ni = bisect_right(self.keys, end) - 1
+        total = 0
+        i = 0
+        stop = ni + 1  # the nodes in range are nodes[stop:ni + 1]
+        if ni >= 0:
+            # A node's master id is its first entry's id, so some entry is <= end here.
+            i = nodes[ni].upper_bound(end) - 1
+            for k in range(ni, -1, -1):
+                node = nodes[k]
+                last = i if k == ni else len(node) - 1
+                if node.id_at(last) < start:
+                    break
+                stop = k
+                if last == len(node) - 1 and node.id_at(0) >= start:
+                    total += node.count
+                else:
+                    total += node.live_between(node.lower_bound(start), last + 1)
+                if count and total >= count:
+                    total = count
+                    break
+        reader = ReverseRangePieces(nodes[stop : ni + 1][::-1] if total else [], i, start,
+                                    total)
         if total:
             readers = self.readers
             if readers is None:
@@ -598,6 +636,31 @@ class Stream:
                 break
         return n
 
+    def deliver_new(self, start: int, count: int, group: ConsumerGroup,
+                    consumer: Consumer | None, now: int) -> None:
+        """What :meth:`read_new_resp` does to ``group`` (and ``consumer``) for the first
+        ``count`` live entries from ``start``, without encoding them: for a read too large
+        to encode at once, whose entries are sent by a reader made with the same
+        ``start`` and ``count`` (:meth:`range_pieces`). O(count)."""
+        max_deleted = self.max_deleted_id
+        for n, (_, _, sid) in enumerate(self.iter_forward(start), 1):
+            last = group.last_id
+            if sid > last:
+                if (
+                    group.entries_read != INVALID_ENTRIES_READ
+                    and last >= self.first_id
+                    and not (max_deleted and last <= max_deleted)
+                ):
+                    group.entries_read += 1
+                    group.last_id = sid
+                else:
+                    self.advance_group(group, sid)
+            if consumer is not None:
+                group.deliver(sid, consumer, now)
+                consumer.active_time = now
+            if n == count:
+                break
+
     def advance_group(self, group: ConsumerGroup, sid: int) -> None:
         """Move ``group``'s last delivered id to ``sid`` (> it), updating its read counter."""
         if (
@@ -732,13 +795,13 @@ class RangePieces:
     holds no node.
     """
 
-    __slots__ = ("__weakref__", "end", "i", "left", "ni", "nodes", "rest")
+    __slots__ = ("__weakref__", "bound", "i", "left", "ni", "nodes", "rest")
 
-    def __init__(self, nodes: list[StreamNode], i: int, end: int, left: int) -> None:
+    def __init__(self, nodes: list[StreamNode], i: int, bound: int, left: int) -> None:
         self.nodes = nodes if left else []
         self.ni = 0
-        self.i = i
-        self.end = end
+        self.i = i  # the next entry's index in nodes[ni]
+        self.bound = bound  # the range's end (its start, for a reverse reader)
         self.left = left
         self.rest: list[bytes] | None = None  # once settled: the remaining pieces, reversed
 
@@ -771,7 +834,7 @@ class RangePieces:
         ni = self.ni
         i = self.i
         left = self.left
-        end = self.end
+        end = self.bound
         size = 0
         while left and ni < len(nodes):
             mark = len(parts)
@@ -782,6 +845,45 @@ class RangePieces:
                 break
             ni += 1
             i = 0
+            size += sum(map(len, parts[mark:]))
+            if size >= budget:
+                break
+        if not left or ni >= len(nodes):
+            left = 0
+            self.nodes = []
+        self.ni = ni
+        self.i = i
+        self.left = left
+        return b"".join(parts)
+
+
+class ReverseRangePieces(RangePieces):
+    """:class:`RangePieces` of a reverse range (XREVRANGE's reply without its array
+    header), newest first: ``nodes`` are the range's nodes newest first, ``i`` the index
+    of the first entry to consider in the first of them and ``bound`` the range's start.
+    The same snapshot guarantee: entries added later lie past ``i`` of the first node or
+    in nodes the reader does not hold, and XDEL and trimming settle it first."""
+
+    __slots__ = ()
+
+    def _make(self, budget: int) -> bytes:
+        parts: list[bytes] = []
+        nodes = self.nodes
+        ni = self.ni
+        i = self.i
+        left = self.left
+        start = self.bound
+        size = 0
+        while left and ni < len(nodes):
+            mark = len(parts)
+            n, stop = nodes[ni].resp_back(i, start, left, parts)
+            left -= n
+            if stop:
+                left = 0
+                break
+            ni += 1
+            if ni < len(nodes):
+                i = len(nodes[ni]) - 1
             size += sum(map(len, parts[mark:]))
             if size >= budget:
                 break

@@ -85,6 +85,14 @@ def _varint(n: int) -> bytes:
 _ONE_BYTE: Final = [bytes((n,)) for n in range(0x80)]
 
 
+def _entry_template(fields: tuple[bytes, ...]) -> bytes:
+    """The ``%`` template of an entry with the master ``fields``: its id's length and
+    text, then each value's length and bytes (field names already encoded in it)."""
+    return b"*2\r\n$%%d\r\n%%b\r\n*%d\r\n" % (2 * len(fields)) + b"".join(
+        b"$%d\r\n%b\r\n" % (len(f), f.replace(b"%", b"%%")) + b"$%d\r\n%b\r\n"
+        for f in fields)
+
+
 def _read_len(data: bytes | bytearray, p: int) -> tuple[int, int]:
     """A varint length at ``p``: (value, position after it)."""
     n = data[p]
@@ -512,9 +520,7 @@ class StreamNode:
         seq = self.seq
         base = self.master_ms
         nfields = len(self.fields)
-        template = b"*2\r\n$%%d\r\n%%b\r\n*%d\r\n" % (2 * nfields) + b"".join(
-            b"$%d\r\n%b\r\n" % (len(f), f.replace(b"%", b"%%")) + b"$%d\r\n%b\r\n"
-            for f in self.fields)
+        template = _entry_template(self.fields)
         end_ms = end >> 64
         end_seq = end & _U64
         two = nfields == 2
@@ -563,6 +569,67 @@ class StreamNode:
             if taken == limit:
                 return taken, True
             i += 1
+        return taken, False
+
+    def resp_back(self, i: int, start: int, limit: int, out: list[bytes]) -> tuple[int, bool]:
+        """:meth:`resp_from` in reverse (XREVRANGE's loop): the live entries from index
+        ``i`` down whose ids are at least ``start``, at most ``limit`` of them (0: no
+        limit), newest first; returns (how many, whether an id below ``start`` or the
+        limit stopped it)."""
+        flags = self.flags
+        data = self.data
+        offs = self.offs
+        ms = self.ms
+        seq = self.seq
+        base = self.master_ms
+        nfields = len(self.fields)
+        template = _entry_template(self.fields)
+        start_ms = start >> 64
+        start_seq = start & _U64
+        two = nfields == 2
+        taken = 0
+        append = out.append
+        while i >= 0:
+            flag = flags[i]
+            if flag & DELETED:
+                i -= 1
+                continue
+            m = base + ms[i]
+            sq = seq[i]
+            if m <= start_ms and (m < start_ms or sq < start_seq):
+                return taken, True
+            if flag & SAME_FIELDS:
+                idb = b"%d-%d" % (m, sq)
+                p = offs[i]
+                a = data[p]
+                if two and a < 0x80:
+                    q = p + 1 + a
+                    b = data[q]
+                    if b < 0x80:
+                        append(template % (len(idb), idb, a, data[p + 1 : q], b,
+                                           data[q + 1 : q + 1 + b]))
+                        taken += 1
+                        if taken == limit:
+                            return taken, True
+                        i -= 1
+                        continue
+                args: list[object] = [len(idb), idb]
+                for _ in range(nfields):
+                    ln = data[p]
+                    if ln < 0x80:
+                        p += 1
+                    else:
+                        ln, p = _read_len(data, p)
+                    args.append(ln)
+                    args.append(data[p : p + ln])
+                    p += ln
+                append(template % tuple(args))
+            else:
+                self.entry_resp(i, (m << 64) | sq, out)
+            taken += 1
+            if taken == limit:
+                return taken, True
+            i -= 1
         return taken, False
 
     def listpack(self) -> bytes:
