@@ -633,3 +633,61 @@ def test_blocked_xreadgroup_ended_by_nogroup_is_a_failed_call(
     stats = _cmdstat(xs, "xreadgroup")
     assert (stats["calls"], stats["failed_calls"], stats["rejected_calls"]) == (1, 1, 0)
     assert "errorstat_NOGROUP:count=1" in xs.call("INFO", "errorstats").decode()
+
+
+# -- large reads (sent in pieces from 4096 entries on) --------------------------------------
+
+
+def fill_large(pair: Pair, n: int = 9000) -> None:
+    """``n`` entries in ``s`` (mostly two fields, some with fields of their own or long
+    values), a few deleted, and a short stream ``t``; both servers the same."""
+    commands: list[list[str]] = []
+    for i in range(1, n + 1):
+        if i % 97 == 0:
+            fields = ["other", str(i)]
+        elif i % 89 == 0:
+            fields = ["f1", "x" * 300, "f2", "y"]
+        else:
+            fields = ["f1", f"{i:08d}", "f2", f"v{i % 7}"]
+        commands.append(["XADD", "s", f"{i}-1", *fields])
+    commands.append(["XDEL", "s", "1-1", "500-1", "501-1", "4444-1", f"{n}-1"])
+    commands.append(["XADD", "t", "1-1", "f", "v"])
+    for client in (pair.ref, pair.ours):
+        for start in range(0, len(commands), 2000):
+            client.pipeline(commands[start : start + 2000])
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        ("XREAD", "STREAMS", "s", "0"),
+        ("XREAD", "COUNT", "1000000", "STREAMS", "s", "0"),
+        ("XREAD", "COUNT", "5000", "STREAMS", "s", "100-1"),
+        ("XREAD", "COUNT", "4096", "STREAMS", "s", "(4000-1"),
+        ("XREAD", "STREAMS", "t", "s", "s", "0", "0", "2000-1"),
+        ("XREAD", "COUNT", "4095", "STREAMS", "s", "t", "0", "0"),
+        ("XREVRANGE", "s", "+", "-"),
+        ("XREVRANGE", "s", "8000", "(500-1", "COUNT", "6000"),
+        ("XREVRANGE", "s", "+", "-", "COUNT", "4096"),
+        ("XRANGE", "s", "-", "+"),
+    ],
+)
+def test_large_reads(pair: Pair, cmd: tuple[str, ...]) -> None:
+    fill_large(pair)
+    pair.check(*cmd)
+
+
+@pytest.mark.parametrize("noack", [False, True])
+def test_large_xreadgroup(pair: Pair, noack: bool) -> None:
+    fill_large(pair)
+    pair.check("XGROUP", "CREATE", "s", "g", "0")
+    pair.check("XGROUP", "CREATE", "t", "g", "0")
+    opts = ["NOACK"] if noack else []
+    pair.check("XREADGROUP", "GROUP", "g", "c1", "COUNT", "100", *opts, "STREAMS", "s", ">")
+    pair.check("XREADGROUP", "GROUP", "g", "c1", "COUNT", "6000", *opts, "STREAMS", "s", ">")
+    pair.check("XREADGROUP", "GROUP", "g", "c2", *opts, "STREAMS", "t", "s", ">", ">")
+    pair.check("XREADGROUP", "GROUP", "g", "c2", *opts, "STREAMS", "s", ">")
+    pair.check("XPENDING", "s", "g")
+    pair.check("XINFO", "GROUPS", "s")
+    if not noack:
+        pair.check("XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", "0")

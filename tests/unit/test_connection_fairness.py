@@ -407,3 +407,120 @@ def test_a_large_range_with_a_count_in_parts(
     assert len(transport.writes) > 3
     assert b"".join(transport.writes) == expected
     assert expected.startswith(b"*9000\r\n")
+
+
+# -- the other large stream reads: XREVRANGE, XREAD, XREADGROUP --------------------------
+
+LARGE_READS = {
+    "xrevrange": enc(b"XREVRANGE", b"s", b"+", b"-"),
+    "xrevrange-count": enc(b"XREVRANGE", b"s", b"9000", b"(20", b"COUNT", b"8000"),
+    "xread": enc(b"XREAD", b"COUNT", b"1000000", b"STREAMS", b"s", b"0"),
+    "xread-streams": enc(b"XREAD", b"STREAMS", b"t", b"s", b"s", b"0", b"0", b"5000"),
+    "xreadgroup": enc(b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"),
+    "xreadgroup-noack": enc(b"XREADGROUP", b"GROUP", b"g", b"c", b"NOACK", b"STREAMS", b"t",
+                            b"s", b">", b">"),
+}
+CHANGES = {
+    "xdel": enc(b"XDEL", b"s", b"1-0", b"5000-0", b"9999-0"),
+    # Whole nodes and part of one: the oldest entries, then all but the newest.
+    "xtrim": enc(b"XTRIM", b"s", b"MAXLEN", b"9950"),
+    "xtrim-most": enc(b"XTRIM", b"s", b"MAXLEN", b"150"),
+    "xadd": enc(b"XADD", b"s", b"20000-0", b"f", b"v"),
+    "del": enc(b"DEL", b"s"),
+}
+GROUP_STATE_ARGV = [[b"XPENDING", b"s", b"g"], [b"XINFO", b"GROUPS", b"s"],
+                    [b"XINFO", b"CONSUMERS", b"s", b"g"]]
+GROUP_STATE = b"".join(enc(*argv) for argv in GROUP_STATE_ARGV)
+
+
+def stream_setup(loop: asyncio.AbstractEventLoop, conn: Connection, resp: int) -> None:
+    feed(loop, conn, enc(b"HELLO", b"%d" % resp))
+    fill_stream(loop, conn, b"s", 10000)
+    feed(loop, conn, enc(b"XADD", b"t", b"1-0", b"f", b"v") + enc(b"XGROUP", b"CREATE", b"s",
+                                                                   b"g", b"0")
+         + enc(b"XGROUP", b"CREATE", b"t", b"g", b"0"))
+
+
+def whole(loop: asyncio.AbstractEventLoop, resp: int, requests: bytes) -> tuple[bytes, bytes]:
+    """The replies to ``requests`` after :func:`stream_setup`, every read answered whole (the
+    general path), and the group state then (idle times aside: the clock runs)."""
+    from resplite.commands import streams_common, streams_read
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streams_common, "CHUNKED_ENTRIES", 1 << 62)
+        mp.setattr(streams_read, "CHUNKED_ENTRIES", 1 << 62)
+        _, conn, transport = connect()
+        stream_setup(loop, conn, resp)
+        transport.writes.clear()
+        feed(loop, conn, requests)
+        replies = b"".join(transport.writes)
+        transport.writes.clear()
+        feed(loop, conn, GROUP_STATE)
+        return replies, strip_idle(b"".join(transport.writes))
+
+
+def strip_idle(data: bytes) -> bytes:
+    """XINFO CONSUMERS without its idle and inactive times."""
+    import re
+
+    return re.sub(rb"(idle|inactive)\r\n:\d+", rb"\1\r\n:0", data)
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+@pytest.mark.parametrize("read", list(LARGE_READS))
+def test_a_large_read_is_sent_in_parts_as_it_was_when_asked(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, read: str,
+        change: str) -> None:
+    resp = 3 if change in ("xdel", "del") else 2
+    expected, group_state = whole(loop, resp, LARGE_READS[read] + enc(b"PING"))
+    state, conn, transport = connect()
+    stream_setup(loop, conn, resp)
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    other, other_transport = connect_to(state)
+    feed(loop, other, enc(b"HELLO", b"%d" % resp))
+    other_transport.writes.clear()
+    transport.writes.clear()
+    loop.call_soon(conn.data_received, LARGE_READS[read] + enc(b"PING"))
+    turn(loop)
+    assert conn.producing is not None
+    assert sum(map(len, transport.writes)) < len(expected) // 2
+    # What XREADGROUP does to the group is done when it runs, before its reply is sent
+    # (asked without letting the loop turn).
+    assert other.client is not None
+    from resplite.protocol.encoder import encode
+
+    asked = b"".join(encode(state.dispatcher.execute(other.client, argv), resp)
+                     for argv in GROUP_STATE_ARGV)
+    assert strip_idle(asked) == group_state
+    # Another client changes the stream while the reply is being sent.
+    feed(loop, other, CHANGES[change])
+    assert conn.producing is not None
+    while conn.sliced:
+        turn(loop)
+    assert len(transport.writes) > 5
+    assert b"".join(transport.writes) == expected
+
+
+def test_large_reads_inside_multi_or_a_script_are_the_data_when_they_ran(
+        loop: asyncio.AbstractEventLoop) -> None:
+    reads = [LARGE_READS[name] for name in ("xrevrange", "xread-streams", "xreadgroup")]
+    multi = (enc(b"MULTI") + b"".join(reads) + enc(b"XDEL", b"s", b"1-0", b"3000-0")
+             + enc(b"XTRIM", b"s", b"MAXLEN", b"10") + enc(b"EXEC"))
+    script = enc(b"EVAL", b"local a = redis.call('XREVRANGE', KEYS[1], '+', '-') "
+                          b"local b = redis.call('XREAD', 'STREAMS', KEYS[1], '0') "
+                          b"redis.call('XDEL', KEYS[1], '2-0') "
+                          b"local c = redis.call('XREADGROUP', 'GROUP', 'g', 'd', 'STREAMS', "
+                          b"KEYS[1], '>') redis.call('XTRIM', KEYS[1], 'MAXLEN', '5') "
+                          b"return {a, b, c}", b"1", b"s")
+    for resp in (2, 3):
+        for requests in (multi, script):
+            expected, group_state = whole(loop, resp, requests)
+            _, conn, transport = connect()
+            stream_setup(loop, conn, resp)
+            transport.writes.clear()
+            feed(loop, conn, requests)
+            assert b"".join(transport.writes) == expected
+            assert expected.count(b"10000-0") >= 3
+            transport.writes.clear()
+            feed(loop, conn, GROUP_STATE)
+            assert strip_idle(b"".join(transport.writes)) == group_state

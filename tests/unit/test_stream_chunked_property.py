@@ -17,8 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from resplite.commands import command_table
-from resplite.commands import streams_common, streams_read
+from resplite.commands import command_table, streams_common, streams_read
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.state import ServerState
