@@ -31,7 +31,14 @@ consumer it creates and one per stream from which it delivered or claimed entrie
 of the consumer's own pending entries (a history id) changes nothing.
 
 Replies: RESP3 maps stream names to their entries, RESP2 lists ``[name, entries]`` pairs;
-nothing served is a null array.
+nothing served is a null array. A stream's new entries, when there are
+:data:`~resplite.commands.streams_common.CHUNKED_ENTRIES` or more and no MAXSIZE or CLAIM
+applies, are sent in pieces made as they go (:class:`~resplite.protocol.replies.Chunked`,
+the whole reply then encoded around them for the client's protocol): XREADGROUP's changes
+to the group are all made when it runs (:meth:`Stream.deliver_new`), and the pieces are
+the entries as they were then, whatever happens to the stream meanwhile. Smaller reads keep
+the encoded fast paths (:meth:`Stream.read_new_resp`,
+:func:`~resplite.commands.streams_common.entries_raw`).
 """
 
 from __future__ import annotations
