@@ -15,17 +15,35 @@ table, which is what Redis does in the common case of a fresh stack frame.
 
 Cost: O(n) with a small constant for runs of matches; about a microsecond per literal byte,
 so large incompressible values are best left uncompressed by the caller's size limit.
+
+Decompressing is deterministic (every valid stream has one output), so :func:`decompress`
+hands the work to liblzf's C decoder when the ``python-neo-lzf`` wheel is installed (its
+``lzf`` module), about a hundred times faster, and checks the length it returns; loading a
+snapshot is mostly decompressing. :func:`decompress_py` is the pure-Python decoder, used
+without it and for the messages of a stream that does not decode (a test holds the two
+equal). Compressing always stays here: liblzf's output depends on its build options, and
+Redis's exact bytes are the point of :func:`compress`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Final
+
+_c_decompress: Callable[[bytes, int], bytes | None] | None = None
+try:
+    import lzf as _liblzf
+except ImportError:  # the pure-Python decoder below does the same work, slowly
+    pass
+else:
+    _c_decompress = _liblzf.decompress
 
 _HSIZE_MASK: Final = (1 << 16) - 1  # HLOG = 16
 _MAX_LIT: Final = 1 << 5
 _MAX_OFF: Final = 1 << 13
 _MAX_REF: Final = (1 << 8) + (1 << 3)
 _U32: Final = 0xFFFFFFFF
+_MAX_GROWTH: Final = 88
 
 
 class LzfError(ValueError):
@@ -135,6 +153,26 @@ def compress(data: bytes | bytearray | memoryview, out_len: int) -> bytes | None
 def decompress(data: bytes | bytearray | memoryview, out_len: int) -> bytes:
     """The ``out_len`` bytes ``data`` decodes to; :class:`LzfError` if it does not decode
     to exactly that many (a corrupt or truncated stream)."""
+    fast = _c_decompress
+    # liblzf's binding allocates out_len bytes first: a length no stream of this size can
+    # reach (a 3-byte token gives at most 264) goes to the pure decoder, which refuses it.
+    if fast is not None and 0 < out_len <= _MAX_GROWTH * len(data):
+        src = bytes(data)
+        try:
+            out = fast(src, out_len)
+        except ValueError:
+            out = None
+        # liblzf returns what fits (None past out_len, fewer bytes when the stream ends
+        # early) or refuses a corrupt stream: anything but exactly out_len bytes is an
+        # error, which the pure decoder finds again to say what it is.
+        if out is not None and len(out) == out_len:
+            return out
+        return decompress_py(src, out_len)
+    return decompress_py(data, out_len)
+
+
+def decompress_py(data: bytes | bytearray | memoryview, out_len: int) -> bytes:
+    """:func:`decompress` in pure Python: the reference, and the decoder without liblzf."""
     src = bytes(data)
     out = bytearray()
     ip = 0

@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resplite.algorithms import lzf
 from resplite.algorithms.crc64 import crc64
@@ -85,6 +87,41 @@ def test_lzf_rejects_corrupt_input() -> None:
         lzf.decompress(b"\x00a\x20\x05", 5)  # back reference before the start
     with pytest.raises(lzf.LzfError):
         lzf.decompress(b"\x01ab", 3)  # shorter than announced
+
+
+_CORRUPT = [(b"\x05abc", 6), (b"\x00a\x20\x05", 5), (b"\x01ab", 3), (b"\x01ab", 1),
+            (b"\x00a\xe0", 12), (b"\x00a\x20", 4), (b"", 3), (b"\x00a\x20\x00", 4)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"bc", b"0123", b"xyz" * 9, bytes(range(40))]),
+                max_size=300),
+       st.binary(max_size=40), st.integers(-3, 3))
+def test_lzf_fast_decoder_agrees_with_the_pure_one(parts: list[bytes], noise: bytes,
+                                                   delta: int) -> None:
+    """Whichever decoder :func:`lzf.decompress` uses (liblzf's when installed) gives the
+    pure decoder's bytes, and refuses what it refuses, wrong lengths included."""
+    data = noise + b"".join(parts)
+    packed = lzf.compress(data, len(data) + 64) if data else None
+    cases = list(_CORRUPT)
+    if packed is not None:
+        cases += [(packed, len(data) + delta), (packed[:-1], len(data))]
+    for blob, out_len in cases:
+        try:
+            expected: bytes | None = lzf.decompress_py(blob, out_len)
+        except lzf.LzfError:
+            expected = None
+        if expected is None:
+            with pytest.raises(lzf.LzfError):
+                lzf.decompress(blob, out_len)
+        else:
+            assert lzf.decompress(blob, out_len) == expected
+
+
+def test_lzf_uses_liblzf_when_installed() -> None:
+    """The fast decoder is there where the dependencies are installed (pyproject.toml)."""
+    pytest.importorskip("lzf")
+    assert lzf._c_decompress is not None
 
 
 # -- listpack, intset, ziplist ---------------------------------------------------------------
