@@ -163,12 +163,39 @@ def read_snapshot(
     extras: list[tuple[int, bytes, bytes]] = []
     streams: dict[tuple[int, bytes], Any] = {}
     next_progress = _CHUNK
+    size = len(view)
     while True:
         if progress is not None and r.pos >= next_progress:
             progress(r.pos)
             next_progress = r.pos + _CHUNK
         at = r.pos
-        kind = r.byte("a type or opcode")
+        if at >= size:
+            raise r.error("expected a type or opcode, found the end of the input")
+        kind = view[at]
+        r.pos = at + 1
+        if kind <= 25:
+            # A key and its value (opcodes are 244 and up): tested first, as most records
+            # are keys.
+            if kind == 8:
+                raise r.error(f"unknown type or opcode {kind}", at)
+            key = r.string("a key")
+            try:
+                value = r.string("a string value") if kind == f.TYPE_STRING \
+                    else v.read_value(r, kind, key, limits)
+            except v.EmptyValue:
+                report.empty_keys_skipped += 1
+                expire = idle = freq = None
+                continue
+            if expire is not None and now_ms is not None and expire < now_ms:
+                report.keys_expired += 1
+            else:
+                if value.__class__ is v.Stream:
+                    streams[(db, key)] = value
+                if not on_key(db, key, value, expire, idle, freq):
+                    raise r.error(f"duplicated key {key!r} in database {db}", at)
+                report.keys_loaded += 1
+            expire = idle = freq = None
+            continue
         if kind == f.OPCODE_EXPIRETIME:
             expire = r.seconds() * 1000
             continue
@@ -217,24 +244,7 @@ def read_snapshot(
             report.libraries.append(r.string("a function library"))
             report.functions += 1
             continue
-        if not (0 <= kind <= 7 or 9 <= kind <= 25):
-            raise r.error(f"unknown type or opcode {kind}", at)
-        key = r.string("a key")
-        try:
-            value = v.read_value(r, kind, key, limits)
-        except v.EmptyValue:
-            report.empty_keys_skipped += 1
-            expire = idle = freq = None
-            continue
-        if now_ms is not None and expire is not None and expire < now_ms:
-            report.keys_expired += 1
-        else:
-            if value.__class__ is v.Stream:
-                streams[(db, key)] = value
-            if not on_key(db, key, value, expire, idle, freq):
-                raise r.error(f"duplicated key {key!r} in database {db}", at)
-            report.keys_loaded += 1
-        expire = idle = freq = None
+        raise r.error(f"unknown type or opcode {kind}", at)
     if version >= 5:
         stored = r.take(8, "the CRC-64 checksum")
         expected = int.from_bytes(stored, "little")

@@ -265,6 +265,16 @@ class Reader:
     def string(self, what: str = "a string") -> bytes:
         """A string in any of its forms (integer, LZF, plain)."""
         start = self.pos
+        data = self.data
+        if start < len(data):
+            first = data[start]
+            if first < 0x40:
+                # A plain string of up to 63 bytes (keys, small values): the commonest
+                # record of a file, read without the general path's calls.
+                end = start + 1 + first
+                if end <= len(data):
+                    self.pos = end
+                    return bytes(data[start + 1:end])
         value, encoded = self.length_or_encoding(what)
         if not encoded:
             return self.take(value, what)
