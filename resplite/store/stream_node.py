@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
+from itertools import accumulate
 from typing import Any, Final
 
 from resplite.store.listpack import SMALL_INTS, encode_int, encode_str, join
@@ -83,6 +84,9 @@ def _varint(n: int) -> bytes:
 
 
 _ONE_BYTE: Final = [bytes((n,)) for n in range(0x80)]
+# The flags of an entry with the master fields, live or deleted (from_same_fields).
+_SAME_FLAGS: Final = frozenset({SAME_FIELDS, SAME_FIELDS | DELETED})
+_INTS: Final = {int}
 
 
 def _entry_template(fields: tuple[bytes, ...]) -> bytes:
@@ -282,7 +286,92 @@ class StreamNode:
 
         The load path (RDB, RESTORE): entries go straight into the node's arrays and one
         ``data`` join, without :meth:`append`'s per-entry sizing (the listpack's size is
-        known)."""
+        known). The common node, every entry with the master fields and short values, is
+        read column by column (:meth:`from_same_fields`); any other goes entry by entry
+        (:meth:`from_listpack_general`), which also words every error."""
+        node = cls.from_same_fields(master, items, lp_bytes)
+        if node is not None:
+            return node
+        return cls.from_listpack_general(master, items, lp_bytes)
+
+    @classmethod
+    def from_same_fields(cls, master: int, items: list[Any], lp_bytes: int) -> StreamNode | None:
+        """:meth:`from_listpack_general`'s node for a listpack whose entries all have the
+        master fields, with values shorter than 128 bytes (one varint byte each), built from
+        slices of ``items`` (each column of the entries at once) instead of a loop step per
+        element; None for any other listpack, well-formed or not (the general path then
+        decides). A test holds the two equal."""
+        count, deleted, nfields = items[0], items[1], items[2]
+        if not (count.__class__ is int and deleted.__class__ is int
+                and nfields.__class__ is int) or nfields < 1:
+            return None
+        p = 4 + nfields  # past the master entry and its terminator
+        stride = nfields + 4  # flags, ms, seq, the values, lp-count
+        body = len(items) - p
+        if body <= 0 or body % stride or items[p - 1].__class__ is not int \
+                or items[p - 1] != 0:
+            return None
+        flag_list = items[p::stride]
+        if not set(flag_list) <= _SAME_FLAGS:
+            return None
+        tails = set(items[p + stride - 1::stride])
+        if len(tails) != 1 or tails.pop() != nfields + 3:
+            return None
+        ms_list = items[p + 1::stride]
+        dseq_list = items[p + 2::stride]
+        if {x.__class__ for x in ms_list} != _INTS or {x.__class__ for x in dseq_list} != _INTS:
+            return None
+        master_seq = master & _U64
+        seq_list = [(master_seq + d) & _U64 for d in dseq_list]
+        last_ms = last_seq = -1
+        for dms, seq in zip(ms_list, seq_list, strict=True):
+            if dms < last_ms or (dms == last_ms and seq <= last_seq):
+                return None
+            last_ms = dms
+            last_seq = seq
+        if ms_list[0] < 0:
+            return None
+        dead = flag_list.count(SAME_FIELDS | DELETED)
+        if dead != deleted or len(flag_list) - dead != count:
+            return None
+        columns = []
+        for k in range(nfields):
+            column = items[p + 3 + k::stride]
+            if int in {x.__class__ for x in column}:
+                column = [b"%d" % x if x.__class__ is int else x for x in column]
+            columns.append(column)
+        flat = columns[0] if nfields == 1 else [v for vs in zip(*columns, strict=True) for v in vs]
+        lens = list(map(len, flat))
+        if max(lens) >= 0x80:
+            return None
+        one_byte = _ONE_BYTE
+        parts: list[bytes] = [b""] * (2 * len(flat))
+        parts[::2] = [one_byte[n] for n in lens]
+        parts[1::2] = flat
+        if nfields == 1:
+            sizes = [n + 1 for n in lens]
+        elif nfields == 2:
+            sizes = [a + b + 2 for a, b in zip(lens[::2], lens[1::2], strict=True)]
+        else:
+            sizes = [nfields + sum(t)
+                     for t in zip(*(lens[k::nfields] for k in range(nfields)), strict=True)]
+        node = cls(master, tuple(b"%d" % x if x.__class__ is int else x
+                                 for x in items[3:3 + nfields]))
+        offs = array("I", accumulate(sizes, initial=0))
+        offs.pop()
+        node.ms = array("I" if last_ms <= 0xFFFFFFFF else "Q", ms_list)
+        node.seq = array("I" if max(seq_list) <= 0xFFFFFFFF else "Q", seq_list)
+        node.offs = offs
+        node.flags = bytearray(flag_list)
+        node.data = b"".join(parts)
+        node.count = count
+        node.deleted = dead
+        node.lp_bytes = lp_bytes
+        return node
+
+    @classmethod
+    def from_listpack_general(cls, master: int, items: list[Any], lp_bytes: int) -> StreamNode:
+        """:meth:`from_listpack` entry by entry, for any listpack."""
         count, deleted, nfields = items[0], items[1], items[2]
         if not (count.__class__ is int and deleted.__class__ is int
                 and nfields.__class__ is int) or nfields < 0:
