@@ -145,6 +145,22 @@ def decode(buf: bytes | bytearray | memoryview, as_bytes: bool = False) -> list[
                 append(data[p + 1:q])
                 p = q + 1
                 continue
+        elif b < 0xE0:
+            # Then the integers: a 13-bit one, and the 16 to 64-bit ones (F1 to F4), whose
+            # back-length is one byte, the element's size.
+            if p + 2 < end and data[p + 2] == 2:
+                u = ((b & 0x1F) << 8) | data[p + 1]
+                small = u - 0x2000 if u >= 0x1000 else u
+                append(b"%d" % small if as_bytes else small)
+                p += 3
+                continue
+        elif 0xF1 <= b <= 0xF4:
+            q = p + (9 if b == 0xF4 else b - 0xEE)
+            if q < end and data[q] == q - p:
+                wide = int.from_bytes(data[p + 1:q], "little", signed=True)
+                append(b"%d" % wide if as_bytes else wide)
+                p = q + 1
+                continue
         if b < 0x80:
             value: Element = b
             p += 1

@@ -6,6 +6,7 @@ made by Redis itself: each codec must read them and write the same bytes back.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -22,6 +23,7 @@ from resplite.formats import rdb_format as f
 from resplite.formats import rdb_values as v
 from resplite.store import intset, listpack, ziplist
 from resplite.store.list import List, Node
+from resplite.store.listpack_size import integer_value
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "redis-8.0.6"
 
@@ -148,6 +150,32 @@ def test_listpack_integers_round_trip(value: int) -> None:
 def test_listpack_strings_round_trip(size: int) -> None:
     s = b"s" * size
     assert listpack.decode(listpack.encode([s, b"tail"])) == [s, b"tail"]
+
+
+_elements = st.lists(st.one_of(
+    st.integers(-(1 << 63), (1 << 63) - 1),
+    st.sampled_from([0, 127, 128, -1, -4096, 4095, 4096, -32768, 32768, 8388608, 1 << 31]),
+    st.binary(max_size=70), st.sampled_from([b"x" * 4095, b"y" * 4096])), max_size=30)
+
+
+@settings(max_examples=120, deadline=None)
+@given(_elements, st.integers(0, 10_000), st.integers(1, 255))
+def test_listpack_decodes_every_element_kind(items: list[int | bytes], at: int,
+                                             flip: int) -> None:
+    """Each element kind (the inline fast paths and the general one) decodes to what was
+    encoded; a changed byte gives the elements or a ListpackError, never another error."""
+    blob = listpack.encode(items)
+    expected: list[int | bytes] = []
+    for x in items:
+        number = None if isinstance(x, int) else integer_value(x)
+        expected.append(x if number is None else number)  # a numeric string is an integer
+    assert listpack.decode(blob) == expected
+    assert listpack.decode(blob, as_bytes=True) == [
+        b"%d" % x if x.__class__ is int else x for x in expected]
+    broken = bytearray(blob)
+    broken[at % len(broken)] ^= flip
+    with contextlib.suppress(listpack.ListpackError):
+        listpack.decode(bytes(broken))
 
 
 def test_listpack_errors_name_the_offset() -> None:
