@@ -400,7 +400,11 @@ class Database:
         else:
             self.access[key] = self.lru_clock
         self.data[key] = value
-        self.used += self._replaced(key, None, value)
+        if value.__class__ is bytes and self.metered:
+            # _replaced's new flat string, inline: the key SET creates and a load adds.
+            self.used += _FLAT_KEY_COST + len(key) + len(value)
+        else:
+            self.used += self._replaced(key, None, value)
         on_new = self.on_new
         if on_new is not None:
             on_new(self.index, key)
