@@ -92,7 +92,8 @@ def test_lzf_rejects_corrupt_input() -> None:
 
 
 _CORRUPT = [(b"\x05abc", 6), (b"\x00a\x20\x05", 5), (b"\x01ab", 3), (b"\x01ab", 1),
-            (b"\x00a\xe0", 12), (b"\x00a\x20", 4), (b"", 3), (b"\x00a\x20\x00", 4)]
+            (b"\x00a\xe0", 12), (b"\x00a\x20", 4), (b"", 3), (b"\x00a\x20\x00", 4),
+            (b"\x00a\xe0\xff\x00", 2 + 264), (b"\x00a\xe0\xff\x00", 1 << 40)]
 
 
 @settings(max_examples=60, deadline=None)
