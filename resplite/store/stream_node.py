@@ -97,6 +97,23 @@ def _entry_template(fields: tuple[bytes, ...]) -> bytes:
         for f in fields)
 
 
+def _same_fields_resp(template: bytes, data: bytes | bytearray, p: int, idb: bytes,
+                      nfields: int) -> bytes:
+    """A master-fields entry's RESP from its values at ``p`` (the general case of the range
+    encoders' loops, which inline the two-short-values one)."""
+    args: list[object] = [len(idb), idb]
+    for _ in range(nfields):
+        ln = data[p]
+        if ln < 0x80:
+            p += 1
+        else:
+            ln, p = _read_len(data, p)
+        args.append(ln)
+        args.append(data[p : p + ln])
+        p += ln
+    return template % tuple(args)
+
+
 def _read_len(data: bytes | bytearray, p: int) -> tuple[int, int]:
     """A varint length at ``p``: (value, position after it)."""
     n = data[p]
@@ -641,17 +658,7 @@ class StreamNode:
                             return taken, True
                         i += 1
                         continue
-                args: list[object] = [len(idb), idb]
-                for _ in range(nfields):
-                    ln = data[p]
-                    if ln < 0x80:
-                        p += 1
-                    else:
-                        ln, p = _read_len(data, p)
-                    args.append(ln)
-                    args.append(data[p : p + ln])
-                    p += ln
-                append(template % tuple(args))
+                append(_same_fields_resp(template, data, p, idb, nfields))
             else:
                 self.entry_resp(i, (m << 64) | sq, out)
             taken += 1
@@ -702,17 +709,7 @@ class StreamNode:
                             return taken, True
                         i -= 1
                         continue
-                args: list[object] = [len(idb), idb]
-                for _ in range(nfields):
-                    ln = data[p]
-                    if ln < 0x80:
-                        p += 1
-                    else:
-                        ln, p = _read_len(data, p)
-                    args.append(ln)
-                    args.append(data[p : p + ln])
-                    p += ln
-                append(template % tuple(args))
+                append(_same_fields_resp(template, data, p, idb, nfields))
             else:
                 self.entry_resp(i, (m << 64) | sq, out)
             taken += 1
