@@ -834,17 +834,17 @@ class RangePieces:
         ni = self.ni
         i = self.i
         left = self.left
-        end = self.bound
         size = 0
         while left and ni < len(nodes):
             mark = len(parts)
-            n, stop = nodes[ni].resp_from(i, end, left, parts)
+            n, stop = self._encode(nodes[ni], i, left, parts)
             left -= n
             if stop:
                 left = 0
                 break
             ni += 1
-            i = 0
+            if ni < len(nodes):
+                i = self._first_index(nodes[ni])
             size += sum(map(len, parts[mark:]))
             if size >= budget:
                 break
@@ -855,6 +855,14 @@ class RangePieces:
         self.i = i
         self.left = left
         return b"".join(parts)
+
+    def _encode(self, node: StreamNode, i: int, left: int,
+                parts: list[bytes]) -> tuple[int, bool]:
+        return node.resp_from(i, self.bound, left, parts)
+
+    @staticmethod
+    def _first_index(node: StreamNode) -> int:
+        return 0
 
 
 class ReverseRangePieces(RangePieces):
@@ -866,31 +874,12 @@ class ReverseRangePieces(RangePieces):
 
     __slots__ = ()
 
-    def _make(self, budget: int) -> bytes:
-        parts: list[bytes] = []
-        nodes = self.nodes
-        ni = self.ni
-        i = self.i
-        left = self.left
-        start = self.bound
-        size = 0
-        while left and ni < len(nodes):
-            mark = len(parts)
-            n, stop = nodes[ni].resp_back(i, start, left, parts)
-            left -= n
-            if stop:
-                left = 0
-                break
-            ni += 1
-            if ni < len(nodes):
-                i = len(nodes[ni]) - 1
-            size += sum(map(len, parts[mark:]))
-            if size >= budget:
-                break
-        if not left or ni >= len(nodes):
-            left = 0
-            self.nodes = []
-        self.ni = ni
-        self.i = i
-        self.left = left
-        return b"".join(parts)
+    def _encode(self, node: StreamNode, i: int, left: int,
+                parts: list[bytes]) -> tuple[int, bool]:
+        return node.resp_back(i, self.bound, left, parts)
+
+    @staticmethod
+    def _first_index(node: StreamNode) -> int:
+        return len(node) - 1
+
+
