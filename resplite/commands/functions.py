@@ -156,19 +156,19 @@ def function_help(client: Client, argv: list[bytes]) -> Any:
     return _HELP
 
 
-@command("fcall")
-def fcall(client: Client, argv: list[bytes]) -> Any:
+def _fcall(client: Client, argv: list[bytes], name: str, read_only: bool) -> Any:
     server = client.server
     if server.monitors:
         # Shown before the commands the function runs (FCALL is skip_monitor otherwise).
-        server.feed_monitors(client, "fcall", argv)
-    return server.scripting.fcall(client, argv, read_only=False)
+        server.feed_monitors(client, name, argv)
+    return server.scripting.fcall(client, argv, read_only=read_only)
+
+
+@command("fcall")
+def fcall(client: Client, argv: list[bytes]) -> Any:
+    return _fcall(client, argv, "fcall", read_only=False)
 
 
 @command("fcall_ro")
 def fcall_ro(client: Client, argv: list[bytes]) -> Any:
-    server = client.server
-    if server.monitors:
-        # Shown before the commands the function runs (FCALL is skip_monitor otherwise).
-        server.feed_monitors(client, "fcall_ro", argv)
-    return server.scripting.fcall(client, argv, read_only=True)
+    return _fcall(client, argv, "fcall_ro", read_only=True)

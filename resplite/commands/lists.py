@@ -140,36 +140,11 @@ def _push(client: Client, argv: list[bytes], head: bool, only_existing: bool) ->
 
 @command("lpush", counts_changes=True)
 def lpush(client: Client, argv: list[bytes]) -> int:
-    if len(argv) == 3 and not client.no_touch:
-        # One element onto an existing quicklist needs no conversion check (the hot path).
-        db = client.db
-        key = argv[1]
-        lst = db.get(key)
-        if lst.__class__ is List and lst.quick:
-            lst.push_head(argv[2])
-            db.signal_modified(key)
-            server = client.server
-            server.dirty += 1
-            if server.notify_flags:
-                server.notify(LIST, b"lpush", key, db.index)
-            return lst.length  # type: ignore[no-any-return]
     return _push(client, argv, head=True, only_existing=False)
 
 
 @command("rpush", counts_changes=True)
 def rpush(client: Client, argv: list[bytes]) -> int:
-    if len(argv) == 3 and not client.no_touch:
-        db = client.db
-        key = argv[1]
-        lst = db.get(key)
-        if lst.__class__ is List and lst.quick:
-            lst.push_tail(argv[2])
-            db.signal_modified(key)
-            server = client.server
-            server.dirty += 1
-            if server.notify_flags:
-                server.notify(LIST, b"rpush", key, db.index)
-            return lst.length  # type: ignore[no-any-return]
     return _push(client, argv, head=False, only_existing=False)
 
 

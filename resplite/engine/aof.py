@@ -61,7 +61,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from resplite.engine.persistence import LoadError, fsync_dir, write_file
+from resplite.engine.persistence import (
+    LoadError,
+    child_outcome,
+    fsync_dir,
+    stop_child,
+    write_file,
+)
 from resplite.formats import rdb_values
 
 if TYPE_CHECKING:
@@ -591,14 +597,11 @@ class Aof:
         child = self.child
         if child is None:
             return
-        try:
-            pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:
-            pid, status = child.pid, 1 << 8
-        if pid == 0:
+        ok = child_outcome(child.pid, block)
+        if ok is None:
             return
         self.child = None
-        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+        if not ok:
             log.warning("Background AOF rewrite terminated with error")
             with contextlib.suppress(OSError):
                 os.unlink(child.temp)
@@ -628,10 +631,7 @@ class Aof:
         child = self.child
         if child is None:
             return
-        with contextlib.suppress(OSError):
-            os.kill(child.pid, 9)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(child.pid, 0)
+        stop_child(child.pid)
         with contextlib.suppress(OSError):
             os.unlink(child.temp)
         self.child = None

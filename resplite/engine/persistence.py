@@ -109,6 +109,27 @@ def fsync_dir(path: str) -> None:
             os.close(fd)
 
 
+def child_outcome(pid: int, block: bool = False) -> bool | None:
+    """How a forked child (BGSAVE, BGREWRITEAOF) ended: True for a clean exit, False for
+    anything else (one already reaped elsewhere counts as failed), None while it still runs
+    (``block`` waits for it instead)."""
+    try:
+        done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:
+        return False
+    if done == 0:
+        return None
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def stop_child(pid: int) -> None:
+    """Kill a forked child and reap it (its work is not wanted)."""
+    with contextlib.suppress(OSError):
+        os.kill(pid, 9)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
 def write_file(path: str, chunks: Iterable[bytes], *, temp: str | None = None,
                rename: bool = True) -> int:
     """Write ``chunks`` to a temporary file beside ``path`` (``temp``, by default
@@ -263,16 +284,13 @@ class Persistence:
         child = self.child
         if child is None:
             return
-        try:
-            pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:
-            pid, status = child.pid, 1 << 8
-        if pid == 0:
+        ok = child_outcome(child.pid, block)
+        if ok is None:
             return
         self.child = None
         state = self.state
         self.last_bgsave_time_s = int(time.monotonic() - child.started)
-        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        if ok:
             log.info("Background saving terminated with success")
             state.dirty = max(state.dirty - child.dirty_before, 0)
             state.last_save_time = state.clock.time_ms() // 1000
@@ -290,10 +308,7 @@ class Persistence:
         child = self.child
         if child is None:
             return
-        with contextlib.suppress(OSError):
-            os.kill(child.pid, 9)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(child.pid, 0)
+        stop_child(child.pid)
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(os.path.dirname(child.path) or ".",
                                    f"temp-{child.pid}.rdb"))

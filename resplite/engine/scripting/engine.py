@@ -100,6 +100,21 @@ _LOG_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging
 _VERBOSITY = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
 
 
+def _command_argv(args: tuple[Any, ...]) -> list[bytes] | None:
+    """A redis.call argument list as a command's argv (numbers as Lua prints them), or None
+    when an argument is neither a string nor a number."""
+    argv: list[bytes] = []
+    for arg in args:
+        cls = arg.__class__
+        if cls is bytes:
+            argv.append(arg)
+        elif cls is int or cls is float:
+            argv.append(natives.argument_bytes(arg))
+        else:
+            return None
+    return argv
+
+
 class BusyPump(Protocol):
     """What the shell provides so that other clients are served while a script runs long."""
 
@@ -538,16 +553,10 @@ class Scripting:
         if not args:
             return b"ERR Please specify at least one argument for this redis lib call", \
                 convert.PLAIN_ERROR_KIND
-        argv: list[bytes] = []
-        for arg in args:
-            cls = arg.__class__
-            if cls is bytes:
-                argv.append(arg)
-            elif cls is int or cls is float:
-                argv.append(natives.argument_bytes(arg))
-            else:
-                return b"ERR Lua redis lib command arguments must be strings or integers", \
-                    convert.PLAIN_ERROR_KIND
+        argv = _command_argv(args)
+        if argv is None:
+            return b"ERR Lua redis lib command arguments must be strings or integers", \
+                convert.PLAIN_ERROR_KIND
         if run is None:
             return b"ERR redis.call/pcall can only be called inside a script invocation", \
                 convert.PLAIN_ERROR_KIND
@@ -659,15 +668,9 @@ class Scripting:
     def _acl_check(self, *args: Any) -> Any:
         if not args:
             return b"Please specify at least one argument for this redis lib call", 1
-        argv: list[bytes] = []
-        for arg in args:
-            cls = arg.__class__
-            if cls is bytes:
-                argv.append(arg)
-            elif cls is int or cls is float:
-                argv.append(natives.argument_bytes(arg))
-            else:
-                return b"Lua redis lib command arguments must be strings or integers", 1
+        argv = _command_argv(args)
+        if argv is None:
+            return b"Lua redis lib command arguments must be strings or integers", 1
         found = self.state.dispatcher.lookup(argv)
         if isinstance(found, str):
             return b"Invalid command passed to redis.acl_check_cmd()", 1
