@@ -289,12 +289,9 @@ def acl_dryrun(client: Client, argv: list[bytes]) -> Any:
     if (spec.arity > 0 and len(line) != spec.arity) or len(line) < -spec.arity:
         raise CommandError(errors.wrong_arity(spec.fullname))
     result, pos = acl.check_command(user, spec, line)
-    if result == acl.DENIED_CMD:
-        return f"This user has no permissions to run the '{spec.fullname}' command".encode()
-    if result == acl.DENIED_KEY:
-        return b"This user has no permissions to access the '" + line[pos] + b"' key"
-    if result == acl.DENIED_CHANNEL:
-        return b"This user has no permissions to access the '" + line[pos] + b"' channel"
+    if result != acl.OK:
+        text = acl.denial_message(result, user, spec, line[pos], verbose=True)
+        return text.encode("utf-8", "surrogateescape")
     return OK
 
 

@@ -21,14 +21,10 @@ if TYPE_CHECKING:
     from resplite.engine.client import Client
 
 
-_ACL_CHANGED = (
-    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
-    "EXEC call. This command is no longer allowed for the following reason: "
-)
 _ACL_CHANGED_REASON = {
-    acl.DENIED_CMD: "no permission to execute the command or subcommand",
-    acl.DENIED_KEY: "no permission to touch the specified keys",
-    acl.DENIED_CHANNEL: "no permission to access one of the channels used as arguments",
+    acl.DENIED_CMD: errors.ACL_CHANGED_COMMAND,
+    acl.DENIED_KEY: errors.ACL_CHANGED_KEY,
+    acl.DENIED_CHANNEL: errors.ACL_CHANGED_CHANNEL,
 }
 
 
@@ -82,7 +78,7 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
                 if result != acl.OK:
                     obj = spec.fullname.encode() if result == acl.DENIED_CMD else args[pos]
                     server.log_acl_denial(client, result, obj)
-                    message = _ACL_CHANGED + _ACL_CHANGED_REASON[result]
+                    message = errors.ACL_CHANGED_IN_MULTI + _ACL_CHANGED_REASON[result]
                     server.count_error(message)
                     replies.append(ErrorReply(message))
                     continue

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from resplite.engine import errors
 from resplite.engine.keyspecs import command_keys, has_keys
 from resplite.protocol.reader import split_inline
 from resplite.store.glob import glob_match
@@ -249,6 +250,9 @@ class Acl:
         self.users: dict[str, User] = {}
         self.log: list[LogEntry] = []
         self.next_log_id = 0
+        # Denials by reason since the start (INFO's acl_access_denied_*): every denial is
+        # logged, so add_log counts them; CONFIG RESETSTAT leaves them, as in Redis.
+        self.denials = dict.fromkeys((DENIED_AUTH, DENIED_CMD, DENIED_KEY, DENIED_CHANNEL), 0)
         self.default = self._new_default()
         self.users["default"] = self.default
 
@@ -594,7 +598,9 @@ class Acl:
 
     def add_log(self, reason: int, context: str, obj: bytes, username: str, now_ms: int,
                 client_info: bytes, max_len: int) -> None:
-        """addACLLogEntry: group with a recent matching entry, else add, trim to max_len."""
+        """addACLLogEntry: count the denial, then group it with a recent matching entry,
+        else add it, trimmed to max_len (counted even when the log keeps nothing)."""
+        self.denials[reason] += 1
         for i, entry in enumerate(self.log[:10]):
             if (entry.reason == reason and entry.context == context
                     and abs(entry.ctime_ms - now_ms) <= _LOG_GROUPING_MS
@@ -716,6 +722,19 @@ def check_command(user: User, spec: CommandSpec, argv: Sequence[bytes]) -> tuple
         if result > relevant or (result == relevant and pos > last):
             relevant, last = result, pos
     return relevant, last
+
+
+def denial_message(result: int, user: User, spec: CommandSpec, obj: bytes,
+                   verbose: bool = False) -> str:
+    """getAclErrorMessage: Redis's words for a denial (``result`` is not OK); ``verbose``
+    (ACL DRYRUN) names the key or channel ``obj`` that was refused."""
+    if result == DENIED_CMD:
+        return errors.acl_denied_command(user.name, spec.fullname)
+    if result == DENIED_KEY:
+        return (errors.acl_denied_object(user.name, obj, "key") if verbose
+                else errors.ACL_DENIED_KEY)
+    return (errors.acl_denied_object(user.name, obj, "channel") if verbose
+            else errors.ACL_DENIED_CHANNEL)
 
 
 def genpass(bits: int) -> str:

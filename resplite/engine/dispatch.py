@@ -78,13 +78,6 @@ _SUBSCRIBED_ONLY = (
 _REPLICA_KEYSPACE = "ERR Replica can't interact with the keyspace"
 # Commands MONITOR does not show (besides those flagged admin or skip_monitor).
 _NOT_MONITORED = frozenset({"admin", "skip_monitor"})
-_NOPERM = {
-    acl.DENIED_CMD: "NOPERM this user has no permissions to run the '{}' command",
-    acl.DENIED_KEY: (
-        "NOPERM this user has no permissions to access one of the keys used as arguments"),
-    acl.DENIED_CHANNEL: (
-        "NOPERM this user has no permissions to access one of the channels used as arguments"),
-}
 _MULTI_TOO_BIG = (
     "ERR Transaction discarded: the queued commands exceed client-query-buffer-limit"
 )
@@ -339,7 +332,7 @@ class Dispatcher:
             return None
         obj = spec.fullname.encode() if result == acl.DENIED_CMD else argv[pos]
         self.server.log_acl_denial(client, result, obj)
-        return _NOPERM[result].format(spec.fullname)
+        return errors.NOPERM + acl.denial_message(result, user, spec, obj)
 
     def execute_while_busy(self, client: Client, argv: list[bytes]) -> Any:
         """A request that arrived while a script runs past busy-reply-threshold.

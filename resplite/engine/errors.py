@@ -150,6 +150,33 @@ def unknown_acl_category(name: bytes) -> str:
     return f"ERR Unknown category '{user_text(name, 1 << 20)}'"
 
 
+# ACL refusals as Redis 8 words them (getAclErrorMessage; Redis 7.2 changed 7.0's texts).
+# The short forms follow "NOPERM " in a refused command's reply and "ERR ACL failure in
+# script: " in a script's; ACL DRYRUN answers the long forms, which name the key or channel.
+NOPERM = "NOPERM "
+ACL_SCRIPT_FAILURE = "ERR ACL failure in script: "
+ACL_DENIED_KEY = "No permissions to access a key"
+ACL_DENIED_CHANNEL = "No permissions to access a channel"
+# A queued command that the rules no longer allow when EXEC runs it.
+ACL_CHANGED_IN_MULTI = (
+    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the "
+    "EXEC call. This command is no longer allowed for the following reason: "
+)
+ACL_CHANGED_COMMAND = "no permission to execute the command or subcommand"
+ACL_CHANGED_KEY = "no permission to touch the specified keys"
+ACL_CHANGED_CHANNEL = "no permission to access one of the channels used as arguments"
+
+
+def acl_denied_command(username: str, fullname: str) -> str:
+    return f"User {username} has no permissions to run the '{fullname}' command"
+
+
+def acl_denied_object(username: str, name: bytes, kind: str) -> str:
+    """ACL DRYRUN's long form: which key or channel (``kind``) the user may not use."""
+    return (f"User {username} has no permissions to access the "
+            f"'{user_text(name, 1 << 30)}' {kind}")
+
+
 def config_unknown_option(name: bytes) -> str:
     return (
         "ERR Unknown option or number of arguments for CONFIG SET - "

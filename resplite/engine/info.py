@@ -30,6 +30,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from resplite.engine import acl
 from resplite.store.keyspace import EXPIRE_COST, KEY_COST
 from resplite.version import REDIS_VERSION, __version__
 
@@ -270,6 +271,7 @@ def _stats(state: ServerState) -> Lines:
     ops, kin, kout = _rates(state)
     expired = sum(db.expired_keys for db in state.keyspace.dbs)
     exceeded_total, exceeded_now = state.evictor.exceeded_ms()
+    denials = state.acl.denials
     return [
         ("total_connections_received", state.total_connections),
         ("total_commands_processed", state.total_commands),
@@ -330,10 +332,11 @@ def _stats(state: ServerState) -> Lines:
         ("eventloop_duration_cmd_sum", 0),
         ("instantaneous_eventloop_cycles_per_sec", 0),
         ("instantaneous_eventloop_duration_usec", 0),
-        ("acl_access_denied_auth", 0),
-        ("acl_access_denied_cmd", 0),
-        ("acl_access_denied_key", 0),
-        ("acl_access_denied_channel", 0),
+        ("acl_access_denied_auth", denials[acl.DENIED_AUTH]),
+        ("acl_access_denied_cmd", denials[acl.DENIED_CMD]),
+        ("acl_access_denied_key", denials[acl.DENIED_KEY]),
+        ("acl_access_denied_channel", denials[acl.DENIED_CHANNEL]),
+        ("acl_access_denied_tls_cert", 0),  # no TLS: no client certificate to refuse
     ]
 
 

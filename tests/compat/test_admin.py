@@ -11,6 +11,7 @@ Tests that change configuration restore it, because the servers are shared by th
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 import sys
@@ -120,9 +121,12 @@ def test_help_has_the_shape_of_redis(pair: Pair, container: str) -> None:
 # NOPERM texts, AUTH and HELLO with users, the ACL log, ACL files and configuration users.
 #
 # The ACL tests run on a pair of servers of their own (users would leak into the shared pair),
-# cleaned between tests. Replies are compared byte for byte under RESP2 and RESP3, with one
-# exception: where a description ends with several single-command rules, Redis lists them in
-# the order of its hash table (random per process), so those rules are compared as a set.
+# cleaned between tests. Replies are compared byte for byte under RESP2 and RESP3, with two
+# exceptions: where a description ends with several single-command rules, Redis lists them in
+# the order of its hash table (random per process), so those rules are compared as a set;
+# and the reference's refusal texts (NOPERM, ACL DRYRUN) are rewritten into Redis 8's words
+# (``normalize.acl_texts_as_redis8``), which resplite answers. The Redis 8 texts themselves
+# are asserted in ``test_refusals_in_redis_8_words``.
 
 
 PW = "s3cret"
@@ -144,6 +148,7 @@ def acl_pair(
 ) -> Iterator[Pair]:
     ref, ours = acl_servers
     p = open_pair(ref, ours, request.param)
+    p.normalize = normalize.acl_texts_as_redis8("alice")
     yield p
     for conn in (p.ref, p.ours):
         conn.call("AUTH", "default", "x")  # nopass: any password
@@ -293,6 +298,84 @@ def test_commands_refused_with_redis_texts(acl_pair: Pair) -> None:
     user.check("DEL", "k1")
     user.check("SET", "x1", "v")
     user.check("EXEC")
+    user.close()
+
+
+def _sha(script: str) -> bytes:
+    return hashlib.sha1(script.encode()).hexdigest().encode()
+
+
+def _denials(conn: RawClient) -> dict[str, int]:
+    info = to_python(parse(conn.call("INFO", "stats")))
+    text = info if isinstance(info, str) else info.decode()
+    return {name: int(value) for name, value in
+            (line.split(":", 1) for line in text.splitlines() if line.startswith("acl_access"))}
+
+
+@pytest.mark.redis_version("7.2")
+def test_refusals_in_redis_8_words(acl_pair: Pair) -> None:
+    """Redis 7.2 reworded every refusal (getAclErrorMessage): a command refused names its
+    user and full name, a key or channel refused says so without naming it (ACL DRYRUN
+    names it), a script's refused call says "ACL failure in script". Each denial is counted
+    once in INFO's acl_access_denied_* (7.2), in the log or not, and CONFIG RESETSTAT
+    leaves those counters. The replies are Redis 8.6.3's, byte for byte."""
+    ours = acl_pair.ours
+    ours.call("ACL", "SETUSER", "alice", "on", f">{PW}", "+get", "+config|get", "+publish",
+              "+subscribe", "+eval", "+multi", "+exec", "~app:*", "resetchannels", "&news")
+    before = _denials(ours)
+    user = RawClient(*ours.sock.getpeername()[:2])
+    assert user.call("AUTH", "alice", PW) == b"+OK\r\n"
+    key_refused = b"-NOPERM No permissions to access a key\r\n"
+    channel_refused = b"-NOPERM No permissions to access a channel\r\n"
+    in_script = b"-ERR ACL failure in script: "
+    for line, reply in [
+        (("GET", "secret"), key_refused),
+        (("DEL", "app:1"), b"-NOPERM User alice has no permissions to run the 'del' command\r\n"),
+        (("CONFIG", "SET", "a", "b"),
+         b"-NOPERM User alice has no permissions to run the 'config|set' command\r\n"),
+        (("PUBLISH", "other", "m"), channel_refused),
+        (("EVAL", "return redis.call('get', 'secret')", 0),
+         in_script + b"No permissions to access a key script: "
+         + _sha("return redis.call('get', 'secret')") + b", on @user_script:1.\r\n"),
+        (("EVAL", "return redis.pcall('get', 'secret')", 0),
+         in_script + b"No permissions to access a key\r\n"),
+        (("EVAL", "return redis.call('del', 'app:1')", 0),
+         in_script + b"User alice has no permissions to run the 'del' command script: "
+         + _sha("return redis.call('del', 'app:1')") + b", on @user_script:1.\r\n"),
+        (("EVAL", "return redis.call('publish', 'other', 'm')", 0),
+         in_script + b"No permissions to access a channel script: "
+         + _sha("return redis.call('publish', 'other', 'm')") + b", on @user_script:1.\r\n"),
+        (("MULTI",), b"+OK\r\n"),
+        (("GET", "secret"), key_refused),
+        (("EXEC",), b"-EXECABORT Transaction discarded because of previous errors.\r\n"),
+        (("AUTH", "alice", "wrong"),
+         b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"),
+        (("SUBSCRIBE", "other"), channel_refused),
+    ]:
+        assert user.call(*line) == reply, line
+    for line, text in [
+        (("get", "secret"), b"User alice has no permissions to access the 'secret' key"),
+        (("del", "app:1"), b"User alice has no permissions to run the 'del' command"),
+        (("config", "set", "a", "b"),
+         b"User alice has no permissions to run the 'config|set' command"),
+        (("publish", "other", "m"), b"User alice has no permissions to access the 'other' "
+                                    b"channel"),
+    ]:
+        assert to_python(parse(ours.call("ACL", "DRYRUN", "alice", *line))) == text.decode()
+    # ACL DRYRUN is no denial; a log that keeps nothing still counts, RESETSTAT keeps them.
+    ours.call("CONFIG", "SET", "acllog-max-len", "0")
+    try:
+        other = RawClient(*ours.sock.getpeername()[:2])
+        assert other.call("AUTH", "nobody", "x").startswith(b"-WRONGPASS")
+        other.close()
+    finally:
+        ours.call("CONFIG", "SET", "acllog-max-len", "128")
+    ours.call("CONFIG", "RESETSTAT")
+    after = _denials(ours)
+    assert {name: after[name] - before[name] for name in after} == {
+        "acl_access_denied_auth": 2, "acl_access_denied_cmd": 3, "acl_access_denied_key": 4,
+        "acl_access_denied_channel": 3, "acl_access_denied_tls_cert": 0,
+    }
     user.close()
 
 
@@ -475,6 +558,7 @@ def test_users_in_the_config_file(tmp_path: Path) -> None:
     ref = _start_with_conf("redis", conf)
     ours = _start_with_conf("resplite", conf)
     pair = open_pair(ref, ours, 2)
+    pair.normalize = normalize.acl_texts_as_redis8("alice")
     try:
         pair.check("ACL", "LIST")
         pair.check("AUTH", "alice", "pw")

@@ -57,7 +57,10 @@ def test_acl_calls_parse(admin: redis.Redis) -> None:
     assert len(admin.acl_genpass()) == 64
     assert len(admin.acl_genpass(128)) == 32
     assert admin.acl_dryrun("alice", "get", "k1") == "OK"
-    assert "no permissions" in admin.acl_dryrun("alice", "del", "k1")
+    assert admin.acl_dryrun("alice", "del", "k1") == (
+        "User alice has no permissions to run the 'del' command")
+    assert admin.acl_dryrun("alice", "get", "x") == (
+        "User alice has no permissions to access the 'x' key")
     assert admin.acl_deluser("alice") == 1
     assert admin.acl_getuser("alice") is None
 
@@ -67,16 +70,22 @@ def test_users_log_in_and_are_held_to_their_rules(
 ) -> None:
     admin.acl_setuser("alice", enabled=True, passwords=["+pw"], keys=["k*"],
                       commands=["+get", "+set", "+client|setinfo", "+hello", "+auth"])
+    before = admin.info("stats")
     for protocol in (2, 3):
         alice = redis.Redis(host=server.host, port=server.port, username="alice",
                             password="pw", protocol=protocol, decode_responses=True)
         assert alice.set("k1", "v")
         assert alice.get("k1") == "v"
-        with pytest.raises(redis.exceptions.NoPermissionError):
+        with pytest.raises(redis.exceptions.NoPermissionError,
+                           match=r"^No permissions to access a key$"):
             alice.get("other")
-        with pytest.raises(redis.exceptions.NoPermissionError):
+        with pytest.raises(redis.exceptions.NoPermissionError,
+                           match=r"^User alice has no permissions to run the 'del' command$"):
             alice.delete("k1")
         alice.close()
+    after = admin.info("stats")
+    for counter in ("acl_access_denied_key", "acl_access_denied_cmd"):
+        assert after[counter] - before[counter] == 2, counter
     # No retries: redis-py would otherwise retry a refused login with back-off.
     with pytest.raises(redis.exceptions.AuthenticationError):
         redis.Redis(host=server.host, port=server.port, username="alice", password="wrong",

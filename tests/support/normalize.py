@@ -8,12 +8,14 @@ INFO so that tests can compare field names, order and value shapes.
 :func:`doubles` rewrites printed doubles to one form: the reference Redis 7.0 prints them
 with 17 significant digits (``0.10000000000000001``), Redis 7.2+ (and resplite) with the
 shortest digits that read back (``0.1``); both read back as the same double.
+:func:`acl_texts_as_redis8` rewrites Redis 7.0's ACL refusal texts into Redis 8's words.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from resplite.version import REDIS_VERSION
 from support.resptree import Node, dump, parse
@@ -175,3 +177,51 @@ def _canonical_pairs(node: Node) -> Node:
                     for k, p in payload)):
         return (kind, [(k, b"%.17g" % float(b"%.17f" % float(p))) for k, p in payload])
     return (kind, [_canonical_pairs(item) for item in payload])
+
+
+# Redis 7.2 reworded the ACL refusals (getAclErrorMessage); resplite answers as Redis 8 does.
+# The 7.0 reference's texts are rewritten into those words, so a comparison still checks that
+# the same lines are refused for the same reason (and, for ACL DRYRUN, the same key or
+# channel named), and resplite's replies must carry Redis 8's bytes to match.
+_ACL_70_TO_8 = (
+    (re.compile(rb"^NOPERM this user has no permissions to access one of the keys used as "
+                rb"arguments$"), b"NOPERM No permissions to access a key"),
+    (re.compile(rb"^NOPERM this user has no permissions to access one of the channels used as "
+                rb"arguments$"), b"NOPERM No permissions to access a channel"),
+    (re.compile(rb"^NOPERM this user has no permissions to run the ('[^']*') command$"),
+     b"NOPERM User %(user)s has no permissions to run the \\1 command"),
+    (re.compile(rb"^ERR The user executing the script can't access at least one of the keys "
+                rb"mentioned in the command arguments"),
+     b"ERR ACL failure in script: No permissions to access a key"),
+    (re.compile(rb"^ERR The user executing the script can't publish to the channel mentioned "
+                rb"in the command"), b"ERR ACL failure in script: No permissions to access a "
+                                     b"channel"),
+    (re.compile(rb"^This user has no permissions to (run|access) the ('.*') "
+                rb"(command|key|channel)$", re.S),
+     b"User %(user)s has no permissions to \\1 the \\2 \\3"),
+)
+
+
+def acl_texts_as_redis8(user: str) -> Callable[[bytes], bytes]:
+    """A normaliser rewriting Redis 7.0's ACL refusal texts, for the user ``user``, into
+    Redis 8's (error replies and ACL DRYRUN's bulk strings, anywhere in a reply; bulk
+    lengths fixed up). The 7.0 text of a script's refused command does not name the
+    command, so it cannot be rewritten: tests assert that one on resplite alone."""
+    name = user.encode()
+
+    def rewrite(text: bytes) -> bytes:
+        for pattern, replacement in _ACL_70_TO_8:
+            text = pattern.sub(replacement.replace(b"%(user)s", name), text)
+        return text
+
+    def walk(node: Node) -> Node:
+        kind, payload = node
+        if payload is None:
+            return node
+        if isinstance(payload, bytes):
+            return (kind, rewrite(payload)) if kind in (b"-", b"$", b"!") else node
+        if kind in (b"%", b"|"):
+            return (kind, [(walk(k), walk(v)) for k, v in payload])
+        return (kind, [walk(item) for item in payload])
+
+    return lambda data: dump(walk(parse(data)))

@@ -73,12 +73,16 @@ class Pair:
         self.ref = ref
         self.ours = ours
         self.resp = resp
+        # Applied by check() when it is given none (connect_extra() passes it on).
+        self.normalize: Normalizer | None = None
 
     def both(self, *args: bytes | str | int) -> tuple[bytes, bytes]:
         return self.ref.call(*args), self.ours.call(*args)
 
     def check(self, *args: bytes | str | int, normalize: Normalizer | None = None) -> bytes:
         expected, got = self.both(*args)
+        if normalize is None:
+            normalize = self.normalize
         if normalize is None and _is_xinfo_stream(args):
             normalize = without_newer_xinfo_fields
         if normalize is not None:
@@ -133,6 +137,7 @@ class Pair:
         ref = RawClient(self.ref.sock.getpeername()[0], self.ref.sock.getpeername()[1])
         ours = RawClient(self.ours.sock.getpeername()[0], self.ours.sock.getpeername()[1])
         extra = Pair(ref, ours, self.resp)
+        extra.normalize = self.normalize
         if self.resp == 3:
             ref.call("HELLO", "3")
             ours.call("HELLO", "3")

@@ -134,3 +134,13 @@ def test_genpass_lengths() -> None:
     for bits, chars in ((1, 1), (4, 1), (5, 2), (256, 64), (4096, 1024)):
         text = acl.genpass(bits)
         assert len(text) == chars and all(c in "0123456789abcdef" for c in text)
+
+
+def test_every_denial_is_counted_even_when_the_log_keeps_nothing() -> None:
+    registry = _fresh()
+    for reason, max_len in ((acl.DENIED_KEY, 128), (acl.DENIED_KEY, 128),
+                            (acl.DENIED_CMD, 0), (acl.DENIED_AUTH, 0)):
+        registry.add_log(reason, "toplevel", b"k", "u", 0, b"", max_len)
+    assert registry.denials == {acl.DENIED_AUTH: 1, acl.DENIED_CMD: 1, acl.DENIED_KEY: 2,
+                                acl.DENIED_CHANNEL: 0}
+    assert registry.log == []  # the last max_len of 0 emptied it

@@ -77,15 +77,6 @@ SCRIPT_COMMANDS = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall"
 
 _HOOK_FAIL, _FAIL_RAW, _ERROR, _STATUS, _ENCODED, _BOOLEAN = 1, 2, 3, 4, 5, 6
 _NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
-# A redis.call the caller's ACL user may not make (Redis 7.0's words; acl.OK: the fallback).
-_ACL_DENIED = {
-    acl.DENIED_CMD: "ERR The user executing the script can't run this command or subcommand",
-    acl.DENIED_KEY: "ERR The user executing the script can't access at least one of the keys "
-                    "mentioned in the command arguments",
-    acl.DENIED_CHANNEL: "ERR The user executing the script can't publish to the channel "
-                        "mentioned in the command",
-    acl.OK: "ERR The user executing the script lacking the permissions for the command",
-}
 _BUSY_EVAL = (
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
 )
@@ -586,7 +577,8 @@ class Scripting:
             if result != acl.OK:
                 denied = spec.fullname.encode() if result == acl.DENIED_CMD else argv[pos]
                 state.log_acl_denial(run.caller, result, denied, context="lua")
-                return self._refuse(spec, _ACL_DENIED.get(result, _ACL_DENIED[acl.OK]))
+                return self._refuse(spec, errors.ACL_SCRIPT_FAILURE
+                                    + acl.denial_message(result, user, spec, denied))
         if run.read_only and (spec.is_write or "may_replicate" in flags):
             return self._refuse(spec, "ERR Write commands are not allowed from read-only scripts.")
         if spec.is_write and not run.write_dirty and state.writes_refused:
