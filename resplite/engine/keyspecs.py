@@ -10,13 +10,15 @@ needs), or a ``keynum`` (the number of keys read from an argument, as in ``LMPOP
 The interpreter mirrors Redis's ``getKeysUsingKeySpecs``: a spec that does not fit the line
 (first or last key out of bounds, a bad key count, an ``INCOMPLETE`` spec) makes the whole
 result invalid, and specs flagged ``NOT_KEY`` are skipped unless asked for. Where Redis would
-fall back to a command's own key callback because the specs fail, SORT and SORT_RO have
-theirs here; for every other command resplite implements the line then has no keys (which
-is what their callbacks answer for such lines); a command whose key flags vary with its
+fall back to a command's own key callback because the specs fail, SORT, SORT_RO and
+MIGRATE have theirs here (the keys after MIGRATE's KEYS are what its INCOMPLETE spec cannot
+find); for every other command resplite implements the line then has no keys (which is
+what their callbacks answer for such lines); a command whose key flags vary with its
 arguments (``VARIABLE_FLAGS``: SET with or without GET or a comparison, DELEX with or
-without a condition) has a small rule here. COMMAND GETKEYS, GETKEYSANDFLAGS and anything
-else that needs a command's keys (cluster-aware clients, WATCH-like bookkeeping) read them
-through :func:`command_keys`.
+without a condition, BITFIELD with only GETs or with a SET / INCRBY) has a small rule here.
+COMMAND GETKEYS, GETKEYSANDFLAGS, the ACL check and anything else that needs a command's
+keys (cluster routing, WATCH-like bookkeeping) read them through :func:`command_keys`: a key
+these rules miss is a key no ACL guards.
 
 Positions are indexes into ``argv`` with ``argv[0]`` the command name, as in Redis.
 """
@@ -158,6 +160,23 @@ def _set_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
     return [KeyRef(1, ("OW", "UPDATE"))]
 
 
+def _bitfield_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
+    # Redis's bitfieldGetKeys: read-only while every operation is a complete GET (OVERFLOW
+    # with its argument may sit between them); a SET, an INCRBY or anything it cannot read
+    # makes the key written.
+    i, argc = 2, len(argv)
+    while i < argc:
+        option = _c_word(argv[i])
+        left = argc - i - 1
+        if option == b"get" and left >= 2:
+            i += 3
+        elif option == b"overflow" and left >= 1:
+            i += 2
+        else:
+            return [KeyRef(1, ("RW", "ACCESS", "UPDATE"))]
+    return [KeyRef(1, ("RO", "ACCESS"))]
+
+
 def _delex_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
     # DELEX with a condition reads the value before it removes the key; without one it is
     # DEL of one key.
@@ -171,7 +190,13 @@ def _delex_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
 _VARIABLE_FLAG_KEYS: dict[str, Callable[[CommandSpec, Sequence[bytes]], list[KeyRef]]] = {
     "set": _set_keys,
     "delex": _delex_keys,
+    "bitfield": _bitfield_keys,
 }
+
+
+def _c_word(arg: bytes) -> bytes:
+    """An option word as C's strcasecmp sees it: up to the first NUL, any case."""
+    return arg.split(b"\0", 1)[0].lower()
 
 
 def _sort_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
@@ -182,7 +207,7 @@ def _sort_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
     store = 0
     i, argc = 2, len(argv)
     while i < argc:
-        option = argv[i].split(b"\0", 1)[0].lower()
+        option = _c_word(argv[i])
         if option == b"limit":
             i += 2
         elif option == b"store" and i + 1 < argc:
@@ -199,11 +224,33 @@ def _sort_ro_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
     return [KeyRef(1, ("RO", "ACCESS"))]
 
 
+_MIGRATE_SKIPS = {b"copy": 0, b"replace": 0, b"auth": 1, b"auth2": 2}
+_MIGRATE_FLAGS = ("RW", "ACCESS", "DELETE")
+
+
+def _migrate_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
+    # Redis's migrateGetKeys: the key argument, or every argument after KEYS (options from
+    # the seventh argument on are skipped with their own arguments, as MIGRATE parses them).
+    # KEYS with a non-empty key argument is refused by the command: no keys then.
+    argc = len(argv)
+    i = 6
+    while i < argc:
+        option = _c_word(argv[i])
+        if option == b"keys":
+            if argv[3]:
+                return []
+            return [KeyRef(pos, _MIGRATE_FLAGS) for pos in range(i + 1, argc)]
+        i += _MIGRATE_SKIPS.get(option, 0) + 1
+    return [KeyRef(3, _MIGRATE_FLAGS)]
+
+
 # Commands with a key callback that Redis falls back to when their specs do not fit a line
-# (SORT's BY / GET / STORE keys are "unknown" to its specs).
+# (SORT's BY / GET / STORE keys are "unknown" to its specs; MIGRATE's KEYS spec is
+# INCOMPLETE: a key may itself be spelled "keys").
 _KEY_CALLBACKS: dict[str, Callable[[CommandSpec, Sequence[bytes]], list[KeyRef]]] = {
     "sort": _sort_keys,
     "sort_ro": _sort_ro_keys,
+    "migrate": _migrate_keys,
 }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from compat_helpers import Command, run
+from support import normalize
 from support.pair import Pair
 from support.raw import RawClient
 from support.servers import ServerPairFactory
@@ -394,3 +395,39 @@ def test_keyspace_hits_and_misses_count_read_lookups_as_redis(pair: Pair) -> Non
             client.call(*command.split())
             counts.append(_lookup_counts(client))
         assert counts[1] == counts[0], f"{command}: redis {counts[0]}, resplite {counts[1]}"
+
+
+# -- the ACL: BITFIELD reads or writes as its operations say --------------------------------
+
+BITFIELD_LINES: list[tuple[str, ...]] = [
+    ("BITFIELD", "k", "GET", "u8", "0"),
+    ("BITFIELD", "k", "GET", "u8", "0", "GET", "i4", "4"),
+    ("BITFIELD", "k", "OVERFLOW", "SAT", "GET", "u8", "0"),
+    ("BITFIELD", "k", "get\0x", "u8", "0"),  # options are C strings
+    ("BITFIELD", "k", "GET", "u8", "0", "SET", "u8", "0", "1"),
+    ("BITFIELD", "k", "INCRBY", "u8", "0", "1"),
+    ("BITFIELD", "k", "GET", "u8"),  # incomplete: taken as a write, as Redis does
+    ("BITFIELD", "k", "OVERFLOW"),
+    ("BITFIELD", "k"),
+    ("BITFIELD_RO", "k", "GET", "u8", "0"),
+]
+
+
+@pytest.mark.parametrize("line", BITFIELD_LINES, ids=lambda a: " ".join(a))
+def test_bitfield_key_flags_follow_the_operations(pair: Pair, line: tuple[str, ...]) -> None:
+    pair.check("COMMAND", "GETKEYSANDFLAGS", *line)
+
+
+def test_a_read_only_user_may_read_bitfields(pair: Pair) -> None:
+    pair.check("SET", "k", "v")
+    pair.check("ACL", "SETUSER", "bitreader", "on", ">pw", "+@all", "%R~*")
+    user = pair.connect_extra()
+    user.normalize = normalize.acl_texts_as_redis8("bitreader")
+    try:
+        user.check("AUTH", "bitreader", "pw")
+        for line in BITFIELD_LINES:
+            user.check(*line)
+        pair.check("GET", "k")
+    finally:
+        user.close()
+        pair.check("ACL", "DELUSER", "bitreader")

@@ -136,6 +136,23 @@ def test_genpass_lengths() -> None:
         assert len(text) == chars and all(c in "0123456789abcdef" for c in text)
 
 
+def test_every_key_after_migrates_keys_is_checked() -> None:
+    registry = _fresh()
+    registry.set_user(b"u", [b"on", b"nopass", b"+@read", b"+@write", b"~app:*"])
+    user = registry.users["u"]
+    head = [b"migrate", b"h", b"1", b"", b"0", b"5"]
+    spec = TABLE[b"migrate"]
+    assert acl.check_command(user, spec, [*head, b"KEYS", b"app:1", b"app:2"]) == (acl.OK, 0)
+    assert acl.check_command(user, spec, [*head, b"KEYS", b"app:1", b"secret"]) == (
+        acl.DENIED_KEY, 8)
+    assert acl.check_command(user, spec, [*head, b"COPY", b"KEYS", b"secret"]) == (
+        acl.DENIED_KEY, 8)
+    # Read-only access is not enough: MIGRATE deletes what it moved.
+    registry.set_user(b"r", [b"on", b"nopass", b"+@all", b"%R~*"])
+    assert acl.check_command(registry.users["r"], spec, [*head, b"KEYS", b"a"])[0] == (
+        acl.DENIED_KEY)
+
+
 def test_every_denial_is_counted_even_when_the_log_keeps_nothing() -> None:
     registry = _fresh()
     for reason, max_len in ((acl.DENIED_KEY, 128), (acl.DENIED_KEY, 128),

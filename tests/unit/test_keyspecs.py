@@ -147,3 +147,53 @@ def test_command_keys_is_empty_when_the_specs_do_not_fit() -> None:
     cmd = _cmd(_ks(index(1), rng(0)), _ks(index(3), rng(0)))
     assert command_keys(cmd, line("cmd a b")) == []
     assert command_keys(_cmd(), line("ping")) == []
+
+
+def _real(name: bytes) -> CommandSpec:
+    from resplite.commands import command_table
+
+    return command_table()[name]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("migrate h 1 k 0 5", [3]),
+        ("migrate h 1 k 0 5 COPY REPLACE AUTH pw", [3]),
+        ("migrate h 1 - 0 5 KEYS a b", []),  # KEYS needs an empty key argument: no keys
+        ("migrate h 1 k 0 5 KEYS", [3]),  # KEYS is searched from the last-but-one argument
+        ("migrate h 1 k 0 5 keys a keys b", []),
+        ("migrate h 1 k 0 5 AUTH keys", [3]),
+    ],
+)
+def test_migrate_keys(text: str, found: list[int]) -> None:
+    refs = command_keys(_real(b"migrate"), line(text))
+    assert [r.pos for r in refs] == found
+    assert all(r.flags == ("RW", "ACCESS", "DELETE") for r in refs)
+
+
+def test_migrate_keys_after_keys_are_all_found() -> None:
+    """The KEYS spec is INCOMPLETE (a key may be spelled "keys"): Redis's migrateGetKeys
+    finds them, skipping AUTH's and AUTH2's arguments, and so must the ACL's check."""
+    spec = _real(b"migrate")
+    argv = [b"migrate", b"h", b"1", b"", b"0", b"5", b"AUTH2", b"u", b"keys", b"COPY",
+            b"KEYS", b"a", b"keys", b"b"]
+    assert [r.pos for r in command_keys(spec, argv)] == [11, 12, 13]
+    argv = [b"migrate", b"h", b"1", b"", b"0", b"5", b"KEYS"]
+    assert [r.pos for r in command_keys(spec, argv)] == [3]
+
+
+@pytest.mark.parametrize(
+    ("text", "flags"),
+    [
+        ("bitfield k GET u8 0", ("RO", "ACCESS")),
+        ("bitfield k GET u8 0 OVERFLOW WRAP GET i4 4", ("RO", "ACCESS")),
+        ("bitfield k", ("RO", "ACCESS")),
+        ("bitfield k GET u8 0 SET u8 0 1", ("RW", "ACCESS", "UPDATE")),
+        ("bitfield k INCRBY u8 0 1", ("RW", "ACCESS", "UPDATE")),
+        ("bitfield k GET u8", ("RW", "ACCESS", "UPDATE")),  # incomplete: taken as a write
+        ("bitfield k OVERFLOW", ("RW", "ACCESS", "UPDATE")),
+    ],
+)
+def test_bitfield_flags_depend_on_the_operations(text: str, flags: tuple[str, ...]) -> None:
+    assert command_keys(_real(b"bitfield"), line(text)) == [KeyRef(1, flags)]
