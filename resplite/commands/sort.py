@@ -4,7 +4,11 @@ Theory of operation, in Redis's order (its ``sort.c``):
 
 1. Options are parsed first, so a syntax error wins over WRONGTYPE: ASC / DESC, ALPHA,
    LIMIT offset count, BY pattern, GET pattern (any number), STORE destination (SORT only).
-   A BY pattern without ``*`` means "don't sort" (``nosort`` is the usual spelling).
+   A BY pattern without ``*`` means "don't sort" (``nosort`` is the usual spelling). The
+   keys BY and GET patterns build are named by no key spec, so the ACL cannot check them:
+   a user that may not read every key (``~*``, ``%R~*`` or ``allkeys`` in a selector that
+   allows the line) is refused a BY pattern with ``*`` and any GET (even ``#``), each
+   with its own error, where the option is met.
 2. The key must be a set, list or sorted set (a missing key sorts as an empty list). A set
    that would not be sorted is sorted ALPHA anyway when the result is STOREd, so the stored
    list does not depend on the set's internal order.
@@ -34,7 +38,7 @@ from resplite.algorithms.numbers import parse_int, parse_strtod
 from resplite.commands.args import c_option
 from resplite.commands.generic import lookup_read, type_name
 from resplite.commands.hashes import live_hash
-from resplite.engine import errors
+from resplite.engine import acl, errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, LIST
 from resplite.engine.registry import command
@@ -86,6 +90,17 @@ def lookup_by_pattern(client: Client, pattern: bytes, element: bytes) -> bytes |
     return value if isinstance(value, bytes) else None
 
 
+def _reads_everything(client: Client, argv: list[bytes], readonly: bool) -> bool:
+    """Whether the client's user may read any key with this very line: the keys a BY or
+    GET pattern builds are named by no key spec, so Redis lets only such a user use them
+    (a script runs as its caller's user)."""
+    user = client.acl
+    if user is None:
+        return True
+    spec = client.server.table[b"sort_ro" if readonly else b"sort"]
+    return acl.unrestricted_key_access(user, spec, argv, acl.READ)
+
+
 def elements(value: Any, dontsort: bool, desc: bool) -> list[bytes]:
     """The elements to sort, in the order SORT starts from."""
     if value.__class__ is Set:
@@ -121,8 +136,12 @@ def _sort(client: Client, argv: list[bytes], readonly: bool) -> Any:
         elif option == b"by" and left >= 1:
             sortby = argv[j + 1]
             dontsort = b"*" not in _c_string(sortby)
+            if not dontsort and not _reads_everything(client, argv, readonly):
+                raise CommandError(errors.SORT_BY_DENIED)
             j += 1
         elif option == b"get" and left >= 1:
+            if not _reads_everything(client, argv, readonly):
+                raise CommandError(errors.SORT_GET_DENIED)
             gets.append(argv[j + 1])
             j += 1
         else:

@@ -724,6 +724,30 @@ def check_command(user: User, spec: CommandSpec, argv: Sequence[bytes]) -> tuple
     return relevant, last
 
 
+def _selector_reads_everything(sel: Selector, needed: int) -> bool:
+    # ACLSelectorHasUnrestrictedKeyAccess: allkeys, or a pattern that is exactly "*" with
+    # the permissions needed (~* or %R~*); a pattern that happens to match everything
+    # (such as "**") does not count, as in Redis.
+    if sel.allkeys:
+        return True
+    return any(p.flags & needed == needed and p.pattern == b"*" for p in sel.patterns)
+
+
+def unrestricted_key_access(user: User | None, spec: CommandSpec, argv: Sequence[bytes],
+                            needed: int = READ) -> bool:
+    """ACLUserCheckCmdWithUnrestrictedKeyAccess: whether some selector of ``user`` allows
+    this command line and may reach every key with the ``needed`` permissions (None, an
+    unrestricted client, may). SORT asks it before it reads keys that BY and GET patterns
+    build, which no key spec names."""
+    if user is None:
+        return True
+    keys: list[tuple[int, int]] | None = None
+    if has_keys(spec) and not all(s.allkeys for s in user.selectors):
+        keys = [(ref.pos, _key_flags(ref.flags)) for ref in command_keys(spec, argv)]
+    return any(_check_selector(sel, spec, argv, keys)[0] == OK
+               and _selector_reads_everything(sel, needed) for sel in user.selectors)
+
+
 def denial_message(result: int, user: User, spec: CommandSpec, obj: bytes,
                    verbose: bool = False) -> str:
     """getAclErrorMessage: Redis's words for a denial (``result`` is not OK); ``verbose``

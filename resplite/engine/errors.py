@@ -247,6 +247,8 @@ COUNT_NOT_POSITIVE = "ERR count should be greater than 0"  # ZMPOP, LMPOP and th
 NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
 LIMIT_CANT_BE_NEGATIVE = "ERR LIMIT can't be negative"
 SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
+SORT_BY_DENIED = "ERR BY option of SORT denied due to insufficient ACL permissions."
+SORT_GET_DENIED = "ERR GET option of SORT denied due to insufficient ACL permissions."
 # Not Redis's: it would build such a reply until memory ran out.
 REPLY_TOO_LONG = "ERR value is out of range"
 

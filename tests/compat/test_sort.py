@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 from compat_helpers import Command, U, decode, play, u
+from support import normalize
 from support.pair import Pair
 
 I64_MAX = "9223372036854775807"
@@ -245,3 +246,71 @@ def test_sort_of_sorted_sets(zsets: Pair) -> None:
          ("SORT", "z", "BY", "nosort", "DESC", "LIMIT", "1", "2"), ("SORT", "z"),
          ("ZADD", "n", "5", "1", "4", "2", "3", "3"), ("SORT", "n"), ("SORT", "n", "BY", "nosort"),
          ("OBJECT", "ENCODING", "n"), ("SORT_RO", "n", "BY", "nosort", "GET", "#"))
+
+
+# -- the ACL: keys that BY and GET patterns build -----------------------------------------------
+
+# The keys a BY or GET pattern builds come from the sorted values, so no key spec names them:
+# Redis lets only a user that may read every key (~*, %R~* or allkeys, in a selector that
+# allows the line) use a BY pattern with "*" or any GET (even "#"). Each user below runs
+# every line; the replies, refusals included, must equal Redis's.
+SORT_USERS: dict[str, list[str]] = {
+    "app": ["+@all", "~app:*"],  # some keys only
+    "reader": ["+@all", "%R~*"],  # reads everything, writes nothing
+    "writer": ["+@all", "%W~*", "%R~app:*"],  # writes everything, reads some keys
+    # a selector that allows SORT (not SORT_RO) with every key
+    "selector": ["+@all", "~app:*", "(~* +sort)"],
+    # every key readable, but only through a selector that does not allow SORT
+    "other_selector": ["+sort", "+sort_ro", "+eval", "~app:*", "(%R~* +get)"],
+}
+
+SORT_LINES: list[Command] = [
+    ("SORT", "app:s", "BY", "w_*"),
+    ("SORT", "app:s", "BY", "app:w_*"),  # even a pattern within the user's keys
+    ("SORT", "app:s", "BY", "nosort"),  # a constant BY reads no key: allowed
+    ("SORT", "app:s", "BY", "x\0*"),  # "*" after a NUL is not seen: constant
+    ("SORT", "app:s", "BY", "x*\0y"),
+    ("SORT", "app:s", "GET", "#"),
+    ("SORT", "app:s", "GET", "secret_*"),
+    ("SORT", "app:s", "GET", "h_*->f"),
+    ("SORT", "app:s", "BY", "w_*", "GET", "#", "GET", "secret_*"),
+    ("SORT", "app:s", "GET", "secret_*", "STORE", "app:out"),
+    ("SORT", "app:s", "GET", "secret_*", "STORE", "out"),  # STORE's key is checked first
+    ("SORT", "app:s", "LIMIT", "x", "1", "GET", "#"),  # errors in the order they are met
+    ("SORT", "app:s", "GET", "#", "LIMIT", "x", "1"),
+    ("SORT", "app:s", "GET", "#", "BOGUS"),
+    ("SORT_RO", "app:s", "GET", "secret_*"),
+    ("SORT_RO", "app:s", "BY", "w_*"),
+    ("SORT", "secret_1", "BY", "nosort"),
+    ("EVAL", "return redis.pcall('SORT', KEYS[1], 'GET', 'secret_*')", 1, "app:s"),
+    ("EVAL", "return redis.pcall('SORT', KEYS[1], 'BY', 'w_*', 'GET', 'w_*')", 1, "app:s"),
+    ("EVAL", "return redis.pcall('SORT_RO', KEYS[1], 'BY', 'w_*')", 1, "app:s"),
+    ("EVAL", "return redis.pcall('SORT', KEYS[1], 'GET', '#', 'STORE', 'app:out2')", 1,
+     "app:s"),
+]
+
+
+@pytest.mark.parametrize("name", list(SORT_USERS))
+def test_sort_patterns_need_access_to_every_key(pair: Pair, name: str) -> None:
+    play(pair, ints("app:s", 3, 1, 2), ("MSET", "w_1", "3", "w_2", "1", "w_3", "2",
+                                         "secret_1", "s1", "secret_2", "s2"),
+         ("HSET", "h_1", "f", "x"))
+    pair.check("ACL", "SETUSER", name, "on", ">pw", *SORT_USERS[name])
+    user = pair.connect_extra()
+    user.normalize = normalize.acl_texts_as_redis8(name)
+    try:
+        user.check("AUTH", name, "pw")
+        replies = dict(zip(SORT_LINES, (user.check(*line) for line in SORT_LINES),
+                           strict=True))
+        # The data is there: a user that reads everything gets the other keys' values.
+        secrets = replies[("SORT", "app:s", "GET", "secret_*")]
+        if name in ("reader", "selector"):
+            assert b"\r\ns1\r\n" in secrets and b"\r\ns2\r\n" in secrets
+        else:
+            assert secrets == b"-ERR GET option of SORT denied due to insufficient ACL " \
+                              b"permissions.\r\n"
+        pair.check("LRANGE", "app:out", "0", "-1")
+        pair.check("LRANGE", "app:out2", "0", "-1")
+    finally:
+        user.close()
+        pair.check("ACL", "DELUSER", name)

@@ -153,6 +153,31 @@ def test_every_key_after_migrates_keys_is_checked() -> None:
         acl.DENIED_KEY)
 
 
+@pytest.mark.parametrize(
+    ("rules", "full"),
+    [
+        ([b"+@all", b"~*"], True),
+        ([b"+@all", b"allkeys"], True),
+        ([b"+@all", b"%R~*"], True),
+        ([b"+@all", b"%W~*"], False),
+        ([b"+@all", b"~app:*"], False),
+        ([b"+@all", b"~**"], False),  # matches everything, but is not "*": as in Redis
+        ([b"+@all", b"~app:*", b"(~* +sort)"], True),
+        ([b"+@all", b"~app:*", b"(~* +get)"], False),  # that selector does not allow SORT
+        ([b"+@all", b"~app:*", b"(~x %R~* +sort)"], True),
+        ([b"-sort", b"~*"], False),
+    ],
+)
+def test_unrestricted_key_access(rules: list[bytes], full: bool) -> None:
+    """What SORT asks before a BY or GET pattern (ACLUserCheckCmdWithUnrestrictedKeyAccess):
+    some selector allows the line and reads every key."""
+    registry = _fresh()
+    registry.set_user(b"u", [b"on", b"nopass", *rules])
+    argv = [b"sort", b"app:s", b"GET", b"#"]
+    assert acl.unrestricted_key_access(registry.users["u"], TABLE[b"sort"], argv) is full
+    assert acl.unrestricted_key_access(None, TABLE[b"sort"], argv)
+
+
 def test_every_denial_is_counted_even_when_the_log_keeps_nothing() -> None:
     registry = _fresh()
     for reason, max_len in ((acl.DENIED_KEY, 128), (acl.DENIED_KEY, 128),

@@ -455,6 +455,9 @@ class Scripting:
         if script_client.db_index != caller.db_index:
             script_client.select(caller.db_index)
         script_client.resp = 2
+        # Commands run as the caller's user, as Redis's script client does: what a command
+        # checks itself (SORT's BY and GET patterns) sees the caller's permissions.
+        script_client.user, script_client.acl = caller.user, caller.acl
         self._parser = self._parser_eval if run.eval_mode else self._parser_function
         errors_before = state.total_error_replies
         self.running = run
