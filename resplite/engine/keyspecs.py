@@ -149,10 +149,15 @@ def has_keys(command: CommandSpec) -> bool:
 _COMPARISONS = frozenset({b"ifeq", b"ifne", b"ifdeq", b"ifdne"})
 
 
+def _c_word(arg: bytes) -> bytes:
+    """An option word as C's strcasecmp sees it: up to the first NUL, any case."""
+    return arg.split(b"\0", 1)[0].lower()
+
+
 def _set_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
     # SET returns the old value with GET (from the fourth argument on, any case) and needs it
     # to compare with IFEQ / IFNE / IFDEQ / IFDNE (Redis 8.4); otherwise it overwrites blindly.
-    words = [arg.lower() for arg in argv[3:]]
+    words = [_c_word(arg) for arg in argv[3:]]
     if b"get" in words:
         return [KeyRef(1, ("RW", "ACCESS", "UPDATE"))]
     if _COMPARISONS.intersection(words):
@@ -179,8 +184,9 @@ def _bitfield_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
 
 def _delex_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:
     # DELEX with a condition reads the value before it removes the key; without one it is
-    # DEL of one key.
-    if len(argv) > 2:
+    # DEL of one key. As Redis's delexGetKeys, a condition word anywhere after the key
+    # counts (other words leave it a plain removal; the command refuses them).
+    if _COMPARISONS.intersection(_c_word(arg) for arg in argv[2:]):
         return [KeyRef(1, ("RW", "DELETE"))]
     return [KeyRef(1, ("RM", "DELETE"))]
 
@@ -192,11 +198,6 @@ _VARIABLE_FLAG_KEYS: dict[str, Callable[[CommandSpec, Sequence[bytes]], list[Key
     "delex": _delex_keys,
     "bitfield": _bitfield_keys,
 }
-
-
-def _c_word(arg: bytes) -> bytes:
-    """An option word as C's strcasecmp sees it: up to the first NUL, any case."""
-    return arg.split(b"\0", 1)[0].lower()
 
 
 def _sort_keys(command: CommandSpec, argv: Sequence[bytes]) -> list[KeyRef]:

@@ -197,3 +197,21 @@ def test_migrate_keys_after_keys_are_all_found() -> None:
 )
 def test_bitfield_flags_depend_on_the_operations(text: str, flags: tuple[str, ...]) -> None:
     assert command_keys(_real(b"bitfield"), line(text)) == [KeyRef(1, flags)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "flags"),
+    [
+        ([b"delex", b"k"], ("RM", "DELETE")),
+        ([b"delex", b"k", b"IFEQ", b"v"], ("RW", "DELETE")),
+        ([b"delex", b"k", b"ifdne", b"0123"], ("RW", "DELETE")),
+        ([b"delex", b"k", b"bogus"], ("RM", "DELETE")),  # no condition (refused by DELEX)
+        ([b"delex", b"k", b"ifeq\0x", b"v"], ("RW", "DELETE")),  # words are C strings
+        ([b"set", b"k", b"v", b"get\0x"], ("RW", "ACCESS", "UPDATE")),
+        ([b"set", b"k", b"v", b"IFNE\0", b"x"], ("RW", "UPDATE")),
+    ],
+)
+def test_variable_flags_as_redis_8_finds_them(argv: list[bytes],
+                                              flags: tuple[str, ...]) -> None:
+    """delexGetKeys and setGetKeys of Redis 8.6: the options are compared as C strings."""
+    assert command_keys(_real(argv[0]), argv) == [KeyRef(1, flags)]
