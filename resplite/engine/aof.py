@@ -542,7 +542,7 @@ class Aof:
             self._rewrite_failed()
             return False
         if pid:
-            self.state.latency.sample_ns("fork", time.perf_counter_ns() - started)
+            self.state.forked(time.perf_counter_ns() - started)
         if pid == 0:  # pragma: no cover - runs in the child, which exits
             code = 1
             try:

@@ -373,6 +373,7 @@ class Dispatcher:
                 client.multi = None
                 client.multi_bytes = 0
                 client.close_after_reply = True
+                self.server.qbuf_limit_disconnections += 1
                 return self._reject(client, spec, _MULTI_TOO_BIG)
             client.multi_bytes = size
             client.multi.append((spec, argv))

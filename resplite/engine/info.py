@@ -10,7 +10,7 @@ order they were asked in.
 
 The field set is Redis 7.4's (the fields clients read; docs/compatibility.md says what the
 reported version means), with values that are true of resplite where a counterpart exists and
-Redis's idle values where it does not (replication offsets, fork statistics, AOF).
+Redis's idle values where it does not (replication offsets, active defrag, I/O threads).
 Memory figures follow the data (see :mod:`resplite.engine.state`): ``used_memory`` is what
 the data set, the clients and scripts hold plus the startup allowance, the figure
 ``maxmemory`` is checked against; ``used_memory_dataset`` is the data set alone and
@@ -303,8 +303,8 @@ def _stats(state: ServerState) -> Lines:
         ("pubsub_channels", len(state.pubsub.channels)),
         ("pubsub_patterns", len(state.pubsub.patterns)),
         ("pubsubshard_channels", len(state.pubsub.shard_channels)),
-        ("latest_fork_usec", 0),
-        ("total_forks", 0),
+        ("latest_fork_usec", state.latest_fork_usec),
+        ("total_forks", state.total_forks),
         ("migrate_cached_sockets", len(state.migrate)),
         ("slave_expires_tracked_keys", 0),
         ("active_defrag_hits", 0),
@@ -319,11 +319,11 @@ def _stats(state: ServerState) -> Lines:
         ("unexpected_error_replies", state.unexpected_errors),
         ("total_error_replies", state.total_error_replies),
         ("dump_payload_sanitizations", 0),
-        ("total_reads_processed", 0),
-        ("total_writes_processed", 0),
+        ("total_reads_processed", state.reads_processed),
+        ("total_writes_processed", state.writes_processed),
         ("io_threaded_reads_processed", 0),
         ("io_threaded_writes_processed", 0),
-        ("client_query_buffer_limit_disconnections", 0),
+        ("client_query_buffer_limit_disconnections", state.qbuf_limit_disconnections),
         ("client_output_buffer_limit_disconnections", 0),
         ("reply_buffer_shrinks", 0),
         ("reply_buffer_expands", 0),

@@ -267,7 +267,7 @@ class Persistence:
             self.last_bgsave_ok = False
             return False
         if pid:
-            state.latency.sample_ns("fork", time.perf_counter_ns() - started)
+            state.forked(time.perf_counter_ns() - started)
         if pid == 0:  # pragma: no cover - runs in the child, which exits
             code = 1
             try:

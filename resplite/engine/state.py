@@ -205,6 +205,14 @@ class ServerState:
         self.rejected_connections = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
+        # Socket reads and writes (total_reads_processed / total_writes_processed), clients
+        # closed for their query buffer or MULTI queue (client_query_buffer_limit_
+        # disconnections), forks for BGSAVE / BGREWRITEAOF and the last one's duration.
+        self.reads_processed = 0
+        self.writes_processed = 0
+        self.qbuf_limit_disconnections = 0
+        self.total_forks = 0
+        self.latest_fork_usec = 0
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
         self.last_save_time = self.start_time_ms // 1000
         self.shutdown_requested: Callable[[], None] | None = None
@@ -657,6 +665,13 @@ class ServerState:
                 hz = min(hz * 2, 500)
         return hz
 
+    def forked(self, elapsed_ns: int) -> None:
+        """A child was forked (BGSAVE, BGREWRITEAOF) in ``elapsed_ns``: INFO's fork
+        statistics and the latency monitor's ``fork`` event."""
+        self.total_forks += 1
+        self.latest_fork_usec = elapsed_ns // 1000
+        self.latency.sample_ns("fork", elapsed_ns)
+
     def reset_stats(self) -> None:
         self.lazyfree.freed = 0
         self.evicted_clients = 0
@@ -668,6 +683,9 @@ class ServerState:
         self.rejected_connections = 0
         self.net_input_bytes = 0
         self.net_output_bytes = 0
+        self.reads_processed = self.writes_processed = 0
+        self.qbuf_limit_disconnections = 0
+        self.total_forks = self.latest_fork_usec = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0
         self.scripting.evicted_scripts = 0

@@ -220,6 +220,7 @@ class Connection(asyncio.Protocol):
             return
         server = self.server
         server.net_input_bytes += len(data)
+        server.reads_processed += 1
         # Not closing, so connection_made has accepted the client and set it.
         client: Client = self.client  # type: ignore[assignment]
         client.net_in += len(data)
@@ -252,6 +253,7 @@ class Connection(asyncio.Protocol):
         client = self.client
         server = self.server
         server.net_input_bytes += len(data)
+        server.reads_processed += 1
         client.net_in += len(data)
         client.read_events += 1
         self.reader.feed(data)
@@ -500,6 +502,7 @@ class Connection(asyncio.Protocol):
             return
         transport = self.transport
         if transport is not None:
+            self.server.writes_processed += 1
             transport.write(data)
 
     def release(self) -> None:
@@ -512,6 +515,7 @@ class Connection(asyncio.Protocol):
         self.held = []
         transport = self.transport
         if transport is not None and not transport.is_closing():
+            self.server.writes_processed += 1
             transport.write(data)
 
     def _query_buffer_overflow(self, client: Client) -> None:
@@ -523,6 +527,7 @@ class Connection(asyncio.Protocol):
                     "(qbuf initial bytes: %s)",
                     client_info_line(client).decode("utf-8", "replace"),
                     quote(head.decode("utf-8", "surrogateescape")))
+        self.server.qbuf_limit_disconnections += 1
         self.abort()
 
     # -- ClientConnection -----------------------------------------------------------------

@@ -141,6 +141,40 @@ def test_multi_queue_is_bounded_by_the_query_buffer_limit(servers: StartServers)
     _alive(ours)
 
 
+@pytest.mark.redis_version("7.4")
+def test_query_buffer_disconnections_are_counted(servers: StartServers) -> None:
+    """INFO's client_query_buffer_limit_disconnections counts both ways past the limit: a
+    query buffer, and a MULTI queue (which Redis counts as part of it); CONFIG RESETSTAT
+    zeroes it. Redis 8.6.3 counts these same two closings."""
+    (ours,) = servers("--client-query-buffer-limit", "1mb", redis=False)
+    admin = RawClient(ours.host, ours.port)
+
+    def counted() -> bytes:
+        info = admin.call("INFO", "stats")
+        return info.split(b"client_query_buffer_limit_disconnections:")[1].split(b"\r\n")[0]
+
+    assert counted() == b"0"
+    conn = RawClient(ours.host, ours.port)
+    conn.send_raw(b"*2\r\n$3\r\nSET\r\n$3000000\r\n")
+    with contextlib.suppress(ConnectionError):
+        for _ in range(24):
+            conn.send_raw(b"x" * 65536)
+    assert _closed(conn.sock) == b""
+    conn.close()
+    assert counted() == b"1"
+    conn = RawClient(ours.host, ours.port)
+    assert conn.call("MULTI") == b"+OK\r\n"
+    for _ in range(3):
+        assert conn.call("SET", "k", b"v" * 300_000) == b"+QUEUED\r\n"
+    conn.send("SET", "k", b"v" * 300_000)
+    assert _closed(conn.sock) is not None
+    conn.close()
+    assert counted() == b"2"
+    assert admin.call("CONFIG", "RESETSTAT") == b"+OK\r\n"
+    assert counted() == b"0"
+    admin.close()
+
+
 def test_a_failed_transaction_keeps_nothing_queued(servers: StartServers) -> None:
     (ours,) = servers("--client-query-buffer-limit", "1mb", redis=False)
     conn = RawClient(ours.host, ours.port)

@@ -462,3 +462,57 @@ def test_wait_and_waitaof_run_in_scripts(pair: Pair) -> None:
     assert ours.call("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0") == _acks(0, 0)
     assert pair.ref.call("EVAL", "return redis.call('wait', 1, 0)", "0").startswith(
         b"-ERR This Redis command is not allowed from script")
+
+
+def _stats(conn: RawClient) -> dict[str, int]:
+    text = to_python(parse(conn.call("INFO", "stats")))
+    text = text.decode() if isinstance(text, bytes) else str(text)
+    return {name: int(value) for name, value in
+            (line.split(":", 1) for line in text.splitlines() if ":" in line)
+            if value.isdigit()}
+
+
+def _bgsave_done(conn: RawClient) -> None:
+    for _ in range(2000):
+        if b"rdb_bgsave_in_progress:0\r\n" in conn.call("INFO", "persistence"):
+            return
+        time.sleep(0.01)
+    raise AssertionError("BGSAVE did not finish")
+
+
+def test_info_counts_reads_writes_and_forks_as_redis(
+        server_pair_factory: ServerPairFactory) -> None:
+    """total_reads_processed / total_writes_processed move by one per request read and per
+    reply written (a pipeline of three is one of each), total_forks by one per BGSAVE, as in
+    Redis; latest_fork_usec is the last fork's duration; CONFIG RESETSTAT zeroes them."""
+    deltas = []
+    for server in server_pair_factory():
+        conn = RawClient(server.host, server.port)
+        steps = []
+        before = _stats(conn)
+        for _ in range(5):
+            conn.call("PING")
+        after = _stats(conn)
+        steps.append((after["total_reads_processed"] - before["total_reads_processed"],
+                      after["total_writes_processed"] - before["total_writes_processed"]))
+        conn.send_raw(b"PING\r\nPING\r\nPING\r\n")
+        for _ in range(3):
+            conn.read_reply()
+        again = _stats(conn)
+        steps.append((again["total_reads_processed"] - after["total_reads_processed"],
+                      again["total_writes_processed"] - after["total_writes_processed"]))
+        assert conn.call("BGSAVE") == b"+Background saving started\r\n"
+        _bgsave_done(conn)
+        forked = _stats(conn)
+        steps.append((forked["total_forks"] - again["total_forks"],
+                      int(forked["latest_fork_usec"] > 0)))
+        assert conn.call("CONFIG", "RESETSTAT") == b"+OK\r\n"
+        reset = _stats(conn)
+        steps.append((reset["total_forks"], reset["latest_fork_usec"]))
+        # After RESETSTAT, the INFO that reads them is one read (and the reply to RESETSTAT
+        # one write, in Redis as here).
+        steps.append((reset["total_reads_processed"], reset["total_writes_processed"]))
+        deltas.append(steps)
+        conn.close()
+    assert deltas[1] == deltas[0], deltas
+    assert deltas[0][:4] == [(6, 6), (2, 2), (1, 1), (0, 0)]
