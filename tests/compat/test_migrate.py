@@ -560,8 +560,10 @@ def test_failures_lose_nothing_and_others_are_served(pair: Pair) -> None:
         other.check("LRANGE", "l", "0", "-1")
         pair.check("GET", "k")
         assert 0 < _pttl(pair.ours, "k") <= 100000
-        # The broken link was not kept.
-        assert [_cached_links(side) for side in (pair.ref, pair.ours)] == links
+        # The broken link was not kept (a link an earlier test left may have idled out
+        # meanwhile: no side holds more links than before).
+        after = [_cached_links(side) for side in (pair.ref, pair.ours)]
+        assert all(now <= was for now, was in zip(after, links, strict=True)), (after, links)
     finally:
         other.close()
 
