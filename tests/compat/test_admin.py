@@ -283,6 +283,48 @@ def test_dryrun(acl_pair: Pair, line: tuple[str, ...]) -> None:
     acl_pair.check("ACL", "DRYRUN", "nobody", *line)
 
 
+# Commands whose keys Redis finds with a rule of their own (a getkeys procedure: key counts,
+# keywords, INCOMPLETE or VARIABLE_FLAGS specs): each forbidden key is found and refused.
+GETKEYS_RULE_LINES: list[tuple[str, ...]] = [
+    ("EVAL", "return 1", "2", "app:a", "secret"), ("EVAL_RO", "return 1", "1", "secret"),
+    ("EVALSHA", "0" * 40, "1", "secret"), ("FCALL", "f", "2", "app:a", "secret"),
+    ("FCALL_RO", "f", "1", "r1"), ("XREAD", "STREAMS", "app:s", "secret", "0", "0"),
+    ("XREAD", "STREAMS", "app:s", "r1", "0", "0"),
+    ("XREADGROUP", "GROUP", "g", "c", "STREAMS", "secret", ">"),
+    ("ZUNIONSTORE", "app:d", "2", "app:a", "secret"), ("ZUNIONSTORE", "secret", "1", "app:a"),
+    ("ZUNIONSTORE", "app:d", "1", "r1"), ("ZINTERSTORE", "app:d", "2", "app:a", "secret"),
+    ("ZDIFFSTORE", "r1", "1", "app:a"), ("ZUNION", "2", "app:a", "secret"),
+    ("ZINTERCARD", "2", "app:a", "secret"), ("SINTERCARD", "2", "r1", "secret"),
+    ("GEORADIUS", "app:g", "0", "0", "1", "m", "STORE", "secret"),
+    ("GEORADIUS", "app:g", "0", "0", "1", "m", "STOREDIST", "r1"),
+    ("GEORADIUS", "r1", "0", "0", "1", "m", "STORE", "app:d"),
+    ("GEORADIUSBYMEMBER", "app:g", "m", "1", "m", "STORE", "secret"),
+    ("LMPOP", "2", "app:a", "secret", "LEFT"), ("LMPOP", "1", "r1", "LEFT"),
+    ("ZMPOP", "1", "secret", "MIN"), ("BLMPOP", "0.01", "1", "r1", "LEFT"),
+    ("BZMPOP", "0.01", "2", "app:a", "secret", "MIN"),
+    ("SORT", "app:a", "STORE", "secret"), ("SORT", "r1", "STORE", "app:d"),
+    ("SORT_RO", "secret"), ("BITFIELD", "r1", "GET", "u8", "0"),
+    ("BITFIELD", "r1", "GET", "u8", "0", "SET", "u8", "0", "1"),
+    ("SET", "r1", "v", "GET"), ("SET", "app:a", "v", "GET"),
+    ("MIGRATE", "127.0.0.1", "1", "", "0", "5", "KEYS", "app:a", "secret"),
+    ("MIGRATE", "127.0.0.1", "1", "", "0", "5", "KEYS", "r1"),
+    ("MIGRATE", "127.0.0.1", "1", "secret", "0", "5"),
+]
+
+
+def test_keys_found_by_getkeys_rules_are_checked(acl_pair: Pair) -> None:
+    """A user with ~app:* and read-only %R~r* runs each line: the same ones are refused as in
+    Redis (DRYRUN names the same key), and the others run as in Redis."""
+    acl_pair.check("ACL", "SETUSER", "alice", "on", f">{PW}", "+@all", "~app:*", "%R~r*")
+    user = _as_user(acl_pair, "alice")
+    for line in GETKEYS_RULE_LINES:
+        acl_pair.check("ACL", "DRYRUN", "alice", *line)
+        user.check(*line)
+    user.close()
+    ref, ours = acl_pair.both("ACL", "LOG")
+    assert _log_entries(ours) == _log_entries(ref)
+
+
 def test_commands_refused_with_redis_texts(acl_pair: Pair) -> None:
     acl_pair.check("ACL", "SETUSER", "alice", "on", f">{PW}", "~k*", "%R~r*", "+get", "+set",
                    "+mget", "+@hash", "+client|setname", "+multi", "+exec", "+discard")
