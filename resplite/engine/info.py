@@ -292,7 +292,7 @@ def _stats(state: ServerState) -> Lines:
         ("expired_subkeys", sum(db.expired_fields for db in state.keyspace.dbs)),
         ("expired_stale_perc", "0.00"),
         ("expired_time_cap_reached_count", 0),
-        ("expire_cycle_cpu_milliseconds", 0),
+        ("expire_cycle_cpu_milliseconds", state.expire_cycle_ns // 1_000_000),
         ("evicted_keys", state.evictor.evicted_keys),
         ("evicted_clients", state.evicted_clients),
         ("evicted_scripts", state.scripting.evicted_scripts),

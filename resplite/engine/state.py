@@ -213,6 +213,7 @@ class ServerState:
         self.qbuf_limit_disconnections = 0
         self.total_forks = 0
         self.latest_fork_usec = 0
+        self.expire_cycle_ns = 0  # time in the cron's active expiry (expire_cycle_cpu_...)
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
         self.last_save_time = self.start_time_ms // 1000
         self.shutdown_requested: Callable[[], None] | None = None
@@ -686,6 +687,7 @@ class ServerState:
         self.reads_processed = self.writes_processed = 0
         self.qbuf_limit_disconnections = 0
         self.total_forks = self.latest_fork_usec = 0
+        self.expire_cycle_ns = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0
         self.scripting.evicted_scripts = 0

@@ -516,3 +516,28 @@ def test_info_counts_reads_writes_and_forks_as_redis(
         conn.close()
     assert deltas[1] == deltas[0], deltas
     assert deltas[0][:4] == [(6, 6), (2, 2), (1, 1), (0, 0)]
+
+
+def test_the_active_expiry_cycles_time_is_counted() -> None:
+    """expire_cycle_cpu_milliseconds adds up the time of the cron's expiry cycles (resplite
+    alone: Redis's C cycle may expire these keys in well under a millisecond)."""
+    server = start_resplite("--hz", "100")
+    try:
+        conn = RawClient(server.host, server.port)
+        conn.send_raw(b"".join(b"SET k%d v PX 1\r\n" % i for i in range(20_000)))
+        for _ in range(20_000):
+            conn.read_reply()
+        for _ in range(6000):
+            if conn.call("DBSIZE") == b":0\r\n":
+                break
+            time.sleep(0.01)
+        assert conn.call("DBSIZE") == b":0\r\n"
+        stats = _stats(conn)
+        assert stats["expired_keys"] == 20_000
+        # Deleting 20,000 keys takes the interpreter well over a millisecond.
+        assert stats["expire_cycle_cpu_milliseconds"] >= 1
+        assert conn.call("CONFIG", "RESETSTAT") == b"+OK\r\n"
+        assert _stats(conn)["expire_cycle_cpu_milliseconds"] == 0
+        conn.close()
+    finally:
+        server.stop()
