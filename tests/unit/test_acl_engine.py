@@ -186,3 +186,22 @@ def test_every_denial_is_counted_even_when_the_log_keeps_nothing() -> None:
     assert registry.denials == {acl.DENIED_AUTH: 1, acl.DENIED_CMD: 1, acl.DENIED_KEY: 2,
                                 acl.DENIED_CHANNEL: 0}
     assert registry.log == []  # the last max_len of 0 emptied it
+
+
+def test_a_renamed_sort_still_guards_its_patterns() -> None:
+    """SORT finds its own spec by name for the ACL check, whatever rename-command made of
+    its name in the table."""
+    from resplite.engine.client import Client
+    from resplite.engine.errors import SORT_GET_DENIED
+    from resplite.engine.table import renamed
+    from resplite.protocol.replies import ErrorReply
+
+    state = ServerState(Config(), table=renamed(TABLE, [("sort", "mysort")]))
+    client = Client(state, state.new_client_id(), None)
+    state.clients[client.id] = client
+    state.acl.set_user(b"app", [b"on", b"nopass", b"+@all", b"~app:*"])
+    client.log_in(state.acl.users["app"])
+    run = state.dispatcher.execute
+    assert run(client, [b"RPUSH", b"app:l", b"1"]) == 1
+    assert run(client, [b"MYSORT", b"app:l", b"GET", b"x_*"]) == ErrorReply(SORT_GET_DENIED)
+    assert run(client, [b"MYSORT", b"app:l"]) == [b"1"]
