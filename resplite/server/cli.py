@@ -4,20 +4,23 @@ Start-up follows ``redis-server``: read the configuration (file, then arguments)
 ``dir``, fork when ``daemonize yes``, set up logging, write the pid file, adjust the OOM
 score, listen, then set the process title, tell a supervisor it is ready and log, once, the
 directives that were given but have no effect here (see :mod:`resplite.server.process`).
+
+``--version`` and ``--help`` import nothing of the server: the configuration, the engine and
+asyncio are imported only on the way to serving, so that a script or a health check asking
+for the version pays for the interpreter alone.
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import sys
-import textwrap
+from typing import TYPE_CHECKING
 
-from resplite.engine.acl import AclError
-from resplite.engine.config import Config, ConfigError, implemented_directives, parse_args
-from resplite.engine.persistence import LoadError
-from resplite.server import process
+from resplite.engine.config_names import IMPLEMENTED
 from resplite.version import REDIS_VERSION, __version__
+
+if TYPE_CHECKING:
+    from resplite.engine.config import Config
+    from resplite.server.cluster import ClusterServer
 
 USAGE = """\
 Usage: resplite-server [/path/to/redis.conf] [options]
@@ -38,11 +41,10 @@ include and rename-command.
 Directives resplite implements:
 """
 
-log = logging.getLogger("resplite")
-
-
 def usage() -> str:
-    names = textwrap.fill(", ".join(implemented_directives()), width=90, break_on_hyphens=False,
+    import textwrap
+
+    names = textwrap.fill(", ".join(IMPLEMENTED), width=90, break_on_hyphens=False,
                           initial_indent="       ", subsequent_indent="       ")
     return USAGE + names + "\n"
 
@@ -50,6 +52,8 @@ def usage() -> str:
 def _install_event_loop(use_uvloop: bool) -> None:
     if not use_uvloop:
         return
+    import asyncio
+
     try:
         import uvloop
     except ImportError:
@@ -65,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] in ("-v", "--version"):
         sys.stdout.write(f"resplite server v={__version__} redis_version={REDIS_VERSION}\n")
         return 0
+    from resplite.engine.config import ConfigError, parse_args
+    from resplite.server import process
+
     try:
         config = parse_args(args)
         process.enter_dir(config)
@@ -84,12 +91,25 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(config: Config) -> int:
+    import asyncio
+    import logging
+
+    from resplite.engine.acl import AclError
+    from resplite.engine.config import ConfigError
+    from resplite.engine.persistence import LoadError
+    from resplite.server import process
     from resplite.server.app import Server
-    from resplite.server.cluster import ClusterServer
+
+    log = logging.getLogger("resplite")
 
     async def run() -> None:
         server: Server | ClusterServer
-        server = ClusterServer(config) if config["cluster-enabled"] else Server(config)
+        if config["cluster-enabled"]:
+            from resplite.server.cluster import ClusterServer
+
+            server = ClusterServer(config)
+        else:
+            server = Server(config)
         server.install_signal_handlers()
 
         def ready() -> None:
@@ -99,7 +119,7 @@ def _serve(config: Config) -> int:
             banner = process.logo(config, server.port)
             if banner is not None:
                 log.info("%s", banner.rstrip())
-            if isinstance(server, ClusterServer):
+            if not isinstance(server, Server):
                 log.warning("Cluster of %d nodes in this process, on ports %s",
                             len(server.ports), ", ".join(map(str, server.ports)))
             ignored = config.without_effect()
@@ -117,7 +137,7 @@ def _serve(config: Config) -> int:
         return 1
     except LoadError as exc:
         # As Redis: a data set that cannot be read stops the server (never start empty).
-        logging.getLogger("resplite").error("Fatal error loading the DB: %s. Exiting.", exc)
+        log.error("Fatal error loading the DB: %s. Exiting.", exc)
         return 1
     except ConfigError as exc:
         log.error("*** FATAL CONFIG ERROR *** %s", exc)
