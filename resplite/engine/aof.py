@@ -68,7 +68,6 @@ from resplite.engine.persistence import (
     stop_child,
     write_file,
 )
-from resplite.formats import rdb_values
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -235,6 +234,8 @@ class Aof:
         if state.config["aof-use-rdb-preamble"]:
             yield from state.persistence.snapshot(aof_base=True)
             return
+        from resplite.formats import rdb_values  # DUMP's payloads, loaded on first use
+
         compress = state.config["rdbcompression"]
         for code in state.scripting.library_codes():
             yield encode_command([b"FUNCTION", b"LOAD", code])  # first, as Redis writes them

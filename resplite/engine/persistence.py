@@ -41,15 +41,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from resplite.engine.errors import CommandError
-from resplite.formats import rdb_file, rdb_values
-from resplite.formats.rdb_format import RdbError
-from resplite.store.keyspace import Database
-from resplite.store.set import Limits as SetLimits
-from resplite.store.stream import Stream
 from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
     from resplite.engine.state import ServerState
+    from resplite.formats import rdb_file, rdb_values
+    from resplite.store.keyspace import Database
+
+# The RDB codecs (resplite.formats) are imported by the functions that read or write a
+# snapshot, on first use: a server that starts without a data file and never saves does
+# not load them.
 
 log = logging.getLogger("resplite.persistence")
 
@@ -77,6 +78,9 @@ class _Child:
 
 def load_limits(config: Any) -> rdb_values.Limits:
     """The encoding limits a load converts values by, from the current directives."""
+    from resplite.formats import rdb_values
+    from resplite.store.set import Limits as SetLimits
+
     return rdb_values.Limits(
         hash_entries=config["hash-max-listpack-entries"],
         hash_value=config["hash-max-listpack-value"],
@@ -184,6 +188,8 @@ class Persistence:
 
     def _records(self, db: Database, lru: bool, lfu: bool,
                  keep: bool) -> Iterator[rdb_file.Record]:
+        from resplite.store.stream import Stream
+
         expires = db.expires
         stream = Stream
         for key, value in db.data.items():
@@ -198,6 +204,8 @@ class Persistence:
         in the foreground): streams keep their nodes' compressed forms, so the next
         snapshot copies the nodes that did not change; a forked child would only
         throw them away with its copy of the memory."""
+        from resplite.formats import rdb_file
+
         state = self.state
         config = state.config
         policy = config["maxmemory-policy"]
@@ -383,6 +391,9 @@ class Persistence:
     def load_bytes(self, data: bytes, *, drop_expired: bool, name: str,
                    base: int = 0) -> rdb_file.LoadReport:
         """Load RDB bytes (a file or an AOF base) into the keyspace; LoadError on failure."""
+        from resplite.formats import rdb_file, rdb_values
+        from resplite.formats.rdb_format import RdbError
+
         state = self.state
         dbs = state.keyspace.dbs
 

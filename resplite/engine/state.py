@@ -53,7 +53,7 @@ from resplite.engine.persistence import Persistence
 from resplite.engine.propagate import group_forms, unblocked_form
 from resplite.engine.pubsub import PubSub
 from resplite.engine.scheduler import NO_TIMERS, Scheduler
-from resplite.engine.scripting import NO_PUMP, BusyPump, Scripting
+from resplite.engine.scripting import NO_PUMP, BusyPump
 from resplite.engine.slowlog import SlowLog
 from resplite.engine.tracking import Tracking
 from resplite.store.keyspace import Keyspace
@@ -61,6 +61,7 @@ from resplite.store.keyspace import Keyspace
 if TYPE_CHECKING:
     from resplite.engine.client import Client
     from resplite.engine.cluster import ClusterNode
+    from resplite.engine.scripting.engine import Scripting
     from resplite.engine.table import CommandSpec
 
 
@@ -260,10 +261,22 @@ class ServerState:
         config.on_change("appendonly", self._set_appendonly)
         # Last: these read the table, the slow log, the memory figures and the stats above.
         self.info = InfoState(self)
-        # Scripts and functions; ``busy_pump`` lets the shell serve other clients while a
-        # script runs past busy-reply-threshold.
-        self.scripting = Scripting(self, busy_pump)
+        # Scripts and functions (made on first use, see ``scripting``); ``busy_pump`` lets
+        # the shell serve other clients while a script runs past busy-reply-threshold.
+        self._busy_pump = busy_pump
+        self._scripting: Scripting | None = None
         self.dispatcher = Dispatcher(self)
+
+    @property
+    def scripting(self) -> Scripting:
+        """The scripting engine, imported and made on first use: a server that runs no
+        script command never loads it (nor lupa, which the first Lua state loads)."""
+        engine = self._scripting
+        if engine is None:
+            from resplite.engine.scripting.engine import Scripting
+
+            engine = self._scripting = Scripting(self, self._busy_pump)
+        return engine
 
     def _configure_access(self, name: str = "", value: object = None) -> None:
         # OBJECT IDLETIME / FREQ: what each key's access field records follows the policy.
@@ -411,7 +424,8 @@ class ServerState:
         peak, and answer ``used_memory``."""
         for client in self.clients.values():
             self.charge_client(client)
-        self.script_memory = self.scripting.memory_used()
+        engine = self._scripting
+        self.script_memory = engine.memory_used() if engine is not None else 0
         used = self.used_memory()
         if used > self.peak_memory:
             self.peak_memory = used
@@ -690,4 +704,5 @@ class ServerState:
         self.expire_cycle_ns = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0
-        self.scripting.evicted_scripts = 0
+        if self._scripting is not None:
+            self._scripting.evicted_scripts = 0

@@ -41,9 +41,7 @@ import logging
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
-
-from lupa import lua51
+from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.keyslot import key_slot
 from resplite.algorithms.numbers import parse_int
@@ -52,15 +50,16 @@ from resplite.engine.cluster import CROSSSLOT, TRYAGAIN
 from resplite.engine.errors import CommandError
 from resplite.engine.info import bytes_to_human
 from resplite.engine.keyspecs import command_keys
-from resplite.engine.scripting import convert, functions, natives
+from resplite.engine.scripting import NO_PUMP, BusyPump, convert, functions
 from resplite.engine.scripting.functions import FunctionInfo, Library, LibraryContext
-from resplite.engine.scripting.vm import LuaVM
 from resplite.protocol.replies import ErrorReply, Raw, Status
 from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
     from resplite.engine.cluster import ClusterNode
+    from resplite.engine.scripting.natives import Lrand48
+    from resplite.engine.scripting.vm import LuaVM
     from resplite.engine.state import ServerState
     from resplite.engine.table import CommandSpec
 
@@ -72,8 +71,6 @@ LOAD_TIMEOUT_TEXT = b"ERR FUNCTION LOAD timeout"
 LOAD_TIMEOUT_MS = 500
 # Redis 7.4 keeps at most this many scripts that EVAL (not SCRIPT LOAD) brought in.
 EVAL_SCRIPTS_KEPT = 500
-# The commands whose flags depend on the script they run.
-SCRIPT_COMMANDS = frozenset({"eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro"})
 
 _HOOK_FAIL, _FAIL_RAW, _ERROR, _STATUS, _ENCODED, _BOOLEAN = 1, 2, 3, 4, 5, 6
 _NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
@@ -100,31 +97,12 @@ def _command_argv(args: tuple[Any, ...]) -> list[bytes] | None:
         if cls is bytes:
             argv.append(arg)
         elif cls is int or cls is float:
+            from resplite.engine.scripting import natives
+
             argv.append(natives.argument_bytes(arg))
         else:
             return None
     return argv
-
-
-class BusyPump(Protocol):
-    """What the shell provides so that other clients are served while a script runs long."""
-
-    def serve_while_busy(self, caller: Client) -> None:
-        """Answer the clients that have sent something (never ``caller``), without blocking."""
-
-    def busy_ended(self) -> None:
-        """The long script ended: the event loop serves everyone again."""
-
-
-class _NoPump:
-    def serve_while_busy(self, caller: Client) -> None:
-        return None
-
-    def busy_ended(self) -> None:
-        return None
-
-
-NO_PUMP: BusyPump = _NoPump()
 
 
 @dataclass(slots=True, eq=False)
@@ -215,7 +193,8 @@ class Scripting:
         self.libraries = LibraryContext()
         self.running: ScriptRun | None = None
         self._run: ScriptRun | None = None  # made on the first run, refilled for each
-        self.rand = natives.Lrand48()
+        # math.random's generator, made with the first Lua state (lupa is imported then).
+        self.rand: Lrand48 | None = None
         self._eval_vm: LuaVM | None = None
         self._function_vm: LuaVM | None = None
         self._client: Client | None = None
@@ -232,6 +211,10 @@ class Scripting:
     # -- the two Lua states ------------------------------------------------------------------
 
     def _helpers(self) -> dict[str, Any]:
+        if self.rand is None:
+            from resplite.engine.scripting.natives import Lrand48
+
+            self.rand = Lrand48()
         return {
             "command": self._command,
             "setresp": self._setresp,
@@ -251,6 +234,8 @@ class Scripting:
     def eval_vm(self) -> LuaVM:
         vm = self._eval_vm
         if vm is None:
+            from resplite.engine.scripting.vm import LuaVM
+
             vm = self._eval_vm = LuaVM("eval", self._helpers(), self._max_memory())
             self._parser_eval = convert.ReplyParser(vm.runtime)
         return vm
@@ -259,6 +244,8 @@ class Scripting:
     def function_vm(self) -> LuaVM:
         vm = self._function_vm
         if vm is None:
+            from resplite.engine.scripting.vm import LuaVM
+
             vm = self._function_vm = LuaVM("function", self._helpers(), self._max_memory())
             self._parser_function = convert.ReplyParser(vm.runtime)
         return vm
@@ -301,7 +288,7 @@ class Scripting:
         assert compile_ is not None
         try:
             compiled = compile_(body[shebang_len:])
-        except lua51.LuaMemoryError:
+        except vm.memory_error:
             vm.collect()
             raise CommandError(self._memory_error(b"(new function)")) from None
         fn, problem = (compiled if isinstance(compiled, tuple) else (compiled, None))
@@ -468,7 +455,7 @@ class Scripting:
             aof.hold()
         try:
             result = vm.run(fn, caller.resp, nkeys, *argv[3:])
-        except lua51.LuaMemoryError:
+        except vm.memory_error:
             vm.collect()
             raise CommandError(self._memory_error(run.name)) from None
         finally:
@@ -498,6 +485,8 @@ class Scripting:
         if cls is bytes or cls is int or result is None:
             return result
         if cls is float:
+            from resplite.engine.scripting import natives
+
             return natives.c_int64(result)
         kind = result[0]
         if kind == _ENCODED:
@@ -813,7 +802,7 @@ class Scripting:
         self._loading = (library, time.monotonic_ns(), timeout_ms)
         try:
             outcome = load(body)
-        except lua51.LuaMemoryError:
+        except vm.memory_error:
             vm.collect()
             raise CommandError(self._memory_error(library.name)) from None
         finally:
@@ -967,5 +956,7 @@ def _as_bytes(value: Any) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, float):
+        from resplite.engine.scripting import natives
+
         return natives.number_text(value)
     return str(value).encode()

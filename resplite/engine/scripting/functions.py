@@ -26,10 +26,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from resplite.algorithms.crc64 import crc64
 from resplite.engine.errors import CommandError
-from resplite.formats import rdb_format
-from resplite.formats.rdb_format import OPCODE_FUNCTION2, OPCODE_FUNCTION_PRE_GA, RDB_VERSION
 
 FUNCTIONS_SINCE = 10  # the RDB version that introduced OPCODE_FUNCTION2 (Redis 7.0)
 
@@ -127,7 +124,15 @@ def extract_metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
 # -- the DUMP payload ---------------------------------------------------------------------------
 
 
+# The RDB codecs are imported by the three functions below, on first use: a server that never
+# dumps or restores functions does not load them.
+
+
 def dump_payload(libraries: list[Library]) -> bytes:
+    from resplite.algorithms.crc64 import crc64
+    from resplite.formats import rdb_format
+    from resplite.formats.rdb_format import OPCODE_FUNCTION2
+
     body = bytearray()
     for lib in libraries:
         body.append(OPCODE_FUNCTION2)
@@ -137,6 +142,9 @@ def dump_payload(libraries: list[Library]) -> bytes:
 
 
 def verify_payload(payload: bytes) -> bool:
+    from resplite.algorithms.crc64 import crc64
+    from resplite.formats.rdb_format import RDB_VERSION
+
     if len(payload) < 10:
         return False
     version = payload[-10] | (payload[-9] << 8)
@@ -147,6 +155,9 @@ def verify_payload(payload: bytes) -> bool:
 
 def read_payload(payload: bytes) -> list[bytes]:
     """The library codes of a verified payload, or CommandError with Redis's words."""
+    from resplite.formats import rdb_format
+    from resplite.formats.rdb_format import OPCODE_FUNCTION2, OPCODE_FUNCTION_PRE_GA
+
     reader = rdb_format.Reader(memoryview(payload)[:-10])
     codes: list[bytes] = []
     while not reader.at_end():

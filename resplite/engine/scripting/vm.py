@@ -53,6 +53,10 @@ class LuaVM:
     (redis.call, the hook, logging...); the natives of :mod:`natives` are added here.
     """
 
+    # What an allocation past max_memory raises; the engine names it through its state, so
+    # that lupa is imported only when the first state is made.
+    memory_error: type[Exception] = lua51.LuaMemoryError
+
     def __init__(self, mode: str, helpers: dict[str, Any], max_memory: int) -> None:
         self.mode = mode
         self.max_memory = max_memory
