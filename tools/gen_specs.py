@@ -27,6 +27,9 @@ Usage::
     python tools/gen_specs.py                  # starts redis-server on a private unix socket
     python tools/gen_specs.py --port 23456     # uses a reference server already running
     python tools/gen_specs.py --check          # writes nothing; exit status 1 if anything is stale
+
+Either way it then writes (or checks) ``resplite/commands/catalog.json``, which the server
+reads its table from (``python -m resplite.commands.catalog``).
 """
 
 from __future__ import annotations
@@ -785,12 +788,25 @@ def generate(client: RespClient, check: bool) -> int:
     return 1 if check and stale else 0
 
 
+def write_catalog(check: bool) -> int:
+    """Regenerate (or with ``check``, verify) resplite/commands/catalog.json, the one file a
+    server reads its command table from, after the specs it is made of."""
+    argv = [sys.executable, "-m", "resplite.commands.catalog", *(["--check"] if check else [])]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    return subprocess.run(argv, cwd=ROOT, env=env).returncode
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, help="port of a running reference redis-server")
     parser.add_argument("--server", default="redis-server", help="redis-server binary to start")
     parser.add_argument("--check", action="store_true", help="write nothing, report staleness")
     args = parser.parse_args(argv)
+    return _generate_specs(args) or write_catalog(args.check)
+
+
+def _generate_specs(args: argparse.Namespace) -> int:
     SPEC_DIR.mkdir(parents=True, exist_ok=True)
 
     if args.port:

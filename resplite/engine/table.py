@@ -9,12 +9,19 @@ refuses to build on any inconsistency: a handler without a spec, a spec without 
 a subcommand without its container, a key-spec index out of range, a duplicate name.
 
 Dispatch, COMMAND INFO/DOCS/COUNT/LIST and GETKEYS all read these same objects.
+
+A server does not read the 395 spec files at start: :func:`table_from_catalog` builds the
+same table from one generated file holding what dispatch and COMMAND INFO need (see
+:mod:`resplite.commands.catalog`, which :func:`build_table` validates when it is written).
+There each handler is a :class:`Deferred` until its module is first needed, and a spec's
+``doc`` is read from its spec file on first use (COMMAND DOCS).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Set
+import threading
+from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -120,10 +127,11 @@ def _derive_legacy_range(specs: tuple[KeySpec, ...]) -> tuple[int, int, int, boo
 
 
 def _make_spec(
-    data: dict[str, Any],
+    data: Mapping[str, Any],
     handler: Handler | None,
     subs: Mapping[bytes, CommandSpec],
     counts_changes: bool = False,
+    doc: Mapping[str, Any] | None = None,
 ) -> CommandSpec:
     container = data.get("container")
     name = data["name"].lower()
@@ -154,7 +162,7 @@ def _make_spec(
         last_key=last,
         key_step=step,
         movablekeys=movable,
-        doc=MappingProxyType(data),
+        doc=MappingProxyType(data) if doc is None else doc,
         handler=handler,
         subcommands=MappingProxyType(dict(subs)),
         is_write="write" in flags,
@@ -273,3 +281,148 @@ def renamed(table: dict[bytes, CommandSpec], renames: list[tuple[str, str]]
                 raise ValueError("Target command name already exists")
             result[new.encode()] = spec
     return result
+
+
+# -- the table from the generated catalog ---------------------------------------------------
+
+# The spec fields a catalog entry keeps: what dispatch, ACL and COMMAND INFO read. The prose
+# and argument trees (COMMAND DOCS) stay in the spec files.
+CATALOG_FIELDS = ("name", "container", "arity", "command_flags", "acl_categories", "hints",
+                  "key_specs")
+
+
+class SpecDoc(Mapping[str, Any]):
+    """A spec file's whole content, read on first use: the ``doc`` of a table built from
+    the catalog. Invariant: once read, the same dict is answered for the process's life."""
+
+    __slots__ = ("_data", "_lock", "_path")
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._data: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> dict[str, Any]:
+        data = self._data
+        if data is None:
+            with self._lock:
+                data = self._data
+                if data is None:
+                    data = self._data = json.loads(self._path.read_text(encoding="utf-8"))
+        return data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._load()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+class _ModuleBinder:
+    """The specs whose handlers one command module registers, and how to import it.
+
+    The first call of any of them imports the module (which registers its handlers) and
+    replaces every :class:`Deferred` of the module by the real handler, so later calls
+    go straight to it. The specs stay frozen to everyone else: only this swap writes them.
+    """
+
+    __slots__ = ("_lock", "load", "module", "specs")
+
+    def __init__(self, module: str, load: Callable[[str], Mapping[str, Handler]]) -> None:
+        self.module = module
+        self.load = load
+        self.specs: list[CommandSpec] = []
+        self._lock = threading.Lock()
+
+    def bind(self, fullname: str) -> Handler:
+        with self._lock:
+            handlers = self.load(self.module)
+            for spec in self.specs:
+                handler = handlers.get(spec.fullname)
+                if handler is None:
+                    raise SpecError(f"module {self.module!r} registers no handler for "
+                                    f"{spec.fullname}: the catalog is stale")
+                object.__setattr__(spec, "handler", handler)
+        return handlers[fullname]
+
+
+class Deferred:
+    """Stands for a handler whose module is not imported yet (see :class:`_ModuleBinder`)."""
+
+    __slots__ = ("_binder", "fullname")
+
+    def __init__(self, binder: _ModuleBinder, fullname: str) -> None:
+        self._binder = binder
+        self.fullname = fullname
+
+    @property
+    def module(self) -> str:
+        return self._binder.module
+
+    def __call__(self, client: Any, argv: list[bytes]) -> Any:
+        return self._binder.bind(self.fullname)(client, argv)
+
+    def __repr__(self) -> str:
+        return f"<handler of {self.fullname} in {self._binder.module}, not imported yet>"
+
+
+def catalog_entry(data: Mapping[str, Any], file: str, module: str | None,
+                  counts_changes: bool) -> dict[str, Any]:
+    """One command's line of the catalog: its dispatch fields, its spec file's name, the
+    module that registers its handler (None: a container without one) and whether that
+    handler counts its own changes."""
+    entry = {name: data[name] for name in CATALOG_FIELDS if name in data}
+    entry["file"] = file
+    if module is not None:
+        entry["module"] = module
+    if counts_changes:
+        entry["counts_changes"] = True
+    return entry
+
+
+def table_from_catalog(
+    entries: list[dict[str, Any]],
+    spec_dir: Path,
+    load_module: Callable[[str], Mapping[str, Handler]],
+) -> dict[bytes, CommandSpec]:
+    """The table :func:`build_table` builds from the spec files, from catalog entries (in
+    the spec files' order; they were validated by :func:`build_table` when written).
+
+    ``load_module(name)`` imports a command module and answers the registry of handlers;
+    it is called at most once per module, on the first call of one of its commands.
+    """
+    binders: dict[str, _ModuleBinder] = {}
+
+    def make(entry: dict[str, Any], subs: Mapping[bytes, CommandSpec]) -> CommandSpec:
+        module = entry.get("module")
+        handler: Handler | None = None
+        binder = None
+        if module is not None:
+            binder = binders.get(module)
+            if binder is None:
+                binder = binders[module] = _ModuleBinder(module, load_module)
+            name = entry["name"].lower()
+            container = entry.get("container")
+            fullname = f"{container.lower()}|{name}" if container else name
+            handler = Deferred(binder, fullname)
+        spec = _make_spec(entry, handler, subs, bool(entry.get("counts_changes")),
+                          doc=SpecDoc(spec_dir / f"{entry['file']}.json"))
+        if binder is not None:
+            binder.specs.append(spec)
+        return spec
+
+    children: dict[str, dict[bytes, CommandSpec]] = {}
+    for entry in entries:
+        container = entry.get("container")
+        if container:
+            children.setdefault(container.lower(), {})[entry["name"].lower().encode()] = (
+                make(entry, {}))
+    table: dict[bytes, CommandSpec] = {}
+    for entry in entries:
+        if not entry.get("container"):
+            name = entry["name"].lower()
+            table[name.encode()] = make(entry, children.get(name, {}))
+    return table

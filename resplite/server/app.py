@@ -26,10 +26,9 @@ import signal
 import socket
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resplite.commands import command_table
-from resplite.commands.client import client_info_line
 from resplite.engine import timeflow
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config, ConfigError
@@ -39,6 +38,9 @@ from resplite.engine.table import renamed
 from resplite.server.busy import ConnectionPump
 from resplite.server.connection import Connection
 from resplite.server.migrate import SocketTransport
+
+if TYPE_CHECKING:
+    from resplite.engine.client import Client
 
 log = logging.getLogger("resplite.server")
 
@@ -70,6 +72,14 @@ def _listen(family: int, host: str, port: int, backlog: int) -> socket.socket:
     return sock
 
 
+def _client_info_line(client: Client) -> bytes:
+    """CLIENT LIST's line for ``client`` (the ACL log's description of it); the CLIENT
+    command's module is imported when a denial is first logged, not at start."""
+    from resplite.commands.client import client_info_line
+
+    return client_info_line(client)
+
+
 class LoopScheduler:
     """The engine's timers on the running event loop (none while no loop runs)."""
 
@@ -97,7 +107,7 @@ class Server:
         self.pump = ConnectionPump(self._all_listeners, self._protocol)
         self.state = ServerState(
             config, clock, table=table, scheduler=LoopScheduler(),
-            client_info=client_info_line, busy_pump=self.pump,
+            client_info=_client_info_line, busy_pump=self.pump,
             migrate_transport=SocketTransport(),
         )
         self.pump.state = self.state

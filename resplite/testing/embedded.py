@@ -356,10 +356,11 @@ class ThreadRunner:
 
     async def _serve(self) -> None:
         from resplite.server.app import Server
-        from resplite.server.cluster import ClusterServer
 
         server: Server | ClusterServer
         if self.config["cluster-enabled"]:
+            from resplite.server.cluster import ClusterServer
+
             server = ClusterServer(self.config, embedded=True)
         else:
             server = Server(self.config, embedded=True)

@@ -11,14 +11,19 @@ from typing import Any
 
 import pytest
 
-from resplite.commands import SPEC_DIR, command_table
+from resplite.commands import CATALOG, SPEC_DIR, catalog, command_table
+from resplite.engine.registry import COUNTS_CHANGES, HANDLERS
 from resplite.engine.table import (
     OWN_WORDS,
+    CommandSpec,
+    Deferred,
     KeySpec,
     SpecError,
     _derive_legacy_range,
     build_table,
+    catalog_entry,
     load_spec_files,
+    table_from_catalog,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -238,6 +243,102 @@ def test_the_real_table_loads_with_every_handler() -> None:
     """The shipped specs and handlers agree: every spec file has its handler and back."""
     table = command_table()
     assert len(table) == len([1 for _, d in load_spec_files(SPEC_DIR) if not d.get("container")])
+
+
+# ---------------------------------------------------------------------------------------------
+# The generated catalog a server starts from.
+
+
+def test_the_catalog_is_current() -> None:
+    """catalog.json is what the spec files and handlers give now: regenerated and compared
+    (after changing a spec or moving a handler, run python -m resplite.commands.catalog)."""
+    assert catalog.render() == CATALOG.read_text(encoding="utf-8")
+
+
+def _fields(spec: CommandSpec) -> tuple[Any, ...]:
+    return (spec.name, spec.fullname, spec.container, spec.arity, spec.flags, spec.flag_list,
+            spec.acl_categories, spec.hints, spec.key_specs, spec.first_key, spec.last_key,
+            spec.key_step, spec.movablekeys, spec.is_write, spec.dirties, spec.is_denyoom,
+            spec.is_noauth, spec.is_no_multi, spec.is_blocking, spec.is_transaction_control,
+            dict(spec.doc), list(spec.subcommands))
+
+
+def test_the_catalog_table_equals_the_one_built_from_the_spec_files() -> None:
+    """Every command, in the same order, with the same fields, documents and subcommands,
+    and handlers that resolve to the registered ones."""
+    catalog.render()  # imports every command module, so the registry is complete
+    from_files = build_table(load_spec_files(SPEC_DIR), HANDLERS, COUNTS_CHANGES)
+    from_catalog = command_table()
+    assert list(from_catalog) == list(from_files)
+    for name, spec in from_files.items():
+        mine = from_catalog[name]
+        assert _fields(mine) == _fields(spec), name
+        for sub_name, sub in spec.subcommands.items():
+            assert _fields(mine.subcommands[sub_name]) == _fields(sub), sub_name
+        pairs = [(mine, spec), *((mine.subcommands[n], s) for n, s in spec.subcommands.items())]
+        for got, want in pairs:
+            handler = got.handler
+            if isinstance(handler, Deferred):
+                assert handler.module == want.handler.__module__.rsplit(".", 1)[1]
+            else:
+                assert handler is want.handler
+
+
+def _entry(name: str, module: str | None, container: str | None = None) -> dict[str, Any]:
+    return catalog_entry(_spec(name, container), f"{container}-{name}" if container else name,
+                         module, counts_changes=False)
+
+
+def _call(spec: CommandSpec, *argv: bytes) -> Any:
+    handler: Any = spec.handler
+    assert handler is not None
+    return handler(None, list(argv))
+
+
+def test_a_deferred_handler_imports_its_module_once_and_binds_all_of_its_commands(
+    tmp_path: Path,
+) -> None:
+    calls: list[str] = []
+
+    def first(client: object, argv: list[bytes]) -> bytes:
+        return b"first:" + argv[0]
+
+    def second(client: object, argv: list[bytes]) -> bytes:
+        return b"second"
+
+    def load(module: str) -> dict[str, Any]:
+        calls.append(module)
+        return {"one": first, "two": second, "grp|sub": second}
+
+    entries = [_entry("one", "mod"), _entry("two", "mod"), _entry("sub", "other", "grp"),
+               _entry("grp", None)]
+    table = table_from_catalog(entries, tmp_path, load)
+    assert isinstance(table[b"one"].handler, Deferred)
+    assert table[b"grp"].handler is None  # a container without a handler of its own
+    assert calls == []
+    assert _call(table[b"one"], b"x") == b"first:x"
+    assert calls == ["mod"]
+    # Both commands of the module now call their handlers directly; the other module waits.
+    assert table[b"one"].handler is first and table[b"two"].handler is second
+    assert isinstance(table[b"grp"].subcommands[b"sub"].handler, Deferred)
+    assert _call(table[b"two"]) == b"second"
+    assert calls == ["mod"]
+
+
+def test_a_catalog_naming_the_wrong_module_is_refused_on_first_call(tmp_path: Path) -> None:
+    table = table_from_catalog([_entry("one", "mod")], tmp_path, lambda module: {})
+    with pytest.raises(SpecError, match="stale"):
+        _call(table[b"one"], b"one")
+
+
+def test_a_spec_doc_is_read_from_its_file_on_first_use(tmp_path: Path) -> None:
+    (tmp_path / "one.json").write_text(json.dumps(_spec("one", summary="Read late.")))
+    table = table_from_catalog([_entry("one", "mod")], tmp_path, lambda module: {})
+    doc = table[b"one"].doc
+    (tmp_path / "one.json").write_text(json.dumps(_spec("one", summary="Changed.")))
+    assert doc["summary"] == "Changed."  # nothing was read before this
+    (tmp_path / "one.json").unlink()
+    assert doc["summary"] == "Changed." and dict(doc) == _spec("one", summary="Changed.")
 
 
 # ---------------------------------------------------------------------------------------------
