@@ -21,10 +21,7 @@ in a directory not ours) logs a warning and lets the server run, as Redis does.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import logging
-import logging.handlers
 import os
 import socket
 import sys
@@ -44,12 +41,6 @@ LEVELS = {
     "warning": logging.WARNING,
     "nothing": logging.CRITICAL + 10,
 }
-
-_FACILITIES = {
-    "user": logging.handlers.SysLogHandler.LOG_USER,
-    **{f"local{i}": getattr(logging.handlers.SysLogHandler, f"LOG_LOCAL{i}") for i in range(8)},
-}
-
 
 def enter_dir(config: Config) -> None:
     """``dir``: the working directory for every relative path after it."""
@@ -75,9 +66,15 @@ def setup_logging(config: Config) -> None:
     handler.setFormatter(fmt)
     root.addHandler(handler)
     if config["syslog-enabled"]:
+        from logging.handlers import SysLogHandler  # only with syslog
+
+        facilities = {
+            "user": SysLogHandler.LOG_USER,
+            **{f"local{i}": getattr(SysLogHandler, f"LOG_LOCAL{i}") for i in range(8)},
+        }
         address = "/dev/log" if os.path.exists("/dev/log") else ("localhost", 514)
-        syslog = logging.handlers.SysLogHandler(
-            address=address, facility=_FACILITIES[config["syslog-facility"]]
+        syslog = SysLogHandler(
+            address=address, facility=facilities[config["syslog-facility"]]
         )
         syslog.ident = f"{config['syslog-ident']}[{os.getpid()}]: "
         syslog.setFormatter(logging.Formatter("%(message)s"))
@@ -149,12 +146,24 @@ def set_proc_title(title: str) -> bool:
     else:
         setproctitle.setproctitle(title)
         return True
-    libc_name = ctypes.util.find_library("c")
-    if libc_name is None:
-        return False
+    import ctypes
+
+    # The C library is already loaded in this process: its symbols are found without
+    # ctypes.util.find_library, which runs ldconfig in a subprocess at every start.
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        import ctypes.util
+
+        libc_name = ctypes.util.find_library("c")
+        if libc_name is None:
+            return False
+        try:
+            prctl = ctypes.CDLL(libc_name, use_errno=True).prctl
+        except (OSError, AttributeError):
+            return False
     pr_set_name = 15
-    libc = ctypes.CDLL(libc_name, use_errno=True)
-    return bool(libc.prctl(pr_set_name, title.encode()[:15], 0, 0, 0) == 0)
+    return bool(prctl(pr_set_name, title.encode()[:15], 0, 0, 0) == 0)
 
 
 def apply_oom_score(config: Config, base: int | None) -> None:
