@@ -291,24 +291,30 @@ CATALOG_FIELDS = ("name", "container", "arity", "command_flags", "acl_categories
                   "key_specs")
 
 
+# Embedded servers in threads of one process share the table: one reads a file at a time.
+_DOC_LOCK = threading.Lock()
+
+
 class SpecDoc(Mapping[str, Any]):
     """A spec file's whole content, read on first use: the ``doc`` of a table built from
     the catalog. Invariant: once read, the same dict is answered for the process's life."""
 
-    __slots__ = ("_data", "_lock", "_path")
+    __slots__ = ("_data", "_dir", "_stem")
 
-    def __init__(self, path: Path) -> None:
-        self._path = path
+    def __init__(self, spec_dir: Path, stem: str) -> None:
+        # The path is joined when read: 395 joins at start would cost more than the rest.
+        self._dir = spec_dir
+        self._stem = stem
         self._data: dict[str, Any] | None = None
-        self._lock = threading.Lock()
 
     def _load(self) -> dict[str, Any]:
         data = self._data
         if data is None:
-            with self._lock:
+            with _DOC_LOCK:
                 data = self._data
                 if data is None:
-                    data = self._data = json.loads(self._path.read_text(encoding="utf-8"))
+                    path = self._dir / f"{self._stem}.json"
+                    data = self._data = json.loads(path.read_text(encoding="utf-8"))
         return data
 
     def __getitem__(self, key: str) -> Any:
@@ -409,7 +415,7 @@ def table_from_catalog(
             fullname = f"{container.lower()}|{name}" if container else name
             handler = Deferred(binder, fullname)
         spec = _make_spec(entry, handler, subs, bool(entry.get("counts_changes")),
-                          doc=SpecDoc(spec_dir / f"{entry['file']}.json"))
+                          doc=SpecDoc(spec_dir, entry["file"]))
         if binder is not None:
             binder.specs.append(spec)
         return spec
