@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 6379
 
-.PHONY: run test install install-dev lint bench pipeline dist clean
+.PHONY: run test install install-dev lint bench pipeline dist clean bytecode
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,14 +20,21 @@ $(VENV)/.test-deps: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,spark]'
 	touch $@ $(VENV)/.run-deps
 
-install: $(VENV)/.run-deps
-install-dev: $(VENV)/.test-deps
+install: $(VENV)/.run-deps bytecode
+install-dev: $(VENV)/.test-deps bytecode
 
-run: $(VENV)/.run-deps
+# The checkout's bytecode, compiled ahead: where PYTHONDONTWRITEBYTECODE is set Python never
+# caches what it compiles, and every server start (each test's child process, each test
+# double's resplite-server) would compile the modules it imports again. Only stale files
+# are compiled.
+bytecode: | $(BIN)/python
+	$(BIN)/python -m compileall -q resplite
+
+run: $(VENV)/.run-deps bytecode
 	$(BIN)/resplite-server --port $(PORT)
 
 # mypy checks resplite/ and tests/ (the files listed under [tool.mypy] in pyproject.toml).
-test: $(VENV)/.test-deps
+test: $(VENV)/.test-deps bytecode
 	$(BIN)/ruff check resplite tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
@@ -38,7 +45,7 @@ lint: $(VENV)/.test-deps
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-bench: $(VENV)/.test-deps
+bench: $(VENV)/.test-deps bytecode
 	$(BIN)/python -m bench
 
 pipeline: $(VENV)/.test-deps
