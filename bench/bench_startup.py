@@ -7,13 +7,17 @@ connection:
   The first start pays for importing the server; later starts in the same process do not,
   and that is what a test suite sees after its first server.
 * ``process``: ``resplite.serve(isolation="process")``, a child Python process.
-* ``cli``: the ``resplite-server`` command line (the container's CMD), polled until it
-  answers, as a script or a CI step would.
+* ``cli``: ``resplite-server --port N --save "" --appendonly no`` in an empty folder (the
+  container's CMD), polled with a PING on a fresh connection every 2 ms until ``+PONG``, as a
+  script or a CI step would.
+* ``--version``: ``resplite-server --version`` run to its end.
 
-A last line measures a real ``redis-server`` started the same way as ``cli``, when one is
-installed. Figures are milliseconds of wall-clock time (min, median, max over ``--runs``)
-and the median CPU time the start cost (this process for ``thread``, the child for the
-others), which stays meaningful on a machine busy with other work.
+The last two are measured side by side with a real ``redis-server`` (when one is
+installed), started the same way, one of each in turn, so that both see the same load; the
+ratio of the medians is printed. Figures are milliseconds of wall-clock time (min, median,
+max over ``--runs``) and the median CPU time the start cost (this process for ``thread``,
+the child for the others), which stays meaningful on a machine busy with other work. Every
+process started is stopped (and waited for) before the next is started.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -88,17 +93,29 @@ def embedded_start(isolation: str) -> Sample:
 
 def command_line_start(argv: list[str]) -> Sample:
     port = free_port()
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as folder:
+        cpu = children_cpu()
+        started = time.perf_counter()
+        proc = subprocess.Popen([*argv, "--port", str(port), "--dir", folder],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            poll_ping(port, proc)
+            wall = time.perf_counter() - started
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    return wall, children_cpu() - cpu
+
+
+def run_to_end(argv: list[str]) -> Sample:
     cpu = children_cpu()
     started = time.perf_counter()
-    proc = subprocess.Popen([*argv, "--port", str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    try:
-        poll_ping(port, proc)
-        wall = time.perf_counter() - started
-    finally:
-        proc.terminate()
-        proc.wait()
-    return wall, children_cpu() - cpu
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - started, children_cpu() - cpu
 
 
 def resplite_server_argv() -> list[str]:
@@ -115,27 +132,70 @@ def summarize(name: str, samples: list[Sample]) -> str:
             f" {cpu:8.1f}   ({len(ms)} runs)")
 
 
+def side_by_side(runs: int, ours: Callable[[], Sample], theirs: Callable[[], Sample] | None
+                 ) -> tuple[list[Sample], list[Sample]]:
+    """``runs`` samples of each, taken in turn (which goes first alternates)."""
+    mine: list[Sample] = []
+    reference: list[Sample] = []
+    for i in range(runs):
+        if theirs is not None and i % 2:
+            reference.append(theirs())
+        mine.append(ours())
+        if theirs is not None and not i % 2:
+            reference.append(theirs())
+    return mine, reference
+
+
+def ratio(name: str, mine: list[Sample], reference: list[Sample]) -> str:
+    ours = statistics.median(w for w, _ in mine)
+    theirs = statistics.median(w for w, _ in reference)
+    cpu_ours = statistics.median(c for _, c in mine)
+    cpu_theirs = statistics.median(c for _, c in reference)
+    return (f"{name:<28} wall x{ours / theirs:.1f} ({ours * 1000:.1f} / {theirs * 1000:.1f} ms),"
+            f" cpu x{cpu_ours / max(cpu_theirs, 1e-6):.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=20, help="starts measured per mode")
+    parser.add_argument("--only-cli", action="store_true",
+                        help="only the command-line rows (no in-process or child starts)")
     args = parser.parse_args(argv)
 
-    rows: list[tuple[str, Callable[[], Sample], int]] = [
+    rows: list[tuple[str, Callable[[], Sample], int]] = [] if args.only_cli else [
         ("thread, first in process", lambda: embedded_start("thread"), 1),
         ("thread, later starts", lambda: embedded_start("thread"), args.runs),
         ("process", lambda: embedded_start("process"), args.runs),
-        ("cli (Dockerfile CMD)", lambda: command_line_start(resplite_server_argv()), args.runs),
     ]
-    redis = shutil.which("redis-server")
-    if redis:
-        reference = [redis, "--save", "", "--appendonly", "no", "--bind", "127.0.0.1"]
-        rows.append(("redis-server (reference)", lambda: command_line_start(reference),
-                     args.runs))
-
     print(f"start to first PONG, ms        min   median      max  cpu med"
           f"   (load average {os.getloadavg()[0]:.1f})")
     for name, measure, runs in rows:
         print(summarize(name, [measure() for _ in range(runs)]), flush=True)
+
+    ours = resplite_server_argv()
+    redis = shutil.which("redis-server")
+    reference = [redis] if redis else None
+    quiet = ["--save", "", "--appendonly", "no", "--bind", "127.0.0.1"]
+    pairs = [
+        ("cli (Dockerfile CMD)", "redis-server (reference)",
+         lambda: command_line_start([*ours, *quiet]),
+         (lambda: command_line_start([*reference, *quiet])) if reference else None),
+        ("resplite-server --version", "redis-server --version",
+         lambda: run_to_end([*ours, "--version"]),
+         (lambda: run_to_end([*reference, "--version"])) if reference else None),
+    ]
+    ratios = []
+    for name, reference_name, measure, measure_reference in pairs:
+        mine, theirs = side_by_side(args.runs, measure, measure_reference)
+        print(summarize(name, mine), flush=True)
+        if theirs:
+            print(summarize(reference_name, theirs), flush=True)
+            ratios.append(ratio(name, mine, theirs))
+    if ratios:
+        print("resplite / redis-server, medians:")
+        for line in ratios:
+            print("  " + line)
+    print(f"(load average {os.getloadavg()[0]:.1f} at the end)")
     return 0
 
 
