@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-from resplite.algorithms import longdouble
 from resplite.algorithms.numbers import INT64_MAX, INT64_MIN, parse_float, parse_int
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
@@ -30,6 +29,9 @@ def timeout_ms(arg: bytes, now_ms: int) -> int:
     (``strtold`` syntax, so ``0x1p3`` and ``1e3`` too) times 1000 in extended precision,
     rounded up; a result past the 64-bit range, or whose deadline from ``now_ms`` would be,
     is out of range (Redis 7.0 wrapped it instead)."""
+    # Imported with the first blocking command: the connection commands use this module too.
+    from resplite.algorithms import longdouble
+
     value = longdouble.parse(arg)
     if value is None:
         raise CommandError(errors.TIMEOUT_NOT_FLOAT)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import platform
 import resource
 import sys
 from collections.abc import Callable, Iterable
@@ -123,6 +122,8 @@ def _server(state: ServerState) -> Lines:
     clock = state.clock
     now_ms = clock.time_ms()
     uptime = max(clock.monotonic_ms() - state.start_monotonic_ms, 0) // 1000
+    import platform  # with the first INFO server, not at start
+
     uname = platform.uname()
     lines: Lines = [
         ("redis_version", REDIS_VERSION),
