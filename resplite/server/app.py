@@ -155,12 +155,6 @@ class Server:
         config.on_change("bind", self._rebind)
         config.on_change("port", self._rebind)
         self._cron_task = loop.create_task(self._cron())
-        # Long-lived start-up objects (the command table, module state) never need the
-        # cyclic collector again; freezing them keeps each collection small. Not when
-        # embedded: the objects would be the host's, and a full collection costs its time.
-        if not self.embedded:
-            gc.collect()
-            gc.freeze()
         where = [f"{sock.getsockname()[0]}:{sock.getsockname()[1]}"
                  for lst in self._all_listeners() for sock in lst.sockets
                  if sock.family in (socket.AF_INET, socket.AF_INET6)]
@@ -306,14 +300,23 @@ class Server:
 
     async def _cron(self) -> None:
         state = self.state
+        await asyncio.sleep(1 / state.current_hz())
+        # Long-lived start-up objects (the command table, module state) never need the
+        # cyclic collector again; freezing them keeps each collection small. Done on the
+        # first tick rather than before listening: the full collection would delay the
+        # first reply. Not when embedded: the objects would be the host's, and a full
+        # collection costs its time.
+        if not self.embedded:
+            gc.collect()
+            gc.freeze()
         while True:
-            await asyncio.sleep(1 / state.current_hz())
             try:
                 self.cron_tick()
             except Exception:
                 log.exception("error in server cron")
             if state.blocking.ready:
                 state.blocking.serve_ready()
+            await asyncio.sleep(1 / state.current_hz())
 
     def cron_tick(self) -> None:
         state = self.state

@@ -138,7 +138,8 @@ def proc_title(config: Config, port: int, unix_socket: str) -> str | None:
 
 def set_proc_title(title: str) -> bool:
     """Set what ps and top show: the whole title when the ``setproctitle`` package is
-    installed, else the kernel's 15-byte task name (Linux prctl)."""
+    installed, else the kernel's 15-byte task name (``/proc/self/comm``, or prctl where
+    that file cannot be written)."""
     try:
         import setproctitle
     except ImportError:
@@ -146,6 +147,14 @@ def set_proc_title(title: str) -> bool:
     else:
         setproctitle.setproctitle(title)
         return True
+    # Linux: the task name is a file of the process (what prctl(PR_SET_NAME) sets for the
+    # main thread, the one that calls this).
+    try:
+        with open("/proc/self/comm", "wb") as comm:
+            comm.write(title.encode()[:15])
+        return True
+    except OSError:
+        pass
     import ctypes
 
     # The C library is already loaded in this process: its symbols are found without
