@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from resplite.algorithms.scores import d2string
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
-from resplite.engine import acl, errors, info
+from resplite.engine import acl, acl_file, errors, info
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Double, OrderedSet, Verbatim
@@ -300,9 +300,9 @@ def acl_load(client: Client, argv: list[bytes]) -> Any:
     server = client.server
     path = server.config["aclfile"]
     if not path:
-        raise CommandError("ERR " + acl.NOT_CONFIGURED_FOR_FILE)
+        raise CommandError("ERR " + acl_file.NOT_CONFIGURED_FOR_FILE)
     before = {id(u) for u in server.acl.users.values() if u is not server.acl.default}
-    problems = acl.load_acl_file(server.acl, path)
+    problems = acl_file.load_acl_file(server.acl, path)
     if problems is not None:
         raise CommandError("ERR " + problems)
     # Every user but the default one was replaced: their connections are closed.
@@ -316,9 +316,9 @@ def acl_save(client: Client, argv: list[bytes]) -> Any:
     server = client.server
     path = server.config["aclfile"]
     if not path:
-        raise CommandError("ERR " + acl.NOT_CONFIGURED_FOR_FILE)
+        raise CommandError("ERR " + acl_file.NOT_CONFIGURED_FOR_FILE)
     try:
-        acl.save_acl_file(server.acl, path)
+        acl_file.save_acl_file(server.acl, path)
     except OSError as exc:
         log.warning("Saving the ACL file %s: %s", path, exc)
         raise CommandError("ERR There was an error trying to save the ACLs. Please check the "

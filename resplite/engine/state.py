@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from resplite.engine import notify
-from resplite.engine.acl import Acl, User, load_configured_users
+from resplite.engine.acl import Acl, User
 from resplite.engine.aof import Aof
 from resplite.engine.blocking import BlockedState, BlockingManager
 from resplite.engine.client import REPLY_OFF
@@ -251,7 +251,10 @@ class ServerState:
         self.acl.set_default_password(config["requirepass"])
         config.on_change("requirepass", self._set_requirepass)
         config.on_change("acl-pubsub-default", self._set_pubsub_default)
-        load_configured_users(self.acl, config.user_lines, config["aclfile"])
+        if config.user_lines or config["aclfile"]:
+            from resplite.engine.acl_file import load_configured_users
+
+            load_configured_users(self.acl, config.user_lines, config["aclfile"])
         # How the ACL log describes a client (the shell passes CLIENT LIST's line).
         self.client_info: Callable[[Client], bytes] = client_info or _short_client_info
         # Snapshots (SAVE, BGSAVE, save rules) and the start-up load.

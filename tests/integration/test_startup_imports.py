@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = (
     "lupa",
     "resplite.formats",
+    "resplite.engine.acl_file",
     "resplite.engine.scripting.engine",
     "resplite.engine.scripting.vm",
     "resplite.engine.scripting.natives",

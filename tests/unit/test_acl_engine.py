@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resplite.commands import command_table
-from resplite.engine import acl
+from resplite.engine import acl, acl_file
 from resplite.engine.acl import Acl, AclError
 from resplite.engine.config import Config
 from resplite.engine.state import ServerState
@@ -125,7 +125,7 @@ def test_an_unclosed_selector_in_an_acl_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "users.acl"
     path.write_text("user default on nopass ~* &* +@all\nuser y on (~a\n")
     registry = _fresh()
-    problems = acl.load_acl_file(registry, str(path))
+    problems = acl_file.load_acl_file(registry, str(path))
     assert problems is not None and "Unmatched parenthesis" in problems
     assert list(registry.users) == ["default"]
 
