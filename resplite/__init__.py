@@ -6,9 +6,13 @@ Run it with ``resplite-server`` or ``python -m resplite``; embed it in tests wit
 
 from __future__ import annotations
 
-from typing import Any
-
 from resplite.version import REDIS_VERSION, __version__
+
+# typing.TYPE_CHECKING without importing typing: ``resplite-server --version`` imports this
+# package, and typing would be most of what it costs (type checkers read the name itself).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["REDIS_VERSION", "__version__", "serve"]
 

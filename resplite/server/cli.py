@@ -13,11 +13,11 @@ for the version pays for the interpreter alone.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from resplite.engine.config_names import IMPLEMENTED
 from resplite.version import REDIS_VERSION, __version__
 
+TYPE_CHECKING = False  # as in resplite/__init__.py: typing is not imported for --version
 if TYPE_CHECKING:
     from resplite.engine.config import Config
     from resplite.server.cluster import ClusterServer

@@ -73,6 +73,7 @@ def test_version_and_help_import_nothing_of_the_server() -> None:
                     "resplite.server", "resplite.server.cli", "resplite.version"]
     assert "asyncio" not in found["modules"]
     assert "lupa" not in found["modules"]
+    assert "typing" not in found["modules"]  # most of what is left to import, here
 
 
 def test_the_help_lists_the_directives_the_configuration_implements() -> None:
