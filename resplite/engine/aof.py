@@ -56,18 +56,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from resplite.engine.monitor import repr_arg
 from resplite.engine.persistence import (
     LoadError,
     child_outcome,
+    debug_delay,
     fsync_dir,
     stop_child,
     write_file,
 )
+from resplite.protocol.reader import split_inline
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -77,6 +81,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("resplite.aof")
 
 BASE, HISTORY, INCR = "b", "h", "i"
+MANIFEST_MAX_LINE = 1024  # Redis reads a manifest line into a buffer of this size
 
 
 @dataclass(slots=True)
@@ -166,6 +171,98 @@ def _number(data: bytes, start: int, end: int) -> int:
     return int(text)
 
 
+class ManifestError(LoadError):
+    """A manifest Redis refuses at start: ``lines`` are what Redis logs for it."""
+
+    def __init__(self, reason: str, number: int = 0, line: bytes | None = None) -> None:
+        lines = ["\n*** FATAL AOF MANIFEST FILE ERROR ***\n"]
+        if line is not None:
+            text = line.decode("utf-8", "replace")
+            lines += [f"Reading the manifest file, at line {number}\n", f">>> '{text}'\n"]
+        lines.append(f"{reason}\n")
+        super().__init__(reason if line is None else f"{reason} (manifest line {number})",
+                         lines)
+        self.reason = reason
+
+
+def parse_manifest(data: bytes) -> list[AofFile]:
+    """The files a manifest names, read by Redis's rules (``aofLoadManifestFromFile``):
+    lines of at most 1024 bytes, each ending with a newline; ``#`` starts a comment; other
+    lines are ``key value`` pairs split as ``sdssplitargs`` splits (keys in any case, ``file``,
+    ``seq`` and ``type`` required, others ignored); a file name is a bare name, never a path;
+    at most one base; incr sequence numbers only grow. Anything else, and an empty file,
+    raises ManifestError with Redis's reason."""
+    if not data:
+        raise ManifestError("Found an empty AOF manifest")
+    files: list[AofFile] = []
+    has_base = False
+    max_seq = 0
+    pos = number = 0
+    while pos < len(data):
+        # fgets with Redis's buffer: a line longer than the limit comes back in pieces.
+        limit = min(pos + MANIFEST_MAX_LINE, len(data))
+        newline = data.find(b"\n", pos, limit)
+        chunk = data[pos:limit if newline < 0 else newline + 1]
+        pos += len(chunk)
+        number += 1
+        if chunk[:1] == b"#":
+            continue
+        chunk = chunk.split(b"\0", 1)[0]  # the C string ends at a NUL byte
+        if not chunk.endswith(b"\n"):
+            raise ManifestError("The AOF manifest file contains too long line")
+        line = chunk.strip(b" \t\r\n")
+        words = split_inline(line) if line else None
+        if words is None or len(words) < 6 or len(words) % 2:
+            raise ManifestError("Invalid AOF manifest file format", number, line)
+        name: bytes | None = None
+        seq = 0
+        kind = b""
+        for key, value in zip(words[::2], words[1::2], strict=True):
+            key = key.lower()
+            if key == b"file":
+                name = value.split(b"\0", 1)[0]
+                if b"/" in name or b"\\" in name:
+                    raise ManifestError("File can't be a path, just a filename", number, line)
+            elif key == b"seq":
+                seq = _atoll(value)
+            elif key == b"type":
+                kind = value[:1]
+        if name is None or not seq or kind in (b"", b"\0"):
+            raise ManifestError("Invalid AOF manifest file format", number, line)
+        if kind == BASE.encode():
+            if has_base:
+                raise ManifestError("Found duplicate base file information", number, line)
+            has_base = True
+        elif kind == INCR.encode():
+            if seq <= max_seq:
+                raise ManifestError("Found a non-monotonic sequence number", number, line)
+            max_seq = seq
+        elif kind != HISTORY.encode():
+            raise ManifestError("Unknown AOF file type", number, line)
+        files.append(AofFile(name.decode("utf-8", "surrogateescape"), seq, kind.decode()))
+    return files
+
+
+def _atoll(text: bytes) -> int:
+    """C's atoll: leading blanks, a sign, the digits up to the first other byte (0 if none),
+    clamped to a long long."""
+    match = _LEADING_NUMBER.match(text)
+    value = int(match.group(1)) if match else 0
+    return max(min(value, (1 << 63) - 1), -(1 << 63))
+
+
+_LEADING_NUMBER = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
+def _manifest_name(name: str) -> bytes:
+    """A file name as Redis writes it in a manifest: bare, or quoted (``sdscatrepr``) when
+    it holds a blank, a quote or a byte that is not printable."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if raw and all(33 <= b < 127 and b not in (0x22, 0x27, 0x5C) for b in raw):
+        return raw
+    return repr_arg(raw)
+
+
 class Aof:
     """The append-only file of one server: the files, the buffer, rewrites, INFO's figures."""
 
@@ -219,6 +316,10 @@ class Aof:
     def _path(self, name: str) -> str:
         return os.path.join(self.folder, name)
 
+    def _in_dir(self, name: str) -> str:
+        """A temporary file's path: in ``dir`` itself, where Redis writes them."""
+        return os.path.join(self.state.config["dir"], name)
+
     def _base_name(self, seq: int) -> str:
         kind = "rdb" if self.state.config["aof-use-rdb-preamble"] else "aof"
         return f"{self.filename}.{seq}.base.{kind}"
@@ -239,12 +340,15 @@ class Aof:
         compress = state.config["rdbcompression"]
         for code in state.scripting.library_codes():
             yield encode_command([b"FUNCTION", b"LOAD", code])  # first, as Redis writes them
+        delay = state.config["rdb-key-save-delay"]
         for db in state.keyspace.dbs:
             if not db.data:
                 continue
             yield encode_command([b"SELECT", b"%d" % db.index])
             expires = db.expires
             for key, value in db.data.items():
+                if delay:
+                    debug_delay(delay)
                 when = expires.get(key)
                 yield encode_command([b"RESTORE", key, b"%d" % (when or 0),
                                       rdb_values.dump_payload(value, compress), b"ABSTTL"])
@@ -255,34 +359,23 @@ class Aof:
     # -- manifest ---------------------------------------------------------------------------
 
     def read_manifest(self) -> list[AofFile]:
+        """The files the manifest on disk names; LoadError (Redis's words) when it cannot
+        be read or Redis would refuse it."""
         path = self.manifest_path
-        with open(path, "rb") as f:
-            text = f.read().decode("utf-8", "surrogateescape")
-        files: list[AofFile] = []
-        for number, line in enumerate(text.splitlines(), 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            words = line.split()
-            fields = dict(zip(words[::2], words[1::2], strict=False))
-            try:
-                name = fields["file"].strip('"')
-                seq = int(fields["seq"])
-                kind = fields["type"]
-            except (KeyError, ValueError):
-                raise LoadError(f"Invalid AOF manifest file format: {path} line {number}") \
-                    from None
-            if kind not in (BASE, HISTORY, INCR) or len(words) % 2:
-                raise LoadError(f"Invalid AOF manifest file format: {path} line {number}")
-            files.append(AofFile(name, seq, kind))
-        if sum(1 for f in files if f.kind == BASE) > 1:
-            raise LoadError(f"Found duplicate base file information in {path}")
-        return files
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            message = (f"Fatal error: can't open the AOF manifest file {path} for reading: "
+                       f"{exc.strerror}")
+            raise LoadError(message, [message]) from exc
+        return parse_manifest(data)
 
     def _manifest_text(self, files: list[AofFile]) -> bytes:
         ordered = [f for f in files if f.kind == BASE] + [f for f in files if f.kind != BASE]
-        return "".join(f"file {f.name} seq {f.seq} type {f.kind}\n"
-                       for f in ordered).encode()
+        return b"".join(b"file %s seq %d type %s\n" % (_manifest_name(f.name), f.seq,
+                                                       f.kind.encode())
+                        for f in ordered)
 
     def _persist_manifest(self, files: list[AofFile]) -> None:
         write_file(self.manifest_path, [self._manifest_text(files)],
@@ -293,15 +386,36 @@ class Aof:
 
     def start(self) -> None:
         """Open the log at server start (after loading): create it when it does not exist,
-        else open a new incr file after the ones there."""
-        if not self.state.config["appendonly"]:
+        else open a new incr file after the ones there. Then, with the log on or off, delete
+        the history files the manifest still names (a rewrite that finished just before a
+        stop), as Redis's ``aofDelHistoryFiles``."""
+        self._drop_history()
+        if self.state.config["appendonly"]:
+            self._open_at_start()
+
+    def _drop_history(self) -> None:
+        history = [f for f in self.files if f.kind == HISTORY]
+        if not history:
             return
+        for f in history:
+            log.info("Removing the history file %s in the background", f.name)
+            with contextlib.suppress(OSError):
+                os.unlink(self._path(f.name))
+        kept = [f for f in self.files if f.kind != HISTORY]
+        if kept:
+            self._persist_manifest(kept)
+        else:
+            # Nothing left to list: the manifest is rewritten once a base exists (an empty
+            # manifest would stop the next start).
+            self.files = []
+
+    def _open_at_start(self) -> None:
         os.makedirs(self.folder, exist_ok=True)
         if not self.files:
             # As Redis on a first start with appendonly yes: a base from the data set.
             base = self._base_name(1)
             write_file(self._path(base), self.base_chunks(),
-                       temp=self._path(f"temp-rewriteaof-{os.getpid()}.aof"))
+                       temp=self._in_dir(f"temp-rewriteaof-{os.getpid()}.aof"))
             log.info("Creating AOF base file %s on server start", base)
             self.files = [AofFile(base, 1, BASE)]
             self._open_new_incr()
@@ -320,10 +434,8 @@ class Aof:
         if self.state.aof_on:
             return
         os.makedirs(self.folder, exist_ok=True)
-        if os.path.exists(self.manifest_path):
-            self.files = self.read_manifest()
-        else:
-            self.files = []
+        # ``files`` is the manifest as read at start and kept since (as Redis keeps it in
+        # memory): a manifest changed on disk meanwhile is not read again here.
         self.state.aof_on = True
         self.selected_db = -1
         self.written_offset = self.fsynced_offset = self.offset
@@ -534,7 +646,6 @@ class Aof:
         # New writes go to a new incr file from now on; the manifest says so before the fork.
         self._open_new_incr()
         incr_seq = self.files[-1].seq
-        temp = self._path(f"temp-rewriteaof-bg-{os.getpid()}.aof")
         started = time.perf_counter_ns()
         try:
             pid = os.fork()
@@ -544,6 +655,9 @@ class Aof:
             return False
         if pid:
             self.state.forked(time.perf_counter_ns() - started)
+        # Named by the child's pid, as Redis names it: the parent finds it, and removes it
+        # when the child fails or is killed.
+        temp = self._in_dir(f"temp-rewriteaof-bg-{pid or os.getpid()}.aof")
         if pid == 0:  # pragma: no cover - runs in the child, which exits
             code = 1
             try:
@@ -561,13 +675,13 @@ class Aof:
         # BGREWRITEAOF with appendonly no: Redis writes a log anyway (a base and an empty
         # incr file); here it is written in the foreground.
         os.makedirs(self.folder, exist_ok=True)
-        files = self.read_manifest() if os.path.exists(self.manifest_path) else []
+        files = self.files
         base_seq = max((f.seq for f in files if f.kind == BASE), default=0) + 1
         incr_seq = max((f.seq for f in files if f.kind == INCR), default=0) + 1
         base = self._base_name(base_seq)
         try:
             write_file(self._path(base), self.base_chunks(),
-                       temp=self._path(f"temp-rewriteaof-{os.getpid()}.aof"))
+                       temp=self._in_dir(f"temp-rewriteaof-{os.getpid()}.aof"))
             incr = self._incr_name(incr_seq)
             with open(self._path(incr), "wb") as f:
                 os.fsync(f.fileno())
@@ -579,7 +693,6 @@ class Aof:
         for old in files:
             with contextlib.suppress(OSError):
                 os.unlink(self._path(old.name))
-        self.files = []
         self._rewrite_done(0.0)
         return True
 
@@ -598,15 +711,19 @@ class Aof:
         child = self.child
         if child is None:
             return
-        ok = child_outcome(child.pid, block)
-        if ok is None:
+        outcome = child_outcome(child.pid, block)
+        if outcome is None:
             return
         self.child = None
-        if not ok:
-            log.warning("Background AOF rewrite terminated with error")
+        if not outcome.ok:
+            if outcome.signal:
+                log.warning("Background AOF rewrite terminated by signal %d", outcome.signal)
+            else:
+                log.warning("Background AOF rewrite terminated with error")
             with contextlib.suppress(OSError):
                 os.unlink(child.temp)
-            self._rewrite_failed()
+            if outcome.failed:
+                self._rewrite_failed()
             return
         base = child.base_name
         old = [f for f in self.files if f.seq != child.incr_seq or f.kind != INCR]
@@ -677,13 +794,28 @@ class Aof:
 
     # -- loading ----------------------------------------------------------------------------
 
+    def read_at_start(self) -> None:
+        """Read the manifest, if there is one, whether or not ``appendonly`` is on: as
+        Redis, a server whose manifest is unreadable or malformed does not start (LoadError),
+        and nothing on disk has been touched when it refuses."""
+        if os.path.isfile(self.manifest_path):
+            self.files = self.read_manifest()
+
     def load(self) -> bool:
-        """Replay the log named by the manifest, if there is one; True when one was loaded.
-        LoadError stops the start."""
-        if not os.path.exists(self.manifest_path):
+        """Replay the base and incr files the manifest named at start (:meth:`read_at_start`;
+        history files are what a finished rewrite left to delete, never replayed); True when
+        there was a log. Every file is checked to exist before any is read. LoadError stops
+        the start."""
+        files = self.files
+        ordered = [f for f in files if f.kind == BASE] + [f for f in files if f.kind == INCR]
+        if not ordered:
             return False
-        files = self.read_manifest()
-        ordered = [f for f in files if f.kind == BASE] + [f for f in files if f.kind != BASE]
+        for f in ordered:
+            try:
+                os.stat(self._path(f.name))
+            except OSError as exc:
+                message = f"Unable to obtain the AOF file {f.name} length. stat: {exc.strerror}"
+                raise LoadError(message, [message]) from exc
         start = time.monotonic()
         self.loading = True
         persistence = self.state.persistence
@@ -694,7 +826,6 @@ class Aof:
         finally:
             self.loading = False
             persistence.loading = False
-        self.files = files
         self.state.dirty = 0
         log.info("DB loaded from append only file: %.3f seconds", time.monotonic() - start)
         return True

@@ -35,8 +35,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import random
+import signal
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -65,7 +67,13 @@ MISCONF: Final = (
 
 
 class LoadError(Exception):
-    """A snapshot that cannot be loaded; the message names the file, the offset and why."""
+    """A data set that cannot be loaded; the message names the file, the offset and why.
+    ``lines`` are what the server logs before it exits where Redis logs its own words for
+    the case (a bad AOF manifest); empty for the general ``Fatal error loading the DB``."""
+
+    def __init__(self, message: str, lines: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.lines = tuple(lines)
 
 
 @dataclass(slots=True)
@@ -104,6 +112,16 @@ def keep_stream_forms(state: ServerState) -> bool:
     return not maxmemory or state.used_memory() < maxmemory // 2
 
 
+def debug_delay(usec: int) -> None:
+    """Redis's ``debugDelay``, the pause ``rdb-key-save-delay`` puts after each key a
+    snapshot or rewrite writes (for tests that need a save to last): ``usec``
+    microseconds, or for a negative value 1 µs with a chance of one in ``-usec``."""
+    if usec < 0:
+        usec = 1 if random.randrange(-usec) == 0 else 0
+    if usec:
+        time.sleep(usec / 1_000_000)
+
+
 def fsync_dir(path: str) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(path, os.O_RDONLY)
@@ -113,17 +131,37 @@ def fsync_dir(path: str) -> None:
             os.close(fd)
 
 
-def child_outcome(pid: int, block: bool = False) -> bool | None:
-    """How a forked child (BGSAVE, BGREWRITEAOF) ended: True for a clean exit, False for
-    anything else (one already reaped elsewhere counts as failed), None while it still runs
-    (``block`` waits for it instead)."""
+@dataclass(frozen=True, slots=True)
+class ChildExit:
+    """How a forked child (BGSAVE, BGREWRITEAOF) ended: its exit ``code``, or the
+    ``signal`` that killed it (0 when none did)."""
+
+    code: int
+    signal: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.signal and self.code == 0
+
+    @property
+    def failed(self) -> bool:
+        """Whether the ending counts as a failure in INFO: SIGUSR1 is Redis's way of
+        stopping a child without one."""
+        return not self.ok and self.signal != signal.SIGUSR1
+
+
+def child_outcome(pid: int, block: bool = False) -> ChildExit | None:
+    """How a forked child ended (one already reaped elsewhere counts as failed), None
+    while it still runs (``block`` waits for it instead)."""
     try:
         done, status = os.waitpid(pid, 0 if block else os.WNOHANG)
     except ChildProcessError:
-        return False
+        return ChildExit(1)
     if done == 0:
         return None
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    if os.WIFSIGNALED(status):
+        return ChildExit(0, os.WTERMSIG(status))
+    return ChildExit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
 def stop_child(pid: int) -> None:
@@ -192,7 +230,10 @@ class Persistence:
 
         expires = db.expires
         stream = Stream
+        delay = self.state.config["rdb-key-save-delay"]
         for key, value in db.data.items():
+            if delay:
+                debug_delay(delay)
             idle = db.idle_ms(key) // 1000 if lru else None
             freq = db.frequency(key) if lfu else None
             yield key, value, expires.get(key), idle, freq
@@ -292,13 +333,13 @@ class Persistence:
         child = self.child
         if child is None:
             return
-        ok = child_outcome(child.pid, block)
-        if ok is None:
+        outcome = child_outcome(child.pid, block)
+        if outcome is None:
             return
         self.child = None
         state = self.state
         self.last_bgsave_time_s = int(time.monotonic() - child.started)
-        if ok:
+        if outcome.ok:
             log.info("Background saving terminated with success")
             state.dirty = max(state.dirty - child.dirty_before, 0)
             state.last_save_time = state.clock.time_ms() // 1000
@@ -307,8 +348,15 @@ class Persistence:
             with contextlib.suppress(OSError):
                 self.last_save_bytes = os.path.getsize(child.path)
         else:
-            log.warning("Background saving error")
-            self.last_bgsave_ok = False
+            if outcome.signal:
+                log.warning("Background saving terminated by signal %d", outcome.signal)
+            else:
+                log.warning("Background saving error")
+            # A child that was killed could not remove its unfinished file: as Redis's
+            # rdbRemoveTempFile, the parent does (and after any failure, in case).
+            self._remove_temp(child)
+            if outcome.failed:
+                self.last_bgsave_ok = False
         self.misconf()
 
     def kill_child(self) -> None:
@@ -317,10 +365,15 @@ class Persistence:
         if child is None:
             return
         stop_child(child.pid)
+        self._remove_temp(child)
+        self.child = None
+
+    @staticmethod
+    def _remove_temp(child: _Child) -> None:
+        """Remove the file a background save was writing (``temp-<child pid>.rdb``)."""
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(os.path.dirname(child.path) or ".",
                                    f"temp-{child.pid}.rdb"))
-        self.child = None
 
     def cron(self) -> None:
         """Reap a finished child; start a scheduled BGSAVE or one a save rule asks for."""
@@ -430,11 +483,14 @@ class Persistence:
         return report
 
     def load_at_start(self) -> None:
-        """Load the append-only file when ``appendonly`` is yes (as Redis, the RDB file is
-        then not read), else ``dir``/``dbfilename`` if it exists (LoadError stops the
-        start)."""
+        """Read the AOF manifest if there is one (a bad one stops the start even with
+        ``appendonly no``, as in Redis); load the append-only file when ``appendonly`` is
+        yes (as Redis, the RDB file is then not read), else ``dir``/``dbfilename`` if it
+        exists (LoadError stops the start)."""
+        aof = self.state.aof
+        aof.read_at_start()
         if self.state.config["appendonly"]:
-            self.state.aof.load()
+            aof.load()
             return
         path = self.path
         if os.path.exists(path):

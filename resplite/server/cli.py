@@ -136,8 +136,13 @@ def _serve(config: Config) -> int:
         sys.stderr.write(f"\n*** FATAL CONFIG ERROR ***\n{exc.message}\n")
         return 1
     except LoadError as exc:
-        # As Redis: a data set that cannot be read stops the server (never start empty).
-        log.error("Fatal error loading the DB: %s. Exiting.", exc)
+        # As Redis: a data set that cannot be read stops the server (never start empty),
+        # with Redis's own log lines where it has them, before any file is changed.
+        if exc.lines:
+            for line in exc.lines:
+                log.warning("%s", line)
+        else:
+            log.error("Fatal error loading the DB: %s. Exiting.", exc)
         return 1
     except ConfigError as exc:
         log.error("*** FATAL CONFIG ERROR *** %s", exc)

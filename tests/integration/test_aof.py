@@ -21,9 +21,10 @@ from typing import Any
 
 import pytest
 import redis
-from support.servers import free_port, running
+from support.servers import free_port, redis_server_path, running
 
 from integration.test_persistence import FIXTURES, _build, dataset
+from resplite.engine.aof import encode_command
 
 AOF = ("--appendonly", "yes")
 
@@ -497,3 +498,101 @@ def test_a_rewrite_keeps_the_libraries(tmp_path: Path, preamble: str) -> None:
     with running("resplite", "--dir", str(tmp_path), *AOF) as srv:
         client = redis.Redis.from_url(srv.url)
         assert client.fcall("bump", 1, "fn") == 4
+
+
+# -- a manifest Redis refuses: the start stops, every file left as it was -------------------
+
+FIXTURE_AOF = FIXTURES / "core" / "aof" / "appendonlydir"
+_BASE_LINE = "file appendonly.aof.2.base.rdb seq 2 type b\n"
+_INCR_LINE = "file appendonly.aof.2.incr.aof seq 2 type i\n"
+BAD_MANIFESTS = {
+    "empty": ("", "Found an empty AOF manifest"),
+    "absolute path": ("file {folder}/appendonly.aof.2.base.rdb seq 2 type b\n" + _INCR_LINE,
+                      "File can't be a path, just a filename"),
+    "parent path": ("file ../appendonly.aof.2.base.rdb seq 2 type b\n" + _INCR_LINE,
+                    "File can't be a path, just a filename"),
+    "folder path": (_BASE_LINE + "file appendonlydir/appendonly.aof.2.incr.aof seq 2 type i\n",
+                    "File can't be a path, just a filename"),
+    "invalid line": (_BASE_LINE + "file appendonly.aof.2.incr.aof seq 2\n",
+                     "Invalid AOF manifest file format"),
+    "missing file": (_BASE_LINE + _INCR_LINE + "file appendonly.aof.3.incr.aof seq 3 type i\n",
+                     "Unable to obtain the AOF file appendonly.aof.3.incr.aof length. stat: "
+                     "No such file or directory"),
+    "duplicate base": (_BASE_LINE + _BASE_LINE + _INCR_LINE,
+                       "Found duplicate base file information"),
+}
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(folder)): path.read_bytes()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _start_refused(kind: str, folder: Path, *extra: str) -> str:
+    """Start ``kind`` on ``folder``; it must exit non-zero (a server that starts instead
+    fails the test at the timeout). Returns what it printed."""
+    exe = [redis_server_path() or "redis-server"] if kind == "redis" else \
+        [sys.executable, "-m", "resplite"]
+    done = subprocess.run([*exe, "--port", str(free_port()), "--bind", "127.0.0.1",
+                           "--dir", str(folder), *extra],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("kind", ["resplite", "redis"])
+@pytest.mark.parametrize("case", list(BAD_MANIFESTS))
+def test_a_bad_manifest_stops_the_start_and_touches_nothing(
+        tmp_path: Path, case: str, kind: str) -> None:
+    """As redis-server (7.0 and 8.x): an empty manifest, a line naming a path, an invalid
+    line, a missing file, two bases. Redis 8's files are used: Redis 7.0 could not load
+    them, but it refuses these manifests before loading anything."""
+    if kind == "redis" and redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    folder = tmp_path / "appendonlydir"
+    shutil.copytree(FIXTURE_AOF, folder)
+    text, reason = BAD_MANIFESTS[case]
+    (folder / "appendonly.aof.manifest").write_text(text.format(folder=folder))
+    before = _files(tmp_path)
+    out = _start_refused(kind, tmp_path, *AOF)
+    assert reason in out
+    if reason != BAD_MANIFESTS["missing file"][1]:
+        assert "*** FATAL AOF MANIFEST FILE ERROR ***" in out
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("kind", ["resplite", "redis"])
+def test_a_bad_manifest_stops_the_start_without_appendonly(tmp_path: Path, kind: str) -> None:
+    """Redis reads the manifest at every start, the log on or not."""
+    if kind == "redis" and redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    folder = tmp_path / "appendonlydir"
+    shutil.copytree(FIXTURE_AOF, folder)
+    (folder / "appendonly.aof.manifest").write_bytes(b"")
+    before = _files(tmp_path)
+    out = _start_refused(kind, tmp_path, "--appendonly", "no")
+    assert "Found an empty AOF manifest" in out
+    assert _files(tmp_path) == before
+
+
+def test_history_files_are_not_replayed_and_are_removed(tmp_path: Path) -> None:
+    """A manifest may still name the files a finished rewrite replaced (type h): they are
+    never loaded, and the start deletes them and rewrites the manifest without them."""
+    clean = tmp_path / "clean"
+    shutil.copytree(FIXTURE_AOF, clean / "appendonlydir")
+    folder = tmp_path / "with-history" / "appendonlydir"
+    shutil.copytree(FIXTURE_AOF, folder)
+    history = folder / "appendonly.aof.1.incr.aof"
+    history.write_bytes(encode_command([b"SET", b"from-history", b"1"]))
+    manifest = folder / "appendonly.aof.manifest"
+    base, incr = manifest.read_text().splitlines()
+    manifest.write_text(f"{base}\nfile appendonly.aof.1.incr.aof seq 1 type h\n{incr}\n")
+    with running("resplite", "--dir", str(folder.parent), *AOF) as loaded, \
+            running("resplite", "--dir", str(clean), *AOF) as expected:
+        client = redis.Redis.from_url(loaded.url)
+        assert client.get("from-history") is None
+        assert dataset(client) == dataset(redis.Redis.from_url(expected.url))
+    assert not history.exists()
+    # (Redis 8's offsets after an incr line are not written back: resplite keeps none.)
+    assert [line.split()[:6] for line in manifest.read_text().splitlines()] == [
+        base.split(), incr.split()[:6]]

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -363,3 +366,74 @@ def test_the_redis_8_snapshot_loads_whole() -> None:
                 {b"list:small", b"list:big", b"list:plain"}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+# -- a background child that dies leaves no temporary file ----------------------------------
+
+TEMP_RDB = re.compile(r"temp-(\d+)\.rdb")
+# Redis's rewrite child writes temp-rewriteaof-<pid>.aof and renames it to the -bg- name
+# when done; resplite's writes the -bg- name directly. Both are in ``dir``.
+TEMP_AOF = re.compile(r"temp-rewriteaof-(?:bg-)?(\d+)\.aof")
+
+
+def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def _temp_files(folder: Path, pattern: re.Pattern[str]) -> list[str]:
+    return [name for name in os.listdir(folder) if pattern.fullmatch(name)]
+
+
+def _kill_child_while_writing(client: redis.Redis, folder: Path,
+                              pattern: re.Pattern[str], busy_field: str) -> None:
+    """Wait for the child's temporary file, SIGKILL the child (its pid is in the name),
+    wait for the server to notice, and for the file to go."""
+    _wait_for(lambda: bool(_temp_files(folder, pattern)), "the child's temporary file")
+    [name] = _temp_files(folder, pattern)
+    match = pattern.fullmatch(name)
+    assert match is not None
+    os.kill(int(match.group(1)), signal.SIGKILL)
+    _wait_for(lambda: client.info("persistence")[busy_field] == 0, "the child to be reaped")
+    # Redis unlinks in a background thread: wait for it rather than for a duration.
+    _wait_for(lambda: not _temp_files(folder, pattern), "the temporary file to be removed")
+
+
+@pytest.mark.parametrize("kind", ["resplite", "redis"])
+def test_a_killed_bgsave_child_leaves_no_temp_file(tmp_path: Path, kind: str) -> None:
+    """As Redis's rdbRemoveTempFile: the parent removes temp-<child pid>.rdb, and INFO says
+    the save failed. ``rdb-key-save-delay`` (µs per key) keeps the child writing."""
+    if kind == "redis" and redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    with running(kind, "--dir", str(tmp_path), "--rdb-key-save-delay", "1000000") as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.mset({f"k{i}": i for i in range(20)})
+        client.bgsave()
+        _kill_child_while_writing(client, tmp_path, TEMP_RDB, "rdb_bgsave_in_progress")
+        info = client.info("persistence")
+        assert info["rdb_last_bgsave_status"] == "err"
+        assert not (tmp_path / "dump.rdb").exists()
+        # The next save works and the server stays whole.
+        client.config_set("rdb-key-save-delay", 0)
+        assert client.save()
+        assert client.info("persistence")["rdb_last_bgsave_status"] == "ok"
+        assert client.dbsize() == 20
+
+
+@pytest.mark.parametrize("kind", ["resplite", "redis"])
+def test_a_killed_rewrite_child_leaves_no_temp_file(tmp_path: Path, kind: str) -> None:
+    if kind == "redis" and redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    with running(kind, "--dir", str(tmp_path), "--appendonly", "yes",
+                 "--rdb-key-save-delay", "1000000") as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.mset({f"k{i}": i for i in range(20)})
+        client.bgrewriteaof()
+        _kill_child_while_writing(client, tmp_path, TEMP_AOF, "aof_rewrite_in_progress")
+        info = client.info("persistence")
+        assert info["aof_last_bgrewrite_status"] == "err"
+        assert info["aof_rewrites_consecutive_failures"] == 1
+        assert client.dbsize() == 20

@@ -8,7 +8,19 @@ from pathlib import Path
 import pytest
 
 from resplite.commands import command_table
-from resplite.engine.aof import AofCorrupt, AofTruncated, encode_command, parse_commands
+from resplite.engine.aof import (
+    BASE,
+    HISTORY,
+    INCR,
+    MANIFEST_MAX_LINE,
+    AofCorrupt,
+    AofFile,
+    AofTruncated,
+    ManifestError,
+    encode_command,
+    parse_commands,
+    parse_manifest,
+)
 from resplite.engine.client import Client
 from resplite.engine.config import Config
 from resplite.engine.propagate import (
@@ -285,3 +297,88 @@ def test_a_failed_write_refuses_writes_until_it_succeeds(setup: Setup) -> None:
     assert run(client, [b"SET", b"b", b"2"]) is not None
     assert not state.writes_refused
     assert [b"SET", b"a", b"1"] in _logged(state)
+
+
+# -- the manifest, read by Redis's rules (aofLoadManifestFromFile) ---------------------------
+
+_BASE = b"file appendonly.aof.2.base.rdb seq 2 type b\n"
+_INCR = b"file appendonly.aof.2.incr.aof seq 2 type i\n"
+
+
+def test_a_manifest_reads_as_redis_reads_it() -> None:
+    text = (b"# a comment line\n"
+            b'FILE "appendonly.aof.2.base.rdb" SEQ 2 Type base\r\n'  # any case, quotes, CRLF
+            b"file appendonly.aof.1.incr.aof seq 1 type h\n"
+            b"file appendonly.aof.2.incr.aof seq 2 type i startoffset 143 endoffset 297\n"
+            b"file appendonly.aof.3.incr.aof seq +3x type i\n")  # atoll stops at the x
+    assert parse_manifest(text) == [
+        AofFile("appendonly.aof.2.base.rdb", 2, BASE),
+        AofFile("appendonly.aof.1.incr.aof", 1, HISTORY),
+        AofFile("appendonly.aof.2.incr.aof", 2, INCR),
+        AofFile("appendonly.aof.3.incr.aof", 3, INCR),
+    ]
+
+
+@pytest.mark.parametrize(("text", "reason", "line"), [
+    (b"", "Found an empty AOF manifest", None),
+    (b"file /var/lib/redis/x seq 2 type b\n", "File can't be a path, just a filename", 1),
+    (b"file ../x seq 2 type b\n", "File can't be a path, just a filename", 1),
+    (_BASE + b"file dir/x seq 2 type i\n", "File can't be a path, just a filename", 2),
+    (b"file a\\\\b seq 2 type b\n", "File can't be a path, just a filename", 1),
+    (b"garbage\n", "Invalid AOF manifest file format", 1),
+    (_BASE + b"\n" + _INCR, "Invalid AOF manifest file format", 2),
+    (b"file a seq 2\n", "Invalid AOF manifest file format", 1),
+    (_BASE.rstrip() + b" extra\n", "Invalid AOF manifest file format", 1),
+    (b'file "a seq 2 type b\n', "Invalid AOF manifest file format", 1),
+    (b"file a seq 0 type b\n", "Invalid AOF manifest file format", 1),
+    (b"file a seq x type b\n", "Invalid AOF manifest file format", 1),
+    (b"file a seq 1 type b other\n", "Invalid AOF manifest file format", 1),  # odd count
+    (b"name a seq 1 type b\n", "Invalid AOF manifest file format", 1),
+    (_BASE + _BASE + _INCR, "Found duplicate base file information", 2),
+    (_BASE + _INCR + _INCR, "Found a non-monotonic sequence number", 3),
+    (_BASE + b"file x seq -1 type i\n", "Found a non-monotonic sequence number", 2),
+    (_BASE + b"file x seq 3 type z\n", "Unknown AOF file type", 2),
+    (_BASE + _INCR.rstrip(b"\n"), "The AOF manifest file contains too long line", None),
+    (b"file " + b"a" * 1020 + b" seq 1 type b\n", "The AOF manifest file contains too long line",
+     None),
+    (_BASE + b"file x\0 seq 3 type i\n", "The AOF manifest file contains too long line", None),
+])
+def test_a_manifest_redis_refuses(text: bytes, reason: str, line: int | None) -> None:
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(text)
+    error = caught.value
+    assert error.reason == reason
+    assert error.lines[0] == "\n*** FATAL AOF MANIFEST FILE ERROR ***\n"
+    assert error.lines[-1] == reason + "\n"
+    if line is None:
+        assert len(error.lines) == 2
+    else:
+        assert error.lines[1] == f"Reading the manifest file, at line {line}\n"
+        shown = text.split(b"\n")[line - 1].strip(b" \t\r")
+        assert error.lines[2] == f">>> '{shown.decode()}'\n"
+
+
+def test_a_manifest_line_of_the_longest_size_is_read() -> None:
+    name = b"a" * (MANIFEST_MAX_LINE - len(b"file  seq 1 type b\n"))
+    assert parse_manifest(b"file " + name + b" seq 1 type b\n") == [
+        AofFile(name.decode(), 1, BASE)]
+
+
+def test_a_comment_only_manifest_names_no_file() -> None:
+    assert parse_manifest(b"# nothing here\n") == []
+
+
+def test_a_file_name_with_blanks_is_written_quoted(tmp_path: Path) -> None:
+    """appendfilename may hold a space or a quote: the manifest quotes it as Redis's
+    sdscatrepr does, and reads back the same name."""
+    config = Config()
+    config.set("dir", str(tmp_path), at_startup=True)
+    config.set("appendonly", "yes", at_startup=True)
+    config.set("appendfilename", "my \"log\".aof", at_startup=True)
+    state = ServerState(config, table=command_table(), scheduler=ManualScheduler())
+    state.persistence.load_at_start()
+    state.start_aof()
+    manifest = Path(state.aof.manifest_path).read_bytes()
+    assert manifest.startswith(b'file "my \\"log\\".aof.1.base.rdb" seq 1 type b\n')
+    assert parse_manifest(manifest) == state.aof.files
+    state.aof.shutdown()
