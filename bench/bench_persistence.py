@@ -71,8 +71,8 @@ def _load_time(kind: str, snapshot: str, dump_key: str | None = None) -> list[fl
         cmd = [shutil.which("redis-server") or "redis-server", "--port", str(port), "--save", "",
                "--dir", folder]
     else:
-        cmd = [sys.executable, "-m", "resplite", "--port", str(port), "--dir", folder,
-               "--loglevel", "warning"]
+        cmd = [sys.executable, "-m", "resplite", "--port", str(port), "--save", "",
+               "--dir", folder, "--loglevel", "warning"]
     began = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

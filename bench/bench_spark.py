@@ -228,7 +228,8 @@ def _spark() -> Any:
 def _server(name: str) -> Iterator[str]:
     port = free_port()
     if name == "resplite":
-        command = [sys.executable, "-m", "resplite", "--port", str(port), "--bind", "127.0.0.1"]
+        command = [sys.executable, "-m", "resplite", "--port", str(port), "--bind", "127.0.0.1",
+                   "--save", ""]  # fmt: skip
     elif name == "redis":
         exe = shutil.which("redis-server") or "redis-server"
         command = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",

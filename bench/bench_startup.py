@@ -121,8 +121,8 @@ def run_to_end(argv: list[str]) -> Sample:
 def resplite_server_argv() -> list[str]:
     beside = Path(sys.executable).parent / "resplite-server"
     if beside.exists():
-        return [str(beside)]
-    return [sys.executable, "-m", "resplite"]
+        return [str(beside), "--save", ""]
+    return [sys.executable, "-m", "resplite", "--save", ""]
 
 
 def summarize(name: str, samples: list[Sample]) -> str:

@@ -67,7 +67,8 @@ def start(kind: str, *extra: str) -> Iterator[Server]:
             raise SystemExit("redis-server is not installed: it is the reference to compare with")
         cmd = [exe, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
     else:
-        cmd = [sys.executable, "-m", "resplite", "--port", str(port), "--loglevel", "warning"]
+        cmd = [sys.executable, "-m", "resplite", "--port", str(port), "--save", "",
+               "--loglevel", "warning"]
     proc = subprocess.Popen(pinned([*cmd, *extra], SERVER_CPU), cwd=workdir,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

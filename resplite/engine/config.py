@@ -411,6 +411,9 @@ def _strtoll_whole(text: str) -> int | None:
     return max(min(value, (1 << 63) - 1), -(1 << 63))
 
 
+DEFAULT_SAVE: tuple[tuple[int, int], ...] = ((3600, 1), (300, 100), (60, 10000))
+
+
 def format_save(value: tuple[tuple[int, int], ...]) -> str:
     return " ".join(f"{seconds} {changes}" for seconds, changes in value)
 
@@ -607,7 +610,9 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("logfile", "", parse_c_string, mutable=False, rewrite="string"),
         Directive("daemonize", False, parse_bool, format_bool, mutable=False),
         Directive("protected-mode", True, parse_bool, format_bool),
-        Directive("save", (), _multi(parse_save), format_save, multi=parse_save,
+        # Redis's built-in rules: a server given no save line snapshots on its own and on
+        # SIGTERM, so a restart keeps the data (the test kit passes save "" explicitly).
+        Directive("save", DEFAULT_SAVE, _multi(parse_save), format_save, multi=parse_save,
                   rewrite="save"),
         Directive("appendonly", False, parse_bool, format_bool),
         Directive("appendfsync", "everysec", enum_parser("everysec", "always", "no")),

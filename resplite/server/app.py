@@ -258,8 +258,38 @@ class Server:
                 os._exit(1)
             return
         self._first_signal_at = now
-        log.info("Received %s, shutting down", signal.Signals(sig).name)
+        name = signal.Signals(sig).name
+        log.info("Received %s, shutting down", name)
+        if not self._save_on_signal(sig):
+            # As Redis: rather than exit and lose the writes since the last snapshot, the
+            # server keeps running (``force`` in shutdown-on-sig* exits anyway).
+            log.warning("Errors trying to shut down the server. Check the logs for more "
+                        "information.")
+            self._first_signal_at = None
+            return
         self.request_shutdown()
+
+    def _save_on_signal(self, sig: int) -> bool:
+        """The final snapshot a SIGTERM or SIGINT asks for, by ``shutdown-on-sigterm`` /
+        ``shutdown-on-sigint``: ``save`` always, ``nosave`` never, ``default`` when there
+        are save rules. False when it failed and ``force`` is not set."""
+        flags = self.config["shutdown-on-sigint" if sig == signal.SIGINT
+                            else "shutdown-on-sigterm"]
+        state = self.state
+        if "nosave" in flags or not ("save" in flags or self.config["save"]):
+            state.shutdown_saved = True
+            return True
+        persistence = state.persistence
+        persistence.kill_child()
+        log.info("Saving the final RDB snapshot before exiting.")
+        if persistence.save():
+            state.shutdown_saved = True
+            return True
+        log.warning("Error trying to save the DB, can't exit.")
+        if "force" in flags:
+            state.shutdown_saved = True
+            return True
+        return False
 
     def request_shutdown(self) -> None:
         if self._stopped is not None:

@@ -19,10 +19,12 @@ RESPLITE.CLOCK and RESPLITE.FAULT commands (``enable-clock-command yes``,
 ``enable-fault-command yes``; ``handle.faults``, a :class:`FaultControl`, sets faults). It
 works in a temporary folder of its own; ``dir=`` (and ``dbfilename=``) name a folder whose
 RDB snapshot it loads at start (a Redis file of version 9 to 12 or one resplite saved), so a
-test can begin from a production-like data set; the pytest plugin's ``resplite`` marker
-takes the same directives. ``handle.clock`` controls the same clock as the command does; in
-thread mode its calls are carried over to the server's event loop and wait for completion, so
-that timers and blocked clients are only ever touched from that loop. Leaving the context
+test can begin from a production-like data set. It has no save rules (``save ""``) unless
+given ``save=``, so stopping it writes no snapshot, into ``dir=`` or anywhere. The pytest
+plugin's ``resplite`` marker takes the same directives. ``handle.clock`` controls the same
+clock as the command does; in thread mode its calls are carried over to the server's event
+loop and wait for completion, so that timers and blocked clients are only ever touched from
+that loop. Leaving the context
 stops the server and leaves no thread, process, socket or file behind.
 """
 
@@ -537,6 +539,9 @@ class ServerHandle:
             # A snapshot a test saves stays out of the current directory, and nothing there
             # is loaded: without dir= the server starts empty in a folder of its own.
             self.directives["dir"] = self._tempdir
+        # No save rules unless the test asks for them (Redis's built-in ones would write a
+        # dump.rdb into a dir= folder at every stop).
+        self.directives.setdefault("save", "")
         runner: ThreadRunner | ProcessRunner
         if self.isolation == "thread":
             runner = ThreadRunner(self.directives)

@@ -622,7 +622,7 @@ def _start_with_conf(kind: str, conf: Path) -> ServerProcess:
         args = [exe, str(conf), "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
     else:
         args = [sys.executable, "-m", "resplite", str(conf), "--port", str(port),
-                "--bind", "127.0.0.1"]
+                "--bind", "127.0.0.1", "--save", ""]
     workdir = tempfile.mkdtemp(prefix=f"{kind}-acl-")
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             cwd=workdir)

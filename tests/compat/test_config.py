@@ -30,6 +30,8 @@ from support.servers import (
     _wait_for_port,
     free_port,
     redis_server_path,
+    start_redis,
+    start_resplite,
 )
 
 
@@ -526,3 +528,38 @@ def test_config_rewrite_lines_match_redis(tmp_path: Path) -> None:
               "hash-max-listpack-value", "client-output-buffer-limit", "notify-keyspace-events"}
     for name in shared:
         assert _config_lines(files["resplite"], name) == _config_lines(files["redis"], name), name
+
+
+PERSISTENCE = (
+    "save", "appendonly", "appendfsync", "appendfilename", "appenddirname", "dbfilename",
+    "aof-use-rdb-preamble", "aof-load-truncated", "aof-timestamp-enabled",
+    "auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "no-appendfsync-on-rewrite",
+    "aof-rewrite-incremental-fsync", "rdb-save-incremental-fsync",
+    "stop-writes-on-bgsave-error", "rdbcompression", "rdbchecksum", "rdb-del-sync-files",
+    "sanitize-dump-payload", "shutdown-on-sigterm", "shutdown-on-sigint", "shutdown-timeout",
+    "rdb-key-save-delay",
+)
+
+
+def test_persistence_defaults_are_redis_s() -> None:
+    """Started without a save option (or any other persistence directive), resplite answers
+    CONFIG GET for every persistence setting as Redis does: Redis's built-in save rules
+    included, so a stop writes the snapshot the next start loads."""
+    if redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    servers = [start_redis(save=None), start_resplite(save=None)]
+    try:
+        ref, ours = (RawClient(s.host, s.port) for s in servers)
+        for name in PERSISTENCE:
+            assert ours.call("CONFIG", "GET", name) == ref.call("CONFIG", "GET", name), name
+        assert to_python(parse(ref.call("CONFIG", "GET", "save"))) == \
+            ["save", "3600 1 300 100 60 10000"]
+        # ``dir``: the folder each was started in.
+        for server, conn in zip(servers, (ref, ours), strict=True):
+            assert to_python(parse(conn.call("CONFIG", "GET", "dir"))) == \
+                ["dir", os.path.realpath(server.workdir)]
+        ref.close()
+        ours.close()
+    finally:
+        for server in servers:
+            server.stop()

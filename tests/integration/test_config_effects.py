@@ -146,7 +146,7 @@ def test_config_rewrite_keeps_comments_and_states_current_values(tmp_path: Path)
     )
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "resplite", str(conf), "--port", str(port)],
+        [sys.executable, "-m", "resplite", str(conf), "--port", str(port), "--save", ""],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 import redis
-from support.servers import free_port, redis_server_path, running
+from support.servers import ServerProcess, free_port, redis_server_path, running
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "redis-8.0.6"
 FAR = 4102444800000
@@ -437,3 +437,88 @@ def test_a_killed_rewrite_child_leaves_no_temp_file(tmp_path: Path, kind: str) -
         assert info["aof_last_bgrewrite_status"] == "err"
         assert info["aof_rewrites_consecutive_failures"] == 1
         assert client.dbsize() == 20
+
+
+# -- the built-in save rules: a stop keeps the data -----------------------------------------
+
+
+def _sigterm(server: ServerProcess) -> int:
+    server.proc.send_signal(signal.SIGTERM)
+    return server.proc.wait(60)
+
+
+@pytest.mark.parametrize("kind", ["resplite", "redis"])
+def test_sigterm_saves_under_the_built_in_rules(tmp_path: Path, kind: str) -> None:
+    """No save option: Redis's rules (3600 1 300 100 60 10000) mean SIGTERM writes the
+    snapshot, and the next start has every key back."""
+    if kind == "redis" and redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    with running(kind, "--dir", str(tmp_path), save=None) as first:
+        client = redis.Redis.from_url(first.url)
+        client.set("s", "v", pxat=FAR)
+        client.hset("h", mapping={"a": "1", "b": "2"})
+        client.rpush("l", "x", "y")
+        client.zadd("z", {"m": 1.5})
+        client.xadd("x", {"f": "v"})
+        client.execute_command("SELECT", 3)
+        client.set("in-db-3", "v")
+        expected = dataset(client, field_ttls=False)
+        assert _sigterm(first) == 0
+    assert (tmp_path / "dump.rdb").exists()
+    with running(kind, "--dir", str(tmp_path), save=None) as second:
+        assert dataset(redis.Redis.from_url(second.url), field_ttls=False) == expected
+
+
+@pytest.mark.parametrize("kind", ["resplite", "redis"])
+@pytest.mark.parametrize(("save", "flags", "written"), [
+    ("", "save", True),        # no rules, but shutdown-on-sigterm save
+    (None, "nosave", False),   # the built-in rules, but nosave
+    ("", "default", False),    # no rules: nothing to save
+])
+def test_shutdown_on_sigterm_decides_the_final_save(
+        tmp_path: Path, kind: str, save: str | None, flags: str, written: bool) -> None:
+    if kind == "redis" and redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    with running(kind, "--dir", str(tmp_path), "--shutdown-on-sigterm", flags,
+                 save=save) as srv:
+        redis.Redis.from_url(srv.url).set("k", "v")
+        assert _sigterm(srv) == 0
+    assert (tmp_path / "dump.rdb").exists() == written
+
+
+@pytest.mark.parametrize("kind", ["resplite", "redis"])
+def test_a_sigterm_whose_save_fails_does_not_stop_the_server(tmp_path: Path, kind: str) -> None:
+    """As Redis: rather than exit and lose the writes since the last snapshot, the server
+    logs that it can't exit and keeps serving; once the save can succeed, SIGTERM stops it."""
+    if kind == "redis" and redis_server_path() is None:
+        pytest.skip("redis-server is not installed")
+    log = tmp_path / "server.log"
+    data = tmp_path / "data"
+    data.mkdir()
+    with running(kind, "--dir", str(data), "--logfile", str(log), save=None) as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.set("k", "v")
+        (data / "dump.rdb").mkdir()  # the snapshot cannot be renamed into place
+        srv.proc.send_signal(signal.SIGTERM)
+        _wait_for(lambda: "can't exit" in log.read_text(), "the refusal in the log")
+        assert client.get("k") == b"v"
+        assert srv.proc.poll() is None
+        (data / "dump.rdb").rmdir()
+        assert _sigterm(srv) == 0
+    with running(kind, "--dir", str(data)) as again:
+        assert redis.Redis.from_url(again.url).get("k") == b"v"
+
+
+def test_the_test_kit_writes_no_snapshot_unless_asked(tmp_path: Path) -> None:
+    """The embedded server's own default is ``save ""``: stopping it leaves ``dir=`` as it
+    was; ``save=`` gives it rules (and the final snapshot) like any server."""
+    import resplite
+
+    with resplite.serve(dir=str(tmp_path)) as quiet:
+        client = redis.Redis.from_url(quiet.url)
+        assert client.config_get("save") == {"save": ""}
+        client.set("k", "v")
+    assert not (tmp_path / "dump.rdb").exists()
+    with resplite.serve(dir=str(tmp_path), save="3600 1") as saving:
+        redis.Redis.from_url(saving.url).set("k", "v")
+    assert (tmp_path / "dump.rdb").exists()

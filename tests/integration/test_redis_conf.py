@@ -8,9 +8,11 @@ it with SHUTDOWN. Waits are for events (a pid file, a port) with a deadline, nev
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -55,6 +57,10 @@ def _pid_alive(pid: int) -> bool:
     # A zombie of ours counts as gone.
     stat = Path(f"/proc/{pid}/stat")
     return stat.exists() and stat.read_text().split(") ", 1)[1][:1] != "Z"
+
+
+def _pid_gone(pid: int) -> bool:
+    return not _pid_alive(pid)
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -116,6 +122,37 @@ def test_debians_stock_redis_conf_loads_daemonizes_and_serves(tmp_path: Path) ->
     for name in ("pidfile", "loglevel", "hz", "dynamic-hz", "activerehashing", "daemonize",
                  "rdbcompression", "dbfilename", "appendfsync", "appendonly"):
         assert f" {name}," not in line and not line.endswith(f" {name}")
+
+
+@pytest.mark.skipif(not STOCK.exists(), reason="no stock /etc/redis/redis.conf (redis-server)")
+def test_debians_stock_redis_conf_keeps_the_keys_across_a_sigterm(tmp_path: Path) -> None:
+    """The stock file has no save line, so Redis's built-in rules apply: SIGTERM (what
+    systemctl stop sends) writes dump.rdb in ``dir`` and the restarted server has the keys."""
+    port = free_port()
+    conf = _stock_copy(tmp_path, port)
+    pidfile = tmp_path / "redis.pid"
+    for round_ in ("write", "read"):
+        done = _run(str(conf), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        _wait_for(pidfile.exists, "the pid file")
+        pid = int(pidfile.read_text())
+        conn = _connect(port)
+        try:
+            if round_ == "write":
+                assert conn.call("CONFIG", "GET", "save") == \
+                    b"*2\r\n$4\r\nsave\r\n$23\r\n3600 1 300 100 60 10000\r\n"
+                for i in range(100):
+                    assert conn.call("SET", f"key:{i}", f"value:{i}") == b"+OK\r\n"
+                assert conn.call("RPUSH", "list", "a", "b") == b":2\r\n"
+            else:
+                assert conn.call("DBSIZE") == b":101\r\n"
+                assert conn.call("GET", "key:99") == b"$8\r\nvalue:99\r\n"
+                assert conn.call("LRANGE", "list", "0", "-1") == b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+        finally:
+            conn.close()
+        os.kill(pid, signal.SIGTERM)
+        _wait_for(functools.partial(_pid_gone, pid), "the daemon to exit")
+        assert (tmp_path / "data" / "dump.rdb").exists()
 
 
 def _start(tmp: Path, *args: str) -> tuple[subprocess.Popen[str], int]:

@@ -65,24 +65,32 @@ class ServerPairFactory(Protocol):
     def __call__(self, *extra: str) -> tuple[ServerProcess, ServerProcess]: ...
 
 
-def start_redis(*extra: str) -> ServerProcess:
+def _save_args(save: str | None) -> list[str]:
+    """``--save <rules>``; None leaves the server's built-in rules (Redis's, in both)."""
+    return [] if save is None else ["--save", save]
+
+
+def start_redis(*extra: str, save: str | None = "") -> ServerProcess:
     exe = redis_server_path()
     if exe is None:
         raise RuntimeError("redis-server is not installed")
     port = free_port()
     workdir = tempfile.mkdtemp(prefix="redis-ref-")
-    args = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", workdir, "--enable-debug-command", "yes", *extra]
+    args = [exe, "--port", str(port), "--bind", "127.0.0.1", *_save_args(save),
+            "--appendonly", "no", "--dir", workdir, "--enable-debug-command", "yes", *extra]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait_for_port(port, proc)
     return ServerProcess("redis", "127.0.0.1", port, proc, workdir)
 
 
-def start_resplite(*extra: str) -> ServerProcess:
+def start_resplite(*extra: str, save: str | None = "") -> ServerProcess:
     port = free_port()
     workdir = tempfile.mkdtemp(prefix="resplite-")
+    # No save rules by default, as the reference above: a stop writes no snapshot (into a
+    # test's --dir either); a later --save in ``extra`` still sets rules.
     args = [sys.executable, "-m", "resplite", "--port", str(port), "--bind", "127.0.0.1",
-            "--enable-debug-command", "yes", "--loglevel", "warning", *extra]
+            *_save_args(save), "--enable-debug-command", "yes", "--loglevel", "warning",
+            *extra]
     env = dict(os.environ)
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=None, cwd=workdir, env=env)
     _wait_for_port(port, proc)
@@ -90,8 +98,9 @@ def start_resplite(*extra: str) -> ServerProcess:
 
 
 @contextlib.contextmanager
-def running(kind: str, *extra: str) -> Iterator[ServerProcess]:
-    server = start_redis(*extra) if kind == "redis" else start_resplite(*extra)
+def running(kind: str, *extra: str, save: str | None = "") -> Iterator[ServerProcess]:
+    server = (start_redis(*extra, save=save) if kind == "redis"
+              else start_resplite(*extra, save=save))
     try:
         yield server
     finally:
