@@ -35,8 +35,8 @@ Options are Redis configuration directives, e.g.:
 
 A redis.conf for Redis 7.4 / 8.0 loads as it is: every directive Redis knows is accepted
 with Redis's checks; those below take effect, the others are logged at start as having no
-effect here (persistence, replication, cluster bus, TLS, modules). A file may also use
-include and rename-command.
+effect here (replication, cluster bus, TLS, modules, a few persistence tuning knobs). A
+file may also use include and rename-command.
 
 Directives resplite implements:
 """
