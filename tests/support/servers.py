@@ -25,7 +25,7 @@ def redis_server_path() -> str | None:
     return shutil.which("redis-server")
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -59,6 +59,15 @@ class ServerProcess:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def _wait_or_stop(server: ServerProcess) -> None:
+    """Wait until ``server`` listens; one that does not in time is stopped, not left behind."""
+    try:
+        _wait_for_port(server.port, server.proc)
+    except BaseException:
+        server.stop()
+        raise
+
+
 class ServerPairFactory(Protocol):
     """Starts a dedicated redis-server and resplite, both with the extra directives given."""
 
@@ -79,8 +88,9 @@ def start_redis(*extra: str, save: str | None = "") -> ServerProcess:
     args = [exe, "--port", str(port), "--bind", "127.0.0.1", *_save_args(save),
             "--appendonly", "no", "--dir", workdir, "--enable-debug-command", "yes", *extra]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait_for_port(port, proc)
-    return ServerProcess("redis", "127.0.0.1", port, proc, workdir)
+    server = ServerProcess("redis", "127.0.0.1", port, proc, workdir)
+    _wait_or_stop(server)
+    return server
 
 
 def start_resplite(*extra: str, save: str | None = "") -> ServerProcess:
@@ -93,8 +103,9 @@ def start_resplite(*extra: str, save: str | None = "") -> ServerProcess:
             *extra]
     env = dict(os.environ)
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=None, cwd=workdir, env=env)
-    _wait_for_port(port, proc)
-    return ServerProcess("resplite", "127.0.0.1", port, proc, workdir)
+    server = ServerProcess("resplite", "127.0.0.1", port, proc, workdir)
+    _wait_or_stop(server)
+    return server
 
 
 @contextlib.contextmanager
