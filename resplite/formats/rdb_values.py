@@ -53,7 +53,13 @@ from resplite.algorithms.crc64 import RunningCrc, crc64, shift_for
 from resplite.algorithms.scores import d2string
 from resplite.formats import rdb_format as f
 from resplite.store import intset, listpack, ziplist
-from resplite.store.consumer_group import Consumer, ConsumerGroup, PendingEntry
+from resplite.store.consumer_group import (
+    INVALID_ENTRIES_READ,
+    MAX_DELIVERY_COUNT,
+    Consumer,
+    ConsumerGroup,
+    PendingEntry,
+)
 from resplite.store.hash import Hash
 from resplite.store.listpack_size import as_int64, integer_value
 from resplite.store.set import HASHTABLE, INTSET, LISTPACK, Set
@@ -66,6 +72,8 @@ from resplite.store.string_value import MutableString
 from resplite.store.zset import ZSet
 
 _U64: Final = (1 << 64) - 1
+# Redis's EB_EXPIRE_TIME_MAX: the largest hash field expiry time (48 bits of milliseconds).
+EXPIRE_TIME_MAX: Final = (1 << 48) - 1
 _INT_CODES: Final = {2: "h", 4: "i", 8: "q"}
 _CODE_WIDTHS: Final = {"h": 2, "i": 4, "q": 8}
 
@@ -561,6 +569,8 @@ def _fit_hash(value: Hash, limits: Limits) -> None:
 
 def _read_hash(r: f.Reader, kind: int, limits: Limits) -> Hash:
     low = r.millis("the smallest field expiry") if kind == f.TYPE_HASH_METADATA else 0
+    if not 0 <= low <= EXPIRE_TIME_MAX + 1:
+        raise r.error("Hash read invalid minExpire value")
     count = r.length("a hash size")
     if count == 0:
         raise EmptyValue
@@ -575,7 +585,10 @@ def _read_hash(r: f.Reader, kind: int, limits: Limits) -> Hash:
             raise r.error("duplicate hash fields detected")
         fields[field] = val
         if ttl:
-            value.set_ttl(field, ttl + low - 1 if kind == f.TYPE_HASH_METADATA else ttl)
+            when = ttl + low - 1 if kind == f.TYPE_HASH_METADATA else ttl
+            if when > EXPIRE_TIME_MAX:
+                raise r.error(f"invalid expireAt time: {when}")
+            value.set_ttl(field, when)
     value.recount()
     if timed:
         value.mark_ex()
@@ -599,13 +612,20 @@ def _read_hash_packed(r: f.Reader, kind: int, limits: Limits) -> Hash:
         raise EmptyValue
     value = Hash()
     fields = value.fields
+    last_ttl = 0
     for i in range(0, len(items), step):
         field = items[i]
         if field in fields:
             raise r.error("duplicate hash fields detected", start)
         fields[field] = items[i + 1]
         if ex:
-            ttl = int(items[i + 2])
+            # Redis's rules for a listpackex: each TTL an integer in [0, EB_EXPIRE_TIME_MAX],
+            # the fields with a TTL first, in TTL order (what the expiry walk relies on).
+            ttl = integer_value(items[i + 2])
+            if ttl is None or not 0 <= ttl <= EXPIRE_TIME_MAX or \
+                    (ttl and (i and not last_ttl or ttl < last_ttl)):
+                raise r.error("Hash listpack integrity check failed.", start)
+            last_ttl = ttl
             if ttl:
                 value.set_ttl(field, ttl)
     value.recount()
@@ -748,8 +768,10 @@ def _read_stream(r: f.Reader, kind: int, keep: bool = True) -> Stream:
     else:
         value.entries_added = value.length
         value.first_id = value.first_entry()[0] if value.length else 0  # type: ignore[index]
-    if sum(node.count for node in value.nodes) != value.length:
-        raise r.error("stream length inconsistent with its entries")
+    try:
+        value.check_loaded()
+    except ValueError as exc:
+        raise r.error(str(exc)) from None
     value.recount()
     for _ in range(r.length("a consumer group count")):
         name = r.string("a consumer group name")
@@ -757,6 +779,9 @@ def _read_stream(r: f.Reader, kind: int, keep: bool = True) -> Stream:
         if kind >= f.TYPE_STREAM_LISTPACKS_2:
             read = r.length("a group's entries-read")
             entries_read = read - (1 << 64) if read > (1 << 63) - 1 else read
+            # As XGROUP keeps it: unknown (-1), or at most the entries ever added.
+            if not INVALID_ENTRIES_READ <= entries_read <= value.entries_added:
+                raise r.error("consumer group entries-read out of range")
         else:
             entries_read = value.estimate_entries_read(last)
         group = value.create_group(name, last, entries_read)
@@ -772,6 +797,8 @@ def _read_group_pel(r: f.Reader, group: ConsumerGroup, kind: int) -> None:
         sid = int.from_bytes(r.take(16, "a PEL entry id"), "big")
         when = r.millis("a delivery time")
         count = r.length("a delivery count")
+        if count > MAX_DELIVERY_COUNT:
+            raise r.error("PEL entry delivery count out of range")
         if sid in waiting:
             raise r.error("duplicated global PEL entry loading stream consumer group")
         waiting[sid] = PendingEntry(None, when, count)

@@ -77,6 +77,7 @@ from resplite.store.stream_ids import MAX_ID, U64
 from resplite.store.stream_node import DELETED, LISTPACK_MAX_SIZE, StreamNode
 
 Entry = tuple[int, list[bytes]]
+_LLONG_MAX: Final = (1 << 63) - 1
 
 
 class ElementsTooLarge(Exception):
@@ -179,7 +180,8 @@ class Stream:
             self.keys.append(sid)
             node.append(sid, argv, start, True)
         self.length += 1
-        self.entries_added += 1
+        if self.entries_added < _LLONG_MAX:  # Redis's signed counter, kept from wrapping
+            self.entries_added += 1
         self.last_id = sid
         if self.length == 1:
             self.first_id = sid
@@ -708,6 +710,45 @@ class Stream:
     def radix_tree_nodes(self) -> int:
         """Redis's ``radix-tree-nodes``."""
         return radix_node_count(self.keys)
+
+    def check_loaded(self) -> None:
+        """ValueError, naming the first broken rule, unless a stream a loader built (RDB,
+        RESTORE) keeps the invariants every command relies on.
+
+        Each node's entries were checked against its master entry when it was read
+        (:meth:`StreamNode.from_listpack`); here the nodes are checked against each other and
+        against the stream's own fields: every node's first id is at least its key (the id
+        its master entry was keyed by), ids fit 64+64 bits, each node's last id is below the
+        next node's key, ``length`` is the live entries' count, ``last_id`` is at least every
+        id (tombstones included; XADD appends after it), ``first_id`` is the first live id,
+        ``max_deleted_id`` is at most ``last_id``, and ``entries_added`` counts at least the
+        entries present and fits a signed 64-bit counter, as Redis keeps it. Groups are
+        checked by the loader as it reads them."""
+        nodes = self.nodes
+        previous = -1
+        live = 0
+        for node in nodes:
+            if node.id_at(0) < node.master:
+                raise ValueError("stream node holds an entry below its key")
+            if node.master <= previous:
+                raise ValueError("stream nodes out of order")
+            last = node.last_id()
+            if last > MAX_ID:
+                raise ValueError("stream entry id out of range")
+            previous = last
+            live += node.count
+        if live != self.length:
+            raise ValueError("stream length inconsistent with its entries")
+        if previous > self.last_id:
+            raise ValueError("stream last id below an entry's id")
+        if self.max_deleted_id > self.last_id:
+            raise ValueError("stream max deleted id above its last id")
+        if self.length:
+            first = self._first_live_id()
+            if self.first_id != first:
+                raise ValueError("stream first id is not its first entry's")
+        if not self.length <= self.entries_added <= _LLONG_MAX:
+            raise ValueError("stream entries added inconsistent with its length")
 
     def recount(self) -> None:
         """Recompute ``nbytes`` and ``packed_bytes`` after a loader appended nodes directly
