@@ -14,6 +14,11 @@ when the key exists without REPLACE.
 RESTORE-ASKING, which MIGRATE sends to a cluster node, is RESTORE allowed on a slot the node
 is importing (its ``asking`` flag stands for a preceding ASKING); elsewhere it is RESTORE.
 
+Every payload is validated deeply, whatever ``sanitize-dump-payload`` says (Redis checks
+only the outer structure under ``no``, its default): a malformed value is refused with
+``Bad data format`` rather than kept to fail a later command or SAVE. The setting (no, yes,
+clients, as Redis) decides only what INFO's ``dump_payload_sanitizations`` counts.
+
 RESTORE's TTL is relative milliseconds unless ABSTTL; a time already past stores nothing (and
 deletes the old key under REPLACE, reported as ``del``). IDLETIME sets the LRU access time
 (under a non-LFU policy), FREQ the LFU counter (under an LFU policy), as Redis's
@@ -64,6 +69,20 @@ def _long(arg: bytes) -> int:
     return value
 
 
+def _sanitizes(client: Client) -> bool:
+    """Whether Redis would sanitize this RESTORE's payload deeply (``rdbLoadObject``):
+    always under ``sanitize-dump-payload yes``; under ``clients`` unless the server is
+    loading (an append-only file's RESTORE) or the client's user has
+    ``skip-sanitize-payload``. resplite validates every payload deeply regardless; this
+    decides what INFO's ``dump_payload_sanitizations`` counts."""
+    server = client.server
+    mode = server.config["sanitize-dump-payload"]
+    if mode == "yes":
+        return True
+    return mode == "clients" and not server.persistence.loading and \
+        client.user.sanitize != "skip-sanitize-payload"
+
+
 @command("restore-asking")
 @command("restore")
 def restore(client: Client, argv: list[bytes]) -> Any:
@@ -102,9 +121,12 @@ def restore(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(BAD_PAYLOAD)
     server = client.server
     try:
-        value = rdb_values.parse_payload(payload, key, load_limits(server.config))
+        value, checked = rdb_values.parse_payload_checked(payload, key,
+                                                          load_limits(server.config))
     except (RdbError, rdb_values.UnsupportedValue, rdb_values.EmptyValue):
         raise CommandError(BAD_FORMAT) from None
+    if _sanitizes(client):
+        server.dump_payload_sanitizations += checked
     deleted = db.delete(key) if replace else False
     now = server.clock.time_ms()
     if ttl and not absttl:

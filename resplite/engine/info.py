@@ -319,7 +319,7 @@ def _stats(state: ServerState) -> Lines:
         ("tracking_total_prefixes", len(state.tracking.prefixes)),
         ("unexpected_error_replies", state.unexpected_errors),
         ("total_error_replies", state.total_error_replies),
-        ("dump_payload_sanitizations", 0),
+        ("dump_payload_sanitizations", state.dump_payload_sanitizations),
         ("total_reads_processed", state.reads_processed),
         ("total_writes_processed", state.writes_processed),
         ("io_threaded_reads_processed", 0),

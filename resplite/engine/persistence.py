@@ -473,6 +473,9 @@ class Persistence:
             raise LoadError(f"{name}: short read or corrupt RDB at {exc}") from exc
         except rdb_values.UnsupportedValue as exc:
             raise LoadError(f"{name}: {exc}") from exc
+        if state.config["sanitize-dump-payload"] == "yes":
+            # As Redis: "yes" sanitizes a load too; "clients" only what clients send.
+            state.dump_payload_sanitizations += report.checked
         if report.libraries:
             try:
                 state.scripting.load_snapshot_libraries(report.libraries)

@@ -224,6 +224,11 @@ class ServerState:
         # (kept up to date by the persistence code, read on every command).
         self.writes_refused = False
         self.unexpected_errors = 0
+        # Packed blobs of RESTORE payloads (and, with sanitize-dump-payload yes, of loaded
+        # files) validated while sanitize-dump-payload asked for it (INFO's
+        # dump_payload_sanitizations). resplite validates every payload deeply whatever the
+        # setting; the setting decides only what is counted, as Redis counts.
+        self.dump_payload_sanitizations = 0
         # Memory (see the module docstring): the keyspace's meter, what clients hold (the sum
         # of their mem_charged), what scripts hold, and the startup allowance.
         self.maxmemory = config["maxmemory"]
@@ -691,6 +696,7 @@ class ServerState:
         self.latency.sample_ns("fork", elapsed_ns)
 
     def reset_stats(self) -> None:
+        self.dump_payload_sanitizations = 0
         self.lazyfree.freed = 0
         self.evicted_clients = 0
         self.evictor.reset_stats()

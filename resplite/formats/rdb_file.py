@@ -123,6 +123,7 @@ class LoadReport:
     empty_keys_skipped: int = 0
     functions: int = 0
     libraries: list[bytes] = field(default_factory=list)  # the function libraries' code
+    checked: int = 0  # packed blobs validated (see Reader.checked)
 
 
 # Takes (db, key, value, expire, idle, freq); returns False when the key is already there.
@@ -253,6 +254,7 @@ def read_snapshot(
             if actual != expected:
                 raise r.error(f"wrong RDB checksum: the file says {expected:016x}, its content "
                               f"gives {actual:016x}", r.pos - 8)
+    report.checked = r.checked
     for db_index, key, more in extras:
         stream = streams.get((db_index, key))
         if stream is not None:

@@ -93,6 +93,7 @@ def _read_quicklist(r: f.Reader, kind: int, limits: v.Limits) -> List:
             continue
         try:
             if kind == f.TYPE_LIST_QUICKLIST_2:
+                r.checked += 1
                 values = [bytes(x) for x in listpack.decode(blob, as_bytes=True)]
             else:
                 values = ziplist.decode(blob)

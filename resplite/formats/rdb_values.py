@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from resplite.algorithms.crc64 import RunningCrc, crc64, shift_for
-from resplite.algorithms.scores import d2string
+from resplite.algorithms.scores import d2string, parse_score
 from resplite.formats import rdb_format as f
 from resplite.store import intset, listpack, ziplist
 from resplite.store.consumer_group import (
@@ -480,10 +480,17 @@ def payload_valid(payload: bytes, check_crc: bool = True) -> bool:
 def parse_payload(payload: bytes, key: bytes, limits: Limits = DEFAULT_LIMITS) -> Any:
     """The value a verified DUMP payload holds; RdbError or UnsupportedValue if it holds
     none this server can keep."""
+    return parse_payload_checked(payload, key, limits)[0]
+
+
+def parse_payload_checked(payload: bytes, key: bytes,
+                          limits: Limits = DEFAULT_LIMITS) -> tuple[Any, int]:
+    """:func:`parse_payload`, and how many packed blobs (listpacks, intsets, stream nodes)
+    were validated on the way (what Redis counts as sanitizations)."""
     r = f.Reader(memoryview(payload)[:-10])
     kind = r.byte()
     value = read_value(r, kind, key, limits)
-    return value
+    return value, r.checked
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -556,6 +563,7 @@ def _packed(r: f.Reader, what: str, use_ziplist: bool) -> list[bytes]:
     try:
         if use_ziplist:
             return ziplist.decode(blob)
+        r.checked += 1
         return list(_strings(listpack.decode(blob)))
     except ValueError as exc:
         raise r.error(f"{what}: {exc}", start) from None
@@ -640,6 +648,7 @@ def _read_set(r: f.Reader, kind: int, limits: Limits) -> Set:
     start = r.pos
     if kind == f.TYPE_SET_INTSET:
         blob = r.string("an intset")
+        r.checked += 1
         try:
             values, width = intset.decode(blob)
         except ValueError as exc:
@@ -700,10 +709,10 @@ def _read_zset(r: f.Reader, kind: int, limits: Limits) -> ZSet:
         if len(items) % 2:
             raise r.error("sorted set listpack holds an incomplete member", start)
         for i in range(0, len(items), 2):
-            try:
-                score = float(items[i + 1])
-            except ValueError:
-                raise r.error("unreadable score in a sorted set listpack", start) from None
+            # A score as ZADD reads it: no NaN, nothing strtod would stop short of.
+            score = parse_score(items[i + 1])
+            if score is None:
+                raise r.error("unreadable score in a sorted set listpack", start)
             entries.append((score, items[i]))
         packed = True
     else:
@@ -742,6 +751,7 @@ def _read_stream(r: f.Reader, kind: int, keep: bool = True) -> Stream:
             raise r.error("stream node key entry is not the size of a stream ID", at)
         at = r.pos
         blob = r.string("a stream node listpack")
+        r.checked += 1
         try:
             node = StreamNode.from_listpack(int.from_bytes(key, "big"), listpack.decode(blob),
                                             len(blob))

@@ -11,12 +11,17 @@ as a Redis 7.2 payload is.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from compat_helpers import decode
+from support import stream_payload
 from support.pair import Pair
 from support.raw import RawClient
+from support.stream_payload import StreamParts, build
+
+from resplite.formats import rdb_format
 
 Command = tuple[Any, ...]
 
@@ -164,3 +169,111 @@ def test_restore_options(pair: Pair) -> None:
     ref, ours = pair.both("OBJECT", "IDLETIME", "i")
     assert abs(int(str(decode(ref))) - int(str(decode(ours)))) <= 2
     pair.check("RESTORE", "f", "0", payload, "FREQ", "100")
+
+
+# -- malformed stream payloads ---------------------------------------------------------------
+#
+# Each case corrupts one field of Redis 7.0's own payload of a stream with deleted entries,
+# several nodes, a group with a PEL and two consumers; the payload is written again as
+# STREAM_LISTPACKS_2 in RDB 10 (what Redis 7.0 reads) with a correct CRC-64, so only the
+# field is wrong. Redis with sanitize-dump-payload yes refuses each of these; resplite
+# refuses them whatever the setting.
+
+def _build_stream(pair: Pair) -> StreamParts:
+    with pair.configured(stream_node_max_entries="4"):
+        for i in range(1, 12):
+            pair.check("XADD", "src", f"{i}-1", "f", f"v{i}", "n", str(i))
+        pair.check("XADD", "src", "12-1", "other", "x")
+    pair.check("XDEL", "src", "5-1", "6-1")
+    pair.check("XGROUP", "CREATE", "src", "g1", "0")
+    pair.ref.call("XREADGROUP", "GROUP", "g1", "alice", "COUNT", "3", "STREAMS", "src", ">")
+    pair.ref.call("XREADGROUP", "GROUP", "g1", "bob", "COUNT", "2", "STREAMS", "src", ">")
+    payload: Any = decode(pair.ref.call("DUMP", "src"))
+    assert payload[0] == rdb_format.TYPE_STREAM_LISTPACKS_2
+    parts = stream_payload.parse(payload)
+    assert [len(items) for _, items in parts.nodes] == [30, 30, 31]  # 4 entries each
+    # Written again (uncompressed), the payload restores on both, as the original does.
+    assert pair.check("RESTORE", "rebuilt", "0", build(parts)) == b"+OK\r\n"
+    pair.check("XRANGE", "rebuilt", "-", "+")
+    pair.check("XINFO", "STREAM", "rebuilt")
+    return parts
+
+
+def _set(index: int, value: Any, node: int = 0) -> Callable[[StreamParts], None]:
+    def change(parts: StreamParts) -> None:
+        parts.nodes[node][1][index] = value
+    return change
+
+
+def _drop_consumer_pel_entry(parts: StreamParts) -> None:
+    parts.groups[0].consumers[0][3].pop()
+
+
+def _drop_group_pel_entry(parts: StreamParts) -> None:
+    parts.groups[0].pel.pop(0)
+
+
+def _duplicate_consumer(parts: StreamParts) -> None:
+    parts.groups[0].consumers[1][0] = parts.groups[0].consumers[0][0]
+
+
+def _short_node_key(parts: StreamParts) -> None:
+    parts.nodes[1][0] = parts.nodes[1][0][:15]
+
+
+def _extra_element(parts: StreamParts) -> None:
+    parts.nodes[2][1].append(1)
+
+
+# Node 0's listpack: [count 4, deleted 0, 2 master fields, f, n, 0, then per entry: flags,
+# ms delta, seq delta, two values, lp-count 5]; node 1 has the two tombstones (5-1, 6-1).
+REDIS_REFUSES: dict[str, Callable[[StreamParts], None]] = {
+    "live count above the entries": _set(0, 5),
+    "deleted count below the tombstones": _set(1, 0, node=1),
+    "master field count": _set(2, 3),
+    "master entry terminator": _set(5, 1),
+    "lp-count of an entry": _set(11, 6),
+    "flags of an entry (not same-fields)": _set(6, 0),
+    "an element after the last entry": _extra_element,
+    "node key not 16 bytes": _short_node_key,
+    "consumer PEL entry not in the group PEL": _drop_group_pel_entry,
+    "group PEL entry without a consumer": _drop_consumer_pel_entry,
+    "duplicate consumer": _duplicate_consumer,
+}
+
+
+@pytest.mark.parametrize("case", list(REDIS_REFUSES))
+def test_malformed_stream_payloads_are_refused_as_redis_refuses_them(pair: Pair,
+                                                                     case: str) -> None:
+    parts = _build_stream(pair)
+    broken = parts.copy()
+    REDIS_REFUSES[case](broken)
+    payload = build(broken)
+    with pair.configured(sanitize_dump_payload="yes"):
+        assert pair.check("RESTORE", "s", "0", payload) == b"-ERR Bad data format\r\n"
+    # resplite checks deeply under the default (Redis, under "no", checks less).
+    assert pair.ours.call("RESTORE", "s", "0", payload) == b"-ERR Bad data format\r\n"
+    pair.check("EXISTS", "s")
+
+
+def _stat(sections: dict[str, list[tuple[str, str]]]) -> int:
+    return int(dict(sections["Stats"])["dump_payload_sanitizations"])
+
+
+def test_sanitize_dump_payload_counts_as_redis_does(pair: Pair) -> None:
+    parts = _build_stream(pair)
+    stream = build(parts)
+    pair.check("HSET", "h", "a", "1", "b", "2")
+    pair.check("SADD", "i", "1", "2", "3")
+    pair.check("RPUSH", "l", "a", "b")
+    payloads = [stream] + [decode(pair.ref.call("DUMP", key)) for key in ("h", "i", "l")]
+    for mode in ("no", "yes", "clients", "YES"):
+        with pair.configured(sanitize_dump_payload=mode):
+            pair.check("CONFIG", "GET", "sanitize-dump-payload")
+            pair.check("CONFIG", "RESETSTAT")
+            for payload in payloads:
+                pair.check("RESTORE", "copy", "0", payload, "REPLACE")
+            ref, ours = pair.info("stats")
+            assert _stat(ours) == _stat(ref), mode
+            assert _stat(ours) == (0 if mode == "no" else 3 + 3), mode
+    pair.check("CONFIG", "SET", "sanitize-dump-payload", "sometimes")
