@@ -189,9 +189,10 @@ class Reader:
     """A cursor over RDB bytes held in memory; every read checks the bounds.
 
     ``base`` is added to offsets in error messages (the position of this buffer in a
-    larger file). ``checked`` counts the packed blobs the value readers validated. ``checksum``, when a whole file is read, is the CRC-64 of ``data`` up to
+    larger file). ``checksum``, when a whole file is read, is the CRC-64 of ``data`` up to
     its ``done``: a part whose CRC a value reader computes anyway (:meth:`part_checksum`)
-    is joined to it instead of being read twice.
+    is joined to it instead of being read twice. ``checked`` counts the packed blobs the
+    value readers validated.
     """
 
     __slots__ = ("base", "checked", "checksum", "data", "pos")

@@ -631,7 +631,7 @@ def _read_hash_packed(r: f.Reader, kind: int, limits: Limits) -> Hash:
             # the fields with a TTL first, in TTL order (what the expiry walk relies on).
             ttl = integer_value(items[i + 2])
             if ttl is None or not 0 <= ttl <= EXPIRE_TIME_MAX or \
-                    (ttl and (i and not last_ttl or ttl < last_ttl)):
+                    (ttl and ((i and not last_ttl) or ttl < last_ttl)):
                 raise r.error("Hash listpack integrity check failed.", start)
             last_ttl = ttl
             if ttl:
