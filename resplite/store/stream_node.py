@@ -452,7 +452,11 @@ class StreamNode:
                 raise ValueError("entry lp-count does not match")
             p += 1
             seq = (master_seq + dseq) & _U64
-            if dms < 0 or dms < last_ms or (dms == last_ms and seq <= last_seq):
+            # Both deltas are added as Redis adds them, modulo 2^64: a millisecond delta of
+            # 2^63 or more is written as a negative integer (as_int64). An offset that takes
+            # the id past 64 bits is the stream's to refuse (Stream.check_loaded).
+            dms &= _U64
+            if dms < last_ms or (dms == last_ms and seq <= last_seq):
                 raise ValueError("entry ids out of order")
             last_ms = dms
             last_seq = seq

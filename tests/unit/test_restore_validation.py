@@ -169,6 +169,17 @@ def test_xadd_stops_entries_added_at_llong_max(engine: Engine) -> None:
     assert engine("RESTORE", "t", "0", engine("DUMP", "s"), "REPLACE") == OK
 
 
+def test_an_entry_2_63_ms_past_its_node_key_dumps_and_reloads(engine: Engine) -> None:
+    # Its millisecond delta is written as a negative integer, as Redis writes it; a load
+    # adds it modulo 2^64, as Redis does.
+    parts = _stream_parts(engine)
+    parts.last = ((1 << 64) - 1, 0)
+    assert engine("RESTORE", "s", "0", build(parts), "REPLACE") == OK
+    assert engine("XADD", "s", "*", "f", "v") == b"18446744073709551615-1"
+    assert engine("RESTORE", "t", "0", engine("DUMP", "s"), "REPLACE") == OK
+    assert engine("XRANGE", "t", "-", "+") == engine("XRANGE", "s", "-", "+")
+
+
 def _hash_ex_payload(triples: list[tuple[bytes, bytes, Any]]) -> bytes:
     out = bytearray((f.TYPE_HASH_LISTPACK_EX,))
     f.write_millis(out, 0)
@@ -356,3 +367,64 @@ def test_mutated_payloads_are_refused_or_fully_usable(name: str,
         if isinstance(after, bytes):  # the command may have emptied the key
             assert engine("RESTORE", "K2", "0", after, "REPLACE") == OK, cmd
     assert engine.unexpected() == unexpected
+
+
+# Field-level changes to a stream payload (byte changes rarely reach past the listpacks'
+# own checks): a number replaced in a node's listpack, in the stream's fields or in a group.
+_NUMBERS = st.sampled_from([0, 1, 2, 3, 4, 5, 7, 11, 12, 100, (1 << 32), (1 << 63) - 1,
+                            (1 << 64) - 1, -1, -2])
+_field_edits = st.lists(st.tuples(st.integers(0, 10), st.integers(0, 1 << 16), _NUMBERS),
+                        min_size=1, max_size=2)
+_STREAM_PARTS = parse(_PAYLOADS["src:0"])
+
+
+def _edit_parts(parts: StreamParts, edits: list[tuple[int, int, int]]) -> None:
+    u64 = (1 << 64) - 1
+    for what, at, number in edits:
+        group = parts.groups[0]
+        if what <= 3:
+            items = parts.nodes[at % len(parts.nodes)][1]
+            items[(at >> 2) % len(items)] = number
+        elif what == 4:
+            parts.length = number & u64
+        elif what == 5:
+            parts.last = (number & u64, at % 3)
+        elif what == 6:
+            parts.first = (number & u64, at % 3)
+        elif what == 7:
+            parts.max_deleted = (number & u64, at % 3)
+        elif what == 8:
+            parts.entries_added = number & u64
+        elif what == 9:
+            group.entries_read = number & u64
+            group.last = (at % 20, at % 3)
+        else:
+            entry = group.pel[at % len(group.pel)]
+            entry[2] = number & u64
+            entry[0] = raw_id(at % 20, at % 3) if at & 1 else entry[0]
+
+
+@seed(20261128)
+@settings(max_examples=200, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(_field_edits, st.sampled_from([f.TYPE_STREAM_LISTPACKS_2, f.TYPE_STREAM_LISTPACKS_3]))
+def test_stream_payloads_with_changed_fields_are_refused_or_fully_usable(
+        edits: list[tuple[int, int, int]], kind: int) -> None:
+    engine = _ENGINE
+    parts = _STREAM_PARTS.copy()
+    _edit_parts(parts, edits)
+    payload = build(parts, kind)
+    unexpected = engine.unexpected()
+    reply = engine("RESTORE", "K", "0", payload, "REPLACE")
+    if _error(reply) is not None:
+        assert _error(reply) == BAD_FORMAT
+        return
+    assert engine("RESTORE", "K2", "0", engine("DUMP", "K"), "REPLACE") == OK
+    assert _value(engine, "K2", "stream") == _value(engine, "K", "stream")
+    for cmd in _READS["stream"]:
+        engine("RESTORE", "K", "0", payload, "REPLACE")
+        engine(*cmd)
+        assert engine.unexpected() == unexpected, cmd
+        after = engine("DUMP", "K")
+        if isinstance(after, bytes):
+            assert engine("RESTORE", "K2", "0", after, "REPLACE") == OK, cmd
