@@ -470,6 +470,9 @@ class Persistence:
                 now_ms=state.clock.time_ms() if drop_expired else None,
                 progress=progress, base=base)
         except RdbError as exc:
+            # Redis's rdbReportError line (without its source line number), then the stop.
+            log.warning("Internal error in RDB reading offset %d -> %s", exc.offset,
+                        exc.reason)
             raise LoadError(f"{name}: short read or corrupt RDB at {exc}") from exc
         except rdb_values.UnsupportedValue as exc:
             raise LoadError(f"{name}: {exc}") from exc

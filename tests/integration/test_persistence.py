@@ -24,6 +24,10 @@ from typing import Any
 import pytest
 import redis
 from support.servers import ServerProcess, free_port, redis_server_path, running
+from support.stream_payload import build, parse
+
+from resplite.algorithms.crc64 import crc64
+from resplite.formats import rdb_format
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "redis-8.0.6"
 FAR = 4102444800000
@@ -214,6 +218,45 @@ def test_a_truncated_or_corrupt_snapshot_stops_the_start() -> None:
         assert "signature" in _start_expecting_failure(folder)
         # The file is left as it was: nothing on disk is overwritten by a failed start.
         assert Path(folder, "dump.rdb").read_bytes() == b"NOTANRDBFILE"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_snapshot_with_a_malformed_stream_stops_the_start() -> None:
+    # A stream whose last id is below its last entry's: Redis loads it; resplite refuses it
+    # (a later XADD would go below existing entries), as RESTORE refuses its payload.
+    with running("resplite") as srv:
+        client = redis.Redis.from_url(srv.url)
+        client.set("before", "x")
+        for i in range(1, 6):
+            client.xadd("st", {"f": f"v{i}"}, id=f"{i}-1")
+        client.xgroup_create("st", "g", id="0")
+        client.xreadgroup("g", "alice", {"st": ">"}, count=2)
+        parts = parse(client.dump("st"))  # type: ignore[arg-type]
+    parts.last = (3, 0)
+    value = build(parts, rdb_format.TYPE_STREAM_LISTPACKS_3)[:-10]
+    data = bytearray(b"REDIS0011")
+    data += bytes((rdb_format.OPCODE_SELECTDB, 0, 0, 6)) + b"before" + bytes((1,)) + b"x"
+    data += bytes((value[0], 2)) + b"st" + value[1:]
+    data.append(rdb_format.OPCODE_EOF)
+    data += crc64(0, bytes(data)).to_bytes(8, "little")
+    folder = tempfile.mkdtemp()
+    try:
+        Path(folder, "dump.rdb").write_bytes(bytes(data))
+        message = _start_expecting_failure(folder)
+        assert "Internal error in RDB reading offset" in message
+        assert "stream last id below an entry's id" in message
+        # The same bytes with the last id put back load.
+        parts.last = (5, 1)
+        value = build(parts, rdb_format.TYPE_STREAM_LISTPACKS_3)[:-10]
+        good = bytearray(data[:data.index(b"st", 20) - 2])
+        good += bytes((value[0], 2)) + b"st" + value[1:]
+        good.append(rdb_format.OPCODE_EOF)
+        good += crc64(0, bytes(good)).to_bytes(8, "little")
+        Path(folder, "dump.rdb").write_bytes(bytes(good))
+        with running("resplite", "--dir", folder) as srv:
+            client = redis.Redis.from_url(srv.url)
+            assert client.xlen("st") == 5 and client.get("before") == b"x"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
