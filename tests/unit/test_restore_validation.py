@@ -428,3 +428,26 @@ def test_stream_payloads_with_changed_fields_are_refused_or_fully_usable(
         after = engine("DUMP", "K")
         if isinstance(after, bytes):
             assert engine("RESTORE", "K2", "0", after, "REPLACE") == OK, cmd
+
+
+def test_clients_mode_does_not_count_a_user_with_skip_sanitize_payload() -> None:
+    engine = Engine()
+    engine("RPUSH", "l", "a", "b")
+    payload = engine("DUMP", "l")
+
+    def counted() -> int:
+        return engine.state.dump_payload_sanitizations
+
+    assert engine("CONFIG", "SET", "sanitize-dump-payload", "clients") == OK
+    assert engine("RESTORE", "a", "0", payload) == OK and counted() == 1
+    assert engine("ACL", "SETUSER", "trusted", "on", "nopass", "~*", "+@all",
+                  "skip-sanitize-payload") == OK
+    assert engine("AUTH", "trusted", "any") == OK
+    assert engine("RESTORE", "b", "0", payload) == OK and counted() == 1
+    assert engine("CONFIG", "SET", "sanitize-dump-payload", "yes") == OK
+    assert engine("RESTORE", "c", "0", payload) == OK and counted() == 2
+    # Validated all the same: a broken payload is refused under every setting.
+    broken = _footer(payload[:-10][:-3], payload[-10:-8])
+    for mode in ("no", "clients", "yes"):
+        engine("CONFIG", "SET", "sanitize-dump-payload", mode)
+        assert _error(engine("RESTORE", "d", "0", broken)) == BAD_FORMAT
