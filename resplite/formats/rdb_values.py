@@ -67,6 +67,7 @@ from resplite.store.set import Limits as SetLimits
 from resplite.store.sorted_ids import SortedIds
 from resplite.store.stream import Stream
 from resplite.store.stream_idmp import IdmpState
+from resplite.store.stream_ids import MAX_ID
 from resplite.store.stream_node import SAME_FIELDS, StreamNode
 from resplite.store.string_value import MutableString
 from resplite.store.zset import ZSet
@@ -777,7 +778,10 @@ def _read_stream(r: f.Reader, kind: int, keep: bool = True) -> Stream:
         value.entries_added = r.length("the entries-added counter")
     else:
         value.entries_added = value.length
-        value.first_id = value.first_entry()[0] if value.length else 0  # type: ignore[index]
+        # The first live entry's id (check_loaded then holds the length to the entries);
+        # with none, the largest id, as Redis's streamGetEdgeID answers.
+        first = value.first_entry()
+        value.first_id = first[0] if first is not None else MAX_ID
     try:
         value.check_loaded()
     except ValueError as exc:

@@ -277,3 +277,14 @@ def test_sanitize_dump_payload_counts_as_redis_does(pair: Pair) -> None:
             assert _stat(ours) == _stat(ref), mode
             assert _stat(ours) == (0 if mode == "no" else 3 + 3), mode
     pair.check("CONFIG", "SET", "sanitize-dump-payload", "sometimes")
+
+
+def test_an_oldest_form_stream_with_a_length_and_no_nodes_is_refused(pair: Pair) -> None:
+    # STREAM_LISTPACKS in RDB 9: Redis's "Stream length inconsistent with rax entries".
+    parts = StreamParts(nodes=[], length=1, last=(5, 0))
+    payload = build(parts, rdb_format.TYPE_STREAM_LISTPACKS)
+    assert pair.check("RESTORE", "s", "0", payload) == b"-ERR Bad data format\r\n"
+    parts.length = 0
+    assert pair.check("RESTORE", "s", "0", build(parts, rdb_format.TYPE_STREAM_LISTPACKS)) == \
+        b"+OK\r\n"
+    pair.check("XINFO", "STREAM", "s")

@@ -158,6 +158,19 @@ def test_malformed_stream_payloads_are_refused(engine: Engine, case: str) -> Non
     assert engine.unexpected() == unexpected
 
 
+def test_an_oldest_form_stream_whose_length_counts_missing_entries_is_refused(
+        engine: Engine) -> None:
+    # STREAM_LISTPACKS (RDB 9) has no first id: the loader finds it, and there is none.
+    parts = StreamParts(nodes=[], length=1, last=(5, 0))
+    unexpected = engine.unexpected()
+    assert _error(engine("RESTORE", "s", "0", build(parts, f.TYPE_STREAM_LISTPACKS))) == \
+        BAD_FORMAT
+    assert engine.unexpected() == unexpected
+    parts.length = 0
+    assert engine("RESTORE", "s", "0", build(parts, f.TYPE_STREAM_LISTPACKS)) == OK
+    assert engine("XLEN", "s") == 0 and engine("DEL", "s") == 1
+
+
 def test_xadd_stops_entries_added_at_llong_max(engine: Engine) -> None:
     parts = _stream_parts(engine)
     parts.entries_added = (1 << 63) - 1
