@@ -251,6 +251,19 @@ SCENARIOS: dict[str, Scenario] = {
          'end) local _, x = coroutine.resume(co, 1) local _, y = coroutine.resume(co, 10) '
          'return {x, y, coroutine.status(co)}', 0),
         ("EVAL", "local co = coroutine.wrap(function() error('in co') end) return {pcall(co)}", 0),
+        ("EVAL", "return coroutine.create(1)", 0),
+        ("EVAL", "return coroutine.wrap()", 0),
+        ("EVAL", "return {pcall(coroutine.create, type)}", 0),
+        ("EVAL", "return {pcall(coroutine.wrap, 'f')}", 0),
+        ("EVAL", "return coroutine.wrap(function() error('two up', 2) end)()", 0),
+        ("EVAL", "return coroutine.wrap(function(...) return select('#', ...), ... end)(1, 2)",
+         0),
+        ("EVAL", "return {coroutine.resume(coroutine.create(function() error({err='E x'}) end))}",
+         0),
+        ("EVAL", "local co = coroutine.wrap(function() coroutine.yield(coroutine.running()) end)"
+                 " return type(co())", 0),
+        ("EVAL", "local co = coroutine.create(function() end) coroutine.resume(co) "
+                 "return {coroutine.resume(co)}", 0),
         ('EVAL',
          "local t = setmetatable({}, {__index = function(t, k) return k .. '!' end}) return "
          't.foo', 0),
@@ -1009,8 +1022,13 @@ def _wait_busy(conn: RawClient) -> bytes:
 @pytest.fixture
 def busy_servers(server_pair_factory: ServerPairFactory) -> BusyPairs:
     ref, ours = server_pair_factory("--busy-reply-threshold", "100")
-    return [(RawClient(s.host, s.port, timeout=30), RawClient(s.host, s.port, timeout=30))
-            for s in (ref, ours)]
+    pairs = [(RawClient(s.host, s.port, timeout=30), RawClient(s.host, s.port, timeout=30))
+             for s in (ref, ours)]
+    # A first reply makes sure each server has taken the connection in before a script
+    # starts (one only accepted by the kernel then is not served by resplite's busy loop).
+    for runner, other in pairs:
+        assert runner.call("PING") == other.call("PING") == b"+PONG\r\n"
+    return pairs
 
 
 def test_a_long_script_makes_others_busy_until_script_kill(busy_servers: BusyPairs) -> None:
@@ -1051,6 +1069,64 @@ def test_a_long_function_is_stopped_by_function_kill(busy_servers: BusyPairs) ->
         assert isinstance(stats, (list, dict))
         seen.append(other.call("FUNCTION", "KILL"))
         seen.append(runner.read_reply())
+        replies.append(seen)
+    assert replies[1] == replies[0]
+
+
+# Lua 5.1 hooks each coroutine separately: a loop inside one must still make the server busy
+# and yield to SCRIPT KILL, wherever the coroutine is resumed from.
+COROUTINE_LOOPS = {
+    "in a coroutine": "coroutine.wrap(function()\n  while true do end\nend)()",
+    "in a coroutine called through pcall": (
+        "local ok, e = pcall(coroutine.wrap(function()\n  while true do end\nend))\n"
+        "return {ok, e}"
+    ),
+    "under pcall in a coroutine": (
+        "coroutine.wrap(function()\n  pcall(function()\n    while true do end\n  end)\n"
+        "  return 1\nend)()"
+    ),
+    "in a coroutine in a coroutine": (
+        "coroutine.wrap(function()\n  coroutine.wrap(function()\n    while true do end\n"
+        "  end)()\nend)()"
+    ),
+    "in a coroutine made by coroutine.create": (
+        "local co = coroutine.create(function()\n  while true do end\nend)\n"
+        "return {coroutine.resume(co)}"
+    ),
+    "in a coroutine that catches the kill in a loop": (
+        "coroutine.wrap(function()\n  while true do\n    pcall(function()\n"
+        "      while true do end\n    end)\n  end\nend)()"
+    ),
+}
+
+
+@pytest.mark.parametrize("script", list(COROUTINE_LOOPS.values()), ids=list(COROUTINE_LOOPS))
+def test_a_loop_in_a_coroutine_makes_others_busy_until_script_kill(
+    busy_servers: BusyPairs, script: str
+) -> None:
+    replies = []
+    for runner, other in busy_servers:
+        runner.send("EVAL", script, 0)
+        seen = [_wait_busy(other), other.call("GET", "k"), other.call("SCRIPT", "KILL")]
+        seen.append(runner.read_reply())
+        seen.append(other.call("PING"))
+        seen.append(runner.call("EVAL", "return coroutine.wrap(function() return 7 end)()", 0))
+        replies.append(seen)
+    assert replies[1] == replies[0]
+
+
+def test_a_function_looping_in_a_coroutine_is_stopped_by_function_kill(
+    busy_servers: BusyPairs,
+) -> None:
+    replies = []
+    for runner, other in busy_servers:
+        runner.call("FUNCTION", "LOAD", "#!lua name=spinning\n"
+                    "redis.register_function('spin', function()\n"
+                    "  return coroutine.wrap(function()\n    while true do end\n  end)()\nend)")
+        runner.send("FCALL", "spin", 0)
+        seen = [_wait_busy(other), other.call("SCRIPT", "KILL"), other.call("FUNCTION", "KILL")]
+        seen.append(runner.read_reply())
+        seen.append(other.call("PING"))
         replies.append(seen)
     assert replies[1] == replies[0]
 

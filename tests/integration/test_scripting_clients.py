@@ -241,11 +241,19 @@ def test_new_connections_are_served_while_a_script_runs(busy_server: ServerProce
         conn.close()
 
 
-def test_shutdown_nosave_ends_a_script_that_wrote(busy_server: ServerProcess) -> None:
+@pytest.mark.parametrize("script", [
+    "redis.call('set', 'k', 'v') while true do end",
+    # Lua hooks every coroutine separately: one the script made must be stopped too.
+    "redis.call('set', 'k', 'v') coroutine.wrap(function() while true do end end)()",
+    "redis.call('set', 'k', 'v') "
+    "coroutine.wrap(function() while true do pcall(function() while true do end end) end end)()",
+], ids=["main", "coroutine", "coroutine-pcall"])
+def test_shutdown_nosave_ends_a_script_that_wrote(busy_server: ServerProcess,
+                                                  script: str) -> None:
     runner = RawClient(busy_server.host, busy_server.port, timeout=30)
     other = RawClient(busy_server.host, busy_server.port, timeout=30)
     assert other.call("PING") == b"+PONG\r\n"
-    runner.send("EVAL", "redis.call('set', 'k', 'v') while true do end", 0)
+    runner.send("EVAL", script, 0)
     _wait_busy(other)
     assert other.call("SCRIPT", "KILL").startswith(b"-UNKILLABLE")
     assert other.call("SHUTDOWN").startswith(b"-BUSY")
