@@ -78,6 +78,15 @@ SCENARIOS: dict[str, Scenario] = {
         ("FCALL", "ECHO", 2, "k1", "k2"), ("FCALL", "Echo", 0, "a", "b", "c"),
         ("FCALL_RO", "echo", 0),
     ],
+    "FCALL: deep and self-referencing tables stop at Lua's stack limit": [
+        ("FUNCTION", "LOAD", lib("deep", "redis.register_function('deep', function(keys, args)\n"
+                                 "  local t = {} for i = 1, tonumber(args[1]) do t = {t} end\n"
+                                 "  return t\nend)\n"
+                                 "redis.register_function('loop', function()\n"
+                                 "  local t = {} t.set = {[t] = true} return t\nend)")),
+        ("FCALL", "deep", 0, 1000), ("FCALL", "deep", 0, 7995), ("FCALL", "deep", 0, 7996),
+        ("FCALL", "deep", 0, 100000), ("FCALL", "loop", 0), ("FCALL", "deep", 0, 1),
+    ],
     "FCALL: unknown function, then bad numkeys": [
         ("FCALL", "nosuch", 0), ("FCALL", "nosuch", "x"), ("FUNCTION", "LOAD", ECHO),
         ("FCALL", "echo", "x"), ("FCALL", "echo", 2, "k"), ("FCALL", "echo", -1),

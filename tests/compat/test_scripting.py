@@ -543,6 +543,32 @@ SCENARIOS: dict[str, Scenario] = {
         ("EVAL", "return redis.call('set', 'k', -0.0)", 0),
         ("EVAL", "return redis.call('set', 'k', 1/0)", 0),
     ],
+    # Redis converts a returned table in C, asking Lua for stack room before every value:
+    # past 7995 nested arrays (fewer maps or sets, which hold more of the stack) the value is
+    # the error "reached lua stack limit" and the rest of the reply goes on.
+    'deep and self-referencing tables': [
+        ("EVAL", "local t = 1 for i = 1, 1000 do t = {t} end return t", 0),
+        ("EVAL", "local t = 'x' for i = 1, 7994 do t = {t} end return t", 0),
+        ("EVAL", "local t = 'x' for i = 1, 7995 do t = {t} end return t", 0),
+        ("EVAL", "local t = {} for i = 1, 100000 do t = {t} end return t", 0),
+        ("EVAL", "local t = {} t[1] = t return t", 0),
+        ("EVAL", "local t = {} t[1] = 1 t[2] = t t[3] = 'after' return t", 0),
+        ("EVAL", "local t = {} t.map = t return t", 0),
+        ("EVAL", "local t = {} t.map = {[t] = 1} return t", 0),
+        ("EVAL", "local t = {} t.map = {[{double = 1.5}] = t} return t", 0),
+        ("EVAL", "local t = {} t.set = {[t] = true} return t", 0),
+        ("EVAL", "local t = {} t.err = t return t", 0),
+        ("EVAL", "local t = {} t.ok = t t[1] = 'one' return t", 0),
+        ("EVAL", "redis.setresp(3) local t = {} t[1] = true t[2] = t return t", 0),
+        ("EVAL", "local t = {} t[1] = t return redis.call('set', 'k', t)", 0),
+        ("EVAL", "local t = {} t[1] = t return redis.pcall('set', t, t)", 0),
+        ("EVAL", "local t = {} t[1] = t return redis.error_reply(t)", 0),
+        ("EVAL", "local t = {} t[1] = t return redis.status_reply(t)", 0),
+        ("EVAL", "local t = {} t[1] = t return redis.sha1hex(t)", 0),
+        ("EVAL", "local t = {} t[1] = t return {pcall(cjson.encode, t)}", 0),
+        ("EVAL", "local t = {} t[1] = t return #cmsgpack.pack(t)", 0),
+        ("EVAL", "return 'still answering'", 0),
+    ],
 }
 
 
@@ -874,6 +900,7 @@ def test_script_errors_count_in_errorstats(pair: Pair) -> None:
         ("EVAL", "return {err='OWN code'}", 0),
         ("EVAL", "return redis.error_reply('OTHER code')", 0),
         ("EVAL", "return {1, {err='NESTED x'}}", 0),
+        ("EVAL", "local t = {} t.map = t return t", 0),
     )
     ref, ours = (_info(conn, "errorstats") for conn in (pair.ref, pair.ours))
     assert ours == ref

@@ -5,12 +5,14 @@ and ``register_script`` run their Lua through EVALSHA, falling back to EVAL afte
 FLUSH; RQ enqueues a job and a burst worker runs it. The sandbox tests check what Redis
 cannot be compared on: no Python object and no file-system function is reachable from a
 script, a script that outgrows ``lua-max-memory`` fails with a clear error and the server
-goes on, and SHUTDOWN NOSAVE ends a runaway script.
+goes on, SHUTDOWN NOSAVE ends a runaway script (one looping in a coroutine too), and a
+returned table too deep for Lua's stack answers Redis's error in place with nothing logged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +22,8 @@ import redis
 from redis.exceptions import LockNotOwnedError, NoScriptError
 from support.raw import RawClient
 from support.servers import ServerProcess, start_resplite
+
+import resplite
 
 
 @pytest.fixture(scope="module")
@@ -262,3 +266,23 @@ def test_shutdown_nosave_ends_a_script_that_wrote(busy_server: ServerProcess,
     with contextlib.suppress(OSError):
         runner.close()
         other.close()
+
+
+@pytest.mark.parametrize("script", [
+    "local t = {} for i = 1, 100000 do t = {t} end return t",
+    "local t = {} t[1] = t return t",
+    "local t = {} t.map = t return t",
+])
+def test_a_deep_reply_table_is_an_error_in_place_not_a_failure(
+    caplog: pytest.LogCaptureFixture, script: str
+) -> None:
+    # In this process, so that anything the server logs (a traceback) reaches caplog.
+    with resplite.serve() as handle:
+        conn = RawClient(handle.host, handle.port, timeout=30)
+        reply = conn.call("EVAL", script, 0)
+        assert reply.endswith(b"-ERR reached lua stack limit\r\n")
+        assert b"internal error" not in reply
+        assert conn.call("EVAL", "return {1, {2}}", 0) == b"*2\r\n:1\r\n*1\r\n:2\r\n"
+        conn.close()
+    assert "Traceback" not in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -24,37 +24,42 @@ class IncompleteReply(Exception):
 
 
 def reply_end(buf: bytes, pos: int = 0) -> int:
-    """Offset just past the one complete reply starting at ``pos``; raises IncompleteReply."""
-    if pos >= len(buf):
-        raise IncompleteReply
-    kind = buf[pos : pos + 1]
-    nl = buf.find(b"\r\n", pos)
-    if nl < 0:
-        raise IncompleteReply
-    head = buf[pos + 1 : nl]
-    after = nl + 2
-    if kind in (b"+", b"-", b":", b",", b"#", b"_", b"("):
-        return after
-    if kind in (b"$", b"=", b"!"):
-        n = int(head)
-        if n < 0:
-            return after
-        end = after + n + 2
-        if end > len(buf):
+    """Offset just past the one complete reply starting at ``pos``; raises IncompleteReply.
+
+    Walks the reply with a count of the values still to come rather than by recursion, so
+    replies nested thousands deep (a script's deep tables) are read too."""
+    pending = 1
+    while pending:
+        pending -= 1
+        if pos >= len(buf):
             raise IncompleteReply
-        return end
-    if kind in (b"*", b"~", b">", b"%", b"|"):
-        n = int(head)
-        if n < 0:
-            return after
-        count = n * 2 if kind in (b"%", b"|") else n
-        p = after
-        for _ in range(count):
-            p = reply_end(buf, p)
-        if kind == b"|":  # an attribute precedes the actual reply
-            p = reply_end(buf, p)
-        return p
-    raise ValueError(f"not a RESP reply at {pos}: {buf[pos:pos + 40]!r}")
+        start = pos
+        kind = buf[pos : pos + 1]
+        nl = buf.find(b"\r\n", pos)
+        if nl < 0:
+            raise IncompleteReply
+        head = buf[pos + 1 : nl]
+        pos = nl + 2
+        if kind in (b"+", b"-", b":", b",", b"#", b"_", b"("):
+            continue
+        if kind in (b"$", b"=", b"!"):
+            n = int(head)
+            if n < 0:
+                continue
+            pos += n + 2
+            if pos > len(buf):
+                raise IncompleteReply
+            continue
+        if kind in (b"*", b"~", b">", b"%", b"|"):
+            n = int(head)
+            if n < 0:
+                continue
+            pending += n * 2 if kind in (b"%", b"|") else n
+            if kind == b"|":  # an attribute precedes the actual reply
+                pending += 1
+            continue
+        raise ValueError(f"not a RESP reply at {start}: {buf[start:start + 40]!r}")
+    return pos
 
 
 class RawClient:

@@ -3,12 +3,23 @@
 -- reads, in that order), anything else is an array up to the first nil; numbers are cut to
 -- integers; booleans follow the script's protocol (redis.setresp) and the caller's.
 -- Returns the bytes and a list of the nested error texts whose statistics are still due.
+--
+-- Nesting is bounded as Redis bounds it: its converter recurses in C and, before each value,
+-- asks Lua for four more stack slots (lua_checkstack), which fails once the stack would pass
+-- LUAI_MAXCSTACK (8000) slots. That value is then written as the error "reached lua stack
+-- limit" and the conversion goes on with the next one. `height` is that stack's height with
+-- the value on top, slot for slot as Redis's converter fills it: the error handler and the
+-- result to begin with (2), one more for an array's element, three for a map's value or a
+-- set's member (the inner table, the key, the value or the key's copy), four for a map's key.
 
 return function(helpers)
     local type, next, rawget = type, next, rawget
     local s_format, s_gsub, s_sub = string.format, string.gsub, string.sub
     local t_concat = table.concat
     local huge = math.huge
+
+    local MAX_HEIGHT = 8000 - 4  -- LUAI_MAXCSTACK, less the four slots Redis asks for
+    local STACK_LIMIT = "ERR reached lua stack limit"
 
     local function flat(s)
         return (s_gsub(s, "[\r\n]", " "))
@@ -20,7 +31,12 @@ return function(helpers)
         return s_format("%.17g", d)
     end
 
-    local function encode(v, out, cresp, sresp, errors)
+    local function encode(v, out, cresp, sresp, errors, height)
+        if height > MAX_HEIGHT then
+            out[#out + 1] = "-" .. STACK_LIMIT .. "\r\n"
+            errors[#errors + 1] = STACK_LIMIT
+            return
+        end
         local t = type(v)
         if t == "string" then
             out[#out + 1] = "$" .. #v .. "\r\n" .. v .. "\r\n"
@@ -94,8 +110,8 @@ return function(helpers)
                 local n = 0
                 local k, val = next(map)
                 while k ~= nil do
-                    encode(k, out, cresp, sresp, errors)
-                    encode(val, out, cresp, sresp, errors)
+                    encode(k, out, cresp, sresp, errors, height + 4)
+                    encode(val, out, cresp, sresp, errors, height + 3)
                     n = n + 1
                     k, val = next(map, k)
                 end
@@ -109,7 +125,7 @@ return function(helpers)
                 local n = 0
                 local k = next(set)
                 while k ~= nil do
-                    encode(k, out, cresp, sresp, errors)
+                    encode(k, out, cresp, sresp, errors, height + 3)
                     n = n + 1
                     k = next(set, k)
                 end
@@ -121,7 +137,7 @@ return function(helpers)
             local n = 0
             local item = rawget(v, 1)
             while item ~= nil do
-                encode(item, out, cresp, sresp, errors)
+                encode(item, out, cresp, sresp, errors, height + 1)
                 n = n + 1
                 item = rawget(v, n + 1)
             end
@@ -133,7 +149,7 @@ return function(helpers)
 
     return function(v, cresp, sresp)
         local out, errors = {}, {}
-        encode(v, out, cresp, sresp, errors)
+        encode(v, out, cresp, sresp, errors, 2)
         return t_concat(out), errors[1] ~= nil and errors or nil
     end
 end
