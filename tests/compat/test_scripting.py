@@ -1120,6 +1120,10 @@ COROUTINE_LOOPS = {
         "local co = coroutine.create(function()\n  while true do end\nend)\n"
         "return {coroutine.resume(co)}"
     ),
+    "in coroutines resumed in a loop that swallows the kill": (
+        "while true do\n  coroutine.resume(coroutine.create(function()\n"
+        "    while true do end\n  end))\nend"
+    ),
     "in a coroutine that catches the kill in a loop": (
         "coroutine.wrap(function()\n  while true do\n    pcall(function()\n"
         "      while true do end\n    end)\n  end\nend)()"
