@@ -673,39 +673,33 @@ end
 
 -- Lua 5.1 keeps a hook per thread (debug.sethook's function is found by the thread that
 -- runs), and a coroutine starts without one: every coroutine a script makes is given the
--- hook when it first runs, and is remembered (weakly) so that a kill reaches the ones
--- that are suspended too. Scripts cannot remove it: `debug` and these upvalues are out of
--- their reach.
+-- hook as it is made, as Redis's coroutines inherit its C hook. Scripts cannot remove it:
+-- `debug` and these upvalues are out of their reach.
 
 local HOOK_COUNT = 100000
 local py_hook = py.hook
-local hook_every_line = false
-local threads = setmetatable({}, {__mode = "k"})  -- the coroutines scripts made
-local co_create, co_wrap, co_running, co_status =
-    coroutine.create, coroutine.wrap, coroutine.running, coroutine.status
+local gethook = debug.gethook
+local hook_every_line = false  -- a kill is in force: the hook raises on every line
+local co_create, co_wrap = coroutine.create, coroutine.wrap
 
 local hook
-
--- The hook on the running thread: counting, or on every line once the run is to end.
-local function arm()
-    if hook_every_line then sethook(hook, "l") else sethook(hook, "", HOOK_COUNT) end
-end
 
 hook = function()
     local verdict = py_hook()
     if verdict then
-        -- Every line from now on raises again, so a pcall in the script cannot hold it, on
-        -- this thread and on every coroutine (the main thread's count hook raises too).
+        -- Every line from now on raises again, so a pcall in the script cannot hold it.
+        -- (Another thread raises at its own next count, as in Redis.)
         sethook(hook, "l")
-        for co in next, threads do
-            if co_status(co) ~= "dead" then sethook(co, hook, "l") end
-        end
         hook_every_line = true
         -- Only the script's own code is interrupted; this file's functions (the runner, the
         -- libraries) finish what they do and the next line of the script raises.
         local info = getinfo(2, "S")
         if info and info.source == INTERNAL then return end
         error({err = verdict})
+    elseif not hook_every_line then
+        -- A coroutine an earlier run's kill left hooked on every line counts again.
+        local _, mask = gethook()
+        if mask ~= "" then sethook(hook, "", HOOK_COUNT) end
     end
 end
 
@@ -715,38 +709,42 @@ sethook(hook, "", HOOK_COUNT)
 local function rearm()
     if hook_every_line then
         sethook(hook, "", HOOK_COUNT)
-        for co in next, threads do
-            if co_status(co) ~= "dead" then sethook(co, hook, "", HOOK_COUNT) end
-        end
         hook_every_line = false
     end
 end
 
--- The body of every coroutine: the hook first, then the script's function. A tail call, so
--- the script's function is the coroutine's first frame, as it is in Redis.
+-- The hook on the running thread: counting, or on every line while a kill is in force.
+local function arm()
+    if hook_every_line then sethook(hook, "l") else sethook(hook, "", HOOK_COUNT) end
+end
+
+-- coroutine.wrap's body: the hook first, then the script's function. A tail call, so the
+-- script's function is the coroutine's first frame, as it is in Redis.
 local function hooked(f)
     return function(...)
-        local co = co_running()
-        if co ~= nil then threads[co] = true end
         arm()
         return f(...)
     end
 end
 
--- luaB_cocreate's check, with its words: only a Lua function starts a coroutine.
-local function check_body(f)
-    if type(f) ~= "function" or getinfo(f, "S").what == "C" then
-        argerror(2, 1, "Lua function expected")
-    end
+-- A new thread for `f`, refused with luaB_cocreate's words unless `f` is a Lua function (the
+-- error of a protected call is cheaper to get than debug.getinfo's answer).
+local function new_thread(f)
+    local ok, co = pcall(co_create, f)
+    if ok then return co end
+    local refused = type(co) == "string" and s_find(co, "Lua function expected", 1, true)
+    if type(f) ~= "function" or refused then argerror(2, 1, "Lua function expected") end
+    return co_create(f)  -- out of memory: again, unprotected, so that it fails as such
 end
 
 coroutine_b.create = function(f)
-    check_body(f)
-    return co_create(hooked(f))
+    local co = new_thread(f)
+    if hook_every_line then sethook(co, hook, "l") else sethook(co, hook, "", HOOK_COUNT) end
+    return co
 end
 
 coroutine_b.wrap = function(f)
-    check_body(f)
+    new_thread(f)  -- the check only
     return co_wrap(hooked(f))
 end
 
