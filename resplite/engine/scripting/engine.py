@@ -21,9 +21,10 @@ timeout). The reply is converted by :mod:`convert`.
 Time is pinned at the script's start: every reading of the server clock during the script
 (expiry decisions, ``*`` ids, TIME) is that instant, as Redis 7 uses the script's start time.
 
-Long scripts: a Lua count hook calls :meth:`Scripting._hook` every 100,000 instructions.
-Once a script has run past ``busy-reply-threshold`` milliseconds (real time) it is *timed
-out*: from then on the hook hands control to the shell's :class:`BusyPump` on every call,
+Long scripts: a Lua count hook calls :meth:`Scripting._hook` every 100,000 instructions of
+the script's main thread or of any coroutine it made. Once a script has run past
+``busy-reply-threshold`` milliseconds (real time) it is *timed out*: from then on the hook
+hands control to the shell's :class:`BusyPump` on every call,
 which serves other clients meanwhile (they get ``-BUSY`` except for SCRIPT KILL, FUNCTION
 KILL, SHUTDOWN NOSAVE and the other ``allow-busy`` commands). SCRIPT/FUNCTION KILL sets the
 run's kill flag, which the next hook call turns into an error the script cannot catch;
