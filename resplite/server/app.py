@@ -35,7 +35,7 @@ from resplite.engine.config import Config, ConfigError
 from resplite.engine.scheduler import TimerHandle
 from resplite.engine.state import ServerState
 from resplite.engine.table import renamed
-from resplite.server.busy import ConnectionPump
+from resplite.server.busy import ConnectionPump, Listener
 from resplite.server.connection import Connection
 from resplite.server.migrate import SocketTransport
 
@@ -80,6 +80,17 @@ def _client_info_line(client: Client) -> bytes:
     return client_info_line(client)
 
 
+def _listen_unix(path: str, backlog: int) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        sock.listen(backlog)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 class LoopScheduler:
     """The engine's timers on the running event loop (none while no loop runs)."""
 
@@ -113,8 +124,8 @@ class Server:
         self.pump.state = self.state
         self.dispatcher = self.state.dispatcher
         self.state.shutdown_requested = self.request_shutdown
-        self._listeners: list[asyncio.base_events.Server] = []  # the Unix socket's
-        self._tcp_listeners: list[asyncio.base_events.Server] = []
+        self._listeners: list[Listener] = []  # the Unix socket's
+        self._tcp_listeners: list[Listener] = []
         self._rebinding: set[asyncio.Task[None]] = set()
         self._stopped: asyncio.Event | None = None
         self._cron_task: asyncio.Task[None] | None = None
@@ -138,14 +149,14 @@ class Server:
         backlog = config["tcp-backlog"]
         if port != 0 or not config["unixsocket"]:
             sockets, self.port = self._bind_tcp(config["bind"], port)
-            for sock in sockets:
-                self._tcp_listeners.append(
-                    await loop.create_server(self._protocol, sock=sock, backlog=backlog))
+            # Not the event loop's servers: a Listener makes each connection a client in the
+            # callback that accepts it, so a script going busy next serves it (server/busy.py).
+            self._tcp_listeners += [Listener(sock, backlog, self.pump) for sock in sockets]
         if config["unixsocket"]:
             path = config["unixsocket"]
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
-            listener = await loop.create_unix_server(self._protocol, path, backlog=backlog)
+            listener = Listener(_listen_unix(path, backlog), backlog, self.pump)
             if config["unixsocketperm"]:
                 os.chmod(path, config["unixsocketperm"])
             self._listeners.append(listener)
@@ -162,7 +173,7 @@ class Server:
             where.append(self.unix_socket)
         log.info("Ready to accept connections on %s (pid %d)", ", ".join(where), os.getpid())
 
-    def _all_listeners(self) -> list[asyncio.base_events.Server]:
+    def _all_listeners(self) -> list[Listener]:
         return self._tcp_listeners + self._listeners
 
     def _bind_tcp(self, addresses: tuple[str, ...], port: int) -> tuple[list[socket.socket], int]:
@@ -227,12 +238,10 @@ class Server:
             task.add_done_callback(self._rebinding.discard)
 
     async def _serve_socket(self, sock: socket.socket, backlog: int) -> None:
-        loop = asyncio.get_running_loop()
-        listener = await loop.create_server(self._protocol, sock=sock, backlog=backlog)
         if sock.fileno() < 0 or self._stopped is None or self._stopped.is_set():
-            listener.close()
+            sock.close()
             return
-        self._tcp_listeners.append(listener)
+        self._tcp_listeners.append(Listener(sock, backlog, self.pump))
 
     async def serve_forever(self, on_ready: Callable[[], None] | None = None) -> None:
         await self.start()

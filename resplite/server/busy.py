@@ -11,18 +11,27 @@ blocked clients (their input waits, as Redis protects the caller's), reads what 
 runs it through the dispatcher's busy path: SCRIPT KILL, FUNCTION KILL, FUNCTION STATS,
 SHUTDOWN NOSAVE and the other allow-busy commands work, everything else is answered -BUSY.
 Replies go out through each transport's ``write``, which sends at once when nothing is
-queued. The listening sockets are polled too, so the server stays reachable: a connection
-accepted meanwhile is served on its raw socket and handed to the event loop (with the same
-client) once the script ends.
+queued. The listening sockets are polled too, so the server stays reachable.
+
+Every open connection is a client the pump can see. The event loop's own servers
+(``create_server``) accept a socket in one turn and give it to its protocol a turn or two
+later; a script going busy in between would leave that connection unserved (no -BUSY, no
+SCRIPT KILL) until it ended. So the server listens through :class:`Listener`: the callback
+that accepts a connection also registers its client, on a :class:`_GuestTransport` over the
+raw socket, and the event loop takes the socket over (same client, same
+:class:`Connection`) in a later turn, or once the script ends if one went busy first.
 
 Invariants: nothing here waits; blocked clients are never served while the script runs;
-EOFs are left for the event loop to see.
+EOFs are left for the event loop to see; an accepted socket belongs to exactly one of its
+guest transport or its event-loop transport, and is closed exactly once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import logging
 import os
 import select
 import socket
@@ -35,12 +44,24 @@ if TYPE_CHECKING:
     from resplite.engine.client import Client
     from resplite.engine.state import ServerState
 
-class _GuestTransport:
-    """A blocking socket standing in for a transport until the event loop can take it."""
+log = logging.getLogger("resplite.server")
 
-    def __init__(self, sock: socket.socket) -> None:
+# accept() failures that pass once resources free up: accepting pauses for a second.
+_OUT_OF_RESOURCES = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
+class _GuestTransport:
+    """A blocking socket standing in for a transport until the event loop takes it.
+
+    While ``leaving`` (the event loop is taking the socket over) closing only marks the
+    transport closed: the event loop's transport closes the socket (see
+    :meth:`ConnectionPump._hand_over`).
+    """
+
+    def __init__(self, sock: socket.socket, protocol: Connection) -> None:
         self.sock = sock
-        self.protocol: Connection | None = None
+        self.protocol = protocol
+        self.leaving = False
         self._closing = False
 
     def write(self, data: bytes) -> None:
@@ -57,12 +78,17 @@ class _GuestTransport:
         if self._closing:
             return
         self._closing = True
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        if self.protocol is not None:
-            self.protocol.connection_lost(None)
+        if not self.leaving:
+            self.release()
 
     abort = close
+
+    def release(self) -> None:
+        """Close the socket and end the connection."""
+        self._closing = True
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        self.protocol.connection_lost(None)
 
     def pause_reading(self) -> None:
         return None
@@ -86,21 +112,116 @@ class _GuestTransport:
         return default
 
 
+class Listener:
+    """One listening socket (TCP or Unix), accepting on the running event loop.
+
+    Each accepted connection goes to :meth:`ConnectionPump.take` in the same callback, so its
+    client exists before any script can start. Out of file descriptors or memory, accepting
+    pauses for a second (as asyncio's servers do); Redis logs the same warning.
+    """
+
+    def __init__(self, sock: socket.socket, backlog: int, pump: ConnectionPump) -> None:
+        self.sockets = (sock,)
+        self.paused = False
+        self.closed = False
+        self._sock = sock
+        self._backlog = max(backlog, 1)
+        self._pump = pump
+        self._loop = asyncio.get_running_loop()
+        self._retry: asyncio.TimerHandle | None = None
+        sock.setblocking(False)
+        self._loop.add_reader(sock.fileno(), self.accept)
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def accept(self) -> None:
+        """Accept the connections waiting (at most a backlog's worth)."""
+        for _ in range(self._backlog):
+            if self.closed or self.paused:
+                return
+            try:
+                sock, _ = self._sock.accept()
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                return
+            except OSError as exc:
+                log.warning("Accepting client connection: %s", exc.strerror or exc)
+                if exc.errno in _OUT_OF_RESOURCES:
+                    self.paused = True
+                    self._loop.remove_reader(self._sock.fileno())
+                    self._retry = self._loop.call_later(1.0, self._resume)
+                return
+            self._pump.take(sock)
+
+    def _resume(self) -> None:
+        self._retry = None
+        if not self.closed:
+            self.paused = False
+            self._loop.add_reader(self._sock.fileno(), self.accept)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self._retry is not None:
+            self._retry.cancel()
+        elif not self.paused:
+            with contextlib.suppress(ValueError, OSError):
+                self._loop.remove_reader(self._sock.fileno())
+        self._sock.close()
+
+    async def wait_closed(self) -> None:
+        return None
+
+
 class ConnectionPump:
-    """The shell's :class:`~resplite.engine.scripting.BusyPump`."""
+    """The shell's :class:`~resplite.engine.scripting.BusyPump`, and where accepted
+    connections become clients."""
 
     def __init__(
         self,
-        listening: Callable[[], list[Any]],
+        listening: Callable[[], list[Listener]],
         make_connection: Callable[[], Connection],
     ) -> None:
         self._listening = listening
         self._make_connection = make_connection
         self.state: ServerState | None = None
-        self._accepting: list[socket.socket] | None = None
-        self._guests: list[tuple[socket.socket, Connection, _GuestTransport]] = []
         self._eof: set[int] = set()
-        self._handovers: set[asyncio.Task[Any]] = set()
+        self._handovers: set[asyncio.Task[None]] = set()
+
+    def take(self, sock: socket.socket) -> None:
+        """A connection just accepted: its client now, on a guest transport; the event
+        loop's transport from a later turn (after the script, if one is running)."""
+        sock.setblocking(True)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = self._make_connection()
+        shim = _GuestTransport(sock, conn)
+        conn.connection_made(shim)  # type: ignore[arg-type]
+        if conn.closing:
+            return  # refused (protected mode, maxclients): the socket is closed
+        task = asyncio.get_running_loop().create_task(self._hand_over(sock, conn, shim))
+        self._handovers.add(task)
+        task.add_done_callback(self._handovers.discard)
+
+    async def _hand_over(
+        self, sock: socket.socket, conn: Connection, shim: _GuestTransport
+    ) -> None:
+        if shim.is_closing():
+            return
+        shim.leaving = True
+        try:
+            sock.setblocking(False)
+            await asyncio.get_running_loop().connect_accepted_socket(lambda: conn, sock)
+        except OSError:
+            shim.release()  # the peer went away first
+            return
+        except BaseException:
+            shim.release()
+            raise
+        if shim.is_closing():
+            conn.close()  # closed while the event loop took it over: now on its transport
 
     def serve_while_busy(self, caller: Client) -> None:
         state = self.state
@@ -113,8 +234,9 @@ class ConnectionPump:
             conn = client.conn
             if isinstance(conn, Connection) and not conn.closing and client.fd not in self._eof:
                 conns[client.fd] = conn
-        listeners = self._listeners()
-        watch = list(conns) + [sock.fileno() for sock in listeners]
+        listeners = {lst.fileno(): lst for lst in self._listening()
+                     if not lst.closed and not lst.paused}
+        watch = list(conns) + list(listeners)
         if not watch:
             return
         try:
@@ -124,7 +246,9 @@ class ConnectionPump:
         for fd in readable:
             conn = conns.get(fd)
             if conn is None:
-                self._accept(fd, listeners)
+                listener = listeners.get(fd)
+                if listener is not None:
+                    listener.accept()
                 continue
             try:
                 data = os.read(fd, 1 << 16)
@@ -139,60 +263,6 @@ class ConnectionPump:
             conn.data_received_while_busy(data)
 
     def busy_ended(self) -> None:
-        """The script ended: hand the connections accepted meanwhile to the event loop."""
-        for sock in self._accepting or ():
-            with contextlib.suppress(OSError):
-                sock.close()
-        self._accepting = None
+        """The script ended: connections accepted meanwhile go to the event loop by their
+        own hand-over tasks; EOFs seen are the event loop's to notice again."""
         self._eof.clear()
-        guests, self._guests = self._guests, []
-        if not guests:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return
-        for sock, conn, shim in guests:
-            if shim.is_closing():
-                continue
-            shim.protocol = None
-            sock.setblocking(False)
-
-            def adopt(conn: Connection = conn) -> Connection:
-                return conn
-
-            task = loop.create_task(loop.connect_accepted_socket(adopt, sock))
-            self._handovers.add(task)
-            task.add_done_callback(self._handovers.discard)
-
-    def _listeners(self) -> list[socket.socket]:
-        if self._accepting is None:
-            accepting = []
-            for listener in self._listening():
-                for sock in listener.sockets:
-                    with contextlib.suppress(OSError):
-                        dup = socket.socket(fileno=os.dup(sock.fileno()))
-                        dup.setblocking(False)
-                        accepting.append(dup)
-            self._accepting = accepting
-        return self._accepting
-
-    def _accept(self, fd: int, listeners: list[socket.socket]) -> None:
-        for listener in listeners:
-            if listener.fileno() != fd:
-                continue
-            try:
-                sock, _ = listener.accept()
-            except (BlockingIOError, InterruptedError, OSError):
-                return
-            sock.setblocking(True)
-            if sock.family in (socket.AF_INET, socket.AF_INET6):
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = self._make_connection()
-            shim = _GuestTransport(sock)
-            shim.protocol = conn
-            conn.connection_made(shim)  # type: ignore[arg-type]
-            if not conn.closing:
-                self._guests.append((sock, conn, shim))
-            return
-

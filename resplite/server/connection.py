@@ -171,8 +171,8 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         if self.client is not None:
-            # A connection accepted while a script ran long (resplite.server.busy) now gets
-            # its event-loop transport: same client, nothing else changes.
+            # The event loop's transport taking over from the stand-in every connection is
+            # accepted on (resplite.server.busy): same client, nothing else changes.
             self.transport = cast("asyncio.Transport", transport)
             return
         self.transport = transport = cast("asyncio.Transport", transport)

@@ -28,7 +28,7 @@ from support import normalize
 from support.helpshape import assert_same_shape
 from support.pair import Pair
 from support.raw import RawClient
-from support.servers import ServerPairFactory
+from support.servers import ServerPairFactory, paused
 
 import resplite
 from resplite.algorithms.keyslot import key_slot
@@ -1049,13 +1049,33 @@ def _wait_busy(conn: RawClient) -> bytes:
 @pytest.fixture
 def busy_servers(server_pair_factory: ServerPairFactory) -> BusyPairs:
     ref, ours = server_pair_factory("--busy-reply-threshold", "100")
-    pairs = [(RawClient(s.host, s.port, timeout=30), RawClient(s.host, s.port, timeout=30))
-             for s in (ref, ours)]
-    # A first reply makes sure each server has taken the connection in before a script
-    # starts (one only accepted by the kernel then is not served by resplite's busy loop).
-    for runner, other in pairs:
-        assert runner.call("PING") == other.call("PING") == b"+PONG\r\n"
-    return pairs
+    # Both connections go straight to work: a script started at once must find the other
+    # one served while it runs, however recently it was accepted.
+    return [(RawClient(s.host, s.port, timeout=30), RawClient(s.host, s.port, timeout=30))
+            for s in (ref, ours)]
+
+
+def test_connections_accepted_as_a_script_starts_are_served_while_it_runs(
+    server_pair_factory: ServerPairFactory,
+) -> None:
+    # The server, stopped meanwhile, accepts two new connections in the same turn as it
+    # starts the script: neither has sent anything yet, both are answered from inside it (the
+    # first gets -BUSY, the second's SCRIPT KILL works), as Redis serves every connection.
+    replies = []
+    for server in server_pair_factory("--busy-reply-threshold", "100"):
+        runner = RawClient(server.host, server.port, timeout=30)
+        last = RawClient(server.host, server.port, timeout=30)
+        assert runner.call("PING") == last.call("PING") == b"+PONG\r\n"
+        with paused(server):
+            fresh = [RawClient(server.host, server.port, timeout=30) for _ in range(2)]
+            runner.send("EVAL", "while true do end", 0)
+        seen = [fresh[0].call("PING"), fresh[1].call("SCRIPT", "KILL"), runner.read_reply()]
+        seen += [conn.call("PING") for conn in (*fresh, runner, last)]
+        replies.append(seen)
+        for conn in (*fresh, runner, last):
+            conn.close()
+    assert replies[0][0].startswith(b"-BUSY")
+    assert replies[1] == replies[0]
 
 
 def test_a_long_script_makes_others_busy_until_script_kill(busy_servers: BusyPairs) -> None:

@@ -21,7 +21,7 @@ import pytest
 import redis
 from redis.exceptions import LockNotOwnedError, NoScriptError
 from support.raw import RawClient
-from support.servers import ServerProcess, start_resplite
+from support.servers import ServerProcess, paused, start_resplite
 
 import resplite
 
@@ -229,7 +229,6 @@ def _wait_busy(conn: RawClient) -> None:
 def test_new_connections_are_served_while_a_script_runs(busy_server: ServerProcess) -> None:
     runner = RawClient(busy_server.host, busy_server.port, timeout=30)
     watcher = RawClient(busy_server.host, busy_server.port, timeout=30)
-    assert watcher.call("PING") == b"+PONG\r\n"
     runner.send("EVAL", "while true do end", 0)
     _wait_busy(watcher)
     # Connections accepted while the script runs get answers at once, and keep working
@@ -245,6 +244,31 @@ def test_new_connections_are_served_while_a_script_runs(busy_server: ServerProce
         conn.close()
 
 
+@pytest.mark.parametrize("uvloop", ["yes", "no"], ids=["uvloop", "asyncio"])
+def test_connections_accepted_as_a_script_starts_are_served(uvloop: str) -> None:
+    # The server, stopped meanwhile, sees the new connections and the script in one poll:
+    # it accepts them first, then runs the script. On either event loop the connections are
+    # clients before the script goes busy, so each is answered from inside it.
+    srv = start_resplite("--busy-reply-threshold", "100", "--uvloop", uvloop)
+    try:
+        runner = RawClient(srv.host, srv.port, timeout=30)
+        last = RawClient(srv.host, srv.port, timeout=30)
+        assert runner.call("PING") == last.call("PING") == b"+PONG\r\n"
+        with paused(srv):
+            fresh = [RawClient(srv.host, srv.port, timeout=30) for _ in range(3)]
+            runner.send("EVAL", "while true do end", 0)
+        assert fresh[0].call("PING").startswith(b"-BUSY")
+        assert fresh[1].call("CLIENT", "ID").startswith(b"-BUSY")
+        # One never heard from while the script ran still ends it.
+        assert fresh[2].call("SCRIPT", "KILL") == b"+OK\r\n"
+        assert runner.read_reply().startswith(b"-ERR Script killed by user with SCRIPT KILL...")
+        for conn in (*fresh, runner, last):
+            assert conn.call("SET", "k", "v") == b"+OK\r\n"
+            conn.close()
+    finally:
+        srv.stop()
+
+
 @pytest.mark.parametrize("script", [
     "redis.call('set', 'k', 'v') while true do end",
     # Lua hooks every coroutine separately: one the script made must be stopped too.
@@ -256,7 +280,6 @@ def test_shutdown_nosave_ends_a_script_that_wrote(busy_server: ServerProcess,
                                                   script: str) -> None:
     runner = RawClient(busy_server.host, busy_server.port, timeout=30)
     other = RawClient(busy_server.host, busy_server.port, timeout=30)
-    assert other.call("PING") == b"+PONG\r\n"
     runner.send("EVAL", script, 0)
     _wait_busy(other)
     assert other.call("SCRIPT", "KILL").startswith(b"-UNKILLABLE")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -116,3 +117,19 @@ def running(kind: str, *extra: str, save: str | None = "") -> Iterator[ServerPro
         yield server
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def paused(server: ServerProcess) -> Iterator[None]:
+    """The server stopped (SIGSTOP) for the block, continued after it.
+
+    What clients do meanwhile (connect, send) is done by the kernel and waits for the server,
+    which then sees it all in one poll of its event loop, in the order it happened: a
+    connection made before a request arrives is accepted first. (The socket the server
+    served last may be reported first again: let another connection be the last served.)
+    """
+    os.kill(server.proc.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(server.proc.pid, signal.SIGCONT)
