@@ -39,6 +39,9 @@ class FakeTransport:
     def is_closing(self) -> bool:
         return False
 
+    def get_write_buffer_size(self) -> int:
+        return 0
+
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         return ("127.0.0.1", 40000) if name in ("peername", "sockname") else default
 

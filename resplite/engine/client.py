@@ -78,7 +78,6 @@ class Client:
         "created_ms",
         "db",
         "db_index",
-        "ever_authenticated",
         "executing_multi",
         "fd",
         "fieldsets",
@@ -146,9 +145,6 @@ class Client:
         self.user: User = server.acl.default
         self.acl: User | None = None if self.user.unrestricted else self.user
         self.authenticated = self.user.nopass and self.user.enabled
-        # Once true, stays true (Redis 7.4.3+: the 1 KB output cap before AUTH no longer
-        # applies to a client that authenticated once, even after RESET or AUTH failures).
-        self.ever_authenticated = False
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
@@ -225,8 +221,6 @@ class Client:
 
     def set_authenticated(self, authenticated: bool) -> None:
         self.authenticated = authenticated
-        if authenticated:
-            self.ever_authenticated = True
         if self.conn is not None:
             self.conn.set_authenticated(authenticated)
 

@@ -17,12 +17,22 @@ request (messages published earlier come first) and after each reply (pushes cau
 command, such as a keyspace notification or an invalidation of a key it just wrote, follow
 the reply; inside MULTI they follow the whole EXEC reply).
 
-Output buffer limits (``client-output-buffer-limit``): after a write, what the client's
-transport still holds unsent is compared with the limits of its class (``normal``,
-``pubsub`` for a client in Pub/Sub mode, ``replica``): past the hard limit, or past the soft
-limit continuously for longer than its seconds, the client is dropped at once (its unsent
-data discarded) and the event is logged, as Redis frees such a client; the publisher and
-every other client carry on. A limit of 0 is no limit.
+Output buffer limits (``client-output-buffer-limit``): after every write, what the client's
+transport still holds unsent (with any replies made but not yet written) is compared with
+the limits of its class (``normal``, ``pubsub`` for a client in Pub/Sub mode, ``replica``):
+past the hard limit, or past the soft limit continuously for longer than its seconds, the
+client is dropped at once (its unsent data discarded), the event is logged and counted
+(INFO ``client_output_buffer_limit_disconnections``), as Redis frees such a client; the
+publisher and every other client carry on. A limit of 0 is no limit. The server's cron
+checks again the clients over a soft limit, since a client that reads nothing is not
+written to again (Redis's clientsCron does the same).
+
+A client that is not authenticated (while the default user needs a password) may hold at
+most :data:`UNAUTH_OUTPUT_LIMIT` bytes of unsent replies, whatever its class's limits:
+Redis (7.4.3 and 8; Debian's 7.0.15 has it too) drops it once more than 1 KB of replies
+spills past its 16 KB reply buffer, so a client that has not logged in and pipelines
+without reading cannot make the server hold, nor answer, more than that. RESET or ACL
+changes that make a client unauthenticated again put it back under this cap.
 
 Invariants: a client is in :attr:`Output.pending` exactly when its outbox is not empty, or
 it was flushed away as it left; :meth:`flush` never writes to a client that is gone.
@@ -34,7 +44,7 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from resplite.engine.client import Client
     from resplite.engine.clock import Clock
@@ -42,6 +52,12 @@ if TYPE_CHECKING:
     from resplite.engine.scheduler import Scheduler
 
 log = logging.getLogger("resplite.output")
+
+# Unsent reply bytes a client that is not authenticated may hold: Redis's 16 KB reply
+# buffer (PROTO_REPLY_CHUNK_BYTES); the first reply that does not fit in it goes to a reply
+# list node of at least 16 KB, past Redis's 1 KB cap for such clients.
+UNAUTH_OUTPUT_LIMIT = 16 * 1024
+
 
 def limit_class(client: Client) -> str:
     """The class whose limits apply: Redis's client type (a MONITOR counts as normal)."""
@@ -51,8 +67,8 @@ def limit_class(client: Client) -> str:
 class Output:
     """Pending pushes of every client of one server, and the limits their output obeys."""
 
-    __slots__ = ("_scheduled", "before_flush", "clock", "describe", "limits", "pending",
-                 "scheduler")
+    __slots__ = ("_scheduled", "before_flush", "clock", "describe", "disconnections", "limits",
+                 "pending", "scheduler")
 
     def __init__(self, clock: Clock, limits: Limits, scheduler: Scheduler) -> None:
         self.clock = clock
@@ -65,6 +81,8 @@ class Output:
         self.before_flush: Callable[[], None] | None = None
         # CLIENT LIST's line for a client, for the log line of a client dropped at its limit.
         self.describe: Callable[[Client], str] = lambda c: f"id={c.id} addr={c.addr}"
+        # Clients dropped for their output (INFO client_output_buffer_limit_disconnections).
+        self.disconnections = 0
 
     def push(self, client: Client, data: bytes) -> None:
         """Queue bytes encoded for ``client``; they go out with its next write."""
@@ -120,12 +138,19 @@ class Output:
 
     # -- limits -----------------------------------------------------------------------------
 
-    def check_limits(self, client: Client) -> bool:
-        """Drop ``client`` if its unsent output is past its class's limits; whether it was."""
+    def check_limits(self, client: Client, unwritten: int = 0, *, cron: bool = False) -> bool:
+        """Drop ``client`` if its unsent output (what its connection holds, plus
+        ``unwritten`` bytes of replies made and not yet written) is past its limits; whether
+        it was. ``cron``: the periodic check (Redis's log line then says closed, not
+        scheduled to be closed)."""
         conn = client.conn
         if conn is None:
             return False
-        used = conn.output_buffer_size()
+        used = conn.output_buffer_size() + unwritten
+        if not used and not client.obuf_soft_since:
+            return False  # all sent: the common case, nothing to compare
+        if not client.authenticated and used > UNAUTH_OUTPUT_LIMIT:
+            return self._drop(client, cron)
         limit = self.limits[limit_class(client)]
         hard = bool(limit.hard) and used >= limit.hard
         soft = False
@@ -139,10 +164,24 @@ class Output:
             client.obuf_soft_since = 0
         if not (hard or soft):
             return False
-        log.warning(
-            "Client %s scheduled to be closed ASAP for overcoming of output buffer limits.",
-            self.describe(client),
-        )
+        return self._drop(client, cron)
+
+    def _drop(self, client: Client, cron: bool) -> bool:
+        conn = client.conn
+        assert conn is not None
+        if cron:
+            log.warning("Client %s closed for overcoming of output buffer limits.",
+                        self.describe(client))
+        else:
+            log.warning("Client %s scheduled to be closed ASAP for overcoming of output "
+                        "buffer limits.", self.describe(client))
+        self.disconnections += 1
         self.forget(client)
         conn.abort()
         return True
+
+    def check_soft_limits(self, clients: Iterable[Client]) -> None:
+        """The cron's pass: clients over a soft limit may have been over it long enough by
+        now, although nothing was written to them since (they do not read)."""
+        for client in [c for c in clients if c.obuf_soft_since]:
+            self.check_limits(client, cron=True)

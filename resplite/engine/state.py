@@ -711,6 +711,7 @@ class ServerState:
         self.qbuf_limit_disconnections = 0
         self.total_forks = self.latest_fork_usec = 0
         self.expire_cycle_ns = 0
+        self.output.disconnections = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0
         if self._scripting is not None:

@@ -385,6 +385,9 @@ class Server:
                     conn: Any = client.conn
                     if conn is not None:
                         conn.close()
+        # A client over a soft output limit that reads nothing is not written to again:
+        # whether it has been over long enough is seen here, as in Redis's clientsCron.
+        state.output.check_soft_limits(state.clients.values())
         # Client buffers change between batches (replies drain, pushes queue): their share
         # of used_memory is kept current while a limit needs it; the peak always.
         if state.memory_gate:

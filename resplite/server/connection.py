@@ -8,19 +8,24 @@ ready by a command wake blocked clients right after it, as Redis does.
 Fairness: no client's input holds the event loop for long. A batch runs in slices: after
 about :data:`SLICE_NS` of work (the clock is read every few replies, see
 :data:`_CHECK_PIECES`, and after every pre-encoded one) the rest of the input waits in the
-reader and the connection carries on in a later turn of the loop (``call_soon``), after the
-other clients' events, as Redis reads at most 16 KB per client per turn; reading pauses
-only if more than
-:data:`_MAX_BACKLOG` bytes pile up meanwhile. Replies do not pile up either: once the
-replies of a batch hold :data:`FLUSH_BYTES` (a large value, a long range, or many small
-replies) they are written at once, the client's ``client-output-buffer-limit`` is checked
-(past it the client is dropped, as Redis drops it), and if the transport is over its
+reader and the connection waits for a later turn of the loop in the loop's queue
+(:mod:`resplite.server.turns`), which gives each waiting connection one slice in turn and
+does about :data:`~resplite.server.turns.TURN_NS` of such work per turn, so the loop polls
+for I/O (accepts, reads the others' requests) that often however many clients pipeline at
+once. Input that arrives is run at once while the turn has budget left (a read of at most
+:data:`SMALL_READ` bytes always is), and otherwise waits at the head of the queue (a new
+client's first request is not served after every busy client). Reading pauses while a
+connection waits for its turn: what it sends meanwhile waits in the kernel, not in the
+server, as Redis reads at most 16 KB per client per turn. Replies do not pile up either:
+once the replies of a batch hold :data:`FLUSH_BYTES` (a large value, a long range, or many
+small replies) they are written at once, the client's ``client-output-buffer-limit`` is
+checked (past it the client is dropped, as Redis drops it), and if the transport is over its
 high-water mark the batch stops until it drains, so the replies held for one read are
 bounded by the transport's buffer and the output limits, not by the read. A request with
 millions of arguments is framed a part at a time too: the reader stops (``framing``) after
 every :data:`FRAME_QUOTA` arguments (:attr:`RequestReader.element_quota`), a check point
-like the others, so however much of it one read delivers (uvloop reads up to 32 times
-256 KB in one turn) the others are served between parts.
+like the others, so however much of it one read delivers (uvloop reads up to 32 times 256 KB
+in one turn) the others are served between parts.
 
 A reply too large to build at once (a :class:`~resplite.protocol.replies.Chunked` one: a
 stream read of thousands of entries) is sent as its pieces are made (``_pump``): one slice's
@@ -37,8 +42,11 @@ processing resumes. Reading continues while blocked so a disconnect is noticed, 
 when the unparsed backlog grows past a limit.
 
 Flow control: when the transport's write buffer passes its high-water mark (the client is
-not reading its replies), reading pauses; it resumes when the buffer drains. Memory per
-client is therefore bounded.
+not reading its replies), reading pauses; it resumes when the buffer drains. A client that
+never reads therefore costs the server its transport's buffer and one read at most, and no
+work at all once its socket buffers are full: it is not read, so it runs nothing. The output
+limits are checked after every write (and by the cron for soft limits), counted in INFO
+``client_output_buffer_limit_disconnections``.
 
 A protocol error is answered once with ``-ERR Protocol error: ...`` and the connection closes
 after the replies already due are written; other clients are unaffected.
@@ -55,10 +63,13 @@ Limits, as Redis enforces them:
   client that is not local (Unix socket, 127.0.0.1 or ::1) gets Redis's ``-DENIED`` text and
   is closed at once;
 * the query buffer: when the bytes waiting unparsed (the partial request, a huge bulk
-  included) pass ``client-query-buffer-limit``, the client is closed and a warning logged;
+  included) pass ``client-query-buffer-limit``, the client is closed, a warning logged and
+  the event counted (INFO ``client_query_buffer_limit_disconnections``);
 * before AUTH the request reader accepts 10 arguments of 16 KB at most, and a client that
-  has never authenticated is closed once more than 1 KB of replies waits unsent (Redis 7.4.3
-  and 8.0: a client that never reads its -NOAUTH replies cannot grow the server's memory).
+  is not authenticated is closed once more than 16 KB of replies wait unsent, those of the
+  batch not yet written included (:data:`resplite.engine.output.UNAUTH_OUTPUT_LIMIT`, Redis
+  7.4.3 and 8: a client that does not read its -NOAUTH replies cannot grow the server's
+  memory, nor keep it busy).
 """
 
 from __future__ import annotations
@@ -76,6 +87,7 @@ from resplite.protocol.encoder import EMITTERS, encode_into
 from resplite.protocol.errors import ProtocolError
 from resplite.protocol.reader import NEED_DATA, RequestReader
 from resplite.protocol.replies import Chunked, Pushes, Raw
+from resplite.server.turns import UNSHARED, Turns, turns_of
 
 if TYPE_CHECKING:
     from resplite.engine.dispatch import Dispatcher
@@ -93,6 +105,9 @@ FLUSH_BYTES = 64 * 1024
 _CHECK_PIECES = 48
 # Arguments of a long request framed between two check points (about a millisecond).
 FRAME_QUOTA = 4096
+# A read this small (a request or a few) runs at once even when the loop's turn has done
+# its share of work: it costs little, and putting it off would cost more (resplite.server.turns).
+SMALL_READ = 1024
 _now_ns = time.perf_counter_ns
 # The batch loop's emitters: a Chunked reply is not encoded there but sent by _pump (found
 # through the KeyError path, so the common replies pay nothing for it).
@@ -102,9 +117,6 @@ _EMITTERS = {cls: emit for cls, emit in EMITTERS.items() if cls is not Chunked}
 def _sent(out: list[bytes], reply: Any, resp: int) -> None:
     """The emitter of a reply already sent."""
 _MAX_CLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
-# Replies that may wait unsent for a client that never authenticated (Redis's
-# REPLY_BUFFER_SIZE_UNAUTHENTICATED_CLIENT).
-UNAUTH_OUTPUT_LIMIT = 1024
 DENIED = (
     b"-DENIED Redis is running in protected mode because protected "
     b"mode is enabled and no password is set for the default user. "
@@ -143,6 +155,8 @@ class Connection(asyncio.Protocol):
         "server",
         "sliced",
         "transport",
+        "turns",
+        "waiting",
         "writing_paused",
     )
 
@@ -160,8 +174,11 @@ class Connection(asyncio.Protocol):
         # Replies waiting for the append-only file (see _write).
         self.held: list[bytes] = []
         self.release_scheduled = False
-        # A batch stopped at the end of its slice; the rest runs from a callback.
+        # A batch stopped at the end of its slice; the rest runs in a later turn of the
+        # loop (resplite.server.turns), where the connection is queued (waiting).
         self.sliced = False
+        self.waiting = False
+        self.turns: Turns | None = None  # the event loop's, found when first needed
         # The pieces of a Chunked reply still to send (see _pump), and what waits for it
         # to end (pushes to this client).
         self.producing: Iterator[bytes] | None = None
@@ -234,8 +251,15 @@ class Connection(asyncio.Protocol):
                 self.reading_paused = True
                 self.transport.pause_reading()  # type: ignore[union-attr]
             return
+        turns = self.turns or self._find_turns()
+        if len(data) > SMALL_READ and not turns.admit():
+            # This turn has done its share of work: first in line for the next one.
+            self._wait_turn(first=True)
+            return
+        started = _now_ns()
         before = client.commands_processed
         self.process()
+        turns.charge(_now_ns() - started)
         parsed = client.commands_processed - before
         if parsed:
             client.parse_batch_cmds += parsed
@@ -294,7 +318,13 @@ class Connection(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self.writing_paused = False
+        turns = self.turns or self._find_turns()
+        if not turns.admit():
+            self._wait_turn(first=True)
+            return
+        started = _now_ns()
         self.resume()
+        turns.charge(_now_ns() - started)
 
     def eof_received(self) -> bool | None:
         return None  # close the transport once the peer has finished sending
@@ -317,6 +347,8 @@ class Connection(asyncio.Protocol):
         client.last_interaction_ms = server.clock.monotonic_ms()
         started = 0  # read at the first check: a short batch never reads the clock
         check_at = _CHECK_PIECES
+        # Bytes of the replies in ``out``, summed as they come (the first ``counted``).
+        size = counted = 0
         raw = Raw
         sliced = False
         # The client acting for every command of the batch (blocked clients served on the
@@ -362,6 +394,7 @@ class Connection(asyncio.Protocol):
                         chunked = cast("Chunked", reply)
                         out.append(chunked.head)
                         self._flush(out)
+                        size = counted = 0
                         self.producing = chunked.pieces
                         if not self._pump():
                             break
@@ -374,6 +407,7 @@ class Connection(asyncio.Protocol):
                 out.extend(output.take(client))
             if blocking.ready:
                 self._flush(out)
+                size = counted = 0
                 blocking.serve_ready()
                 # Only a write can pause writing, and this loop writes only here.
                 if self.writing_paused:
@@ -387,12 +421,19 @@ class Connection(asyncio.Protocol):
                 # range, a read):
                 # large replies are written now rather than held for the whole batch, and
                 # a batch that has run its slice lets the other clients go first.
-                if sum(map(len, out)) < FLUSH_BYTES:
-                    check_at = len(out) + _CHECK_PIECES
+                size += sum(map(len, out[counted:]))
+                counted = len(out)
+                if size < FLUSH_BYTES:
+                    check_at = counted + _CHECK_PIECES
+                    if not client.authenticated and output.check_limits(client, size):
+                        server.current_client = None
+                        return  # not logged in and not reading: dropped (engine.output)
                 else:
                     check_at = _CHECK_PIECES
                     self._flush(out)
+                    size = counted = 0
                     if self.closing or output.check_limits(client):
+                        server.current_client = None
                         return
                     if self.writing_paused:
                         break  # the rest waits until the client reads (resume_writing)
@@ -405,7 +446,7 @@ class Connection(asyncio.Protocol):
                 if not started:
                     started = now
                 elif now - started > SLICE_NS and reader.pending_size():
-                    sliced = True  # the others' turn; the rest runs from a callback
+                    sliced = True  # the others' turn; the rest waits for a later one
                     break
         server.current_client = None
         if out and not transport.is_closing():
@@ -413,13 +454,10 @@ class Connection(asyncio.Protocol):
             server.net_output_bytes += len(data)
             client.net_out += len(data)
             self._write(data)
-            if len(data) >= FLUSH_BYTES and output.check_limits(client):
+            # All of it taken by the kernel (the common case): nothing to check.
+            if (transport.get_write_buffer_size() or self.held or client.obuf_soft_since) \
+                    and output.check_limits(client):
                 return
-            if not client.authenticated and not client.ever_authenticated and \
-                    transport.get_write_buffer_size() > UNAUTH_OUTPUT_LIMIT:
-                log.warning("Client id=%d addr=%s closed for overcoming of output buffer "
-                            "limits (never authenticated).", client.id, client.addr)
-                self.abort()
         if output.pending:
             output.flush()
         if server.memory_gate:
@@ -430,8 +468,7 @@ class Connection(asyncio.Protocol):
         if self.closing:
             return
         if sliced:
-            self.sliced = True
-            asyncio.get_running_loop().call_soon(self._next_slice)
+            self._wait_turn()
             return
         if self.reading_paused and not self.writing_paused and client.blocked is None:
             self.reading_paused = False
@@ -464,8 +501,7 @@ class Connection(asyncio.Protocol):
             if self.writing_paused:
                 return False  # resume_writing carries on
             if self.held or _now_ns() - started > SLICE_NS:
-                self.sliced = True
-                asyncio.get_running_loop().call_soon(self._next_slice)
+                self._wait_turn()
                 return False
         self.producing = None
         if self.after:
@@ -473,6 +509,27 @@ class Connection(asyncio.Protocol):
             self.after = []
             self._write(data)
         return True
+
+    def _find_turns(self) -> Turns:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return UNSHARED  # driven by hand, outside a loop: nothing to share
+        self.turns = turns = turns_of(loop)
+        return turns
+
+    def _wait_turn(self, first: bool = False) -> None:
+        """Leave the rest of the work for a later turn of the loop (see
+        :mod:`resplite.server.turns`), reading nothing more meanwhile: what a client sends
+        waits in the kernel, not here, while it waits for its turn."""
+        self.sliced = True
+        if not self.reading_paused and self.transport is not None:
+            self.reading_paused = True
+            self.transport.pause_reading()
+        (self.turns or self._find_turns()).wait(self, first)
+
+    def take_turn(self) -> None:
+        self._next_slice()
 
     def _next_slice(self) -> None:
         self.sliced = False
@@ -517,6 +574,8 @@ class Connection(asyncio.Protocol):
         if transport is not None and not transport.is_closing():
             self.server.writes_processed += 1
             transport.write(data)
+            if self.client is not None and not self.closing:
+                self.server.output.check_limits(self.client)
 
     def _query_buffer_overflow(self, client: Client) -> None:
         from resplite.commands.client import client_info_line
@@ -542,6 +601,8 @@ class Connection(asyncio.Protocol):
         if client.reply_mode != REPLY_OFF:
             encode_into(out, reply, client.resp)
         self._flush(out)
+        if self.server.output.check_limits(client):
+            return
         self.backlog = 0
         asyncio.get_running_loop().call_soon(self.resume)
 

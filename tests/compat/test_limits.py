@@ -1,21 +1,23 @@
 """Limits a client cannot get around, next to a real Redis 7.0 where Redis has them too.
 
 The query buffer limit, proto-max-bulk-len, the inline-line cap however the bytes arrive,
-protected mode with Redis's DENIED text, CONFIG SET bind / port listening again; and the
-limits resplite adds or takes from newer Redis: the bound on a MULTI queue and the 1 KB of
-unsent replies a never-authenticated client may hold (Redis 7.4.3 / 8.0). After every limit
-the server still answers everyone else.
+protected mode with Redis's DENIED text, CONFIG SET bind / port listening again; clients that
+pipeline and never read: closed when they have not authenticated (Redis 7.4.3 / 8.0, and
+Debian's 7.0.15), served along with a newcomer when they have; and the limits resplite adds:
+the bound on a MULTI queue. After every limit the server still answers everyone else.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
+import select
 import socket
 import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from support.raw import RawClient
+from support.raw import RawClient, encode_command
 from support.servers import ServerProcess, free_port, redis_server_path, start_redis, start_resplite
 
 MB = 1 << 20
@@ -186,30 +188,147 @@ def test_a_failed_transaction_keeps_nothing_queued(servers: StartServers) -> Non
     conn.close()
 
 
+# -- clients that pipeline and never read ------------------------------------------------------
+
+NON_READERS = 100
+PIPELINE = encode_command(["GET", "k"]) * 2000  # 40 KB of requests, 66 KB of -NOAUTH
+PASSWORD = "secret"
+
+
+@contextlib.contextmanager
+def _non_readers(server: ServerProcess, count: int, *, authenticate: bool = False,
+                 first: tuple[tuple[str, ...], ...] = ()) -> Iterator[list[socket.socket]]:
+    """``count`` connections (authenticated, or having sent the commands ``first``, their
+    replies read), non-blocking, that the test never reads from; all closed on the way
+    out."""
+    with contextlib.ExitStack() as stack:
+        socks = []
+        for _ in range(count):
+            conn = RawClient(server.host, server.port, timeout=30)
+            stack.callback(conn.close)
+            if authenticate:
+                assert conn.call("AUTH", PASSWORD) == b"+OK\r\n"
+            for command in first:
+                conn.call(*command)
+            conn.sock.setblocking(False)
+            socks.append(conn.sock)
+        yield socks
+
+
+def _pipeline_until_closed(socks: list[socket.socket], seconds: float = 30.0) -> int:
+    """Send :data:`PIPELINE` on each connection whenever it takes more, never reading, until
+    the server has closed every one (sending fails) or ``seconds`` pass; how many it closed."""
+    open_socks = set(socks)
+    deadline = time.monotonic() + seconds
+    while open_socks and time.monotonic() < deadline:
+        _, writable, _ = select.select([], list(open_socks), [], 0.2)
+        for sock in writable:
+            try:
+                sock.send(PIPELINE)
+            except BlockingIOError:
+                continue
+            except OSError:  # reset or broken pipe: the server closed it
+                open_socks.discard(sock)
+    return len(socks) - len(open_socks)
+
+
+def _info_field(conn: RawClient, field: str) -> int | None:
+    found = re.search(rb"\r\n" + field.encode() + rb":(\d+)\r\n", conn.call("INFO", "everything"))
+    return int(found[1]) if found else None
+
+
+def _admin(server: ServerProcess) -> RawClient:
+    conn = RawClient(server.host, server.port, timeout=30)
+    assert conn.call("AUTH", PASSWORD) == b"+OK\r\n"
+    return conn
+
+
 @pytest.mark.redis_version("7.4")
-def test_a_never_authenticated_client_cannot_pile_up_replies(servers: StartServers) -> None:
-    (ours,) = servers("--requirepass", "secret", redis=False)
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    sock.connect((ours.host, ours.port))
-    sock.settimeout(0.5)
-    # Never reads its -NOAUTH replies: once they no longer fit in the socket buffers and
-    # more than 1 KB waits in the server, the server drops the connection (sending fails).
-    closed = False
-    deadline = time.monotonic() + 20
-    while not closed and time.monotonic() < deadline:
+def test_unauthenticated_clients_that_pipeline_without_reading_are_all_closed(
+        servers: StartServers) -> None:
+    """Redis (7.4.3, 8; Debian's 7.0.15 too) drops a client that has not authenticated once
+    its unsent replies pass its reply buffer: 100 of them pipelining -NOAUTH requests are
+    all closed at once, having made the server read little, and everyone else is served."""
+    for server in servers("--requirepass", PASSWORD):
+        admin = _admin(server)
         try:
-            sock.sendall(b"PING\r\n" * 10_000)
-        except TimeoutError:
-            continue
-        except OSError:
-            closed = True
-    assert closed
-    sock.close()
-    authed = RawClient(ours.host, ours.port)
-    assert authed.call("AUTH", "secret") == b"+OK\r\n"
-    assert authed.call("PING") == b"+PONG\r\n"
-    authed.close()
+            read_before = _info_field(admin, "total_net_input_bytes") or 0
+            dropped_before = _info_field(admin, "client_output_buffer_limit_disconnections")
+            with _non_readers(server, NON_READERS) as socks:
+                assert _pipeline_until_closed(socks) == NON_READERS, server.name
+            read = (_info_field(admin, "total_net_input_bytes") or 0) - read_before
+            # Each was read once or twice at most (a read is 16 KB in Redis, up to 256 KB
+            # in resplite), not for as long as it kept sending.
+            assert read < NON_READERS * 512 * 1024, (server.name, read)
+            dropped = _info_field(admin, "client_output_buffer_limit_disconnections")
+            if dropped_before is not None:  # Redis 7.0 has no such field
+                assert dropped == dropped_before + NON_READERS, server.name
+            assert admin.call("PING") == b"+PONG\r\n"
+            _alive_with_password(server)
+        finally:
+            admin.close()
+
+
+@pytest.mark.redis_version("7.4")
+def test_reset_puts_a_client_back_under_the_unauthenticated_cap(
+        servers: StartServers) -> None:
+    """The cap is on clients not authenticated now: RESET logs a client out (the default
+    user needs a password), and a failed AUTH does not log one in."""
+    for server in servers("--requirepass", PASSWORD):
+        with _non_readers(server, 1, first=(("AUTH", PASSWORD), ("RESET",))) as socks:
+            assert _pipeline_until_closed(socks) == 1, server.name
+        with _non_readers(server, 1, first=(("AUTH", "wrong"),)) as socks:
+            assert _pipeline_until_closed(socks) == 1, server.name
+        _alive_with_password(server)
+
+
+def test_a_new_client_is_served_while_clients_pipeline_without_reading(
+        servers: StartServers) -> None:
+    """100 logged-in clients pipeline GETs and read nothing: neither server closes them
+    (no output limit for normal clients by default), and a new client is answered while
+    they are all still there. resplite stops reading from a client whose replies it
+    cannot send, and shares each turn of its loop among the clients with work, so the
+    pipelines neither fill its memory nor keep the newcomer waiting."""
+    for server in servers("--requirepass", PASSWORD):
+        admin = _admin(server)
+        try:
+            assert admin.call("SET", "k", "v" * 100) == b"+OK\r\n"
+            with _non_readers(server, NON_READERS, authenticate=True) as socks:
+                sent = dict.fromkeys(socks, 0)
+                while min(sent.values()) < 256 * 1024:  # 13,000 GETs each
+                    _, writable, _ = select.select([], socks, [], 10)
+                    assert writable, server.name
+                    for sock in writable:
+                        with contextlib.suppress(BlockingIOError):
+                            sent[sock] += sock.send(PIPELINE)
+                canary = RawClient(server.host, server.port, timeout=30)
+                try:
+                    canary.send("AUTH", PASSWORD)
+                    canary.send("PING")
+                    assert canary.read_reply() == b"+OK\r\n"
+                    assert canary.read_reply() == b"+PONG\r\n"
+                finally:
+                    canary.close()
+                listing = admin.call("CLIENT", "LIST").decode()
+                assert listing.count("\n") >= NON_READERS + 1, server.name
+                if server.name == "resplite":
+                    # What each holds: one read of requests, a transport's worth of replies.
+                    for line in listing.splitlines():
+                        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+                        if fields.get("cmd") == "get":
+                            assert int(fields["qbuf"]) <= 512 * 1024, line
+                            assert int(fields["omem"]) <= 512 * 1024, line
+        finally:
+            admin.close()
+
+
+def _alive_with_password(server: ServerProcess) -> None:
+    conn = RawClient(server.host, server.port)
+    try:
+        assert conn.call("AUTH", PASSWORD) == b"+OK\r\n"
+        assert conn.call("PING") == b"+PONG\r\n"
+    finally:
+        conn.close()
 
 
 # -- protected mode -----------------------------------------------------------------------------

@@ -1,8 +1,11 @@
-"""A connection's batch runs in slices and writes large replies as it goes.
+"""A connection's batch runs in slices and writes large replies as it goes; the loop's
+turns are shared among the connections with work left.
 
 The connection runs on a recording transport and a real event loop (``call_soon`` is how a
 slice hands over). Time never decides a test: the slice length is set to zero, so every
-check point ends a slice, and the tests count slices and writes instead of measuring them.
+check point ends a slice (and the turn's budget to zero where a test counts turns, so every
+turn serves one waiting connection), and the tests count slices and writes instead of
+measuring them.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ import pytest
 
 from resplite.commands import command_table
 from resplite.engine.config import Config
+from resplite.engine.output import UNAUTH_OUTPUT_LIMIT
 from resplite.engine.state import ServerState
 from resplite.server import connection as connection_module
+from resplite.server import turns as turns_module
 from resplite.server.connection import FLUSH_BYTES, Connection
 
 
@@ -524,3 +529,206 @@ def test_large_reads_inside_multi_or_a_script_are_the_data_when_they_ran(
             transport.writes.clear()
             feed(loop, conn, GROUP_STATE)
             assert strip_idle(b"".join(transport.writes)) == group_state
+
+
+# -- the loop's turns shared among busy connections; what a client that does not read costs --
+
+
+def count_slices(monkeypatch: pytest.MonkeyPatch) -> list[Connection]:
+    """Record every slice run from the queue, in order (the connection that ran it)."""
+    order: list[Connection] = []
+    next_slice = Connection._next_slice
+
+    def counted(self: Connection) -> None:
+        order.append(self)
+        next_slice(self)
+
+    monkeypatch.setattr(Connection, "_next_slice", counted)
+    return order
+
+
+def test_a_newcomer_is_served_before_every_busy_connection_has_had_a_slice(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    state, _, _ = connect()
+    busy = [connect_to(state) for _ in range(100)]
+    for conn, _ in busy:
+        loop.call_soon(conn.data_received, enc(b"INCR", b"n") * 500)
+    turn(loop)
+    assert all(conn.sliced for conn, _ in busy)
+    # Waiting for their turn, they read nothing more: the rest waits in the kernel.
+    assert not any(transport.reading for _, transport in busy)
+    # From now on every turn of the loop does one slice of work.
+    monkeypatch.setattr(turns_module, "TURN_NS", 0)
+    order = count_slices(monkeypatch)
+    # A request or a few run at once, whatever the turn has done.
+    canary, canary_transport = connect_to(state)
+    loop.call_soon(canary.data_received, enc(b"PING"))
+    turn(loop)
+    assert canary_transport.writes == [b"+PONG\r\n"]
+    # More than that waits for the next turn, at the head of the queue: one slice per turn
+    # (a turn of the old scheme gave each of the 100 one), and the newcomer's goes first.
+    canary_transport.writes.clear()
+    order.clear()
+    loop.call_soon(canary.data_received, enc(b"PING") * 100)
+    while not canary_transport.writes:
+        turn(loop)
+    # (The turn already scheduled when it arrived may have served one busy connection.)
+    assert canary in order[:2]
+    assert len(order) <= 3
+    assert any(conn.sliced for conn, _ in busy)
+    while canary.sliced or any(conn.sliced for conn, _ in busy):
+        turn(loop)
+    assert b"".join(canary_transport.writes) == b"+PONG\r\n" * 100
+    answered = sorted(int(line[1:]) for _, transport in busy
+                      for line in b"".join(transport.writes).split(b"\r\n") if line)
+    assert answered == list(range(1, 100 * 500 + 1))
+    assert all(transport.reading for _, transport in busy)
+
+
+def test_waiting_connections_get_their_slices_in_turn(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    state, _, _ = connect()
+    conns = [connect_to(state)[0] for _ in range(3)]
+    for conn in conns:
+        loop.call_soon(conn.data_received, enc(b"INCR", b"n") * 3000)
+    turn(loop)
+    monkeypatch.setattr(turns_module, "TURN_NS", 0)
+    order = count_slices(monkeypatch)
+    for _ in range(9):
+        turn(loop)
+    # Round robin: each goes once before any goes again.
+    served = order[:9]
+    assert len(served) == 9
+    for i in range(0, 9, 3):
+        assert set(map(id, served[i:i + 3])) == set(map(id, conns))
+
+
+def test_a_turn_gives_each_waiting_connection_at_most_one_slice(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    monkeypatch.setattr(turns_module, "TURN_NS", 1 << 62)
+    state, _, _ = connect()
+    conns = [connect_to(state)[0] for _ in range(5)]
+    for conn in conns:
+        loop.call_soon(conn.data_received, enc(b"INCR", b"n") * 1000)
+    turn(loop)
+    assert all(conn.sliced for conn in conns)
+    order = count_slices(monkeypatch)
+    # One turn's work, run here rather than from the loop: each once, however large the
+    # budget, and those with work left wait for the next turn.
+    turns_module.turns_of(loop).next_turn()
+    assert sorted(map(id, order)) == sorted(map(id, conns))
+    assert all(conn.sliced for conn in conns)
+
+
+def unauthenticated(loop: asyncio.AbstractEventLoop) -> tuple[ServerState, Connection,
+                                                               RecordingTransport]:
+    """A server with a password, and a connection that has not authenticated."""
+    state, admin, _ = connect()
+    feed(loop, admin, enc(b"CONFIG", b"SET", b"requirepass", b"secret"))
+    conn, transport = connect_to(state)
+    return state, conn, transport
+
+
+def test_an_unauthenticated_pipeline_of_too_many_replies_is_dropped_at_once(
+        loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, transport = unauthenticated(loop)
+    feed(loop, conn, enc(b"GET", b"k") * 2000)
+    # 2000 -NOAUTH replies are 66 KB: dropped once 16 KB of them waited, none written.
+    assert transport.closed
+    assert sum(map(len, transport.writes)) <= UNAUTH_OUTPUT_LIMIT
+    assert state.output.disconnections == 1
+    assert conn.client is not None and conn.client.commands_processed < 1000
+
+
+def test_an_unauthenticated_client_within_the_cap_is_answered(
+        loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, transport = unauthenticated(loop)
+    feed(loop, conn, enc(b"GET", b"k") * 100)
+    assert not transport.closed
+    assert b"".join(transport.writes).count(b"-NOAUTH") == 100
+    transport.writes.clear()
+    feed(loop, conn, enc(b"AUTH", b"secret") + enc(b"GET", b"k") * 2000)
+    assert not transport.closed
+    assert b"".join(transport.writes) == b"+OK\r\n" + b"$-1\r\n" * 2000
+    assert state.output.disconnections == 0
+
+
+def test_reset_puts_a_client_back_under_the_unauthenticated_cap(
+        loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, transport = unauthenticated(loop)
+    feed(loop, conn, enc(b"AUTH", b"secret") + enc(b"RESET"))
+    assert b"".join(transport.writes) == b"+OK\r\n+RESET\r\n"
+    feed(loop, conn, enc(b"GET", b"k") * 2000)
+    assert transport.closed
+    assert state.output.disconnections == 1
+
+
+def test_an_unauthenticated_client_that_does_not_read_is_dropped_past_the_cap(
+        loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, transport = unauthenticated(loop)
+    # The kernel holds no more: what is written stays in the transport.
+    transport.buffered = UNAUTH_OUTPUT_LIMIT - 100
+    feed(loop, conn, enc(b"GET", b"k") * 10)
+    assert transport.closed
+    assert state.output.disconnections == 1
+
+
+def test_output_limit_disconnections_are_counted_in_info(
+        loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, transport = connect()
+    feed(loop, conn, enc(b"CONFIG", b"SET", b"client-output-buffer-limit", b"normal 1mb 0 0"))
+    feed(loop, conn, enc(b"SET", b"big", b"x" * FLUSH_BYTES))
+    other, other_transport = connect_to(state)
+    feed(loop, other, enc(b"GET", b"big") * 100)
+    assert other_transport.closed
+    transport.writes.clear()
+    feed(loop, conn, enc(b"INFO", b"stats"))
+    info = b"".join(transport.writes)
+    assert b"\r\nclient_output_buffer_limit_disconnections:1\r\n" in info
+    assert b"\r\nclient_query_buffer_limit_disconnections:0\r\n" in info
+    feed(loop, conn, enc(b"CONFIG", b"RESETSTAT"))
+    assert state.output.disconnections == 0
+
+
+def test_query_buffer_disconnections_are_counted(loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, _ = connect()
+    feed(loop, conn, enc(b"CONFIG", b"SET", b"client-query-buffer-limit", b"1mb"))
+    other, other_transport = connect_to(state)
+    feed(loop, other, b"*2\r\n$3\r\nSET\r\n$3000000\r\n" + b"x" * (1100 * 1024))
+    assert other_transport.closed
+    multi, multi_transport = connect_to(state)
+    feed(loop, multi, enc(b"MULTI") + enc(b"SET", b"k", b"v" * 600_000) * 2)
+    assert multi_transport.closed
+    assert state.qbuf_limit_disconnections == 2
+
+
+def test_the_cron_drops_a_client_over_its_soft_limit_for_too_long(
+        loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, _ = connect()
+    feed(loop, conn, enc(b"CONFIG", b"SET", b"client-output-buffer-limit", b"normal 0 64kb 1"))
+    feed(loop, conn, enc(b"SET", b"big", b"x" * 100))
+    other, other_transport = connect_to(state)
+    other_transport.buffered = 100 * 1024  # it reads nothing: its replies stay here
+    feed(loop, other, enc(b"GET", b"big"))
+    assert not other_transport.closed and other.client is not None
+    assert other.client.obuf_soft_since
+    # Nothing more is written to it; only the cron sees that the seconds have passed.
+    other.client.obuf_soft_since -= 2000
+    state.output.check_soft_limits(state.clients.values())
+    assert other_transport.closed
+    assert state.output.disconnections == 1
+
+
+def test_reads_and_writes_are_counted_in_info(loop: asyncio.AbstractEventLoop) -> None:
+    state, conn, transport = connect()
+    for _ in range(5):
+        feed(loop, conn, enc(b"PING"))
+    assert (state.reads_processed, state.writes_processed) == (5, 5)
+    transport.writes.clear()
+    feed(loop, conn, enc(b"INFO", b"stats"))
+    info = b"".join(transport.writes)
+    assert b"\r\ntotal_reads_processed:6\r\n" in info
+    assert b"\r\ntotal_writes_processed:5\r\n" in info
