@@ -57,12 +57,13 @@ def _wait(port: int, proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def start(kind: str, *extra: str) -> Iterator[Server]:
-    """Start ``redis`` or ``resplite`` on a free port, pinned to the server core."""
+def start(kind: str, *extra: str, exe: str | None = None) -> Iterator[Server]:
+    """Start ``redis`` (``exe``, or redis-server on PATH) or ``resplite`` on a free port,
+    pinned to the server core."""
     port = free_port()
     workdir = tempfile.mkdtemp(prefix=f"bench-{kind}-")
     if kind == "redis":
-        exe = shutil.which("redis-server")
+        exe = exe or shutil.which("redis-server")
         if exe is None:
             raise SystemExit("redis-server is not installed: it is the reference to compare with")
         cmd = [exe, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
