@@ -38,7 +38,8 @@ test: $(VENV)/.test-deps bytecode
 	$(BIN)/ruff check resplite tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
-	$(BIN)/pytest -n 2 --dist loadgroup -q -rs
+	@# The run fails, naming them, if a process it started (a server, a worker) outlives it.
+	$(BIN)/python tests/support/procs.py $(BIN)/pytest -n 2 --dist loadgroup -q -rs
 
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff check resplite tests bench

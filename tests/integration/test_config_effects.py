@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import procs
 from support.raw import RawClient
+from support.servers import START_TIMEOUT
 
 import resplite
 from resplite.testing.embedded import ServerHandle
@@ -159,8 +161,7 @@ def test_config_rewrite_keeps_comments_and_states_current_values(tmp_path: Path)
         finally:
             conn.close()
     finally:
-        proc.terminate()
-        proc.wait(10)
+        procs.stop(proc)
     lines = conf.read_text(encoding="utf-8").splitlines()
     assert lines[0] == "# a comment the rewrite must keep"
     # As Redis: the first line takes the value (in the largest unit that divides it), the
@@ -172,7 +173,7 @@ def test_config_rewrite_keeps_comments_and_states_current_values(tmp_path: Path)
 
 
 def _wait_conn(port: int, proc: subprocess.Popen) -> RawClient:
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + START_TIMEOUT
     while True:
         try:
             return RawClient("127.0.0.1", port)

@@ -20,6 +20,7 @@ import pytest
 import redis
 import redis.asyncio
 from redis.cache import CacheConfig
+from support import procs
 from support.raw import RawClient
 from support.servers import ServerProcess, start_resplite
 
@@ -254,8 +255,7 @@ def test_redis_cli_monitor_shows_commands(server: ServerProcess) -> None:
         assert " [0 127.0.0.1:" in lines[0]
         r.close()
     finally:
-        cli.terminate()
-        cli.wait(5)
+        procs.stop(cli, 5)
 
 
 def test_monitor_redacts_auth_and_hello(server: ServerProcess) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support import procs
 from support.raw import RawClient
 from support.servers import free_port
 
@@ -35,7 +36,9 @@ def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 15.0) -
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _connect(port: int) -> RawClient:
+def _connect(port: int, proc: subprocess.Popen[str] | None = None) -> RawClient:
+    """A connection to the server on ``port``; if none comes, ``proc`` (that started it) is
+    stopped."""
     conn: list[RawClient] = []
 
     def up() -> bool:
@@ -45,7 +48,12 @@ def _connect(port: int) -> RawClient:
             return False
         return True
 
-    _wait_for(up, f"port {port}")
+    try:
+        _wait_for(up, f"port {port}")
+    except BaseException:
+        if proc is not None:
+            procs.stop(proc)
+        raise
     return conn[0]
 
 
@@ -92,6 +100,28 @@ def test_debians_stock_redis_conf_loads_daemonizes_and_serves(tmp_path: Path) ->
     pidfile = tmp_path / "redis.pid"
     _wait_for(pidfile.exists, "the pid file")
     pid = int(pidfile.read_text())
+    procs.record(pid)
+    try:
+        _check_stock_daemon(port, pid, conf, tmp_path)
+        _wait_for(lambda: not _pid_alive(pid), "the daemon to exit")
+    except BaseException:
+        # The daemon is nobody's child: if the test stops early, stop it here.
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        raise
+    assert not pidfile.exists()  # removed at exit
+    log = (tmp_path / "redis.log").read_text()
+    assert "Ready to accept connections" in log
+    # Directives without a meaning here are named once, in one line.
+    [line] = [ln for ln in log.splitlines() if "have no effect here" in ln]
+    for name in ("repl-diskless-sync", "replica-priority", "jemalloc-bg-thread"):
+        assert name in line
+    for name in ("pidfile", "loglevel", "hz", "dynamic-hz", "activerehashing", "daemonize",
+                 "rdbcompression", "dbfilename", "appendfsync", "appendonly"):
+        assert f" {name}," not in line and not line.endswith(f" {name}")
+
+
+def _check_stock_daemon(port: int, pid: int, conf: Path, tmp_path: Path) -> None:
     conn = _connect(port)
     try:
         assert conn.call("PING") == b"+PONG\r\n"
@@ -111,17 +141,6 @@ def test_debians_stock_redis_conf_loads_daemonizes_and_serves(tmp_path: Path) ->
         assert conn.is_closed(timeout=10)
     finally:
         conn.close()
-    _wait_for(lambda: not _pid_alive(pid), "the daemon to exit")
-    assert not pidfile.exists()  # removed at exit
-    log = (tmp_path / "redis.log").read_text()
-    assert "Ready to accept connections" in log
-    # Directives without a meaning here are named once, in one line.
-    [line] = [ln for ln in log.splitlines() if "have no effect here" in ln]
-    for name in ("repl-diskless-sync", "replica-priority", "jemalloc-bg-thread"):
-        assert name in line
-    for name in ("pidfile", "loglevel", "hz", "dynamic-hz", "activerehashing", "daemonize",
-                 "rdbcompression", "dbfilename", "appendfsync", "appendonly"):
-        assert f" {name}," not in line and not line.endswith(f" {name}")
 
 
 @pytest.mark.skipif(not STOCK.exists(), reason="no stock /etc/redis/redis.conf (redis-server)")
@@ -165,10 +184,13 @@ def _start(tmp: Path, *args: str) -> tuple[subprocess.Popen[str], int]:
 
 
 def _stop(proc: subprocess.Popen[str], conn: RawClient) -> str:
-    conn.send("SHUTDOWN", "NOSAVE")
-    conn.is_closed(timeout=10)
-    conn.close()
-    out, _ = proc.communicate(timeout=30)
+    try:
+        conn.send("SHUTDOWN", "NOSAVE")
+        conn.is_closed(timeout=10)
+        conn.close()
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        procs.stop(proc)
     return out
 
 
@@ -183,7 +205,7 @@ def test_include_globs_and_rename_command(tmp_path: Path) -> None:
         "loglevel warning\n"
     )
     proc, port = _start(tmp_path, "main.conf")
-    conn = _connect(port)
+    conn = _connect(port, proc)
     try:
         # Files of a glob are read in name order: the later one wins.
         assert conn.call("ADMIN-CONFIG", "GET", "maxclients").endswith(b"$3\r\n654\r\n")
@@ -211,7 +233,7 @@ def test_loglevel_changes_at_runtime_and_oom_score_is_raised(tmp_path: Path) -> 
     proc, port = _start(tmp_path, "--logfile", str(log), "--loglevel", "warning",
                         "--oom-score-adj", "relative", "--oom-score-adj-values", "100 0 0",
                         "--always-show-logo", "yes")
-    conn = _connect(port)
+    conn = _connect(port, proc)
     try:
         assert Path(f"/proc/{proc.pid}/oom_score_adj").read_text().strip() == str(
             min(base + 100, 1000))

@@ -1,4 +1,8 @@
-"""Start a real redis-server or a resplite server on a free port, and stop it cleanly."""
+"""Start a real redis-server or a resplite server on a free port, and stop it cleanly.
+
+Every server started here is stopped by whoever holds it, and by the helper itself when it
+never came up; each is also recorded for the end-of-run leftover check (:mod:`support.procs`).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,9 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
+
+from support import procs
 
 
 def free_port() -> int:
@@ -26,15 +32,41 @@ def redis_server_path() -> str | None:
     return shutil.which("redis-server")
 
 
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+#: How long a server gets to listen: generous, since a busy machine can take many seconds to
+#: start a Python process, and nothing waits longer than the server needs.
+START_TIMEOUT = 60.0
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes],
+                   timeout: float = START_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with code {proc.returncode}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1.0):
             return
         time.sleep(0.01)
     raise RuntimeError(f"server did not listen on port {port} within {timeout}s")
+
+
+def _launch(args: list[str], workdir: str, **popen: Any) -> subprocess.Popen[bytes]:
+    """Start a server and wait until it listens. If it does not, for any reason (it exited,
+    it never listened, the wait was interrupted), it is stopped and its folder removed before
+    the error propagates: no caller is left holding a process it never received."""
+    port = int(args[args.index("--port") + 1])
+    try:
+        proc = subprocess.Popen(args, **popen)
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    try:
+        procs.record(proc)
+        _wait_for_port(port, proc)
+    except BaseException:
+        procs.stop(proc)
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    return proc
 
 
 @dataclass
@@ -50,23 +82,10 @@ class ServerProcess:
         return f"redis://{self.host}:{self.port}"
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-
-def _wait_or_stop(server: ServerProcess) -> None:
-    """Wait until ``server`` listens; one that does not in time is stopped, not left behind."""
-    try:
-        _wait_for_port(server.port, server.proc)
-    except BaseException:
-        server.stop()
-        raise
+        try:
+            procs.stop(self.proc)
+        finally:
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class ServerPairFactory(Protocol):
@@ -88,10 +107,8 @@ def start_redis(*extra: str, save: str | None = "") -> ServerProcess:
     workdir = tempfile.mkdtemp(prefix="redis-ref-")
     args = [exe, "--port", str(port), "--bind", "127.0.0.1", *_save_args(save),
             "--appendonly", "no", "--dir", workdir, "--enable-debug-command", "yes", *extra]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    server = ServerProcess("redis", "127.0.0.1", port, proc, workdir)
-    _wait_or_stop(server)
-    return server
+    proc = _launch(args, workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return ServerProcess("redis", "127.0.0.1", port, proc, workdir)
 
 
 def start_resplite(*extra: str, save: str | None = "") -> ServerProcess:
@@ -103,10 +120,8 @@ def start_resplite(*extra: str, save: str | None = "") -> ServerProcess:
             *_save_args(save), "--enable-debug-command", "yes", "--loglevel", "warning",
             *extra]
     env = dict(os.environ)
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=None, cwd=workdir, env=env)
-    server = ServerProcess("resplite", "127.0.0.1", port, proc, workdir)
-    _wait_or_stop(server)
-    return server
+    proc = _launch(args, workdir, stdout=subprocess.DEVNULL, stderr=None, cwd=workdir, env=env)
+    return ServerProcess("resplite", "127.0.0.1", port, proc, workdir)
 
 
 @contextlib.contextmanager
