@@ -93,6 +93,11 @@ def _load_time(kind: str, snapshot: str, dump_key: str | None = None) -> list[fl
         return figures
     finally:
         proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         proc.wait(30)
         shutil.rmtree(folder, ignore_errors=True)
 

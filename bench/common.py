@@ -81,6 +81,7 @@ def start(kind: str, *extra: str, exe: str | None = None) -> Iterator[Server]:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
