@@ -2,9 +2,11 @@
 
 The process-isolated mode of :func:`resplite.testing.embedded.serve` runs this module. The
 directives arrive as one JSON object (name -> text) so that no value can be mistaken for an
-option. Once listening, the child writes one JSON line on stdout, ``{"port": ..,
-"unix_socket": .., "pid": ..}``, or ``{"error": ..}`` if it could not start, and writes
-nothing else there (logging goes to stderr).
+option. With ``cluster-enabled yes`` it runs an in-process cluster of ``cluster-nodes``
+nodes. Once listening, the child writes one JSON line on stdout, ``{"port": ..,
+"unix_socket": .., "pid": .., "ports": [..]}`` (``ports``: every node's, the first being
+``port``), or ``{"error": ..}`` if it could not start, and writes nothing else there
+(logging goes to stderr).
 
 The child lives as long as its stdin stays open: the parent closes the pipe to stop it, and a
 parent that dies for any reason closes it too, so no server outlives its test run. SIGTERM
@@ -54,9 +56,11 @@ def main(argv: list[str]) -> int:
             pass
 
     from resplite.server.app import Server
+    from resplite.server.cluster import ClusterServer
 
     async def run() -> None:
-        server = Server(config)
+        server: Server | ClusterServer
+        server = ClusterServer(config) if config["cluster-enabled"] else Server(config)
         server.install_signal_handlers()
         loop = asyncio.get_running_loop()
         stdin = sys.stdin.fileno()
@@ -76,8 +80,9 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(OSError):
                 if stat.S_ISFIFO(os.fstat(stdin).st_mode):
                     loop.add_reader(stdin, on_stdin)
+            ports = server.ports if isinstance(server, ClusterServer) else [server.port]
             _report({"port": server.port, "unix_socket": server.unix_socket or None,
-                     "pid": os.getpid()})
+                     "pid": os.getpid(), "ports": ports})
 
         await server.serve_forever(on_ready=ready)
 

@@ -125,6 +125,12 @@ class FaultControl:
         return int(self._execute("RESPLITE.FAULT", "CLEAR", *ids))
 
 
+#: Seconds a server gets to start listening. Generous: on a busy machine (a CI runner, pytest
+#: -n N on two cores) starting a Python process alone can take many seconds, and a server that
+#: comes up sooner is never waited for longer.
+DEFAULT_STARTUP_TIMEOUT = 60.0
+
+
 class ServerStartError(RuntimeError):
     """The server could not start (bad directive, address in use, child process died)."""
 
@@ -417,6 +423,7 @@ class ProcessRunner:
         self.directives = dict(directives)
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
+        self.ports: list[int] = []
         self.unix_socket: str | None = None
         self.pid = 0
 
@@ -454,6 +461,7 @@ class ProcessRunner:
             proc.wait()
             raise ServerStartError(info["error"])
         self.port = int(info["port"])
+        self.ports = [int(p) for p in info.get("ports", [self.port])]
         self.unix_socket = info["unix_socket"]
         self.pid = int(info["pid"])
 
@@ -494,7 +502,7 @@ class ServerHandle:
         directives: Mapping[str, str],
         *,
         isolation: str = "thread",
-        startup_timeout: float = 10.0,
+        startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
         private_socket: bool = False,
     ) -> None:
         if isolation not in ISOLATIONS:
@@ -700,6 +708,8 @@ class ServerHandle:
 
             if isinstance(runner.server, ClusterServer):
                 return [(self.host, port) for port in runner.server.ports]
+        if isinstance(runner, ProcessRunner) and runner.ports:
+            return [(self.host, port) for port in runner.ports]
         return [(self.host, self.port)]
 
     @property
@@ -755,20 +765,19 @@ class ServerHandle:
 
 
 def serve(
-    *, isolation: str = "thread", startup_timeout: float = 10.0, cluster: int = 0,
+    *, isolation: str = "thread", startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+    cluster: int = 0,
     **directives: Any,
 ) -> ServerHandle:
     """A handle on a server with ``directives``; enter it (``with``/``async with``) to start.
 
     ``isolation="process"`` runs the server in a child process instead of a thread.
-    ``cluster=N`` starts an in-process Redis Cluster of N nodes instead (thread isolation):
-    ``handle.url`` is its first node, ``handle.cluster_nodes`` every node's (host, port),
-    ``handle.cluster_url`` what ``redis.RedisCluster.from_url`` takes.
+    ``cluster=N`` starts a Redis Cluster of N nodes in one server instead (in the thread or
+    the child process): ``handle.url`` is its first node, ``handle.cluster_nodes`` every
+    node's (host, port), ``handle.cluster_url`` what ``redis.RedisCluster.from_url`` takes.
     """
     settings = dict(DEFAULT_DIRECTIVES)
     if cluster:
-        if isolation != "thread":
-            raise ValueError("an in-process cluster runs in thread isolation")
         settings["cluster-enabled"] = "yes"
         settings["cluster-nodes"] = str(cluster)
     private_socket = False

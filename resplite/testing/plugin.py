@@ -21,7 +21,8 @@ Registered through the ``pytest11`` entry point, so installing resplite is enoug
     ``clear``; every fault is cleared after the test.
 ``resplite_factory`` (function)
     ``resplite_factory(**directives)`` starts one more server with its own directives
-    (``requirepass=``, ``maxmemory=`` ...); all are stopped after the test.
+    (``requirepass=``, ``maxmemory=`` ...; ``cluster=N`` for a cluster of N nodes, in either
+    isolation); all are stopped after the test.
 ``resplite_instance`` (function)
     The handle behind ``redis_url``: the session server, or a server of the test's own when
     its ``resplite`` marker names directives.
@@ -32,7 +33,9 @@ own. Options, each with an ini setting of the same name in underscores: ``--resp
 thread|process``, ``--resplite-protocol default|2|3|both`` (``default``: whatever redis-py
 uses when not told, so a test sees the reply shapes production sees; ``both`` runs client
 tests under each of 2 and 3), ``--resplite-directive NAME=VALUE`` (repeatable;
-``resplite_directives`` lists one a line).
+``resplite_directives`` lists one a line), ``--resplite-start-timeout SECONDS`` (how long a
+server may take to start; 60 unless set: ``pytest -n N`` on a small machine starts N servers
+at once).
 
 Nothing here imports the server, redis-py or asyncio machinery until a fixture is used, so
 test runs that use none of these fixtures pay nothing.
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
     from resplite.testing.embedded import ClockControl, FaultControl, ServerHandle
 
 _CLIENT_KEYS = ("protocol", "decode_responses", "isolation")
+#: embedded.DEFAULT_STARTUP_TIMEOUT, repeated so that loading the plugin imports nothing more.
+_DEFAULT_START_TIMEOUT = 60.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -74,14 +79,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="NAME=VALUE",
         help="a configuration directive for the session server (repeatable)",
     )
+    group.addoption(
+        "--resplite-start-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="how long a server may take to start (default 60)",
+    )
     parser.addini("resplite_isolation", "thread or process", default="thread")
     parser.addini("resplite_protocol", "default, 2, 3 or both", default="default")
     parser.addini(
         "resplite_directives", "configuration directives NAME=VALUE, one a line", type="linelist"
     )
+    parser.addini("resplite_start_timeout", "seconds a server may take to start", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _start_timeout(config)  # a bad value stops the run at once, as a bad option does
     config.addinivalue_line(
         "markers",
         "resplite(protocol=None, decode_responses=False, **directives): client settings for "
@@ -94,6 +108,24 @@ def _setting(config: pytest.Config, name: str) -> str:
     if value is None:
         value = config.getini(f"resplite_{name}")
     return str(value)
+
+
+def _start_timeout(config: pytest.Config) -> float:
+    """Seconds a server may take to start: the option, else the ini setting, else 60."""
+    value = config.getoption("--resplite-start-timeout")
+    if value is None:
+        text = str(config.getini("resplite_start_timeout")).strip()
+        if not text:
+            return _DEFAULT_START_TIMEOUT
+        try:
+            value = float(text)
+        except ValueError:
+            raise pytest.UsageError(
+                f"resplite_start_timeout {text!r}: expected a number of seconds"
+            ) from None
+    if not value > 0:
+        raise pytest.UsageError(f"resplite start timeout {value!r}: expected seconds above 0")
+    return float(value)
 
 
 def _session_directives(config: pytest.Config) -> dict[str, Any]:
@@ -133,7 +165,9 @@ def resplite_server(pytestconfig: pytest.Config) -> Iterator[ServerHandle]:
     from resplite.testing.embedded import serve
 
     handle = serve(
-        isolation=_setting(pytestconfig, "isolation"), **_session_directives(pytestconfig)
+        isolation=_setting(pytestconfig, "isolation"),
+        startup_timeout=_start_timeout(pytestconfig),
+        **_session_directives(pytestconfig),
     )
     handle.start()
     try:
@@ -151,6 +185,7 @@ def resplite_factory(pytestconfig: pytest.Config) -> Iterator[Callable[..., Serv
 
     def factory(**directives: Any) -> ServerHandle:
         directives.setdefault("isolation", _setting(pytestconfig, "isolation"))
+        directives.setdefault("startup_timeout", _start_timeout(pytestconfig))
         handle = serve(**directives)
         handle.start()
         started.append(handle)

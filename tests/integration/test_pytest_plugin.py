@@ -202,8 +202,49 @@ resplite_directives =
 """
 
 
+START_TIMEOUT_TESTS = '''
+import os
+
+
+def test_every_server_gets_the_start_timeout(resplite_server, resplite_factory):
+    want = float(os.environ["EXPECTED_TIMEOUT"])
+    assert resplite_server.startup_timeout == want
+    assert resplite_factory(databases=2).startup_timeout == want
+'''
+
+NO_TIME_TO_START_TESTS = '''
+def test_a_server_with_no_time_to_start(redis_client):
+    redis_client.ping()
+'''
+
+CLUSTER_TESTS = '''
+import redis.cluster
+
+
+def test_a_cluster_from_the_factory(resplite_factory):
+    cluster = resplite_factory(cluster=3)
+    assert cluster.isolation == "process"
+    ports = [port for _, port in cluster.cluster_nodes]
+    assert len(set(ports)) == 3 and ports[0] == cluster.port
+    client = redis.cluster.RedisCluster.from_url(cluster.cluster_url)
+    try:
+        for n in range(20):
+            client.set(f"key{n}", n)
+        assert sorted(int(client.get(f"key{n}")) for n in range(20)) == list(range(20))
+        owners = {client.get_node_from_key(f"key{n}").port for n in range(20)}
+        assert owners == set(ports)  # the keys spread over the three nodes
+        cluster.clock.freeze()
+        client.set("short", "lived", px=1000)
+        cluster.clock.advance(1001)
+        assert client.get("short") is None
+    finally:
+        client.close()
+'''
+
+
 def run_pytest(
-    tmp_path: Path, tests: str, *args: str, ini: str = "", env: dict[str, str] | None = None
+    tmp_path: Path, tests: str, *args: str, ini: str = "", env: dict[str, str] | None = None,
+    returncode: int = 0,
 ) -> str:
     (tmp_path / "test_project.py").write_text(textwrap.dedent(tests), encoding="utf-8")
     (tmp_path / "pytest.ini").write_text(ini or "[pytest]\n", encoding="utf-8")
@@ -213,7 +254,7 @@ def run_pytest(
         cwd=tmp_path, capture_output=True, text=True, timeout=300,
         env={**os.environ, **(env or {})},
     )
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == returncode, done.stdout + done.stderr
     return done.stdout
 
 
@@ -285,3 +326,50 @@ def test_a_marker_starts_the_test_from_a_snapshot(request, snapshot_dir):  # typ
     client = request.getfixturevalue("redis_client")
     assert client.get("greeting") == b"hello"
     assert client.xlen("events") == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "ini", "expected"),
+    [
+        ((), "", 60.0),  # the default: room for pytest -n N on a busy two-core machine
+        ((), "[pytest]\nresplite_start_timeout = 90\n", 90.0),
+        (("--resplite-start-timeout", "120"), "[pytest]\nresplite_start_timeout = 90\n", 120.0),
+    ],
+    ids=["default", "ini", "option-over-ini"],
+)
+def test_the_start_timeout_comes_from_the_option_or_the_ini(
+    tmp_path: Path, args: tuple[str, ...], ini: str, expected: float
+) -> None:
+    out = run_pytest(tmp_path, START_TIMEOUT_TESTS, "-q", *args, ini=ini,
+                     env={"EXPECTED_TIMEOUT": str(expected)})
+    assert "1 passed" in out
+
+
+@pytest.mark.parametrize("isolation", ["thread", "process"])
+def test_the_start_timeout_is_what_the_server_gets(tmp_path: Path, isolation: str) -> None:
+    # No server starts within a microsecond: the limit given is the one that applies.
+    out = run_pytest(tmp_path, NO_TIME_TO_START_TESTS, "-q", "--resplite-start-timeout",
+                     "0.000001", f"--resplite-isolation={isolation}", returncode=1)
+    assert re.search(r"ServerStartError: the server (process )?did not start in 1e-06s", out)
+    assert "1 error" in out
+
+
+def test_a_bad_start_timeout_is_a_usage_error(tmp_path: Path) -> None:
+    ini = "[pytest]\nresplite_start_timeout = soon\n"
+    (tmp_path / "test_project.py").write_text(NO_TIME_TO_START_TESTS, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text(ini, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 4, done.stdout + done.stderr  # pytest's usage-error status
+    assert "resplite_start_timeout 'soon': expected a number of seconds" in done.stderr
+
+
+def test_a_cluster_from_the_factory_under_process_isolation(tmp_path: Path) -> None:
+    out = run_pytest(tmp_path, CLUSTER_TESTS, "-q", "--resplite-isolation=process")
+    assert "1 passed" in out
+
+
+def test_the_plugins_default_start_timeout_is_serves() -> None:
+    from resplite.testing import embedded, plugin
+
+    assert plugin._DEFAULT_START_TIMEOUT == embedded.DEFAULT_STARTUP_TIMEOUT
