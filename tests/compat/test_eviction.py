@@ -23,7 +23,7 @@ from collections.abc import Iterator
 
 import pytest
 from support.raw import RawClient
-from support.servers import ServerProcess
+from support.servers import ServerPairFactory, ServerProcess
 
 DEFAULTS = (
     ("maxmemory", "0"),
@@ -271,3 +271,26 @@ def test_evicted_keys_are_announced_and_invalidated(server: ServerProcess,
     finally:
         listener.close()
         tracker.close()
+
+
+# -- a fresh server at a small maxmemory ------------------------------------------------------
+
+
+def test_a_fresh_server_at_maxmemory_1mb_takes_small_writes_until_oom(
+    server_pair_factory: ServerPairFactory,
+) -> None:
+    """Redis starts well under 1 MB (7.0: ~940 KB with a client, 8.6: ~800 KB), so
+    ``maxmemory 1mb`` (the testing guide's marker example) accepts a small write, and refuses
+    writes with -OOM once a few hundred KB are stored under noeviction."""
+    ref, ours = server_pair_factory("--maxmemory", "1mb", "--maxmemory-policy", "noeviction")
+    for srv in (ref, ours):
+        c = RawClient(srv.host, srv.port)
+        try:
+            assert c.call("SET", "greeting", "hello") == b"+OK\r\n", srv.name
+            assert c.call("GET", "greeting") == b"$5\r\nhello\r\n", srv.name
+            replies = write(c, names("fill", 2000))  # 2 MB of values: more than the limit
+            assert replies[0] == b"+OK\r\n", srv.name
+            assert OOM in replies, srv.name
+            assert c.call("GET", "greeting") == b"$5\r\nhello\r\n", srv.name
+        finally:
+            c.close()
