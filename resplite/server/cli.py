@@ -34,9 +34,11 @@ Options are Redis configuration directives, e.g.:
        resplite-server --unixsocket /tmp/resplite.sock --port 0
 
 A redis.conf for Redis 7.4 / 8.0 loads as it is: every directive Redis knows is accepted
-with Redis's checks; those below take effect, the others are logged at start as having no
-effect here (replication, cluster bus, TLS, modules, a few persistence tuning knobs). A
-file may also use include and rename-command.
+with Redis's checks; those below take effect, among them persistence (RDB snapshots and the
+multi-part append-only file). The others are logged at start as having no effect here
+(replication, cluster bus, TLS, modules, threads, the allocator, and a few persistence
+tunings such as rdb-save-incremental-fsync). A file may also use include and
+rename-command.
 
 Directives resplite implements:
 """

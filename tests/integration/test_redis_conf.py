@@ -258,6 +258,11 @@ def test_help_lists_the_directives_resplite_implements(tmp_path: Path) -> None:
                  "appendonly", "appendfsync"):
         assert name in names, name
     for name in ("aof-timestamp-enabled", "repl-diskless-sync", "tls-port",
-                 "cluster-node-timeout"):
+                 "cluster-node-timeout", "rdb-save-incremental-fsync"):
         assert name not in names, name
+    # Persistence works, and the text says so rather than listing it among the ignored.
+    head = " ".join(done.stdout.split("Directives resplite implements:", 1)[0].split())
+    assert "among them persistence (RDB snapshots and the multi-part append-only file)" in head
+    assert "no effect here (persistence" not in head
+    assert {"save", "dbfilename", "appenddirname", "auto-aof-rewrite-percentage"} <= names
     assert shutil.which(sys.executable)
