@@ -176,7 +176,10 @@ def spark_session() -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="pyspark is not installed (pip install resplite[spark])")
     pytest.importorskip("pyarrow", reason="pyarrow is not installed (pip install resplite[spark])")
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Spark starts its Python workers with PYSPARK_PYTHON ("python3" when unset: whatever is
+    # first on PATH, likely without pyspark or the connector); the driver side too.
     os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     # Python workers import the connector; make this checkout importable for them.
     path = os.environ.get("PYTHONPATH", "")
     if str(REPO_ROOT) not in path.split(os.pathsep):
@@ -185,6 +188,7 @@ def spark_session() -> Iterator[Any]:
 
     from resplite.spark import register
 
+    _warm_python_workers()
     session = (
         SparkSession.builder.master("local[2,3]")
         .appName("resplite-spark-tests")
@@ -192,7 +196,12 @@ def spark_session() -> Iterator[Any]:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.streaming.stopTimeout", "30s")
+        # Generous limits for a busy machine: the Python side's socket handshake with the JVM
+        # (default 15 s), stopping a streaming query, and the local executor's heartbeats.
+        .config("spark.python.authenticate.socketTimeout", "120s")
+        .config("spark.sql.streaming.stopTimeout", "120s")
+        .config("spark.network.timeout", "300s")
+        .config("spark.executor.heartbeatInterval", "20s")
         .config("spark.driver.memory", "1g")
         # Short jobs: the quick JIT tier and one GC thread start faster on a small machine.
         .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
@@ -207,6 +216,22 @@ def spark_session() -> Iterator[Any]:
     cloudpickle.register_pickle_by_value(spark_helpers)
     yield session
     session.stop()
+
+
+def _warm_python_workers() -> None:
+    """Import, once, what Spark's Python workers import before they connect back to the JVM.
+
+    A streaming source's Python runner (PythonStreamingSourceRunner) must connect back within
+    10 seconds of being launched, a limit fixed in Spark 4.3 (PythonWorkerFactory's accept
+    timeout; no configuration raises it). On a busy machine a cold start, reading pyspark,
+    pyarrow and numpy from disk, can take most of that; with the files in the page cache it
+    takes a fraction of a second.
+    """
+    import subprocess
+
+    modules = "pyspark.daemon, pyspark.sql.streaming.python_streaming_source_runner"
+    subprocess.run([sys.executable, "-c", f"import {modules}"], check=True, timeout=300,
+                   stdout=subprocess.DEVNULL)
 
 
 @pytest.fixture

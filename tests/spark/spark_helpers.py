@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +139,35 @@ def gate_udf(flag_dir: Path, batch: str, after_rows: int) -> Callable[[str], str
         return value
 
     return gate
+
+
+#: Spark's message when a Python process it launched did not connect back in time.
+CONNECT_BACK_FAILED = "Python worker failed to connect back"
+
+
+def _source_started(query: Any) -> bool:
+    """Whether the query got past creating its sources' Python runners (or ended)."""
+    if not query.isActive:
+        return True
+    message = str(query.status["message"])
+    return message != "Initializing sources" and not message.startswith("Getting offsets")
+
+
+def start_stream(writer: Any, attempts: int = 3) -> Any:
+    """``writer.start()``, started again if Spark could not start the source's Python runner.
+
+    A streaming Python data source runs its planning in a Python process the driver launches
+    when the query first asks for offsets; Spark 4.3 gives it 10 seconds to connect back
+    (hard-coded in PythonWorkerFactory), which a busy machine can miss. The query then stops
+    with ``Python worker failed to connect back`` before it read or wrote anything, and is
+    started again from the same checkpoint; any other outcome is the test's to see.
+    """
+    for attempt in range(1, attempts + 1):
+        query = writer.start()
+        wait_for(partial(_source_started, query), "the query's sources to start", 300)
+        if query.isActive or attempt == attempts:
+            return query
+        error = query.exception()
+        if error is None or CONNECT_BACK_FAILED not in str(error):
+            return query
+    raise AssertionError("unreachable")

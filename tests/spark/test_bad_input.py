@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_helpers import FORMAT
+from spark_helpers import FORMAT, start_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -60,7 +60,7 @@ def test_key_of_the_wrong_type(spark: Any, one_backend: Any, tmp_path: Path) -> 
         .option("checkpointLocation", str(tmp_path / "cp"))
         .trigger(availableNow=True)
     )
-    message = _failure(lambda: stream.start().awaitTermination())
+    message = _failure(lambda: start_stream(stream).awaitTermination())
     assert f"redis-streams: key '{key}' holds a string, not a stream" in message
 
 
@@ -73,7 +73,7 @@ def test_malformed_field_fails_the_query_and_acknowledges_nothing(
         client.xadd(key, {"amount": str(n)})
     bad_id = client.xadd(key, {"amount": "twelve"}).decode()
     client.xgroup_create(key, "g", "0")
-    query = (
+    query = start_stream(
         spark.readStream.format(FORMAT)
         .schema("id string, amount long")
         .option("url", one_backend.url)
@@ -85,7 +85,6 @@ def test_malformed_field_fails_the_query_and_acknowledges_nothing(
         .queryName(f"typed_{one_backend.name}")
         .option("checkpointLocation", str(tmp_path / "cp"))
         .trigger(availableNow=True)
-        .start()
     )
     message = _failure(query.awaitTermination)
     assert f"redis-streams: field 'amount' of entry {bad_id} in stream '{key}'" in message

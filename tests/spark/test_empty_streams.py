@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from spark_helpers import FORMAT, pending_count, produce
+from spark_helpers import FORMAT, pending_count, produce, start_stream
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark")]
 
@@ -45,7 +45,7 @@ def _stream_query(spark: Any, backend: Any, key: str, name: str, **options: str)
               .option("group", "g"))
     for option, value in options.items():
         reader = reader.option(option, value)
-    return reader.load().select("id").writeStream.format("memory").queryName(name).start()
+    return start_stream(reader.load().select("id").writeStream.format("memory").queryName(name))
 
 
 def _rows(spark: Any, name: str) -> list[str]:

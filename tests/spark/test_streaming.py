@@ -19,6 +19,7 @@ from spark_helpers import (
     killer_udf,
     pending_count,
     produce,
+    start_stream,
     tally,
     wait_for,
 )
@@ -44,14 +45,13 @@ def test_micro_batches_into_a_file_sink_deliver_every_entry_once(
     key = backend.key("events")
     ids = produce(client, key, 3500)
     client.xgroup_create(key, "g", "0")
-    query = (
+    query = start_stream(
         _source(spark, backend, key, maxEntriesPerTrigger=2000, numPartitions=2)
         .select("id", "fields")
         .writeStream.format("parquet")
         .option("path", str(workdir / "out"))
         .option("checkpointLocation", str(workdir / "cp"))
         .trigger(availableNow=True)
-        .start()
     )
     query.awaitTermination()
     rows = spark.read.parquet(str(workdir / "out")).select("id").collect()
@@ -76,7 +76,7 @@ def test_killed_python_worker_is_retried_and_replays_its_own_entries(
     client.xgroup_create(key, "g", "0")
     kill = udf(killer_udf(workdir, after_rows=700), "string")
     name = f"retry_{backend.name}"
-    query = (
+    query = start_stream(
         # The limit gives each of the two tasks exactly half of the entries.
         _source(spark, backend, key, numPartitions=2, pageSize=250, maxEntriesPerTrigger=3000)
         .select(kill("id").alias("id"))
@@ -84,7 +84,6 @@ def test_killed_python_worker_is_retried_and_replays_its_own_entries(
         .queryName(name)
         .option("checkpointLocation", str(workdir / "cp"))
         .trigger(availableNow=True)
-        .start()
     )
     query.awaitTermination()
     assert (workdir / "killed").exists(), "the worker was never killed"
@@ -110,7 +109,7 @@ def test_query_stopped_mid_batch_restarts_from_its_checkpoint_without_duplicates
         stream = _source(
             spark, backend, key, maxEntriesPerTrigger=1000, numPartitions=2, pageSize=100
         )
-        return (
+        return start_stream(
             stream.select(gate("id").alias("src"), col("fields")["n"].alias("n"))
             .writeStream.format(FORMAT)
             .option("url", backend.url)
@@ -120,7 +119,6 @@ def test_query_stopped_mid_batch_restarts_from_its_checkpoint_without_duplicates
             .option("writeBatchSize", "50")
             .option("checkpointLocation", str(workdir / "cp"))
             .trigger(**extra)
-            .start()
         )
 
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
@@ -155,14 +153,13 @@ def test_second_query_takes_over_a_dead_querys_entries_with_xautoclaim(
 
     def run(prefix: str, min_idle_ms: int, **trigger: object) -> Any:
         limit = {"maxEntriesPerTrigger": 1000} if prefix == "a" else {}
-        return (
+        return start_stream(
             _source(spark, backend, key, consumerPrefix=prefix, claimMinIdleMs=min_idle_ms, **limit)
             .select("id")
             .writeStream.format("memory")
             .queryName(f"takeover_{prefix}_{backend.name}")
             .option("checkpointLocation", str(workdir / f"cp-{prefix}"))
             .trigger(**trigger)
-            .start()
         )
 
     # Query a writes its first batch, then dies before the next trigger would acknowledge it.
@@ -209,7 +206,7 @@ def test_takeover_into_the_idmp_sink_writes_each_entry_once(
 
     def run(prefix: str, min_idle_ms: int, **trigger: object) -> Any:
         limit = {"maxEntriesPerTrigger": 1000} if prefix == "a" else {}
-        return (
+        return start_stream(
             _source(spark, backend, key, consumerPrefix=prefix, claimMinIdleMs=min_idle_ms, **limit)
             .select("stream", "id", "fields")
             .writeStream.format(FORMAT)
@@ -219,7 +216,6 @@ def test_takeover_into_the_idmp_sink_writes_each_entry_once(
             .option("producerId", "copier")
             .option("checkpointLocation", str(workdir / f"cp-{prefix}"))
             .trigger(**trigger)
-            .start()
         )
 
     dead = run("a", 60_000, processingTime="1 hour")
