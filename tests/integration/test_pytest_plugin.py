@@ -373,3 +373,21 @@ def test_the_plugins_default_start_timeout_is_serves() -> None:
     from resplite.testing import embedded, plugin
 
     assert plugin._DEFAULT_START_TIMEOUT == embedded.DEFAULT_STARTUP_TIMEOUT
+
+
+GUIDE_MARKER_TESTS = '''
+import pytest
+
+
+@pytest.mark.resplite(requirepass="s3cret", maxmemory="1mb")
+def test_with_a_password(redis_client, redis_url):
+    assert redis_url.startswith("redis://:s3cret@")
+    assert redis_client.set("greeting", "hello")
+    assert redis_client.get("greeting") == b"hello"
+'''
+
+
+def test_the_guides_maxmemory_1mb_marker_takes_writes(tmp_path: Path) -> None:
+    """docs/testing.md's marker example: a server of the test's own at maxmemory 1mb."""
+    out = run_pytest(tmp_path, GUIDE_MARKER_TESTS, "-q")
+    assert "1 passed" in out

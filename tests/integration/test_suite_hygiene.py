@@ -1,6 +1,6 @@
-"""The end-of-run check `make test` runs (tests/support/procs.py): a process the run started
-and left behind fails the run and is killed; a process the run did not start is never
-touched, even one of the same kind."""
+"""The suite's own hygiene. The end-of-run check `make test` runs (tests/support/procs.py): a
+process the run started and left behind fails the run and is killed; a process the run did
+not start is never touched, even one of the same kind. And no Hypothesis example database."""
 
 from __future__ import annotations
 
@@ -102,3 +102,12 @@ def test_a_clean_run_passes_and_keeps_the_commands_exit_code(
     failed = _checked_run(sys.executable, "-c", "raise SystemExit(3)")
     assert failed.returncode == 3 and "still running" not in failed.stderr
     assert bystander.poll() is None
+
+
+def test_hypothesis_keeps_no_example_database() -> None:
+    """A counterexample saved by an earlier run (tests/conftest.py's profile) is never
+    replayed: the suite's outcome depends on the checkout alone."""
+    from hypothesis import settings
+
+    assert settings().database is None
+    assert settings().derandomize == bool(os.environ.get("CI"))
