@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -170,4 +171,7 @@ def start_stream(writer: Any, attempts: int = 3) -> Any:
         error = query.exception()
         if error is None or CONNECT_BACK_FAILED not in str(error):
             return query
+        # Shown in the run's warnings summary: how often the machine was too busy.
+        warnings.warn(f"streaming query started again (attempt {attempt + 1}): Spark's "
+                      f"Python runner did not connect back in time", stacklevel=2)
     raise AssertionError("unreachable")
