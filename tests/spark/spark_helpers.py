@@ -151,17 +151,21 @@ def _source_started(query: Any) -> bool:
     if not query.isActive:
         return True
     message = str(query.status["message"])
-    return message != "Initializing sources" and not message.startswith("Getting offsets")
+    # "Initializing StreamExecution", then "Initializing sources" (the runners start here),
+    # then "Getting offsets from ..." for each trigger.
+    return not message.startswith(("Initializing", "Getting offsets"))
 
 
-def start_stream(writer: Any, attempts: int = 3) -> Any:
+def start_stream(writer: Any, attempts: int = 3, checkpoint: Path | None = None) -> Any:
     """``writer.start()``, started again if Spark could not start the source's Python runner.
 
     A streaming Python data source runs its planning in a Python process the driver launches
     when the query first asks for offsets; Spark 4.3 gives it 10 seconds to connect back
     (hard-coded in PythonWorkerFactory), which a busy machine can miss. The query then stops
     with ``Python worker failed to connect back`` before it read or wrote anything, and is
-    started again from the same checkpoint; any other outcome is the test's to see.
+    started again from the same checkpoint; any other outcome is the test's to see. A sink
+    that cannot recover from a checkpoint (memory) refuses one with an ``offsets`` folder, so
+    the empty one the failed attempt left in ``checkpoint`` is removed first.
     """
     for attempt in range(1, attempts + 1):
         query = writer.start()
@@ -171,6 +175,9 @@ def start_stream(writer: Any, attempts: int = 3) -> Any:
         error = query.exception()
         if error is None or CONNECT_BACK_FAILED not in str(error):
             return query
+        offsets = checkpoint / "offsets" if checkpoint is not None else None
+        if offsets is not None and offsets.is_dir() and not any(offsets.iterdir()):
+            offsets.rmdir()
         # Shown in the run's warnings summary: how often the machine was too busy.
         warnings.warn(f"streaming query started again (attempt {attempt + 1}): Spark's "
                       f"Python runner did not connect back in time", stacklevel=2)

@@ -60,7 +60,9 @@ def test_key_of_the_wrong_type(spark: Any, one_backend: Any, tmp_path: Path) -> 
         .option("checkpointLocation", str(tmp_path / "cp"))
         .trigger(availableNow=True)
     )
-    message = _failure(lambda: start_stream(stream).awaitTermination())
+    message = _failure(
+        lambda: start_stream(stream, checkpoint=tmp_path / "cp").awaitTermination()
+    )
     assert f"redis-streams: key '{key}' holds a string, not a stream" in message
 
 
@@ -83,8 +85,9 @@ def test_malformed_field_fails_the_query_and_acknowledges_nothing(
         .load()
         .writeStream.format("memory")
         .queryName(f"typed_{one_backend.name}")
-        .option("checkpointLocation", str(tmp_path / "cp"))
         .trigger(availableNow=True)
+        .option("checkpointLocation", str(tmp_path / "cp")),
+        checkpoint=tmp_path / "cp",
     )
     message = _failure(query.awaitTermination)
     assert f"redis-streams: field 'amount' of entry {bad_id} in stream '{key}'" in message

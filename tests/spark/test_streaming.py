@@ -50,8 +50,9 @@ def test_micro_batches_into_a_file_sink_deliver_every_entry_once(
         .select("id", "fields")
         .writeStream.format("parquet")
         .option("path", str(workdir / "out"))
-        .option("checkpointLocation", str(workdir / "cp"))
         .trigger(availableNow=True)
+        .option("checkpointLocation", str(workdir / "cp")),
+        checkpoint=workdir / "cp",
     )
     query.awaitTermination()
     rows = spark.read.parquet(str(workdir / "out")).select("id").collect()
@@ -82,8 +83,9 @@ def test_killed_python_worker_is_retried_and_replays_its_own_entries(
         .select(kill("id").alias("id"))
         .writeStream.format("memory")
         .queryName(name)
-        .option("checkpointLocation", str(workdir / "cp"))
         .trigger(availableNow=True)
+        .option("checkpointLocation", str(workdir / "cp")),
+        checkpoint=workdir / "cp",
     )
     query.awaitTermination()
     assert (workdir / "killed").exists(), "the worker was never killed"
@@ -117,8 +119,9 @@ def test_query_stopped_mid_batch_restarts_from_its_checkpoint_without_duplicates
             .option("idempotent", "true")
             .option("producerId", "copy-job")
             .option("writeBatchSize", "50")
-            .option("checkpointLocation", str(workdir / "cp"))
             .trigger(**extra)
+            .option("checkpointLocation", str(workdir / "cp")),
+            checkpoint=workdir / "cp",
         )
 
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
@@ -158,8 +161,9 @@ def test_second_query_takes_over_a_dead_querys_entries_with_xautoclaim(
             .select("id")
             .writeStream.format("memory")
             .queryName(f"takeover_{prefix}_{backend.name}")
-            .option("checkpointLocation", str(workdir / f"cp-{prefix}"))
             .trigger(**trigger)
+            .option("checkpointLocation", str(workdir / f"cp-{prefix}")),
+            checkpoint=workdir / f"cp-{prefix}",
         )
 
     # Query a writes its first batch, then dies before the next trigger would acknowledge it.
@@ -214,8 +218,9 @@ def test_takeover_into_the_idmp_sink_writes_each_entry_once(
             .option("stream", out)
             .option("idempotent", "true")
             .option("producerId", "copier")
-            .option("checkpointLocation", str(workdir / f"cp-{prefix}"))
             .trigger(**trigger)
+            .option("checkpointLocation", str(workdir / f"cp-{prefix}")),
+            checkpoint=workdir / f"cp-{prefix}",
         )
 
     dead = run("a", 60_000, processingTime="1 hour")
