@@ -26,7 +26,7 @@ import tempfile
 import time
 
 from bench.bench_streams import Conn, fill
-from bench.common import free_port, start
+from bench.common import free_port, start, stop
 
 
 def _fill_keys(port: int, count: int, batch: int = 1000) -> None:
@@ -92,12 +92,7 @@ def _load_time(kind: str, snapshot: str, dump_key: str | None = None) -> list[fl
             figures += [_timed(port, "DUMP", dump_key) for _ in range(2)]
         return figures
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         proc.wait(30)
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import redis
 
-from bench.common import free_port
+from bench.common import free_port, stop
 
 ROOT = Path(__file__).resolve().parents[1]
 OPERATIONS = ("plain XADD", "spark write", "plain XRANGE->Arrow", "spark read", "spark stream")
@@ -247,12 +247,7 @@ def _server(name: str) -> Iterator[str]:
             time.sleep(0.05)
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def _print_table(results: dict[str, dict[str, float]], servers: list[str], entries: int) -> None:

@@ -45,6 +45,16 @@ class Server:
         return self.proc.pid
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server and reap it: SIGTERM, then SIGKILL for one that ignores it for 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def _wait(port: int, proc: subprocess.Popen[bytes]) -> None:
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:
@@ -76,12 +86,7 @@ def start(kind: str, *extra: str, exe: str | None = None) -> Iterator[Server]:
         _wait(port, proc)
         yield Server(kind, port, proc)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
