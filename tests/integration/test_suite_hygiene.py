@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from support import procs
-from support.servers import free_port, redis_server_path
+from support.servers import redis_server_path
 
 TESTS = Path(__file__).resolve().parents[1]
 CHECKER = TESTS / "support" / "procs.py"
@@ -81,10 +81,13 @@ def test_a_process_left_running_fails_the_run_and_is_killed(
 
 
 @pytest.mark.skipif(redis_server_path() is None, reason="needs redis-server")
-def test_a_recorded_redis_server_is_found_though_it_rewrites_its_environment() -> None:
-    port = str(free_port())
-    args = [str(redis_server_path()), "--port", port, "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no"]
+def test_a_recorded_redis_server_is_found_though_it_rewrites_its_environment(
+    tmp_path: Path,
+) -> None:
+    # A Unix socket of its own: a TCP port picked free could be taken meanwhile by a
+    # parallel test, and a server that exits at once leaves nothing to find.
+    args = [str(redis_server_path()), "--port", "0", "--unixsocket", str(tmp_path / "s"),
+            "--save", "", "--appendonly", "no", "--dir", str(tmp_path)]
     done, pid = _orphan("record", *args)
     try:
         assert done.returncode == 1, done.stderr
