@@ -35,13 +35,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench.common import free_port, stop
+
 PING = b"*1\r\n$4\r\nPING\r\n"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def ping(port: int, host: str = "127.0.0.1") -> None:
@@ -102,12 +98,7 @@ def command_line_start(argv: list[str]) -> Sample:
             poll_ping(port, proc)
             wall = time.perf_counter() - started
         finally:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
     return wall, children_cpu() - cpu
 
 
@@ -121,8 +112,8 @@ def run_to_end(argv: list[str]) -> Sample:
 def resplite_server_argv() -> list[str]:
     beside = Path(sys.executable).parent / "resplite-server"
     if beside.exists():
-        return [str(beside), "--save", ""]
-    return [sys.executable, "-m", "resplite", "--save", ""]
+        return [str(beside)]
+    return [sys.executable, "-m", "resplite"]
 
 
 def summarize(name: str, samples: list[Sample]) -> str:
