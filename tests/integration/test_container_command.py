@@ -57,13 +57,17 @@ def ping(port: int) -> bytes:
         return sock.recv(64)
 
 
-def test_dockerfile_cmd_starts_a_server_that_answers_ping_within_a_second() -> None:
+def test_dockerfile_cmd_starts_a_server_that_answers_ping_within_a_second(
+    tmp_path: Path,
+) -> None:
     argv = with_port(dockerfile_cmd(), free_port())
     port = int(argv[argv.index("--port") + 1])
     argv[0] = resolve(argv[0])
     started = time.monotonic()
+    # In a folder of its own, as the image's WORKDIR: with Redis's default save rules the
+    # SIGTERM below writes dump.rdb there, not into the checkout.
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                            cwd=tmp_path, env=dict(os.environ, PYTHONUNBUFFERED="1"))
     try:
         reply = b""
         while time.monotonic() - started < 10.0:
