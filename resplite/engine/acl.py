@@ -34,7 +34,6 @@ import hashlib
 import hmac
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from resplite.engine import errors
@@ -147,29 +146,43 @@ class CommandIndex:
         return self.by_name.get(name.decode("utf-8", "surrogateescape").lower())
 
 
-@dataclass(slots=True)
 class KeyPattern:
-    pattern: bytes
-    flags: int
+    """A key pattern of a selector and the access it grants (READ, WRITE or both)."""
+
+    __slots__ = ("flags", "pattern")
+
+    def __init__(self, pattern: bytes, flags: int) -> None:
+        self.pattern = pattern
+        self.flags = flags
 
     def text(self) -> bytes:
         prefix = {ALL_PERMISSIONS: b"~", READ: b"%R~", WRITE: b"%W~"}[self.flags]
         return prefix + self.pattern
 
 
-@dataclass(slots=True)
 class Selector:
-    root: bool = False
-    allkeys: bool = False
-    allchannels: bool = False
-    allcommands: bool = False
-    # Redis's reserved bitmap bit: set by +@all / allcommands, cleared by -@all / nocommands
-    # only. It decides whether a description starts with +@all or -@all.
-    future: bool = False
-    allowed: set[str] = field(default_factory=set)
-    firstargs: dict[str, list[bytes]] = field(default_factory=dict)
-    patterns: list[KeyPattern] = field(default_factory=list)
-    channels: list[bytes] = field(default_factory=list)
+    """The commands, keys and channels one selector of a user allows."""
+
+    __slots__ = ("allchannels", "allcommands", "allkeys", "allowed", "channels", "firstargs",
+                 "future", "patterns", "root")
+
+    def __init__(self, root: bool = False, allkeys: bool = False, allchannels: bool = False,
+                 allcommands: bool = False, future: bool = False,
+                 allowed: set[str] | None = None,
+                 firstargs: dict[str, list[bytes]] | None = None,
+                 patterns: list[KeyPattern] | None = None,
+                 channels: list[bytes] | None = None) -> None:
+        self.root = root
+        self.allkeys = allkeys
+        self.allchannels = allchannels
+        self.allcommands = allcommands
+        # Redis's reserved bitmap bit: set by +@all / allcommands, cleared by -@all /
+        # nocommands only. It decides whether a description starts with +@all or -@all.
+        self.future = future
+        self.allowed: set[str] = set() if allowed is None else allowed
+        self.firstargs: dict[str, list[bytes]] = {} if firstargs is None else firstargs
+        self.patterns: list[KeyPattern] = [] if patterns is None else patterns
+        self.channels: list[bytes] = [] if channels is None else channels
 
     def copy(self) -> Selector:
         return Selector(
@@ -223,17 +236,24 @@ class User:
         self.unrestricted = root.allcommands and root.allkeys and root.allchannels
 
 
-@dataclass(slots=True)
 class LogEntry:
-    count: int
-    reason: int
-    context: str
-    object: bytes
-    username: str
-    ctime_ms: int  # the last time it happened
-    client_info: bytes
-    entry_id: int
-    created_ms: int
+    """One ACL LOG entry; ``count`` grows while the same denial repeats (Redis groups
+    them for 60 s)."""
+
+    __slots__ = ("client_info", "context", "count", "created_ms", "ctime_ms", "entry_id",
+                 "object", "reason", "username")
+
+    def __init__(self, count: int, reason: int, context: str, object: bytes, username: str,
+                 ctime_ms: int, client_info: bytes, entry_id: int, created_ms: int) -> None:
+        self.count = count
+        self.reason = reason
+        self.context = context
+        self.object = object
+        self.username = username
+        self.ctime_ms = ctime_ms  # the last time it happened
+        self.client_info = client_info
+        self.entry_id = entry_id
+        self.created_ms = created_ms
 
 
 _REASONS = {DENIED_CMD: "command", DENIED_KEY: "key", DENIED_CHANNEL: "channel",

@@ -59,8 +59,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from resplite.engine.monitor import repr_arg
 from resplite.engine.persistence import (
@@ -84,15 +83,13 @@ BASE, HISTORY, INCR = "b", "h", "i"
 MANIFEST_MAX_LINE = 1024  # Redis reads a manifest line into a buffer of this size
 
 
-@dataclass(slots=True)
-class AofFile:
+class AofFile(NamedTuple):
     name: str
     seq: int
     kind: str  # BASE, HISTORY or INCR
 
 
-@dataclass(slots=True)
-class _RewriteChild:
+class _RewriteChild(NamedTuple):
     pid: int
     started: float
     temp: str

@@ -30,7 +30,6 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from resplite.engine.scheduler import NO_TIMERS, DeadlineTimer, Scheduler
@@ -41,31 +40,50 @@ if TYPE_CHECKING:
     from resplite.engine.clock import Clock
 
 
-@dataclass(slots=True)
 class BlockRequest:
     """What a handler returns to park its client."""
 
-    keys: list[bytes]
-    timeout_ms: int  # relative; 0 waits for ever
-    retry: Callable[[], Any]
-    timeout_reply: Any = NULL_ARRAY
-    # Re-run only when this returns true for the modified key (None: on any change).
-    wakes_on: Callable[[bytes], bool] | None = None
-    # Absolute clock ms at which to re-run even without a key change (None: never).
-    recheck_ms: int | None = None
-    # The command as sent (set by the dispatcher): logged in its non-blocking form when
-    # the retry changes the data set.
-    argv: list[bytes] = field(default_factory=list)
+    __slots__ = (
+        "argv",
+        "keys",
+        "recheck_ms",
+        "retry",
+        "timeout_ms",
+        "timeout_reply",
+        "wakes_on",
+    )
+
+    def __init__(self, keys: list[bytes], timeout_ms: int, retry: Callable[[], Any],
+                 timeout_reply: Any = NULL_ARRAY,
+                 wakes_on: Callable[[bytes], bool] | None = None,
+                 recheck_ms: int | None = None, argv: list[bytes] | None = None) -> None:
+        self.keys = keys
+        self.timeout_ms = timeout_ms  # relative; 0 waits for ever
+        self.retry = retry
+        self.timeout_reply = timeout_reply
+        # Re-run only when this returns true for the modified key (None: on any change).
+        self.wakes_on = wakes_on
+        # Absolute clock ms at which to re-run even without a key change (None: never).
+        self.recheck_ms = recheck_ms
+        # The command as sent (set by the dispatcher): logged in its non-blocking form when
+        # the retry changes the data set.
+        self.argv: list[bytes] = [] if argv is None else argv
 
 
-@dataclass(slots=True)
 class BlockedState:
-    request: BlockRequest
-    db_index: int
-    deadline_ms: int | None
-    seq: int
-    command: str = "NULL"  # the blocked command's full name, for its statistics
-    keys: list[tuple[int, bytes]] = field(default_factory=list)
+    """A parked client: its request, the database it blocked in and its deadline."""
+
+    __slots__ = ("command", "db_index", "deadline_ms", "keys", "request", "seq")
+
+    def __init__(self, request: BlockRequest, db_index: int, deadline_ms: int | None,
+                 seq: int, command: str = "NULL",
+                 keys: list[tuple[int, bytes]] | None = None) -> None:
+        self.request = request
+        self.db_index = db_index
+        self.deadline_ms = deadline_ms
+        self.seq = seq
+        self.command = command  # the blocked command's full name, for its statistics
+        self.keys: list[tuple[int, bytes]] = [] if keys is None else keys
 
 
 class BlockingManager:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from resplite.algorithms.keyslot import SLOTS, key_slot
@@ -41,34 +40,38 @@ TRYAGAIN = "TRYAGAIN Multiple keys request during rehashing of slot"
 DISABLED = "ERR This instance has cluster support disabled"
 
 
-@dataclass(slots=True)
 class NodeInfo:
     """One node as the others see it."""
 
-    id: str
-    host: str
-    port: int
-    shard_id: str
-    epoch: int
+    __slots__ = ("epoch", "host", "id", "port", "shard_id")
+
+    def __init__(self, id: str, host: str, port: int, shard_id: str, epoch: int) -> None:
+        self.id = id
+        self.host = host
+        self.port = port
+        self.shard_id = shard_id
+        self.epoch = epoch
 
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
 
 
-@dataclass(slots=True)
 class Cluster:
     """The shared topology of the nodes of one process."""
 
-    nodes: list[NodeInfo] = field(default_factory=list)
-    owner: list[int] = field(default_factory=list)
-    # slot -> index of the node it is moving to (set on its owner: SETSLOT MIGRATING)
-    migrating: dict[int, int] = field(default_factory=dict)
-    # slot -> index of the node importing it (set on that node: SETSLOT IMPORTING)
-    importing: dict[int, int] = field(default_factory=dict)
-    epoch: int = 0
-    # The nodes' server states, in node order (MIGRATE reaches the target's keyspace).
-    states: list[Any] = field(default_factory=list)
+    __slots__ = ("epoch", "importing", "migrating", "nodes", "owner", "states")
+
+    def __init__(self, nodes: list[NodeInfo], owner: list[int], epoch: int = 0) -> None:
+        self.nodes = nodes
+        self.owner = owner  # slot -> index of the node serving it
+        # slot -> index of the node it is moving to (set on its owner: SETSLOT MIGRATING)
+        self.migrating: dict[int, int] = {}
+        # slot -> index of the node importing it (set on that node: SETSLOT IMPORTING)
+        self.importing: dict[int, int] = {}
+        self.epoch = epoch
+        # The nodes' server states, in node order (MIGRATE reaches the target's keyspace).
+        self.states: list[Any] = []
 
     @classmethod
     def create(cls, count: int, seed: str = "") -> Cluster:
@@ -122,12 +125,14 @@ def _node_id(seed: str) -> str:
     return hashlib.sha1(seed.encode()).hexdigest()
 
 
-@dataclass(slots=True)
 class ClusterNode:
     """One node's view of the :class:`Cluster`: its index and the routing check."""
 
-    cluster: Cluster
-    index: int
+    __slots__ = ("cluster", "index")
+
+    def __init__(self, cluster: Cluster, index: int) -> None:
+        self.cluster = cluster
+        self.index = index
 
     @property
     def me(self) -> NodeInfo:

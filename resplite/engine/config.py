@@ -51,9 +51,8 @@ import glob
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from resplite.engine import notify, redis_directives
 from resplite.protocol.reader import split_inline
@@ -435,8 +434,7 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 _CLASS_NAMES = {"normal": "normal", "slave": "slave", "replica": "slave", "pubsub": "pubsub"}
 
 
-@dataclass(frozen=True, slots=True)
-class BufferLimit:
+class BufferLimit(NamedTuple):
     hard: int
     soft: int
     soft_seconds: int
@@ -500,8 +498,7 @@ def _parse_notify(text: str) -> int:
         raise ConfigError(str(exc)) from None
 
 
-@dataclass(frozen=True, slots=True)
-class Directive:
+class Directive(NamedTuple):
     """One directive: how it parses, prints, and whether and how it may change.
 
     ``parse`` takes one word; ``multi`` (set for multi-value directives) takes the list of
@@ -723,7 +720,7 @@ def _from_catalogue(row: redis_directives.RedisDirective) -> Directive:
 # Append-only file directives accepted without effect: the log has no timestamp annotations,
 # and its fsync does not pause during a rewrite.
 for _name in ("aof-timestamp-enabled", "no-appendfsync-on-rewrite"):
-    DIRECTIVES[_name] = replace(DIRECTIVES[_name], effect=False)
+    DIRECTIVES[_name] = DIRECTIVES[_name]._replace(effect=False)
 
 for _row in redis_directives.CATALOGUE:
     _own = DIRECTIVES.get(_row.name)
@@ -732,8 +729,8 @@ for _row in redis_directives.CATALOGUE:
     elif _own.parse is parse_memory and _row.kind == "memory":
         # A declaration above that takes a bare memory value gets the bounds of Redis's
         # C type for it (size_t directives stop at LONG_MAX).
-        DIRECTIVES[_row.name] = replace(
-            _own, parse=memory_parser(_row.low, _row.high, signed=not _row.unsigned))
+        DIRECTIVES[_row.name] = _own._replace(
+            parse=memory_parser(_row.low, _row.high, signed=not _row.unsigned))
 # Old names Redis still accepts.
 ALIASES = {
     "slaveof": "replicaof",

@@ -33,23 +33,29 @@ its last call is used; ids are never reused within a server's life.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from resplite.store.glob import glob_match
 
 ACTIONS = ("error", "delay", "close-before", "close-after", "drop")
 
 
-@dataclass(slots=True)
 class Fault:
-    id: int
-    command: bytes  # glob, lower case
-    action: str
-    error: str = ""
-    delay_ms: int = 0
-    client: bytes | None = None  # glob over the client's name
-    remaining: int | None = None
-    hits: int = 0
+    """One rule: which calls it hits (``command`` and ``client`` globs), what it does to
+    them, how many more it may hit (``remaining``, None for all) and how many it has."""
+
+    __slots__ = ("action", "client", "command", "delay_ms", "error", "hits", "id", "remaining")
+
+    def __init__(self, id: int, command: bytes, action: str, error: str = "",
+                 delay_ms: int = 0, client: bytes | None = None,
+                 remaining: int | None = None) -> None:
+        self.id = id
+        self.command = command  # glob, lower case
+        self.action = action
+        self.error = error
+        self.delay_ms = delay_ms
+        self.client = client  # glob over the client's name
+        self.remaining = remaining
+        self.hits = 0
 
     def matches(self, fullname: str, container: str | None, client_name: bytes) -> bool:
         pattern = self.command

@@ -26,8 +26,7 @@ Positions are indexes into ``argv`` with ``argv[0]`` the command name, as in Red
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from resplite.algorithms.numbers import parse_int
 
@@ -35,8 +34,7 @@ if TYPE_CHECKING:
     from resplite.engine.table import CommandSpec, KeySpec
 
 
-@dataclass(frozen=True, slots=True)
-class KeyRef:
+class KeyRef(NamedTuple):
     """One key found in a command line: its position in ``argv`` and its spec's flags."""
 
     pos: int

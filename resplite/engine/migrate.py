@@ -25,7 +25,6 @@ cached link is open; ``last_dbid`` is -1 until a MIGRATE through the link succee
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -73,11 +72,15 @@ class _NoTransport:
 NO_TRANSPORT: MigrateTransport = _NoTransport()
 
 
-@dataclass(slots=True, eq=False)
 class CachedLink:
-    link: MigrateLink
-    last_dbid: int
-    last_use_s: int
+    """An open MIGRATE connection kept for reuse, with the db it last selected."""
+
+    __slots__ = ("last_dbid", "last_use_s", "link")
+
+    def __init__(self, link: MigrateLink, last_dbid: int, last_use_s: int) -> None:
+        self.link = link
+        self.last_dbid = last_dbid
+        self.last_use_s = last_use_s
 
 
 def atoi(text: bytes) -> int:

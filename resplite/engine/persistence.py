@@ -39,8 +39,7 @@ import random
 import signal
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from resplite.engine.errors import CommandError
 from resplite.version import REDIS_VERSION
@@ -76,8 +75,7 @@ class LoadError(Exception):
         self.lines = tuple(lines)
 
 
-@dataclass(slots=True)
-class _Child:
+class _Child(NamedTuple):
     pid: int
     started: float  # monotonic seconds
     dirty_before: int
@@ -131,8 +129,7 @@ def fsync_dir(path: str) -> None:
             os.close(fd)
 
 
-@dataclass(frozen=True, slots=True)
-class ChildExit:
+class ChildExit(NamedTuple):
     """How a forked child (BGSAVE, BGREWRITEAOF) ended: its exit ``code``, or the
     ``signal`` that killed it (0 when none did)."""
 

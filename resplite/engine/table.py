@@ -22,10 +22,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator, Mapping, Set
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from resplite.engine.registry import Handler
 
@@ -37,8 +36,7 @@ class SpecError(Exception):
     """The spec data is inconsistent; the server must not start."""
 
 
-@dataclass(frozen=True, slots=True)
-class KeySpec:
+class KeySpec(NamedTuple):
     flags: tuple[str, ...]
     begin_search: Mapping[str, Any]
     find_keys: Mapping[str, Any]
@@ -49,33 +47,78 @@ class KeySpec:
         return self.begin_search["type"] == "index" and self.find_keys["type"] == "range"
 
 
-@dataclass(frozen=True, slots=True)
 class CommandSpec:
-    name: str
-    fullname: str
-    container: str | None
-    arity: int
-    flags: frozenset[str]
-    flag_list: tuple[str, ...]
-    acl_categories: tuple[str, ...]
-    hints: tuple[str, ...]
-    key_specs: tuple[KeySpec, ...]
-    first_key: int
-    last_key: int
-    key_step: int
-    movablekeys: bool
-    doc: Mapping[str, Any]
-    handler: Handler | None
-    subcommands: Mapping[bytes, CommandSpec] = field(default_factory=dict)
-    # Booleans read on every dispatch, computed once.
-    is_write: bool = False
-    # A write whose handler does not count its own changes: the dispatcher adds one.
-    dirties: bool = False
-    is_denyoom: bool = False
-    is_noauth: bool = False
-    is_no_multi: bool = False
-    is_blocking: bool = False
-    is_transaction_control: bool = False
+    """One command (or subcommand) as the table knows it: the spec data and its handler.
+
+    Built once when the table is made and never changed after (a plain class, not a
+    dataclass: the table holds hundreds and the server builds them at every start).
+    """
+
+    __slots__ = (
+        "acl_categories",
+        "arity",
+        "container",
+        "dirties",
+        "doc",
+        "first_key",
+        "flag_list",
+        "flags",
+        "fullname",
+        "handler",
+        "hints",
+        "is_blocking",
+        "is_denyoom",
+        "is_no_multi",
+        "is_noauth",
+        "is_transaction_control",
+        "is_write",
+        "key_specs",
+        "key_step",
+        "last_key",
+        "movablekeys",
+        "name",
+        "subcommands",
+    )
+
+    def __init__(
+        self, *, name: str, fullname: str, container: str | None, arity: int,
+        flags: frozenset[str], flag_list: tuple[str, ...], acl_categories: tuple[str, ...],
+        hints: tuple[str, ...], key_specs: tuple[KeySpec, ...], first_key: int,
+        last_key: int, key_step: int, movablekeys: bool, doc: Mapping[str, Any],
+        handler: Handler | None, subcommands: Mapping[bytes, CommandSpec] | None = None,
+        is_write: bool = False, dirties: bool = False, is_denyoom: bool = False,
+        is_noauth: bool = False, is_no_multi: bool = False, is_blocking: bool = False,
+        is_transaction_control: bool = False,
+    ) -> None:
+        self.name = name
+        self.fullname = fullname
+        self.container = container
+        self.arity = arity
+        self.flags = flags
+        self.flag_list = flag_list
+        self.acl_categories = acl_categories
+        self.hints = hints
+        self.key_specs = key_specs
+        self.first_key = first_key
+        self.last_key = last_key
+        self.key_step = key_step
+        self.movablekeys = movablekeys
+        self.doc = doc
+        self.handler = handler
+        self.subcommands: Mapping[bytes, CommandSpec] = (
+            {} if subcommands is None else subcommands)
+        # Booleans read on every dispatch, computed once.
+        self.is_write = is_write
+        # A write whose handler does not count its own changes: the dispatcher adds one.
+        self.dirties = dirties
+        self.is_denyoom = is_denyoom
+        self.is_noauth = is_noauth
+        self.is_no_multi = is_no_multi
+        self.is_blocking = is_blocking
+        self.is_transaction_control = is_transaction_control
+
+    def __repr__(self) -> str:
+        return f"<CommandSpec {self.fullname} arity={self.arity}>"
 
 
 # Commands that MULTI runs immediately instead of queueing, as Redis does.
@@ -351,7 +394,7 @@ class _ModuleBinder:
                 if handler is None:
                     raise SpecError(f"module {self.module!r} registers no handler for "
                                     f"{spec.fullname}: the catalog is stale")
-                object.__setattr__(spec, "handler", handler)
+                spec.handler = handler
         return handlers[fullname]
 
 

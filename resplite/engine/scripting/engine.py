@@ -41,7 +41,6 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.keyslot import key_slot
@@ -106,13 +105,18 @@ def _command_argv(args: tuple[Any, ...]) -> list[bytes] | None:
     return argv
 
 
-@dataclass(slots=True, eq=False)
 class Script:
-    sha: bytes
-    body: bytes
-    flags: frozenset[str] | None  # None: no shebang (Redis's compatibility mode)
-    function: Any  # the compiled Lua chunk
-    evicted_by_lru: bool  # brought in by EVAL, so subject to the 500-script limit
+    """A script in the cache, compiled."""
+
+    __slots__ = ("body", "evicted_by_lru", "flags", "function", "sha")
+
+    def __init__(self, sha: bytes, body: bytes, flags: frozenset[str] | None, function: Any,
+                 evicted_by_lru: bool) -> None:
+        self.sha = sha
+        self.body = body
+        self.flags = flags  # None: no shebang (Redis's compatibility mode)
+        self.function = function  # the compiled Lua chunk
+        self.evicted_by_lru = evicted_by_lru  # brought in by EVAL: the 500-script limit
 
 
 class ScriptRun:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import shlex
 import struct
-from dataclasses import dataclass, field
 from typing import Any
 
 from resplite.engine.errors import CommandError
@@ -42,28 +41,39 @@ def valid_name(name: bytes) -> bool:
     )
 
 
-@dataclass(slots=True, eq=False)
 class FunctionInfo:
-    name: bytes
-    callback: Any  # the Lua function
-    description: bytes | None
-    flags: tuple[str, ...]
-    library: Library
+    """One registered function of a library."""
+
+    __slots__ = ("callback", "description", "flags", "library", "name")
+
+    def __init__(self, name: bytes, callback: Any, description: bytes | None,
+                 flags: tuple[str, ...], library: Library) -> None:
+        self.name = name
+        self.callback = callback  # the Lua function
+        self.description = description
+        self.flags = flags
+        self.library = library
 
 
-@dataclass(slots=True, eq=False)
 class Library:
-    name: bytes
-    code: bytes
-    functions: dict[bytes, FunctionInfo] = field(default_factory=dict)
+    """One library: its name, its code as loaded, and the functions it registered."""
+
+    __slots__ = ("code", "functions", "name")
+
+    def __init__(self, name: bytes, code: bytes) -> None:
+        self.name = name
+        self.code = code
+        self.functions: dict[bytes, FunctionInfo] = {}
 
 
-@dataclass(slots=True)
 class LibraryContext:
     """Libraries by name and their functions by lower-cased name."""
 
-    libraries: dict[bytes, Library] = field(default_factory=dict)
-    functions: dict[bytes, FunctionInfo] = field(default_factory=dict)
+    __slots__ = ("functions", "libraries")
+
+    def __init__(self) -> None:
+        self.libraries: dict[bytes, Library] = {}
+        self.functions: dict[bytes, FunctionInfo] = {}
 
     def link(self, lib: Library) -> None:
         for fn in lib.functions.values():
