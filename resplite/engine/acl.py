@@ -30,8 +30,6 @@ check a channel itself calls :func:`channel_allowed`.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -104,6 +102,8 @@ FIRSTARG_OF_SUB = "Allowing first-arg of a subcommand is not supported"
 
 
 def hash_password(password: bytes) -> str:
+    import hashlib  # on first use: OpenSSL's start-up is not paid by a server without passwords
+
     return hashlib.sha256(password).hexdigest()
 
 
@@ -600,6 +600,8 @@ class Acl:
             return None
         if user.nopass:
             return user
+        import hmac
+
         digest = hash_password(password)
         matched = False
         for candidate in user.passwords:

@@ -59,7 +59,7 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from resplite.engine.monitor import repr_arg
 from resplite.engine.persistence import (
@@ -83,19 +83,38 @@ BASE, HISTORY, INCR = "b", "h", "i"
 MANIFEST_MAX_LINE = 1024  # Redis reads a manifest line into a buffer of this size
 
 
-class AofFile(NamedTuple):
-    name: str
-    seq: int
-    kind: str  # BASE, HISTORY or INCR
+class AofFile:
+    """One file the manifest lists (a value: equal when name, sequence and kind are)."""
+
+    __slots__ = ("kind", "name", "seq")
+
+    def __init__(self, name: str, seq: int, kind: str) -> None:
+        self.name = name
+        self.seq = seq
+        self.kind = kind  # BASE, HISTORY or INCR
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, AofFile) and self.name == other.name
+                and self.seq == other.seq and self.kind == other.kind)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.seq, self.kind))
+
+    def __repr__(self) -> str:
+        return f"AofFile({self.name!r}, {self.seq}, {self.kind!r})"
 
 
-class _RewriteChild(NamedTuple):
-    pid: int
-    started: float
-    temp: str
-    base_seq: int
-    incr_seq: int
-    base_name: str
+class _RewriteChild:
+    __slots__ = ("base_name", "base_seq", "incr_seq", "pid", "started", "temp")
+
+    def __init__(self, pid: int, started: float, temp: str, base_seq: int, incr_seq: int,
+                 base_name: str) -> None:
+        self.pid = pid
+        self.started = started
+        self.temp = temp
+        self.base_seq = base_seq
+        self.incr_seq = incr_seq
+        self.base_name = base_name
 
 
 class AofTruncated(Exception):

@@ -52,7 +52,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from resplite.engine import notify, redis_directives
 from resplite.protocol.reader import split_inline
@@ -434,10 +434,25 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 _CLASS_NAMES = {"normal": "normal", "slave": "slave", "replica": "slave", "pubsub": "pubsub"}
 
 
-class BufferLimit(NamedTuple):
-    hard: int
-    soft: int
-    soft_seconds: int
+class BufferLimit:
+    """One class's client-output-buffer-limit (a value: equal when all three are)."""
+
+    __slots__ = ("hard", "soft", "soft_seconds")
+
+    def __init__(self, hard: int, soft: int, soft_seconds: int) -> None:
+        self.hard = hard
+        self.soft = soft
+        self.soft_seconds = soft_seconds
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, BufferLimit) and self.hard == other.hard
+                and self.soft == other.soft and self.soft_seconds == other.soft_seconds)
+
+    def __hash__(self) -> int:
+        return hash((self.hard, self.soft, self.soft_seconds))
+
+    def __repr__(self) -> str:
+        return f"BufferLimit({self.hard}, {self.soft}, {self.soft_seconds})"
 
 
 Limits = dict[str, BufferLimit]
@@ -498,7 +513,7 @@ def _parse_notify(text: str) -> int:
         raise ConfigError(str(exc)) from None
 
 
-class Directive(NamedTuple):
+class Directive:
     """One directive: how it parses, prints, and whether and how it may change.
 
     ``parse`` takes one word; ``multi`` (set for multi-value directives) takes the list of
@@ -508,22 +523,40 @@ class Directive(NamedTuple):
     ``save``, ``bind`` and ``dir``.
     """
 
-    name: str
-    default: Any
-    parse: Parser
-    format: Formatter = str
-    mutable: bool = True
-    sensitive: bool = False
-    protected: bool = False
-    multi: Callable[[Sequence[str]], Any] | None = None
-    rewrite: str = "plain"
-    # The parsed value is a dict merged into the current one (client-output-buffer-limit
-    # names only the classes it changes).
-    merge: bool = False
-    # Left out of CONFIG GET's pattern matches (Redis's hidden configs); an exact name works.
-    hidden: bool = False
-    # Whether resplite acts on it; one without effect is accepted, shown and stored only.
-    effect: bool = True
+    __slots__ = ("default", "effect", "format", "hidden", "merge", "multi", "mutable", "name",
+                 "parse", "protected", "rewrite", "sensitive")
+
+    def __init__(self, name: str, default: Any, parse: Parser, format: Formatter = str,
+                 mutable: bool = True, sensitive: bool = False, protected: bool = False,
+                 multi: Callable[[Sequence[str]], Any] | None = None, rewrite: str = "plain",
+                 merge: bool = False, hidden: bool = False, effect: bool = True) -> None:
+        self.name = name
+        self.default = default
+        self.parse = parse
+        self.format = format
+        self.mutable = mutable
+        self.sensitive = sensitive
+        self.protected = protected
+        self.multi = multi
+        self.rewrite = rewrite
+        # The parsed value is a dict merged into the current one (client-output-buffer-limit
+        # names only the classes it changes).
+        self.merge = merge
+        # Left out of CONFIG GET's pattern matches (Redis's hidden configs); an exact name
+        # works.
+        self.hidden = hidden
+        # Whether resplite acts on it; one without effect is accepted, shown and stored only.
+        self.effect = effect
+
+    def replace(self, **changes: Any) -> Directive:
+        """A copy with ``changes`` applied."""
+        copy = Directive.__new__(Directive)
+        for slot in Directive.__slots__:
+            setattr(copy, slot, changes.get(slot, getattr(self, slot)))
+        return copy
+
+    def __repr__(self) -> str:
+        return f"<Directive {self.name}>"
 
 
 _INT_MAX = (1 << 31) - 1
@@ -720,7 +753,7 @@ def _from_catalogue(row: redis_directives.RedisDirective) -> Directive:
 # Append-only file directives accepted without effect: the log has no timestamp annotations,
 # and its fsync does not pause during a rewrite.
 for _name in ("aof-timestamp-enabled", "no-appendfsync-on-rewrite"):
-    DIRECTIVES[_name] = DIRECTIVES[_name]._replace(effect=False)
+    DIRECTIVES[_name] = DIRECTIVES[_name].replace(effect=False)
 
 for _row in redis_directives.CATALOGUE:
     _own = DIRECTIVES.get(_row.name)
@@ -729,7 +762,7 @@ for _row in redis_directives.CATALOGUE:
     elif _own.parse is parse_memory and _row.kind == "memory":
         # A declaration above that takes a bare memory value gets the bounds of Redis's
         # C type for it (size_t directives stop at LONG_MAX).
-        DIRECTIVES[_row.name] = _own._replace(
+        DIRECTIVES[_row.name] = _own.replace(
             parse=memory_parser(_row.low, _row.high, signed=not _row.unsigned))
 # Old names Redis still accepts.
 ALIASES = {

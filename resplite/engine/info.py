@@ -21,7 +21,6 @@ command's latency percentiles from its histogram (:mod:`resplite.engine.latency`
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import resource
@@ -50,8 +49,14 @@ _TITLES = {name: name.capitalize() for name in ALL_SECTIONS}
 _TITLES["cpu"] = "CPU"
 
 _LRU_CLOCK_MAX = (1 << 24) - 1
-# A fixed, hex-looking id derived from our version, in the shape Redis gives its build id.
-_BUILD_ID = hashlib.sha1(f"resplite-{__version__}".encode()).hexdigest()[:15]
+
+
+def _build_id() -> str:
+    """A fixed, hex-looking id derived from our version, in the shape Redis gives its
+    build id (computed with the first INFO server: hashlib is not imported at start)."""
+    import hashlib
+
+    return hashlib.sha1(f"resplite-{__version__}".encode()).hexdigest()[:15]
 
 
 def bytes_to_human(n: int) -> str:
@@ -129,7 +134,7 @@ def _server(state: ServerState) -> Lines:
         ("redis_version", REDIS_VERSION),
         ("redis_git_sha1", "00000000"),
         ("redis_git_dirty", 0),
-        ("redis_build_id", _BUILD_ID),
+        ("redis_build_id", _build_id()),
         ("redis_mode", "standalone"),
         ("os", f"{uname.system} {uname.release} {uname.machine}"),
         ("arch_bits", 64 if sys.maxsize > 2**32 else 32),

@@ -26,7 +26,7 @@ Positions are indexes into ``argv`` with ``argv[0]`` the command name, as in Red
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from resplite.algorithms.numbers import parse_int
 
@@ -34,11 +34,24 @@ if TYPE_CHECKING:
     from resplite.engine.table import CommandSpec, KeySpec
 
 
-class KeyRef(NamedTuple):
-    """One key found in a command line: its position in ``argv`` and its spec's flags."""
+class KeyRef:
+    """One key found in a command line: its position in ``argv`` and its spec's flags (a
+    value: equal when both are)."""
 
-    pos: int
-    flags: tuple[str, ...]
+    __slots__ = ("flags", "pos")
+
+    def __init__(self, pos: int, flags: tuple[str, ...]) -> None:
+        self.pos = pos
+        self.flags = flags
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, KeyRef) and self.pos == other.pos and self.flags == other.flags
+
+    def __hash__(self) -> int:
+        return hash((self.pos, self.flags))
+
+    def __repr__(self) -> str:
+        return f"KeyRef({self.pos}, {self.flags!r})"
 
 
 def _begin(spec: KeySpec, argv: Sequence[bytes]) -> int | None:

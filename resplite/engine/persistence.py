@@ -35,11 +35,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import random
 import signal
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final
 
 from resplite.engine.errors import CommandError
 from resplite.version import REDIS_VERSION
@@ -75,11 +74,14 @@ class LoadError(Exception):
         self.lines = tuple(lines)
 
 
-class _Child(NamedTuple):
-    pid: int
-    started: float  # monotonic seconds
-    dirty_before: int
-    path: str
+class _Child:
+    __slots__ = ("dirty_before", "path", "pid", "started")
+
+    def __init__(self, pid: int, started: float, dirty_before: int, path: str) -> None:
+        self.pid = pid
+        self.started = started  # monotonic seconds
+        self.dirty_before = dirty_before
+        self.path = path
 
 
 def load_limits(config: Any) -> rdb_values.Limits:
@@ -115,6 +117,8 @@ def debug_delay(usec: int) -> None:
     snapshot or rewrite writes (for tests that need a save to last): ``usec``
     microseconds, or for a negative value 1 µs with a chance of one in ``-usec``."""
     if usec < 0:
+        import random
+
         usec = 1 if random.randrange(-usec) == 0 else 0
     if usec:
         time.sleep(usec / 1_000_000)
@@ -129,12 +133,25 @@ def fsync_dir(path: str) -> None:
             os.close(fd)
 
 
-class ChildExit(NamedTuple):
+class ChildExit:
     """How a forked child (BGSAVE, BGREWRITEAOF) ended: its exit ``code``, or the
     ``signal`` that killed it (0 when none did)."""
 
-    code: int
-    signal: int = 0
+    __slots__ = ("code", "signal")
+
+    def __init__(self, code: int, signal: int = 0) -> None:
+        self.code = code
+        self.signal = signal
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ChildExit) and self.code == other.code
+                and self.signal == other.signal)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.signal))
+
+    def __repr__(self) -> str:
+        return f"ChildExit({self.code}, {self.signal})"
 
     @property
     def ok(self) -> bool:

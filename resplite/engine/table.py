@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Set
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from resplite.engine.registry import Handler
 
@@ -36,11 +36,28 @@ class SpecError(Exception):
     """The spec data is inconsistent; the server must not start."""
 
 
-class KeySpec(NamedTuple):
-    flags: tuple[str, ...]
-    begin_search: Mapping[str, Any]
-    find_keys: Mapping[str, Any]
-    notes: str | None = None
+class KeySpec:
+    """One key spec of a command, as its spec file gives it."""
+
+    __slots__ = ("begin_search", "find_keys", "flags", "notes")
+
+    def __init__(self, flags: tuple[str, ...], begin_search: Mapping[str, Any],
+                 find_keys: Mapping[str, Any], notes: str | None = None) -> None:
+        self.flags = flags
+        self.begin_search = begin_search
+        self.find_keys = find_keys
+        self.notes = notes
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, KeySpec) and self.flags == other.flags
+                and self.begin_search == other.begin_search
+                and self.find_keys == other.find_keys and self.notes == other.notes)
+
+    __hash__ = None  # type: ignore[assignment]  # its mappings are not hashable
+
+    def __repr__(self) -> str:
+        return (f"KeySpec({self.flags!r}, {dict(self.begin_search)!r}, "
+                f"{dict(self.find_keys)!r}, {self.notes!r})")
 
     @property
     def is_plain_range(self) -> bool:

@@ -113,7 +113,21 @@ _HDR_TABLE_SIZE: Final = 1025
 _BULK_TABLE_SIZE: Final = 8192
 # No entry for a count of 0: adding None fails, so *0 leaves the fast path to be skipped.
 _HDR_FULL: Final = (None, *(3 + len(str(n)) for n in range(1, _HDR_TABLE_SIZE)))
-_BULK_FULL: Final = tuple(5 + n + len(str(n)) for n in range(_BULK_TABLE_SIZE))
+
+
+def _bulk_sizes(count: int) -> tuple[int, ...]:
+    """``5 + n + len(str(n))`` for n below ``count``, built a run of equal digit counts at
+    a time (the table is made at every start)."""
+    sizes: list[int] = []
+    low, digits = 0, 1
+    while low < count:
+        high = min(10 ** digits, count)
+        sizes.extend(range(5 + low + digits, 5 + high + digits))
+        low, digits = high, digits + 1
+    return tuple(sizes)
+
+
+_BULK_FULL: Final = _bulk_sizes(_BULK_TABLE_SIZE)
 _bulk_tables: dict[int, tuple[int, ...]] = {}
 
 # hiredis windows.
