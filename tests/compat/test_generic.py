@@ -336,6 +336,41 @@ def test_scan_large_database_in_steps(pair: Pair) -> None:
     assert isinstance(one_ref, list) and len(one_ref[1]) >= 50
 
 
+def _cursors(client: RawClient, *command: str) -> tuple[list[int], int]:
+    """Every cursor one full iteration of ``command`` (SCAN, or HSCAN/SSCAN/ZSCAN and a
+    key) answers, and how many elements it returned."""
+    cursor, cursors, returned = b"0", [], 0
+    while True:
+        reply = decode(client.call(*command, cursor, "COUNT", "10"))
+        assert isinstance(reply, list)
+        cursor = reply[0]
+        cursors.append(int(cursor))
+        returned += len(reply[1])
+        if cursor == b"0":
+            return cursors, returned
+
+
+@pytest.mark.parametrize("size", [5, 300, 3000])
+def test_scan_cursors_stay_below_the_table_size(pair: Pair, size: int) -> None:
+    """Redis's cursor is a bucket of its table in reverse-binary order: below the table's
+    size (a power of two), so small for small collections and never 2**63 or more, which
+    clients that keep cursors as signed 64-bit integers (phpredis) cannot send back."""
+    for client in (pair.ref, pair.ours):
+        client.pipeline([("SET", f"key:{i}", "v") for i in range(size)])
+        client.pipeline([("HSET", "h", f"f{i}", "v") for i in range(size)])
+        client.pipeline([("SADD", "s", f"m{i}") for i in range(size)])
+        client.pipeline([("ZADD", "z", i, f"m{i}") for i in range(size)])
+    # Redis's dict: a power of two at least as large as the element count (4 at least).
+    table = max(4, 1 << (size - 1).bit_length())
+    for command in (("SCAN",), ("HSCAN", "h"), ("SSCAN", "s"), ("ZSCAN", "z")):
+        keys = 3 if command == ("SCAN",) else 0  # SCAN also meets h, s and z
+        for client in (pair.ref, pair.ours):
+            cursors, returned = _cursors(client, *command)
+            small = size <= 64 and command != ("SCAN",)  # a listpack or intset: one call
+            assert max(cursors) < (1 if small else table * 4), (client, command, cursors)
+            assert returned >= size + keys, (client, command)
+
+
 def test_scan_survives_writes_between_calls(pair: Pair) -> None:
     rng = random.Random(5)
     stable = [f"stable:{i}" for i in range(300)]

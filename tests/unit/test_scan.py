@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from resplite.engine.clock import Clock
 from resplite.store.keyspace import SCAN_INDEX_IDLE_MS, Database, Keyspace
-from resplite.store.scanindex import ScanIndex, cursor_of
+from resplite.store.scanindex import ScanIndex, position_of, reverse_bits, table_bits
 
 
 def make_db() -> tuple[Database, Clock]:
@@ -58,8 +58,9 @@ def test_scan_returns_every_key_present_for_the_whole_iteration(
         if drop_index:
             db.drop_scan_index()  # as the cron does for an idle index: cursors stay valid
         cursor, keys = db.scan(cursor, count)
-        # about COUNT keys: more only when several keys share the last hash
-        assert len(keys) <= count or len({cursor_of(k) for k in keys}) < len(keys)
+        # COUNT keys, more only to finish the last key's bucket
+        shift = 64 - table_bits(len(db.data))
+        assert len(keys) <= count or len({position_of(k) >> shift for k in keys}) < len(keys)
         assert all(key in db.data for key in keys)  # nothing deleted is returned
         seen.extend(keys)
     while cursor != 0:
@@ -168,8 +169,9 @@ def test_swapdb_swaps_the_indexes_with_the_data() -> None:
 def test_cursor_after_the_last_hash_ends_the_iteration() -> None:
     index = ScanIndex([b"x"])
     assert index.scan({b"x": 1}, (1 << 64) - 1, 10)[0] == 0
-    assert index.scan({b"x": 1}, cursor_of(b"x"), 10) == (0, [b"x"])
-    assert index.scan({b"x": 1}, cursor_of(b"x") + 1, 10) == (0, [])
+    at = reverse_bits(position_of(b"x"))
+    assert index.scan({b"x": 1}, at, 10) == (0, [b"x"])
+    assert index.scan({b"x": 1}, reverse_bits(position_of(b"x") + 1), 10) == (0, [])
 
 
 def test_random_key_is_uniform_and_skips_expired_keys() -> None:
@@ -187,3 +189,26 @@ def test_random_key_is_uniform_and_skips_expired_keys() -> None:
     assert drawn == {b"k%d" % i for i in range(10)}
     empty, _ = make_db()
     assert empty.random_key() is None
+
+
+def test_positions_reverse_the_hash_bits_so_buckets_follow_redis_cursor_order() -> None:
+    for value in (0, 1, 2, 3, 1 << 63, (1 << 64) - 1, 0x0123456789ABCDEF):
+        assert reverse_bits(reverse_bits(value)) == value
+        assert reverse_bits(value) == int(f"{value:064b}"[::-1], 2)
+    assert [table_bits(n) for n in (0, 1, 4, 5, 8, 9, 1000, 1024, 1025)] == [
+        2, 2, 2, 3, 3, 4, 10, 10, 11]
+
+
+@settings(max_examples=30, deadline=None)
+@given(size=st.integers(1, 3000), count=st.integers(1, 50))
+def test_cursors_stay_below_the_table_size(size: int, count: int) -> None:
+    db, _ = make_db()
+    for i in range(size):
+        db.set(b"k%d" % i, b"v")
+    limit = 1 << table_bits(size)
+    cursor, seen = db.scan(0, count)
+    while cursor:
+        assert 0 < cursor < limit
+        cursor, keys = db.scan(cursor, count)
+        seen.extend(keys)
+    assert sorted(seen) == sorted(db.data)
