@@ -18,9 +18,9 @@ without replicas. WAITAOF (Redis 7.2) answers from the append-only file's fsynce
 (:mod:`resplite.engine.aof`): ``[1, 0]`` once the caller's last write is fsynced, waiting for
 that when ``numlocal`` is 1, and for ever (or its timeout) when replicas are asked for, as
 Redis without replicas; inside MULTI or a script it answers at once. DEBUG is limited to
-SLEEP, SET-ACTIVE-EXPIRE, OBJECT and HELP, and is refused by the dispatcher unless
-``enable-debug-command`` allows it. DEBUG SLEEP stops the whole server for its duration,
-exactly as in Redis.
+SLEEP, SET-ACTIVE-EXPIRE, OBJECT, RELOAD, POPULATE and HELP, and is refused by the
+dispatcher unless ``enable-debug-command`` allows it. DEBUG SLEEP stops the whole server for
+its duration, exactly as in Redis.
 """
 
 from __future__ import annotations
@@ -57,6 +57,16 @@ _DEBUG_HELP = help_reply("DEBUG", [
     ("OBJECT <key>", [
         "Reply with a line about the value at <key>: its address, reference count,",
         "encoding, serialized length and access clock.",
+    ]),
+    ("POPULATE <count> [<prefix>] [<size>]", [
+        "Create <count> string keys named <prefix>:<num> (prefix 'key' by default), each",
+        "holding 'value:<num>', or <size> bytes starting with it; keys that exist are left",
+        "as they are. Not written to the append-only file.",
+    ]),
+    ("RELOAD [option ...]", [
+        "Write the data set to the RDB file, empty it, and load the file back in. Options:",
+        "NOSAVE loads the file as it is, without writing it first; NOFLUSH loads on top of",
+        "the data set instead of emptying it; MERGE is accepted with NOFLUSH.",
     ]),
     ("SET-ACTIVE-EXPIRE <0|1>", [
         "0 stops the periodic sweep that deletes expired keys; 1 starts it again.",
@@ -401,6 +411,44 @@ def _debug_reload(client: Client, options: list[bytes]) -> Any:
     return OK
 
 
+def _positive(arg: bytes) -> int:
+    """getPositiveLongFromObjectOrReply without a message of its own: a long, 0 or more;
+    anything else (a word too) gets the same "must be positive" error."""
+    value = parse_int(arg)
+    if value is None or value < 0:
+        raise CommandError(errors.NOT_POSITIVE)
+    return value
+
+
+def _debug_populate(client: Client, argv: list[bytes]) -> Any:
+    """Redis's DEBUG POPULATE: ``count`` string keys ``<prefix>:<n>`` holding ``value:<n>``
+    (or ``size`` bytes that start with it, zero-filled), skipping keys that exist. Keys are
+    signalled as modified (WATCH, tracking) but not counted as changes, so nothing is
+    propagated, as in Redis."""
+    count = _positive(argv[2])
+    if client.server.persistence.loading:
+        raise CommandError(errors.LOADING)
+    size = _positive(argv[4]) if len(argv) == 5 else 0
+    # Redis formats into a 128-byte C buffer: the prefix ends at a NUL, the name at 127.
+    prefix = argv[3].split(b"\0", 1)[0] if len(argv) > 3 else b"key"
+    db = client.db
+    for n in range(count):
+        key = b"%s:%d" % (prefix, n)
+        if len(key) > _POPULATE_NAME_MAX:
+            key = key[:_POPULATE_NAME_MAX]
+        if db.contains(key):
+            continue
+        value = b"value:%d" % n
+        if size:
+            value = value[:size].ljust(size, b"\0")
+        db.set(key, value)
+        db.signal_modified(key)
+    return OK
+
+
+_POPULATE_NAME_MAX = 127
+
+
 @command("debug")
 def debug(client: Client, argv: list[bytes]) -> Any:
     sub = argv[1].lower()
@@ -418,4 +466,6 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return _debug_object(client, argv[2])
     if sub == b"reload":
         return _debug_reload(client, argv[2:])
+    if sub == b"populate" and 3 <= len(argv) <= 5:
+        return _debug_populate(client, argv)
     raise CommandError(errors.subcommand_syntax(argv))

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 import pytest
 import redis
+from compat_helpers import values
 from support import normalize
 from support.helpshape import assert_same_shape
 from support.pair import InfoSections, Pair
@@ -234,8 +235,53 @@ def test_debug(pair: Pair) -> None:
 def test_debug_help_has_the_shape_of_redis(pair: Pair) -> None:
     # DEBUG is one command in resplite, not a container: its subcommands are listed here.
     ref, ours = pair.both("DEBUG", "HELP")
-    assert_same_shape(ref, ours, ours_has={"OBJECT", "SET-ACTIVE-EXPIRE", "SLEEP", "HELP"})
+    assert_same_shape(ref, ours, ours_has={"OBJECT", "POPULATE", "RELOAD", "SET-ACTIVE-EXPIRE",
+                                           "SLEEP", "HELP"})
     pair.check("DEBUG", "HELP", "x")
+
+
+def test_debug_populate(pair: Pair) -> None:
+    """The keys, values, sizes and errors of Redis's DEBUG POPULATE (redis-rb's suite fills
+    every SCAN test with it)."""
+    pair.check("SET", "key:3", "mine")
+    pair.check("DEBUG", "POPULATE", "10")
+    pair.check("DBSIZE")
+    pair.check("GET", "key:0")
+    pair.check("GET", "key:3")  # an existing key is left alone
+    pair.check("DEBUG", "POPULATE", "5", "p", "12")
+    for n in range(5):
+        pair.check("GET", f"p:{n}")  # value:<n>, zero-filled to 12 bytes
+    pair.check("DEBUG", "POPULATE", "3", "short", "4")
+    pair.check("GET", "short:2")  # cut to 4 bytes
+    pair.check("DEBUG", "POPULATE", "2", b"nul\x00after")
+    pair.check("DEBUG", "POPULATE", "1", "x" * 200)
+    # The prefix ends at a NUL, as a C string does; a name is cut to 127 bytes.
+    for pattern in ("nul*", "xxxx*"):
+        ref, ours = values(pair, "KEYS", pattern)
+        assert isinstance(ref, list) and isinstance(ours, list)
+        assert sorted(ours) == sorted(ref) and ref, pattern
+    pair.check("DEBUG", "POPULATE", "0")
+    pair.check("DEBUG", "POPULATE", "-1")
+    pair.check("DEBUG", "POPULATE", "abc")
+    pair.check("DEBUG", "POPULATE", "1", "k", "-5")
+    pair.check("DEBUG", "POPULATE", "1", "k", "big")
+    pair.check("DEBUG", "POPULATE")
+    pair.check("DEBUG", "POPULATE", "1", "k", "1", "extra")
+    pair.check("DBSIZE")
+    pair.check("OBJECT", "ENCODING", "key:1")
+    pair.check("TYPE", "p:0")
+
+
+def test_debug_populate_touches_watched_keys(pair: Pair) -> None:
+    watcher = pair.connect_extra()
+    try:
+        watcher.check("WATCH", "key:0")
+        pair.check("DEBUG", "POPULATE", "1")
+        watcher.check("MULTI")
+        watcher.check("PING")
+        watcher.check("EXEC")  # aborted: the key was created under the watch
+    finally:
+        watcher.close()
 
 
 def test_info_clients_counts_blocked_and_watching(pair: Pair) -> None:
