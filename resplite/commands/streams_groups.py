@@ -400,11 +400,15 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
                 group.ack(sid)  # the entry is gone: so is its pending record
                 changes += 1
             continue
-        if force and nack is None:
+        forced = force and nack is None
+        if forced:
             nack = group.force_pending(sid, consumer, now)
         if nack is None:
             continue
-        if nack.consumer is not None and min_idle and now - nack.delivery_time < min_idle:
+        # An entry FORCE just made pending has no idle time to test: Redis claims it
+        # whatever the minimum (its new record has no owner yet at that check).
+        if (not forced and nack.consumer is not None and min_idle
+                and now - nack.delivery_time < min_idle):
             continue
         changes += 1
         group.transfer(sid, nack, consumer)

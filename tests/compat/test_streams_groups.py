@@ -232,6 +232,24 @@ def test_xclaim(pair: Pair) -> None:
     pair.check("XPENDING", "s", "g", "-", "+", "10", normalize=normalize.pending_idle)
 
 
+def test_xclaim_force_ignores_the_minimum_idle_time_of_what_it_makes_pending(
+    pair: Pair,
+) -> None:
+    """FORCE makes an entry that nobody was delivered pending and claims it whatever the
+    minimum idle time; an entry already pending still has to be idle long enough, and an
+    id the stream does not have is skipped."""
+    pair.check_all([
+        ("XADD", "s2", "7-6", "f", "v"),
+        ("XADD", "s2", "8-1", "f", "v"),
+        ("XGROUP", "CREATE", "s2", "g2", "0"),
+        ("XREADGROUP", "GROUP", "g2", "c1", "COUNT", "1", "STREAMS", "s2", ">"),  # 7-6
+        ("XCLAIM", "s2", "g2", "c3", "1000000000", "7-6", "8-1", "9999999999999-0", "FORCE"),
+        ("XCLAIM", "s2", "g2", "c4", "1000000000", "8-1", "FORCE", "JUSTID"),
+        ("XPENDING", "s2", "g2"),
+    ])
+    pair.check("XPENDING", "s2", "g2", "-", "+", "10", normalize=normalize.pending_idle)
+
+
 @pytest.mark.parametrize(
     "cmd",
     [
