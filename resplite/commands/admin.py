@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from resplite.algorithms.scores import d2string
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
-from resplite.engine import acl, acl_file, errors, info
+from resplite.engine import acl, acl_file, compat, errors, info
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Double, OrderedSet, Verbatim
@@ -441,10 +441,14 @@ def slowlog_get(client: Client, argv: list[bytes]) -> Any:
         if parsed is None or parsed < -1:
             raise CommandError(errors.SLOWLOG_COUNT)
         count = parsed
+    entries = client.server.slowlog.latest(count)
+    if not compat.follows(client.server.config["redis-compat-version"], "slowlog-argc"):
+        return [[entry.id, entry.time_s, entry.duration_us, entry.argv, entry.addr, entry.name]
+                for entry in entries]
     return [
         [entry.id, entry.time_s, entry.duration_us, entry.argv, entry.addr, entry.name,
          entry.argc]
-        for entry in client.server.slowlog.latest(count)
+        for entry in entries
     ]
 
 

@@ -32,7 +32,7 @@ from resplite.commands.args import parse_int
 from resplite.commands.connection import valid_client_name
 from resplite.commands.helptext import help_reply
 from resplite.commands.server import timeout_ms
-from resplite.engine import errors
+from resplite.engine import compat, errors
 from resplite.engine.client import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -173,6 +173,8 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
     multi_mem = sum(_argv_size(args) for _, args in multi) if multi else 0
     omem, tot_mem = client.memory_usage(argv_mem)
     tracking = client.tracking
+    version = client.server.config["redis-compat-version"]
+    watch = f"watch={len(client.watched)} " if compat.follows(version, "client-list-watch") else ""
     line = (
         f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} "
         f"name={client.name.decode('utf-8', 'surrogateescape')} "
@@ -180,19 +182,24 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"idle={max(now - client.last_interaction_ms, 0) // 1000} "
         f"flags={_flags(client)} db={client.db_index} sub={len(client.channels)} "
         f"psub={len(client.patterns)} ssub={len(client.shard_channels)} "
-        f"multi={len(multi) if multi is not None else -1} watch={len(client.watched)} "
+        f"multi={len(multi) if multi is not None else -1} {watch}"
         f"qbuf=0 qbuf-free=0 argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 "
         f"obl=0 oll=0 omem={omem} tot-mem={tot_mem} events={'rw' if omem else 'r'} "
         f"cmd={client.last_command} user={client.user.name} "
-        f"redir={tracking.redirect if tracking is not None else -1} resp={client.resp} "
-        f"lib-name={client.lib_name.decode('utf-8', 'surrogateescape')} "
-        f"lib-ver={client.lib_ver.decode('utf-8', 'surrogateescape')} "
-        # Redis 8.0: the I/O thread (one here: 0) and the traffic so far; 8.8: the reads
-        # and how many commands each parsed.
-        f"io-thread=0 tot-net-in={client.net_in} tot-net-out={client.net_out} "
-        f"tot-cmds={client.commands_processed} read-events={client.read_events} "
-        f"parse-batch-cmd-sum={client.parse_batch_cmds} parse-batch-cnt={client.parse_batches}"
+        f"redir={tracking.redirect if tracking is not None else -1} resp={client.resp}"
     )
+    if compat.follows(version, "client-list-lib"):
+        line += (f" lib-name={client.lib_name.decode('utf-8', 'surrogateescape')}"
+                 f" lib-ver={client.lib_ver.decode('utf-8', 'surrogateescape')}")
+    if compat.follows(version, "client-list-io"):
+        # The I/O thread (one here: 0) and the traffic so far.
+        line += (f" io-thread=0 tot-net-in={client.net_in} tot-net-out={client.net_out}"
+                 f" tot-cmds={client.commands_processed}")
+    if compat.follows(version, "client-list-reads"):
+        # The reads and how many commands each parsed.
+        line += (f" read-events={client.read_events}"
+                 f" parse-batch-cmd-sum={client.parse_batch_cmds}"
+                 f" parse-batch-cnt={client.parse_batches}")
     return line.encode("utf-8", "surrogateescape")
 
 

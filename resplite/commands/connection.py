@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
-from resplite.engine import acl, errors
+from resplite.engine import acl, compat, errors
 from resplite.engine.client import REPLY_ON
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -118,7 +118,8 @@ def hello(client: Client, argv: list[bytes]) -> Any:
     client.update_gated()
     return {
         b"server": b"redis",
-        b"version": REDIS_VERSION.encode(),
+        b"version": compat.reported(client.server.config["redis-compat-version"],
+                                    REDIS_VERSION).encode(),
         b"proto": protover,
         b"id": client.id,
         b"mode": b"standalone",

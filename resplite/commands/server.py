@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
-from resplite.engine import errors, info
+from resplite.engine import compat, errors, info
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.persistence import LoadError
@@ -334,7 +334,8 @@ def lolwut(client: Client, argv: list[bytes]) -> Any:
     if len(argv) >= 3 and argv[1].lower() == b"version" and parse_int(argv[2]) is None:
         raise CommandError(errors.NOT_INTEGER)
     # Redis draws art for versions 5 and 6; resplite only states the version it follows.
-    return Verbatim(f"Redis ver. {REDIS_VERSION}\n".encode())
+    version = compat.reported(client.server.config["redis-compat-version"], REDIS_VERSION)
+    return Verbatim(f"Redis ver. {version}\n".encode())
 
 
 # -- DEBUG --------------------------------------------------------------------------------

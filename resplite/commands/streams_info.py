@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands.helptext import help_reply
 from resplite.commands.streams_common import int_arg, read_stream
-from resplite.engine import errors
+from resplite.engine import compat, errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, ConsumerGroup
@@ -67,6 +67,8 @@ def _header(client: Client, stream: Stream) -> dict[bytes, Any]:
         b"entries-added": stream.entries_added,
         b"recorded-first-entry-id": format_id(stream.first_id),
     }
+    if not compat.follows(client.server.config["redis-compat-version"], "xinfo-stream-idmp"):
+        return reply
     state = stream.idmp
     if state is None:
         limits = client.server.config.values
@@ -85,7 +87,8 @@ def _header(client: Client, stream: Stream) -> dict[bytes, Any]:
     return reply
 
 
-def _full_group(stream: Stream, group: ConsumerGroup, count: int) -> dict[bytes, Any]:
+def _full_group(stream: Stream, group: ConsumerGroup, count: int, version: compat.Version
+                ) -> dict[bytes, Any]:
     pel = group.pel
     pending = []
     for sid in group.pel_ids.islice(0, count or None):
@@ -98,14 +101,13 @@ def _full_group(stream: Stream, group: ConsumerGroup, count: int) -> dict[bytes,
         for sid in consumer.pel.islice(0, count or None):
             nack = pel[sid]
             own.append([format_id(sid), nack.delivery_time, nack.delivery_count])
-        consumers.append({
-            b"name": consumer.name,
-            b"seen-time": consumer.seen_time,
-            b"active-time": consumer.active_time,
-            b"pel-count": len(consumer.pel),
-            b"pending": own,
-        })
-    return {
+        entry: dict[bytes, Any] = {b"name": consumer.name, b"seen-time": consumer.seen_time}
+        if compat.follows(version, "xinfo-active-time"):
+            entry[b"active-time"] = consumer.active_time
+        entry[b"pel-count"] = len(consumer.pel)
+        entry[b"pending"] = own
+        consumers.append(entry)
+    reply: dict[bytes, Any] = {
         b"name": group.name,
         b"last-delivered-id": format_id(group.last_id),
         b"entries-read": _entries_read(group),
@@ -113,8 +115,10 @@ def _full_group(stream: Stream, group: ConsumerGroup, count: int) -> dict[bytes,
         b"pel-count": len(pel),
         b"pending": pending,
         b"consumers": consumers,
-        b"nacked-count": len(group.nacked),
     }
+    if compat.follows(version, "xinfo-nacked-count"):
+        reply[b"nacked-count"] = len(group.nacked)
+    return reply
 
 
 @command("xinfo|stream")
@@ -140,7 +144,8 @@ def xinfo_stream(client: Client, argv: list[bytes]) -> Any:
     reply[b"entries"] = [
         [format_id(sid), fields] for sid, fields in stream.range(0, MAX_ID, count)
     ]
-    reply[b"groups"] = [_full_group(stream, g, count) for g in stream.sorted_groups()]
+    version = client.server.config["redis-compat-version"]
+    reply[b"groups"] = [_full_group(stream, g, count, version) for g in stream.sorted_groups()]
     return reply
 
 
@@ -167,15 +172,19 @@ def xinfo_consumers(client: Client, argv: list[bytes]) -> Any:
     if group is None:
         raise CommandError(errors.nogroup_for_key(argv[3], argv[2]))
     now = client.server.clock.time_ms()
-    return [
-        {
+    active = compat.follows(client.server.config["redis-compat-version"], "xinfo-active-time")
+    reply = []
+    for consumer in group.sorted_consumers():
+        entry: dict[bytes, Any] = {
             b"name": consumer.name,
             b"pending": len(consumer.pel),
             b"idle": max(now - consumer.seen_time, 0),
-            b"inactive": now - consumer.active_time if consumer.active_time != -1 else -1,
         }
-        for consumer in group.sorted_consumers()
-    ]
+        if active:
+            entry[b"inactive"] = (now - consumer.active_time if consumer.active_time != -1
+                                  else -1)
+        reply.append(entry)
+    return reply
 
 
 @command("xinfo|help")

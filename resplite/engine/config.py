@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from resplite.engine import notify, redis_directives
+from resplite.engine import compat, notify, redis_directives
 from resplite.protocol.reader import split_inline
 
 
@@ -566,6 +566,13 @@ _LONG_MAX = (1 << 63) - 1
 _PROTECTED_ACTION = enum_parser("no", "yes", "local")
 
 
+def _parse_compat_version(text: str) -> compat.Version:
+    try:
+        return compat.parse(text)
+    except compat.VersionError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _multi(parse: Callable[[Sequence[str]], Any]) -> Parser:
     """The CONFIG SET form of a multi-value directive: words between single spaces."""
     return lambda text: parse(text.split(" ") if text else [])
@@ -685,6 +692,9 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("cluster-nodes", 3, int_parser(1, 1000), mutable=False),
         Directive("active-expire-enabled", True, parse_bool, format_bool),
         Directive("uvloop", True, parse_bool, format_bool, mutable=False),
+        # resplite's own: the Redis version the server answers as (resplite.engine.compat).
+        Directive("redis-compat-version", compat.parse(compat.DEFAULT), _parse_compat_version,
+                  compat.text, mutable=False),
         Directive("proc-title-template", "{title} {listen-addr} {server-mode}",
                   parse_proc_title_template, rewrite="string"),
         Directive("oom-score-adj-values", (0, 200, 800), parse_oom_values,

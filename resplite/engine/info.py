@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from resplite.engine import acl
+from resplite.engine import acl, compat
 from resplite.store.keyspace import EXPIRE_COST, KEY_COST
 from resplite.version import REDIS_VERSION, __version__
 
@@ -131,7 +131,7 @@ def _server(state: ServerState) -> Lines:
 
     uname = platform.uname()
     lines: Lines = [
-        ("redis_version", REDIS_VERSION),
+        ("redis_version", compat.reported(state.config["redis-compat-version"], REDIS_VERSION)),
         ("redis_git_sha1", "00000000"),
         ("redis_git_dirty", 0),
         ("redis_build_id", _build_id()),

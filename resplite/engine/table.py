@@ -26,6 +26,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from resplite.engine import compat
 from resplite.engine.registry import Handler
 
 # Placeholder that tools/gen_specs.py leaves where prose must still be written: refused.
@@ -93,7 +94,7 @@ class CommandSpec:
         "key_step",
         "last_key",
         "movablekeys",
-        "name",
+        "name", "since",
         "subcommands",
     )
 
@@ -105,9 +106,11 @@ class CommandSpec:
         handler: Handler | None, subcommands: Mapping[bytes, CommandSpec] | None = None,
         is_write: bool = False, dirties: bool = False, is_denyoom: bool = False,
         is_noauth: bool = False, is_no_multi: bool = False, is_blocking: bool = False,
-        is_transaction_control: bool = False,
+        is_transaction_control: bool = False, since: str = "",
     ) -> None:
         self.name = name
+        # The Redis version that added it (its spec's "since"; resplite's own: 0.x).
+        self.since = since
         self.fullname = fullname
         self.container = container
         self.arity = arity
@@ -133,6 +136,18 @@ class CommandSpec:
         self.is_no_multi = is_no_multi
         self.is_blocking = is_blocking
         self.is_transaction_control = is_transaction_control
+
+    def with_subcommands(self, subcommands: Mapping[bytes, CommandSpec]) -> CommandSpec:
+        """A copy of this container with other subcommands (its handler, if deferred, is
+        bound with the original's)."""
+        copy = CommandSpec.__new__(CommandSpec)
+        for slot in CommandSpec.__slots__:
+            setattr(copy, slot, getattr(self, slot))
+        copy.subcommands = subcommands
+        handler = self.handler
+        if isinstance(handler, Deferred):
+            handler.also_bind(copy)
+        return copy
 
     def __repr__(self) -> str:
         return f"<CommandSpec {self.fullname} arity={self.arity}>"
@@ -232,6 +247,7 @@ def _make_spec(
         is_no_multi="no_multi" in flags,
         is_blocking="blocking" in flags,
         is_transaction_control=fullname in _TRANSACTION_CONTROL,
+        since=data.get("since", ""),
     )
 
 
@@ -343,12 +359,33 @@ def renamed(table: dict[bytes, CommandSpec], renames: list[tuple[str, str]]
     return result
 
 
+def for_version(table: dict[bytes, CommandSpec], version: compat.Version
+                ) -> dict[bytes, CommandSpec]:
+    """The table of a server answering as Redis ``version`` (``redis-compat-version``):
+    without the commands and subcommands added after it, so that they answer Redis's
+    unknown-command errors and COMMAND does not list them. The newest version's table is
+    ``table`` itself."""
+    if compat.text(version) == compat.DEFAULT:
+        return table
+    result: dict[bytes, CommandSpec] = {}
+    for name, spec in table.items():
+        if not compat.available(spec.since, version):
+            continue
+        subs = spec.subcommands
+        if subs and not all(compat.available(sub.since, version) for sub in subs.values()):
+            spec = spec.with_subcommands(MappingProxyType({
+                sub_name: sub for sub_name, sub in subs.items()
+                if compat.available(sub.since, version)}))
+        result[name] = spec
+    return result
+
+
 # -- the table from the generated catalog ---------------------------------------------------
 
 # The spec fields a catalog entry keeps: what dispatch, ACL and COMMAND INFO read. The prose
 # and argument trees (COMMAND DOCS) stay in the spec files.
 CATALOG_FIELDS = ("name", "container", "arity", "command_flags", "acl_categories", "hints",
-                  "key_specs")
+                  "key_specs", "since")
 
 
 # Embedded servers in threads of one process share the table: one reads a file at a time.
@@ -430,6 +467,13 @@ class Deferred:
 
     def __call__(self, client: Any, argv: list[bytes]) -> Any:
         return self._binder.bind(self.fullname)(client, argv)
+
+    def also_bind(self, spec: CommandSpec) -> None:
+        """Give ``spec`` (a copy of this handler's spec) the real handler too when the
+        module is imported."""
+        binder = self._binder
+        with binder._lock:
+            binder.specs.append(spec)
 
     def __repr__(self) -> str:
         return f"<handler of {self.fullname} in {self._binder.module}, not imported yet>"

@@ -34,7 +34,7 @@ from resplite.engine.clock import Clock
 from resplite.engine.config import Config, ConfigError
 from resplite.engine.scheduler import TimerHandle
 from resplite.engine.state import ServerState
-from resplite.engine.table import renamed
+from resplite.engine.table import for_version, renamed
 from resplite.server.busy import ConnectionPump, Listener
 from resplite.server.connection import Connection
 from resplite.server.migrate import SocketTransport
@@ -108,7 +108,8 @@ class Server:
     ) -> None:
         self.config = config
         self.embedded = embedded
-        table = command_table()
+        # Only the commands of the Redis version it answers as (redis-compat-version).
+        table = for_version(command_table(), config["redis-compat-version"])
         if config.renames:
             try:
                 table = renamed(table, config.renames)

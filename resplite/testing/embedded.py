@@ -136,8 +136,11 @@ class ServerStartError(RuntimeError):
 
 
 def directive_text(name: str, value: Any) -> tuple[str, str]:
-    """``(directive-name, text)`` for a keyword argument as :func:`serve` accepts it."""
+    """``(directive-name, text)`` for a keyword argument as :func:`serve` accepts it
+    (``redis_version`` stands for ``redis-compat-version``)."""
     key = name.replace("_", "-").lower()
+    if key == "redis-version":
+        key = "redis-compat-version"
     if isinstance(value, bool):
         text = "yes" if value else "no"
     elif isinstance(value, (list, tuple)):
@@ -772,6 +775,8 @@ def serve(
     """A handle on a server with ``directives``; enter it (``with``/``async with``) to start.
 
     ``isolation="process"`` runs the server in a child process instead of a thread.
+    ``redis_version="7.2"`` makes it answer as that Redis (the ``redis-compat-version``
+    directive: its commands, reply shapes and reported version).
     ``cluster=N`` starts a Redis Cluster of N nodes in one server instead (in the thread or
     the child process): ``handle.url`` is its first node, ``handle.cluster_nodes`` every
     node's (host, port), ``handle.cluster_url`` what ``redis.RedisCluster.from_url`` takes.

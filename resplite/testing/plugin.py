@@ -86,12 +86,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="how long a server may take to start (default 60)",
     )
+    group.addoption(
+        "--resplite-redis-version",
+        default=None,
+        metavar="X.Y",
+        help="the Redis version servers answer as (redis-compat-version: 7.0 to 8.10)",
+    )
     parser.addini("resplite_isolation", "thread or process", default="thread")
     parser.addini("resplite_protocol", "default, 2, 3 or both", default="default")
     parser.addini(
         "resplite_directives", "configuration directives NAME=VALUE, one a line", type="linelist"
     )
     parser.addini("resplite_start_timeout", "seconds a server may take to start", default="")
+    parser.addini("resplite_redis_version", "the Redis version servers answer as (X.Y)",
+                  default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -99,7 +107,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "resplite(protocol=None, decode_responses=False, **directives): client settings for "
-        "this test; directives give it a resplite server of its own",
+        "this test; directives (redis_version='7.2' among them) give it a resplite server of "
+        "its own",
     )
 
 
@@ -138,6 +147,10 @@ def _session_directives(config: pytest.Config) -> dict[str, Any]:
         if not sep or not name.strip():
             raise pytest.UsageError(f"resplite directive {line!r}: expected NAME=VALUE")
         directives[name.strip()] = value.strip()
+    version = config.getoption("--resplite-redis-version") or str(
+        config.getini("resplite_redis_version")).strip()
+    if version:
+        directives["redis-compat-version"] = version
     return directives
 
 
@@ -185,6 +198,11 @@ def resplite_factory(pytestconfig: pytest.Config) -> Iterator[Callable[..., Serv
 
     def factory(**directives: Any) -> ServerHandle:
         directives.setdefault("isolation", _setting(pytestconfig, "isolation"))
+        # The session's Redis version holds for every server, unless the test names one.
+        session_version = _session_directives(pytestconfig).get("redis-compat-version")
+        if session_version is not None and not {"redis_version", "redis_compat_version",
+                                                "redis-compat-version"} & set(directives):
+            directives["redis_compat_version"] = session_version
         directives.setdefault("startup_timeout", _start_timeout(pytestconfig))
         handle = serve(**directives)
         handle.start()

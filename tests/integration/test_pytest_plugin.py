@@ -391,3 +391,42 @@ def test_the_guides_maxmemory_1mb_marker_takes_writes(tmp_path: Path) -> None:
     """docs/testing.md's marker example: a server of the test's own at maxmemory 1mb."""
     out = run_pytest(tmp_path, GUIDE_MARKER_TESTS, "-q")
     assert "1 passed" in out
+
+
+REDIS_VERSION_TESTS = '''
+import pytest
+
+
+def info_version(client):
+    return client.info("server")["redis_version"]
+
+
+def test_the_session_server_answers_as_the_version(redis_client, resplite_factory):
+    assert info_version(redis_client) == "8.0.0"
+    # A command added after 8.0 is unknown there, as on Redis 8.0.
+    with pytest.raises(Exception, match="unknown command"):
+        redis_client.execute_command("XNACK", "s", "g", "c", "IDS", "1", "1-1")
+    factory_server = resplite_factory(databases=2)  # the session's version holds here too
+    import redis
+
+    client = redis.Redis.from_url(factory_server.url)
+    try:
+        assert info_version(client) == "8.0.0"
+    finally:
+        client.close()
+
+
+@pytest.mark.resplite(redis_version="7.2")
+def test_a_marker_picks_another(redis_client):
+    assert info_version(redis_client) == "7.2.0"
+'''
+
+
+@pytest.mark.parametrize("how", ["option", "ini"])
+def test_the_redis_version_comes_from_the_option_or_the_ini(tmp_path: Path, how: str) -> None:
+    if how == "option":
+        out = run_pytest(tmp_path, REDIS_VERSION_TESTS, "--resplite-redis-version", "8.0")
+    else:
+        out = run_pytest(tmp_path, REDIS_VERSION_TESTS,
+                         ini="[pytest]\nresplite_redis_version = 8.0\n")
+    assert "2 passed" in out

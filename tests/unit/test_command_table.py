@@ -380,3 +380,22 @@ def _range(lastkey: int, keystep: int = 1, limit: int = 0) -> dict:
 )
 def test_legacy_key_range_derivation(specs: list[KeySpec], expected: tuple) -> None:
     assert _derive_legacy_range(tuple(specs)) == expected
+
+
+def test_the_table_for_an_older_version_has_only_its_commands() -> None:
+    from resplite.engine.table import for_version
+
+    table = command_table()
+    assert for_version(table, (8, 10)) is table
+    old = for_version(table, (7, 0))
+    assert b"get" in old and b"hexpire" not in old and b"waitaof" not in old
+    assert b"hexpire" in for_version(table, (7, 4))
+    client = old[b"client"]
+    assert b"no-touch" not in client.subcommands and b"setinfo" not in client.subcommands
+    assert b"kill" in client.subcommands
+    assert b"no-touch" in table[b"client"].subcommands  # the full table is left as it was
+    # resplite's own commands (since 0.x) are there whatever the version.
+    own = [name for name, spec in table.items() if spec.since.startswith("0.")]
+    assert own and all(name in old for name in own)
+    every_since = {spec.since for spec in table.values()}
+    assert "" not in every_since  # the catalog carries each command's since

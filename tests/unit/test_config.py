@@ -119,3 +119,35 @@ def test_rename_command_moves_or_removes_a_command() -> None:
         renamed(table, [("get", "x")])
     with pytest.raises(ValueError, match="already exists"):
         renamed(table, [("set", "fetch")])
+
+
+def test_the_compat_differences_table_in_the_docs_is_the_code_s() -> None:
+    """docs/compatibility.md's table of redis-compat-version differences lists exactly
+    resplite.engine.compat.DIFFERENCES, oldest first."""
+    from pathlib import Path
+
+    from resplite.engine import compat
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "compatibility.md").read_text()
+    table = text.split("<!-- compat-differences -->")[1].split("<!-- /compat-differences -->")[0]
+    rows = [line.strip("|").split(" | ") for line in table.strip().splitlines()[2:]]
+    expected = sorted(((first, what) for first, what in compat.DIFFERENCES.values()),
+                      key=lambda row: compat.parse(row[0]))
+    assert [(since.strip(), what.strip()) for since, what in rows] == expected
+
+
+def test_compat_versions_parse_and_gate() -> None:
+    from resplite.engine import compat
+
+    assert compat.parse("8.6") == (8, 6) and compat.parse("8.6.3") == (8, 6)
+    assert compat.parse("8.10") > compat.parse("8.8")
+    for bad in ("6.2", "8.5", "9.0", "8", "", "8.x", "8.6.3.1"):
+        with pytest.raises(compat.VersionError):
+            compat.parse(bad)
+    assert compat.reported((8, 10), "8.10.0") == "8.10.0"
+    assert compat.reported((7, 2), "8.10.0") == "7.2.0"
+    assert compat.version_num("8.6.0") == 0x080600
+    assert compat.available("7.2.0", (7, 2)) and not compat.available("7.4.0", (7, 2))
+    assert compat.available("0.1.0", (7, 0))  # resplite's own commands
+    assert compat.follows((8, 6), "xinfo-stream-idmp")
+    assert not compat.follows((8, 4), "xinfo-stream-idmp")

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.keyslot import key_slot
 from resplite.algorithms.numbers import parse_int
-from resplite.engine import acl, errors
+from resplite.engine import acl, compat, errors
 from resplite.engine.cluster import CROSSSLOT, TRYAGAIN
 from resplite.engine.errors import CommandError
 from resplite.engine.info import bytes_to_human
@@ -81,9 +81,6 @@ _BUSY_FUNCTION = (
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
 )
 _INT64_MIN = -(1 << 63)
-_REDIS_VERSION_NUM = sum(
-    int(part) << shift for part, shift in zip(REDIS_VERSION.split("."), (16, 8, 0), strict=False)
-)
 _LOG_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING, 3: logging.WARNING}
 _VERBOSITY = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
 
@@ -220,6 +217,7 @@ class Scripting:
             from resplite.engine.scripting.natives import Lrand48
 
             self.rand = Lrand48()
+        version = compat.reported(self.state.config["redis-compat-version"], REDIS_VERSION)
         return {
             "command": self._command,
             "setresp": self._setresp,
@@ -231,8 +229,8 @@ class Scripting:
             "srand": self.rand.seed,
             "hook": self._hook,
             "register_function": self._register_function,
-            "version": REDIS_VERSION.encode(),
-            "version_num": _REDIS_VERSION_NUM,
+            "version": version.encode(),
+            "version_num": compat.version_num(version),
         }
 
     @property

@@ -1,0 +1,107 @@
+"""The Redis version a server answers as (``redis-compat-version``), and every behaviour that
+differs between the versions it can answer as.
+
+Users test against the Redis they run in production, and clients pinned to an older Redis
+fail on replies that gained fields since (go-redis 9.7 on XINFO STREAM's 8.6 fields and on
+SLOWLOG GET's 8.10 argument count). ``redis-compat-version`` picks one of :data:`VERSIONS`
+at start (the config file, the command line, ``resplite.serve(redis_version=...)``); it
+cannot change while the server runs. The server then:
+
+* reports it: INFO's ``redis_version``, HELLO's ``version``, LOLWUT, Lua's
+  ``redis.REDIS_VERSION`` and the snapshot's ``redis-ver`` (:func:`reported`);
+* has only the commands and subcommands that version has: one added later (its spec's
+  ``since``) answers Redis's unknown-command or unknown-subcommand error, and COMMAND lists
+  it not (:func:`available`);
+* shapes each reply listed in :data:`DIFFERENCES` as that version does.
+
+Invariants: :data:`DIFFERENCES` is the one list of gated reply differences (the code asks
+:func:`follows` with a key of it, never a bare version), and docs/compatibility.md's table of
+them is checked against it by the tests; the newest version is the default, so a server
+nobody configured answers as resplite's ``REDIS_VERSION``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+Version = tuple[int, int]
+
+#: The versions a server can answer as, oldest first; the last is the default.
+VERSIONS: Final = ("7.0", "7.2", "7.4", "8.0", "8.2", "8.4", "8.6", "8.8", "8.10")
+DEFAULT: Final = VERSIONS[-1]
+
+#: Reply differences by the version that introduced them: key -> (version, what changed).
+DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
+    "xinfo-active-time": (
+        "7.2", "XINFO STREAM FULL gives each consumer active-time, XINFO CONSUMERS inactive"),
+    "xinfo-stream-idmp": (
+        "8.6", "XINFO STREAM has the idempotency fields (idmp-duration, idmp-maxsize, "
+        "pids-tracked, iids-tracked, iids-added, iids-duplicates)"),
+    "xinfo-nacked-count": (
+        "8.8", "XINFO STREAM FULL gives each group nacked-count"),
+    "slowlog-argc": (
+        "8.10", "SLOWLOG GET entries have a 7th element, the command's whole argument count"),
+    "client-list-lib": (
+        "7.2", "CLIENT LIST / INFO have lib-name and lib-ver"),
+    "client-list-watch": (
+        "7.4", "CLIENT LIST / INFO have watch, the number of keys the client watches"),
+    "client-list-io": (
+        "8.0", "CLIENT LIST / INFO have io-thread, tot-net-in, tot-net-out and tot-cmds"),
+    "client-list-reads": (
+        "8.8", "CLIENT LIST / INFO have read-events, parse-batch-cmd-sum and "
+        "parse-batch-cnt"),
+}
+
+
+class VersionError(ValueError):
+    """Not a version a server can answer as."""
+
+
+def parse(text: str) -> Version:
+    """``"8.6"`` (or ``"8.6.3"``: the patch is ignored) as ``(8, 6)``, if it is one of
+    :data:`VERSIONS`."""
+    parts = text.strip().split(".")
+    key = ".".join(parts[:2])
+    if key not in VERSIONS or len(parts) > 3 or not all(p.isdigit() for p in parts):
+        raise VersionError(
+            f"redis-compat-version must be one of {', '.join(VERSIONS)} (got {text!r})")
+    return int(parts[0]), int(parts[1])
+
+
+def text(version: Version) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+def reported(version: Version, newest: str) -> str:
+    """The ``redis_version`` a server answering as ``version`` reports: ``newest``
+    (resplite's REDIS_VERSION) for the newest line, else that line's ``.0`` release."""
+    if text(version) == DEFAULT:
+        return newest
+    return f"{text(version)}.0"
+
+
+def version_num(version_text: str) -> int:
+    """``"8.6.0"`` as Redis's ``REDIS_VERSION_NUM`` (0x080600)."""
+    return sum(int(part) << shift
+               for part, shift in zip(version_text.split("."), (16, 8, 0), strict=False))
+
+
+def since(spec_since: str) -> Version:
+    """A spec's ``since`` (``"7.2.0"``) as a version to compare with."""
+    parts = spec_since.split(".")
+    return int(parts[0]), int(parts[1]) if len(parts) > 1 else 0
+
+
+def available(spec_since: str, version: Version) -> bool:
+    """Whether a command added in ``spec_since`` exists in ``version`` (resplite's own
+    commands, ``since`` 0.x, always do)."""
+    added = since(spec_since)
+    return added[0] < 1 or added <= version
+
+
+_INTRODUCED: Final = {key: parse(first) for key, (first, _) in DIFFERENCES.items()}
+
+
+def follows(version: Version, key: str) -> bool:
+    """Whether a server answering as ``version`` has the difference ``key``."""
+    return version >= _INTRODUCED[key]
