@@ -40,6 +40,7 @@ from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.dispatch import Dispatcher
 from resplite.engine.evict import EVICT_FAIL, Evictor
+from resplite.engine.expire import ActiveExpire
 from resplite.engine.faults import Faults
 from resplite.engine.hotkeys import Hotkeys
 from resplite.engine.info import InfoState
@@ -161,6 +162,8 @@ class ServerState:
         self.blocking.run_retry = self._run_retry
         self.pause = ClientPause(self)
         self.lazyfree = LazyFree(scheduler)
+        # The active expire cycle (the cron runs its slow cycles, it schedules fast ones).
+        self.expiry = ActiveExpire(self)
         self._set_lazy_release()
         for name in ("lazyfree-lazy-expire", "lazyfree-lazy-server-del"):
             config.on_change(name, self._set_lazy_release)
@@ -217,7 +220,6 @@ class ServerState:
         self.qbuf_limit_disconnections = 0
         self.total_forks = 0
         self.latest_fork_usec = 0
-        self.expire_cycle_ns = 0  # time in the cron's active expiry (expire_cycle_cpu_...)
         self.dirty = 0  # changes since the last save (rdb_changes_since_last_save)
         self.last_save_time = self.start_time_ms // 1000
         self.shutdown_requested: Callable[[], None] | None = None
@@ -713,7 +715,7 @@ class ServerState:
         self.reads_processed = self.writes_processed = 0
         self.qbuf_limit_disconnections = 0
         self.total_forks = self.latest_fork_usec = 0
-        self.expire_cycle_ns = 0
+        self.expiry.reset_stats()
         self.output.disconnections = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0

@@ -363,17 +363,7 @@ class Server:
         state.persistence.cron()
         config = self.config
         state.keyspace.cron(rehash=config["activerehashing"])
-        if config["active-expire-enabled"]:
-            # active-expire-effort 1..10 raises the work per cycle as Redis's does (+25 %
-            # of the base per step).
-            budget = 200 + 50 * (config["active-expire-effort"] - 1)
-            started = time.perf_counter_ns()
-            for db in state.keyspace.dbs:
-                if db.has_timers:
-                    db.active_expire(budget)
-            elapsed = time.perf_counter_ns() - started
-            state.expire_cycle_ns += elapsed
-            state.latency.sample_ns("expire-cycle", elapsed)
+        state.expiry.slow_cycle()
         state.lazyfree.release()
         state.migrate.close_idle()
         state.blocking.check_timeouts()

@@ -12,16 +12,28 @@ Invariants:
 * a key lives while ``now <= when`` and is expired from ``when + 1`` on, as Redis's
   ``keyIsExpired`` rules (so PTTL can answer 0 while the value is still there); an expired
   key is never returned by a lookup: lookups delete it first (lazy expiry, as Redis's
-  ``expireIfNeeded``), and :meth:`Database.active_expire` frees the ones nobody reads, by
-  the same rule. Redis 8's active cycle also takes a key at ``now == when``; here that
-  millisecond can last as long as a test keeps the clock frozen, so every path keeps the key
-  through it and what a command sees never depends on whether a cycle happened to run;
+  ``expireIfNeeded``), and the active cycle (:meth:`Database.expire_keys`, driven by
+  the engine's expire cycle) frees the ones nobody reads, by the same rule. Redis 8's
+  active cycle also takes a key at ``now == when``; here that millisecond can last as
+  long as a test keeps the clock frozen, so every path keeps the key through it and what
+  a command sees never depends on whether a cycle happened to run;
 * keys are created only through :meth:`Database.set`, :meth:`Database.add` and
   :meth:`Database.put`, never by writing ``data`` directly: that is how SCAN's index
   (:mod:`resplite.store.scanindex`) and the access times learn about new keys;
 * every change that a WATCH or a blocked client must notice goes through
   :meth:`Database.signal_modified`, which calls the hook the server installs. Commands call it
   themselves, after the change, as Redis's ``signalModifiedKey`` is called.
+
+The timer index: every expiry time set is also filed in ``timers``, a dict from the
+millisecond to the key set to expire then (the key itself, or a list of the keys when
+several share it), and the millisecond in ``timer_heap``, a min-heap of the distinct
+times. The active cycle takes the earliest time from the heap and deletes its keys in turn,
+so finding a due key costs O(1) amortised (a heap of a million ``(time, key)`` tuples cost
+several microseconds per pop in cache misses; a million keys set in the same second share
+a thousand times). Entries are hints, never removed on PERSIST, a later EXPIRE or a delete:
+one whose key is gone or whose expiry changed since (``expires`` is the truth) is skipped
+when reached. ``timer_entries`` counts the entries filed and not yet reached, and the index
+is rebuilt from ``expires`` when stale entries outnumber live ones two to one.
 
 Hash field expiry (Redis 7.4): a hash whose fields have TTLs is tracked in a second min-heap
 of ``(time, key)``, its earliest field expiry, filled by :meth:`Database.track_fields` (the
@@ -61,11 +73,13 @@ whenever the total is read (:meth:`Meter.used`: before every command under ``max
 and for every report), charges the difference, so a burst of writes to one stream is
 measured once; :meth:`Database.recharge` charges one key at once, without a signal.
 
-Eviction sampling (:meth:`Database.sample_keys`): keys with an expiry are drawn from the
-expiry heap (a list: a random position is a random entry); any key from ``sampler``, a list
-of the keys built the first time an ``allkeys-*`` eviction needs it and appended to as keys
-are created (a write then takes the bookkeeping path). Deleted keys are dropped from it
-lazily, when drawn, and it is rebuilt when stale entries outnumber live keys.
+Eviction sampling (:meth:`Database.sample_keys`): keys with an expiry are drawn from
+``volatile_sampler``, a list of the keys with an expiry built the first time a
+``volatile-*`` eviction needs it and appended to by :meth:`Database.set_expire` while it
+exists; any key from ``sampler``, a list of the keys built the first time an ``allkeys-*``
+eviction needs it and appended to as keys are created (a write then takes the bookkeeping
+path). Keys deleted (or persisted) since are dropped from either lazily, when drawn, and a
+list is rebuilt when stale entries outnumber live keys.
 
 Invariants (accounting), once settled (``unsettled`` empty): ``used`` equals the sum, over
 the keys, of ``KEY_COST + len(key) +`` the value's charge (its :func:`value_size`, or
@@ -126,7 +140,9 @@ def _fresh_dict_size(n: int) -> int:
 
 # What a key costs beyond its value: its entries in ``data`` and ``access``, and its string.
 KEY_COST = 2 * DICT_ENTRY + BYTES_HEADER
-# What an expiry time adds: its entry in ``expires`` with the time's int, and a heap entry.
+# What an expiry time adds: its entry in ``expires`` with the time's int, and its entry in
+# the timer index (a reference in a time's list, or a time of its own: a dict entry shared
+# by the keys of that millisecond and a heap slot; counted as a tuple's worth on average).
 EXPIRE_COST = DICT_ENTRY + INT_OBJECT + TUPLE2 + POINTER
 # Values whose charge cannot change in place (and None: a key that is gone).
 _NOT_CHARGED = FLAT_STRINGS | {type(None)}
@@ -141,6 +157,7 @@ def value_size(value: Any) -> int:
 
 # What a new key holding a plain string costs beyond the lengths of key and value.
 _FLAT_KEY_COST = KEY_COST + BYTES_HEADER
+_FLAT_EXPIRING_COST = _FLAT_KEY_COST + EXPIRE_COST
 
 
 class Meter:
@@ -171,7 +188,6 @@ class Database:
     """One numbered database: a dict of keys, their expiry times and their access fields."""
 
     __slots__ = (
-        "_expiry_heap",
         "_field_heap",
         "_slow_writes",
         "access",
@@ -200,9 +216,13 @@ class Database:
         "release_replaced",
         "sampler",
         "scan_index",
+        "timer_entries",
+        "timer_heap",
+        "timers",
         "unix_s",
         "unsettled",
         "used",
+        "volatile_sampler",
     )
 
     def __init__(self, index: int, clock: Clock, on_modified: ModifiedHook = _no_hook,
@@ -222,6 +242,8 @@ class Database:
         self.unsettled: dict[bytes, None] = {}
         # Keys to draw eviction samples from, while an allkeys-* eviction uses them.
         self.sampler: list[bytes] | None = None
+        # Keys with an expiry to draw eviction samples from, while a volatile-* policy uses it.
+        self.volatile_sampler: list[bytes] | None = None
         self.expires: dict[bytes, int] = {}
         self.access: dict[bytes, int] = {}
         self.on_modified = on_modified
@@ -238,7 +260,10 @@ class Database:
         # Read lookups that found a live value or none (INFO keyspace_hits / _misses).
         self.hits = 0
         self.misses = 0
-        self._expiry_heap: list[tuple[int, bytes]] = []
+        # The timer index (see the module docstring).
+        self.timers: dict[int, bytes | list[bytes]] = {}
+        self.timer_heap: list[int] = []
+        self.timer_entries = 0
         self._field_heap: list[tuple[int, bytes]] = []
         self.expired_fields = 0
         self.scan_index: ScanIndex | None = None
@@ -553,8 +578,23 @@ class Database:
         expires = self.expires
         if key not in expires:
             self.used += EXPIRE_COST
+            if self.volatile_sampler is not None:
+                self.volatile_sampler.append(key)
         expires[key] = when_ms
-        heapq.heappush(self._expiry_heap, (when_ms, key))
+        timers = self.timers
+        filed = timers.get(when_ms)
+        if filed is None:
+            timers[when_ms] = key
+            heapq.heappush(self.timer_heap, when_ms)
+        elif filed.__class__ is list:
+            filed.append(key)  # type: ignore[union-attr]
+        else:
+            timers[when_ms] = [filed, key]  # type: ignore[list-item]
+        self.timer_entries += 1
+        if self.timer_entries > 2 * len(expires) + 1024:
+            # Mostly times changed since they were filed (a TTL refreshed over and over):
+            # O(n) once per n stale entries.
+            self.rebuild_timers()
 
     def persist(self, key: bytes) -> bool:
         if self.expires.pop(key, None) is None:
@@ -580,7 +620,7 @@ class Database:
         gone. Like Redis's active rehashing (which resizes a dict that became sparse), the
         cron copies ``data``, ``expires`` and ``access`` when the table is over four times
         larger than a fresh one and holds at most ``limit`` keys (a copy is O(n), done in
-        one go). Order, values and expiry heaps are unchanged. Returns whether it copied."""
+        one go). Order, values and the timer index are unchanged. Returns whether it copied."""
         data = self.data
         n = len(data)
         if n > limit or sys.getsizeof(data) <= 4 * _fresh_dict_size(n):
@@ -603,13 +643,17 @@ class Database:
             self.data.clear()
             self.expires.clear()
             self.access.clear()
-        self._expiry_heap.clear()
+        self.timers = {}
+        self.timer_heap = []
+        self.timer_entries = 0
         self._field_heap.clear()
         self.charged.clear()
         self.unsettled.clear()
         self.used = 0
         if self.sampler is not None:
             self.sampler = []
+        if self.volatile_sampler is not None:
+            self.volatile_sampler = []
         self.drop_scan_index()
         return keys
 
@@ -748,35 +792,26 @@ class Database:
         draw = (rng or random).randrange
         out: list[bytes] = []
         if volatile:
-            expires = self.expires
-            if len(expires) <= count:
-                return list(expires)
-            heap = self._expiry_heap
-            if len(heap) > 2 * len(expires) + 64:
-                self._rebuild_expiry_heap()
-                heap = self._expiry_heap
-            # Stale entries are at most two in three (the heap is rebuilt past that), so
-            # this many draws all miss with a probability under one in a million.
-            for _ in range(4 * count + 32):
-                when, key = heap[draw(len(heap))]
-                if expires.get(key) == when:
-                    out.append(key)
-                    if len(out) == count:
-                        break
-            return out
-        data = self.data
-        if len(data) <= count:
-            return list(data)
-        sampler = self.sampler
-        if sampler is None:
-            sampler = self.sampler = list(data)
-            self._update_slow_writes()
+            live: dict[bytes, Any] = self.expires
+            if len(live) <= count:
+                return list(live)
+            sampler = self.volatile_sampler
+            if sampler is None or len(sampler) > 2 * len(live) + 1024:
+                sampler = self.volatile_sampler = list(live)
+        else:
+            live = self.data
+            if len(live) <= count:
+                return list(live)
+            sampler = self.sampler
+            if sampler is None:
+                sampler = self.sampler = list(live)
+                self._update_slow_writes()
         # Each draw either finds a live key or removes a stale entry for good, so this ends
         # and costs O(count) amortised.
         while sampler:
             i = draw(len(sampler))
             key = sampler[i]
-            if key not in data:
+            if key not in live:
                 # Deleted since it was listed: swap the last entry into its place.
                 sampler[i] = sampler[-1]
                 sampler.pop()
@@ -787,8 +822,9 @@ class Database:
         return out
 
     def drop_sampler(self) -> None:
-        """Stop keeping the list of keys for allkeys-* eviction (the policy changed)."""
+        """Stop keeping the lists of keys for eviction (the policy changed)."""
         self.sampler = None
+        self.volatile_sampler = None
         self._update_slow_writes()
 
     # -- hash field expiry ----------------------------------------------------------------
@@ -797,6 +833,11 @@ class Database:
     def has_timers(self) -> bool:
         """Whether anything may expire: a key with a TTL or a tracked hash field."""
         return bool(self.expires or self._field_heap)
+
+    @property
+    def has_field_timers(self) -> bool:
+        """Whether a hash with fields that have a TTL is tracked."""
+        return bool(self._field_heap)
 
     def track_fields(self, key: bytes, value: Hash) -> None:
         """Have the active cycle visit ``key`` when the first of its fields is due."""
@@ -860,33 +901,116 @@ class Database:
         heapq.heapify(heap)
         self._field_heap = heap
 
-    def active_expire(self, budget: int = 200) -> int:
-        """Delete up to ``budget`` keys whose time has passed, after the hash fields whose
-        time has passed (see the module docstring); returns how many keys and fields went.
+    def expire_fields_due(self, budget: int) -> int:
+        """Drop up to about ``budget`` hash fields whose time has passed (deleting a hash
+        they leave empty); returns how many went. The active cycle's part for hash fields."""
+        return self._active_expire_fields(budget) if self._field_heap else 0
 
-        A min-heap of (time, key) finds the due keys in O(log n) each. Entries made stale by
-        a later EXPIRE, PERSIST or delete are skipped when popped (the dict is the truth),
-        and the heap is rebuilt when stale entries outnumber live ones.
-        """
-        deleted = self._active_expire_fields(budget) if self._field_heap else 0
-        heap = self._expiry_heap
+    def keys_due(self, now: int) -> bool:
+        """Whether the timer index has an entry due at ``now`` (maybe a stale one)."""
+        heap = self.timer_heap
+        return bool(heap) and heap[0] < now
+
+    def expire_keys(self, limit: int, now: int) -> tuple[int, int]:
+        """Reach up to ``limit`` entries of the timer index due at ``now`` (time before
+        ``now``), earliest first, and delete the keys still due; returns (entries reached,
+        keys deleted). Fewer than ``limit`` reached means none is left due. Keys due later
+        are never touched, however large ``limit`` is."""
+        heap = self.timer_heap
+        timers = self.timers
+        expires = self.expires
+        # Without notification or lazy-free hooks an expiry is spelled out here: this runs
+        # once per key when a million keys expire together.
+        plain = self.release_expired is None and self.on_expired is None
+        data_pop = self.data.pop
+        access_pop = self.access.pop
+        on_modified = self.on_modified
+        index = self.index
+        reached = expired = freed = 0
+        while heap and reached < limit:
+            when = heap[0]
+            if when >= now:
+                break
+            filed = timers[when]
+            keys: list[bytes] = filed if filed.__class__ is list else [filed]  # type: ignore[assignment,list-item]
+            while keys and reached < limit:
+                key = keys.pop()
+                reached += 1
+                if expires.get(key) != when:
+                    continue  # stale: the key went, or its time changed, since it was filed
+                expired += 1
+                if not plain:
+                    self._delete_expired(key)
+                    continue
+                value = data_pop(key)
+                access_pop(key, None)
+                del expires[key]
+                if value.__class__ is bytes:
+                    freed += _FLAT_EXPIRING_COST + len(key) + len(value)
+                else:
+                    freed += KEY_COST + EXPIRE_COST + len(key) + self._discharge(key, value)
+                on_modified(index, key)
+            if keys:
+                timers[when] = keys  # the limit: the rest waits for the next call
+                break
+            del timers[when]
+            heapq.heappop(heap)
+        self.timer_entries -= reached
+        if plain:
+            self.used -= freed
+            self.expired_keys += expired
+        return reached, expired
+
+    def due_share(self, count: int, now: int, rng: random.Random | None = None
+                  ) -> tuple[int, int]:
+        """Sample the timer index for how much of it is due at ``now`` (Redis's estimate of
+        the keys logically expired but not yet reclaimed, ``expired_stale_perc``): draws
+        ``count`` of its times at random and returns (entries under them, entries under
+        the due ones); the ratio estimates the share of entries that are due."""
+        heap = self.timer_heap
         if not heap:
+            return 0, 0
+        draw = (rng or random).randrange
+        timers = self.timers
+        sampled = due = 0
+        for _ in range(count):
+            when = heap[draw(len(heap))]
+            filed = timers[when]
+            n = len(filed) if filed.__class__ is list else 1
+            sampled += n
+            if when < now:
+                due += n
+        return sampled, due
+
+    def active_expire(self, budget: int = 200) -> int:
+        """Delete up to ``budget`` keys whose time has passed, after up to ``budget`` hash
+        fields whose time has passed; returns how many keys and fields went (the whole
+        job, for a clock jump; the server's cycle paces itself through
+        :meth:`expire_keys` and :meth:`expire_fields_due`)."""
+        deleted = self.expire_fields_due(budget)
+        if not self.timer_heap:
             return deleted
         now = self.clock.time_ms()
-        expires = self.expires
-        while heap and heap[0][0] < now and deleted < budget:
-            when, key = heapq.heappop(heap)
-            if expires.get(key) == when:
-                self._delete_expired(key)
-                deleted += 1
-        if len(heap) > 2 * len(expires) + 64:
-            self._rebuild_expiry_heap()
+        while deleted < budget and self.keys_due(now):
+            deleted += self.expire_keys(budget - deleted, now)[1]
         return deleted
 
-    def _rebuild_expiry_heap(self) -> None:
-        heap = [(w, k) for k, w in self.expires.items()]
+    def rebuild_timers(self) -> None:
+        """File every expiry time of ``expires`` afresh, dropping the stale entries."""
+        timers: dict[int, bytes | list[bytes]] = {}
+        for key, when in self.expires.items():
+            filed = timers.get(when)
+            if filed is None:
+                timers[when] = key
+            elif filed.__class__ is list:
+                filed.append(key)  # type: ignore[union-attr]
+            else:
+                timers[when] = [filed, key]  # type: ignore[list-item]
+        heap = list(timers)
         heapq.heapify(heap)
-        self._expiry_heap = heap
+        self.timers = timers
+        self.timer_heap = heap
+        self.timer_entries = len(self.expires)
 
 
 class Keyspace:
@@ -938,14 +1062,16 @@ class Keyspace:
     def cron(self, rehash: bool = False) -> None:
         """Periodic housekeeping: access clocks, scan indexes nobody uses any more, and with
         ``rehash`` (activerehashing) the tables of databases that shrank (see
-        :meth:`Database.compact`)."""
+        :meth:`Database.compact`), except while keys of theirs are due to expire: a copy
+        costs the size of the old table, so one made while a mass expiry empties it would
+        be paid again and again; the table left once the keys are gone is copied at once."""
         now = self.clock.time_ms()
         for db in self.dbs:
             db.tick()
             index = db.scan_index
             if index is not None and now - index.last_used_ms > SCAN_INDEX_IDLE_MS:
                 db.drop_scan_index()
-            if rehash:
+            if rehash and not db.keys_due(now):
                 db.compact()
 
     def configure_access(self, policy: str, log_factor: int = 10, decay_time: int = 1) -> None:
@@ -966,7 +1092,9 @@ class Keyspace:
         da.data, db.data = db.data, da.data
         da.expires, db.expires = db.expires, da.expires
         da.access, db.access = db.access, da.access
-        da._expiry_heap, db._expiry_heap = db._expiry_heap, da._expiry_heap
+        da.timers, db.timers = db.timers, da.timers
+        da.timer_heap, db.timer_heap = db.timer_heap, da.timer_heap
+        da.timer_entries, db.timer_entries = db.timer_entries, da.timer_entries
         da._field_heap, db._field_heap = db._field_heap, da._field_heap
         da.scan_index, db.scan_index = db.scan_index, da.scan_index
         # The meter's total is the same; each database takes the other's share.
@@ -977,5 +1105,6 @@ class Keyspace:
         da.charged, db.charged = db.charged, da.charged
         da.unsettled, db.unsettled = db.unsettled, da.unsettled
         da.sampler, db.sampler = db.sampler, da.sampler
+        da.volatile_sampler, db.volatile_sampler = db.volatile_sampler, da.volatile_sampler
         da._update_slow_writes()
         db._update_slow_writes()

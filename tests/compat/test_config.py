@@ -178,6 +178,15 @@ def test_config_set_errors(pair: Pair, args: tuple[str, ...]) -> None:
     pair.check("CONFIG", "GET", "timeout")
 
 
+def test_active_expire_effort_takes_1_to_10_as_redis(pair: Pair) -> None:
+    """The expire cycle's effort: out-of-range and malformed values get Redis's error and
+    change nothing; a value in range reads back."""
+    with pair.configured(active_expire_effort="1"):
+        for value in ("0", "11", "-1", "abc", "1.5", "10", "5", "1"):
+            pair.check("CONFIG", "SET", "active-expire-effort", value)
+            pair.check("CONFIG", "GET", "active-expire-effort")
+
+
 def test_config_set_several_and_get_back(pair: Pair) -> None:
     with pair.configured(maxclients="500", timeout="300"):
         pair.check("CONFIG", "GET", "maxclients")

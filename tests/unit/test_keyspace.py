@@ -112,3 +112,55 @@ def test_present_keys_are_all_a_delete_can_act_on() -> None:
         outcomes.append((deleted, dict(db.data), signals, db.expired_keys, db.used))
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][0] == [b"a", b"c"]
+
+
+def test_a_refreshed_ttl_leaves_a_bounded_timer_index() -> None:
+    """A TTL set again and again (a session kept alive) files a new time each time; the
+    stale entries are dropped by a rebuild before they outnumber live keys two to one."""
+    db, clock, _ = make_db()
+    now = clock.time_ms()
+    for i in range(100):
+        db.set(b"k%d" % i, b"v")
+    for step in range(200):
+        for i in range(100):
+            db.set_expire(b"k%d" % i, now + 60_000 + step)
+        assert db.timer_entries <= 2 * len(db.expires) + 1024 + 1
+    assert len(db.expires) == 100
+    # Only each key's latest time counts: nothing goes before it.
+    clock.advance(60_000 + 199)
+    assert db.active_expire(budget=10_000) == 0
+    clock.advance(1)
+    assert db.active_expire(budget=10_000) == 100
+
+
+def test_expire_keys_reaches_at_most_its_limit_and_resumes_inside_a_millisecond() -> None:
+    """Keys sharing an expiry time are taken part by part: a limit smaller than the keys of
+    one millisecond leaves the rest for the next call, none lost and none taken twice."""
+    db, clock, signals = make_db()
+    when = clock.time_ms() + 5
+    for i in range(50):
+        db.set(b"k%d" % i, b"v")
+        db.set_expire(b"k%d" % i, when)
+    clock.advance(6)
+    counts = []
+    while db.keys_due(clock.time_ms()):
+        reached, expired = db.expire_keys(7, clock.time_ms())
+        assert reached <= 7
+        counts.append(expired)
+    assert sum(counts) == 50 and len(db) == 0
+    assert sorted(k for _, k in signals) == sorted(b"k%d" % i for i in range(50))
+    assert db.used == 0 and db.timer_entries == 0
+
+
+def test_volatile_samples_are_keys_with_an_expiry() -> None:
+    db, clock, _ = make_db()
+    for i in range(200):
+        db.set(b"k%d" % i, b"v")
+        if i % 2:
+            db.set_expire(b"k%d" % i, clock.time_ms() + 1000)
+    assert set(db.sample_keys(50, volatile=True)) <= set(db.expires)
+    for i in range(1, 200, 4):
+        db.persist(b"k%d" % i)
+    for _ in range(20):
+        picked = db.sample_keys(10, volatile=True)
+        assert picked and set(picked) <= set(db.expires)
