@@ -242,6 +242,10 @@ def shutdown(client: Client, argv: list[bytes]) -> Any:
             raise CommandError(server.scripting.busy_error())
         server.scripting.abort()
     persistence = server.persistence
+    if persistence.loading:
+        # As Redis: a server still loading its data set has nothing new to save.
+        given.discard(b"save")
+        given.add(b"nosave")
     persistence.kill_child()
     if (b"save" in given or (server.config["save"] and b"nosave" not in given)) \
             and not persistence.save() and b"force" not in given:

@@ -826,22 +826,24 @@ class Aof:
         ordered = [f for f in files if f.kind == BASE] + [f for f in files if f.kind == INCR]
         if not ordered:
             return False
+        total = 0
         for f in ordered:
             try:
-                os.stat(self._path(f.name))
+                total += os.stat(self._path(f.name)).st_size
             except OSError as exc:
                 message = f"Unable to obtain the AOF file {f.name} length. stat: {exc.strerror}"
                 raise LoadError(message, [message]) from exc
         start = time.monotonic()
         self.loading = True
         persistence = self.state.persistence
-        persistence.loading = True
+        persistence.start_loading(total)
         try:
             for index, f in enumerate(ordered):
                 self._load_one(f, last=index == len(ordered) - 1)
+                persistence.loading_file_base = persistence.loading_loaded_bytes
         finally:
             self.loading = False
-            persistence.loading = False
+            persistence.stop_loading()
         self.state.dirty = 0
         log.info("DB loaded from append only file: %.3f seconds", time.monotonic() - start)
         return True
@@ -855,14 +857,18 @@ class Aof:
             raise LoadError(f"Can't open the append-only file {path}: {exc.strerror}") \
                 from exc
         log.info("Loading %s (%d bytes)", path, len(data))
+        persistence = self.state.persistence
+        file_base = persistence.loading_file_base
+        file_size = len(data)
         if data.startswith(b"REDIS"):
-            persistence = self.state.persistence
             persistence.load_bytes(data, drop_expired=True, name=path)
             start = persistence.end_offset
-            if start >= len(data):
-                return
-            data = data[start:]
-        self._replay(path, data, last)
+            if start < len(data):
+                persistence.loading_file_base = file_base + start
+                self._replay(path, data[start:], last)
+        else:
+            self._replay(path, data, last)
+        persistence.loading_loaded_bytes = file_base + file_size
 
     def _replay(self, path: str, data: bytes, last: bool) -> None:
         try:
@@ -886,9 +892,9 @@ class Aof:
         except AofCorrupt as exc:
             raise LoadError(f"Bad file format reading the append only file {path} {exc}") \
                 from None
-        self._run(path, commands)
+        self._run(path, commands, len(data))
 
-    def _run(self, path: str, commands: list[list[bytes]]) -> None:
+    def _run(self, path: str, commands: list[list[bytes]], size: int) -> None:
         from resplite.engine.client import Client
 
         state = self.state
@@ -898,16 +904,20 @@ class Aof:
         # A load ignores maxmemory, as Redis's does: the data set was accepted once.
         maxmemory, state.maxmemory = state.maxmemory, 0
         try:
-            self._replay_commands(path, client, commands)
+            self._replay_commands(path, client, commands, size)
         finally:
             state.maxmemory = maxmemory
         if client.multi is not None:
             log.warning("Revert incomplete MULTI/EXEC transaction in AOF file %s", path)
         state.unwatch_all(client)
 
-    def _replay_commands(self, path: str, client: Client, commands: list[list[bytes]]) -> None:
+    def _replay_commands(self, path: str, client: Client, commands: list[list[bytes]],
+                         size: int) -> None:
         dispatcher = self.state.dispatcher
-        for argv in commands:
+        persistence = self.state.persistence
+        base = persistence.loading_file_base
+        total = len(commands)
+        for count, argv in enumerate(commands, 1):
             if not argv:
                 continue
             found = dispatcher.lookup(argv)
@@ -915,6 +925,10 @@ class Aof:
                 raise LoadError(f"Unknown command '{argv[0].decode(errors='replace')}' "
                                 f"reading the append only file {path}")
             dispatcher.execute(client, argv)
+            if not count % 64:
+                # Parsed up front: the bytes read are estimated from the commands replayed.
+                persistence.loading_loaded_bytes = base + size * count // total
+                persistence.loading_turn()
 
     # -- INFO -------------------------------------------------------------------------------
 

@@ -272,12 +272,18 @@ class Dispatcher:
             if refused is not None:
                 return refused
         if busy:
-            if "allow_busy" in spec.flags:
+            # During a load, a command without the "loading" flag is refused before a busy
+            # script is looked at (processCommand's order).
+            if server.persistence.loading and "loading" not in spec.flags:
+                refusal = errors.LOADING
+            elif server.script_busy and "allow_busy" not in spec.flags:
+                refusal = server.scripting.busy_error()
+            else:
                 return self._gate(client, spec, argv)
             refused = self._context_refusal(client, spec, argv)
             if refused is not None:
                 return refused
-            return self._reject(client, spec, server.scripting.busy_error())
+            return self._reject(client, spec, refusal)
         if server.faults.rules:
             fault = server.faults.take(spec.fullname, spec.container, client.name)
             if fault is not None:
@@ -335,7 +341,9 @@ class Dispatcher:
         return errors.NOPERM + acl.denial_message(result, user, spec, obj)
 
     def execute_while_busy(self, client: Client, argv: list[bytes]) -> Any:
-        """A request that arrived while a script runs past busy-reply-threshold.
+        """A request that arrived while a script runs past busy-reply-threshold, or while
+        the start-up load runs (then the ``loading`` commands run and the others are
+        answered -LOADING, in place of the ``allow_busy`` rule below).
 
         Redis's order: unknown command, arity, protected commands, authentication, no-multi
         and ACL refusals come first, then a failed snapshot's and a subscribed context's

@@ -252,7 +252,8 @@ def _memory(state: ServerState) -> Lines:
 
 
 def _persistence(state: ServerState) -> Lines:
-    return [*state.persistence.info_lines(), *state.aof.info_lines()]
+    return [*state.persistence.info_lines(), *state.aof.info_lines(),
+            *state.persistence.loading_info_lines()]
 
 
 def _rates(state: ServerState) -> tuple[int, float, float]:

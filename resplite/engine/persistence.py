@@ -28,6 +28,15 @@ failed BGSAVE makes writes answer MISCONF until a save succeeds (:meth:`Persiste
 Loading (:meth:`Persistence.load_file`) reads the whole file, parses it with the loaded
 directives' encoding limits, and refuses to go on at the first problem with the offset and
 what was expected: a server with an unreadable snapshot does not start (empty is not safe).
+
+While a load runs, ``loading`` is set (INFO's ``loading:1`` and its ``loading_*`` progress
+fields) and the start-up load lets clients in, as Redis's ``processEventsWhileBlocked``
+does: the server listens before it loads, and the shell installs ``serve_while_loading``,
+which the load calls at least every :data:`LOADING_SERVE_INTERVAL_NS` of its work (and
+after every key while ``key-load-delay`` slows it down on purpose). The requests it reads
+go through the dispatcher's busy path, which answers ``-LOADING`` to every command without
+the ``loading`` flag. The hook may raise :class:`LoadingStopped` (a SHUTDOWN sent during the
+load): the load stops there and the exception reaches the shell.
 """
 
 from __future__ import annotations
@@ -37,7 +46,7 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from resplite.engine import compat
@@ -56,6 +65,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("resplite.persistence")
 
 BGSAVE_RETRY_DELAY_S: Final = 5
+# The start-up load serves clients at least this often (Redis does every 2 MB it reads,
+# loading-process-events-interval-bytes; resplite reads far fewer bytes in that time).
+LOADING_SERVE_INTERVAL_NS: Final = 5_000_000
+# How often a load updates INFO's loading_loaded_bytes (and considers serving clients).
+PROGRESS_EVERY: Final = 1 << 16
 MISCONF: Final = (
     "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
     "to disk. Commands that may modify the data set are disabled, because this instance is "
@@ -63,6 +77,10 @@ MISCONF: Final = (
     "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
     "RDB error."
 )
+
+
+class LoadingStopped(Exception):
+    """The shell stopped the start-up load (SHUTDOWN during it): the server exits."""
 
 
 class LoadError(Exception):
@@ -123,6 +141,25 @@ def debug_delay(usec: int) -> None:
         usec = 1 if random.randrange(-usec) == 0 else 0
     if usec:
         time.sleep(usec / 1_000_000)
+
+
+def _used_mem_aux(data: bytes) -> int:
+    """The ``used-mem`` AUX field of an RDB file's header (0 when it has none): what the
+    server that wrote it used, INFO's ``loading_rdb_used_mem``."""
+    from resplite.formats import rdb_format
+    from resplite.formats.rdb_format import RdbError
+
+    reader = rdb_format.Reader(memoryview(data), 9)
+    try:
+        while reader.pos < len(data) and data[reader.pos] == rdb_format.OPCODE_AUX:
+            reader.pos += 1
+            name = reader.string("an AUX field name")
+            value = reader.string("an AUX field value")
+            if name == b"used-mem":
+                return int(value) if value.isdigit() else 0
+    except RdbError:
+        pass  # the load proper reports it
+    return 0
 
 
 def fsync_dir(path: str) -> None:
@@ -229,6 +266,17 @@ class Persistence:
         self.keys_loaded = 0
         self.keys_expired = 0
         self.loading = False
+        # The load in progress (INFO's loading_* fields): when it started (Unix seconds),
+        # the bytes to read, the memory the file says its server used, the bytes read.
+        self.loading_start_time = 0
+        self.loading_total_bytes = 0
+        self.loading_rdb_used_mem = 0
+        self.loading_loaded_bytes = 0
+        self.loading_file_base = 0  # where the file being read starts in the total
+        # Installed by the shell for the start-up load: serves clients (see the module
+        # docstring); None: nobody is served until the load ends.
+        self.serve_while_loading: Callable[[], None] | None = None
+        self._served_ns = 0
         self.last_save_bytes = 0
         self.end_offset = 0  # where the last RDB loaded ended (an AOF base's commands follow)
 
@@ -436,6 +484,32 @@ class Persistence:
 
     # -- loading ----------------------------------------------------------------------------
 
+    def start_loading(self, total_bytes: int) -> None:
+        """A load begins (Redis's ``startLoading``): INFO shows it from now on."""
+        self.loading = True
+        self.loading_start_time = int(time.time())
+        self.loading_total_bytes = total_bytes
+        self.loading_rdb_used_mem = 0
+        self.loading_loaded_bytes = 0
+        self.loading_file_base = 0
+        self.keys_loaded = 0
+        self.keys_expired = 0
+        self._served_ns = time.perf_counter_ns()
+
+    def stop_loading(self) -> None:
+        self.loading = False
+
+    def loading_turn(self) -> None:
+        """Called as a load goes: serve clients if it is time to (see the module
+        docstring). May raise LoadingStopped."""
+        serve = self.serve_while_loading
+        if serve is None:
+            return
+        now = time.perf_counter_ns()
+        if now - self._served_ns >= LOADING_SERVE_INTERVAL_NS:
+            serve()
+            self._served_ns = time.perf_counter_ns()
+
     def load_file(self, path: str) -> rdb_file.LoadReport:
         """Load the snapshot at ``path`` into the (empty) keyspace; LoadError if it cannot
         be, naming the offset."""
@@ -447,11 +521,11 @@ class Persistence:
             raise LoadError(f"Can't open the snapshot {path}: {exc.strerror}") from exc
         log.info("Loading RDB %s (%d bytes)", path, len(data))
         start = time.monotonic()
-        self.loading = True
+        self.start_loading(len(data))
         try:
             report = self.load_bytes(data, drop_expired=True, name=path)
         finally:
-            self.loading = False
+            self.stop_loading()
         log.info("DB loaded from disk: %.3f seconds, %d keys loaded, %d expired keys skipped",
                  time.monotonic() - start, report.keys_loaded, report.keys_expired)
         state.last_save_time = state.clock.time_ms() // 1000
@@ -465,6 +539,13 @@ class Persistence:
 
         state = self.state
         dbs = state.keyspace.dbs
+        delay = state.config["key-load-delay"]
+        turn = self.loading_turn
+        # Only keys can hold a load up: a turn is due every so many of them, or after each
+        # one that key-load-delay slows down.
+        every = 1 if delay else 64
+        self.loading_rdb_used_mem = _used_mem_aux(data)
+        loaded_before = self.keys_loaded
 
         def on_key(db: int, key: bytes, value: Any, expire: int | None, idle: int | None,
                    freq: int | None) -> bool:
@@ -474,17 +555,26 @@ class Persistence:
             database.put(key, value, expire, None)
             if idle is not None or freq is not None:
                 database.restore_access(key, idle, freq)
+            self.keys_loaded += 1
+            if delay:
+                debug_delay(delay)
+            if not self.keys_loaded % every:
+                turn()
             return True
 
         def progress(offset: int) -> None:
-            log.info("Loading %s: %d of %d bytes (%d%%)", name, offset, len(data),
-                     offset * 100 // max(len(data), 1))
+            before = self.loading_loaded_bytes - self.loading_file_base
+            self.loading_loaded_bytes = self.loading_file_base + offset
+            if offset >> 20 > before >> 20:
+                log.info("Loading %s: %d of %d bytes (%d%%)", name, offset, len(data),
+                         offset * 100 // max(len(data), 1))
+            turn()
 
         try:
             report, self.end_offset = rdb_file.read_snapshot(
                 data, on_key, databases=len(dbs), limits=load_limits(state.config),
                 now_ms=state.clock.time_ms() if drop_expired else None,
-                progress=progress, base=base)
+                progress=progress, progress_every=PROGRESS_EVERY, base=base)
         except RdbError as exc:
             # Redis's rdbReportError line (without its source line number), then the stop.
             log.warning("Internal error in RDB reading offset %d -> %s", exc.offset,
@@ -500,8 +590,9 @@ class Persistence:
                 state.scripting.load_snapshot_libraries(report.libraries)
             except CommandError as exc:
                 raise LoadError(f"{name}: Failed loading library: {exc.message}") from exc
-        self.keys_loaded = report.keys_loaded
-        self.keys_expired = report.keys_expired
+        self.keys_loaded = loaded_before + report.keys_loaded
+        self.keys_expired += report.keys_expired
+        self.loading_loaded_bytes = self.loading_file_base + self.end_offset
         return report
 
     def load_at_start(self) -> None:
@@ -519,6 +610,32 @@ class Persistence:
             self.load_file(path)
 
     # -- INFO -------------------------------------------------------------------------------
+
+    def loading_info_lines(self) -> list[tuple[str, object]]:
+        """The progress of the load in progress (none when none is): Redis's fields, after
+        the AOF ones."""
+        if not self.loading:
+            return []
+        loaded = self.loading_loaded_bytes
+        if self.loading_total_bytes:
+            perc = loaded / self.loading_total_bytes * 100
+            remaining = self.loading_total_bytes - loaded
+        elif self.loading_rdb_used_mem:
+            perc = min(loaded / self.loading_rdb_used_mem * 100, 99.99)
+            remaining = max(self.loading_rdb_used_mem - loaded, 1)
+        else:
+            perc, remaining = 0.0, 1
+        elapsed = int(time.time()) - self.loading_start_time
+        # As Redis: a made-up second until a second has passed.
+        eta = elapsed * remaining // (loaded + 1) if elapsed else 1
+        return [
+            ("loading_start_time", self.loading_start_time),
+            ("loading_total_bytes", self.loading_total_bytes),
+            ("loading_rdb_used_mem", self.loading_rdb_used_mem),
+            ("loading_loaded_bytes", loaded),
+            ("loading_loaded_perc", f"{perc:.2f}"),
+            ("loading_eta_seconds", eta),
+        ]
 
     def info_lines(self) -> list[tuple[str, object]]:
         state = self.state

@@ -280,5 +280,5 @@ MEANINGFUL = frozenset({
     "set-proc-title", "oom-score-adj", "dynamic-hz", "supervised", "activerehashing",
     "active-expire-effort", "lazyfree-lazy-eviction", "lazyfree-lazy-expire",
     "lazyfree-lazy-server-del", "maxmemory-clients", "latency-monitor-threshold",
-    "rdb-key-save-delay", "shutdown-on-sigterm", "shutdown-on-sigint",
+    "rdb-key-save-delay", "key-load-delay", "shutdown-on-sigterm", "shutdown-on-sigint",
 })

@@ -291,6 +291,11 @@ class ServerState:
             engine = self._scripting = Scripting(self, self._busy_pump)
         return engine
 
+    @property
+    def script_busy(self) -> bool:
+        """Whether a script runs past busy-reply-threshold (without making the engine)."""
+        return self._scripting is not None and self._scripting.busy
+
     def _configure_access(self, name: str = "", value: object = None) -> None:
         # OBJECT IDLETIME / FREQ: what each key's access field records follows the policy.
         config = self.config

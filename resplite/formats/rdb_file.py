@@ -138,12 +138,14 @@ def read_snapshot(
     limits: v.Limits = v.DEFAULT_LIMITS,
     now_ms: int | None = None,
     progress: Callable[[int], None] | None = None,
+    progress_every: int = _CHUNK,
     base: int = 0,
 ) -> tuple[LoadReport, int]:
     """Parse an RDB file (or an AOF's RDB preamble) and hand each key to ``on_key(db, key,
     value, expire, idle, freq)``, which answers False for a key already loaded. Keys whose
     expiry is before ``now_ms`` are counted and dropped (pass None to keep them, as an AOF
-    base does). Returns the report and the offset just past the file (checksum included)."""
+    base does). ``progress(offset)`` is called about every ``progress_every`` bytes. Returns
+    the report and the offset just past the file (checksum included)."""
     view = memoryview(data)
     r = f.Reader(view, 0, base)
     r.checksum = RunningCrc()
@@ -163,12 +165,15 @@ def read_snapshot(
     freq: int | None = None
     extras: list[tuple[int, bytes, bytes]] = []
     streams: dict[tuple[int, bytes], Any] = {}
-    next_progress = _CHUNK
+    next_progress = progress_every
     size = len(view)
     while True:
         if progress is not None and r.pos >= next_progress:
+            # The checksum is brought up to date as the file is read, so the end of a large
+            # load does not pause for seconds to checksum it all at once.
+            r.checksum.update(view, r.pos)
             progress(r.pos)
-            next_progress = r.pos + _CHUNK
+            next_progress = r.pos + progress_every
         at = r.pos
         if at >= size:
             raise r.error("expected a type or opcode, found the end of the input")

@@ -32,6 +32,7 @@ from resplite.commands import command_table
 from resplite.engine import timeflow
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config, ConfigError
+from resplite.engine.persistence import LoadingStopped
 from resplite.engine.scheduler import TimerHandle
 from resplite.engine.state import ServerState
 from resplite.engine.table import for_version, renamed
@@ -139,10 +140,9 @@ class Server:
         return Connection(self.state, self.dispatcher)
 
     async def start(self) -> None:
-        """Load the data set, then bind every listener; after this returns the server
-        accepts connections. A snapshot that cannot be loaded raises LoadError."""
-        self.state.persistence.load_at_start()
-        self.state.start_aof()
+        """Bind every listener, then load the data set (clients are answered meanwhile, see
+        :meth:`_load`); after this returns the server serves them fully. A snapshot that
+        cannot be loaded raises LoadError, with nothing left listening."""
         loop = asyncio.get_running_loop()
         self._stopped = asyncio.Event()
         config = self.config
@@ -166,6 +166,9 @@ class Server:
         self.state.unix_socket = self.unix_socket
         config.on_change("bind", self._rebind)
         config.on_change("port", self._rebind)
+        if not self._load():
+            return  # a SHUTDOWN during the load: serve_forever goes on to stop
+        self.state.start_aof()
         self._cron_task = loop.create_task(self._cron())
         where = [f"{sock.getsockname()[0]}:{sock.getsockname()[1]}"
                  for lst in self._all_listeners() for sock in lst.sockets
@@ -173,6 +176,43 @@ class Server:
         if self.unix_socket:
             where.append(self.unix_socket)
         log.info("Ready to accept connections on %s (pid %d)", ", ".join(where), os.getpid())
+
+    def _load(self) -> bool:
+        """The start-up load, with clients served every few milliseconds of it as Redis
+        serves them (-LOADING to the commands without the ``loading`` flag); False when a
+        SHUTDOWN sent meanwhile stopped it."""
+        persistence = self.state.persistence
+        persistence.serve_while_loading = self._serve_while_loading
+        # A load makes millions of objects and no garbage cycles: the cyclic collector
+        # would only pause it (and the clients it serves) to walk them. Not when embedded:
+        # the collector is the host's.
+        collecting = not self.embedded and gc.isenabled()
+        if collecting:
+            gc.disable()
+        try:
+            persistence.load_at_start()
+        except LoadingStopped:
+            log.warning("The data set was still loading: exiting without it.")
+            return False
+        except BaseException:
+            for listener in self._all_listeners():
+                listener.close()
+            for client in list(self.state.clients.values()):
+                conn: Any = client.conn
+                if conn is not None:
+                    conn.close()
+            raise
+        finally:
+            if collecting:
+                gc.enable()
+            persistence.serve_while_loading = None
+            self.pump.busy_ended()
+        return True
+
+    def _serve_while_loading(self) -> None:
+        self.pump.serve_while_loading()
+        if self._stopped is not None and self._stopped.is_set():
+            raise LoadingStopped
 
     def _all_listeners(self) -> list[Listener]:
         return self._tcp_listeners + self._listeners

@@ -1,4 +1,4 @@
-"""Serving clients while a script runs past busy-reply-threshold.
+"""Serving clients while a script runs past busy-reply-threshold, or the data set loads.
 
 A script runs on the event loop's own turn (so nothing interleaves with it); one that runs
 long would leave every other client unanswered. Redis answers them from inside the script
@@ -12,6 +12,11 @@ runs it through the dispatcher's busy path: SCRIPT KILL, FUNCTION KILL, FUNCTION
 SHUTDOWN NOSAVE and the other allow-busy commands work, everything else is answered -BUSY.
 Replies go out through each transport's ``write``, which sends at once when nothing is
 queued. The listening sockets are polled too, so the server stays reachable.
+
+The start-up load is served the same way (:meth:`ConnectionPump.serve_while_loading`, which
+the load calls every few milliseconds, as Redis's ``processEventsWhileBlocked``): the server
+listens before it loads, and what clients send meanwhile is answered through the same busy
+path, where commands without the ``loading`` flag get -LOADING.
 
 Every open connection is a client the pump can see. The event loop's own servers
 (``create_server``) accept a socket in one turn and give it to its protocol a turn or two
@@ -223,7 +228,13 @@ class ConnectionPump:
         if shim.is_closing():
             conn.close()  # closed while the event loop took it over: now on its transport
 
-    def serve_while_busy(self, caller: Client) -> None:
+    def serve_while_loading(self) -> None:
+        """The start-up load's turn for clients (every connection, none excluded): their
+        requests go through the same busy path, which answers -LOADING to what may not
+        run during a load."""
+        self.serve_while_busy(None)
+
+    def serve_while_busy(self, caller: Client | None) -> None:
         state = self.state
         if state is None:
             return
