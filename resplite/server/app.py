@@ -6,6 +6,11 @@ it expires keys nobody reads, closes clients idle past ``timeout``, fires blocke
 timeouts (a safety net behind their own timers) and refreshes the memory figure that
 ``maxmemory`` is checked against.
 
+At start the server listens first, then loads its data set, answering clients every few
+milliseconds of the load (-LOADING to most commands, as Redis does; see :meth:`Server._load`).
+The cron's active expiry is :mod:`resplite.engine.expire`'s slow cycle; its fast cycles run
+on the event loop's timers between turns.
+
 Shutdown (SIGINT, SIGTERM or SHUTDOWN) closes the listeners, closes every client connection
 and stops; a second signal while shutting down exits at once.
 
