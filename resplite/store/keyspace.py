@@ -32,8 +32,9 @@ so finding a due key costs O(1) amortised (a heap of a million ``(time, key)`` t
 several microseconds per pop in cache misses; a million keys set in the same second share
 a thousand times). Entries are hints, never removed on PERSIST, a later EXPIRE or a delete:
 one whose key is gone or whose expiry changed since (``expires`` is the truth) is skipped
-when reached. ``timer_entries`` counts the entries filed and not yet reached, and the index
-is rebuilt from ``expires`` when stale entries outnumber live ones two to one.
+when reached. ``timer_entries`` counts the entries filed and not yet reached, and the cron
+rebuilds the index from ``expires`` when stale entries outnumber live ones two to one
+(:meth:`Database.tidy_timers`).
 
 Hash field expiry (Redis 7.4): a hash whose fields have TTLs is tracked in a second min-heap
 of ``(time, key)``, its earliest field expiry, filled by :meth:`Database.track_fields` (the
@@ -582,19 +583,15 @@ class Database:
                 self.volatile_sampler.append(key)
         expires[key] = when_ms
         timers = self.timers
-        filed = timers.get(when_ms)
-        if filed is None:
-            timers[when_ms] = key
-            heapq.heappush(self.timer_heap, when_ms)
+        size = len(timers)
+        filed = timers.setdefault(when_ms, key)
+        if len(timers) != size:
+            heapq.heappush(self.timer_heap, when_ms)  # a time of its own
         elif filed.__class__ is list:
             filed.append(key)  # type: ignore[union-attr]
         else:
             timers[when_ms] = [filed, key]  # type: ignore[list-item]
         self.timer_entries += 1
-        if self.timer_entries > 2 * len(expires) + 1024:
-            # Mostly times changed since they were filed (a TTL refreshed over and over):
-            # O(n) once per n stale entries.
-            self.rebuild_timers()
 
     def persist(self, key: bytes) -> bool:
         if self.expires.pop(key, None) is None:
@@ -995,6 +992,13 @@ class Database:
             deleted += self.expire_keys(budget - deleted, now)[1]
         return deleted
 
+    def tidy_timers(self) -> None:
+        """Rebuild the timer index when stale entries outnumber live ones two to one
+        (mostly times changed since they were filed, a TTL refreshed over and over): O(n)
+        once per n stale entries. The cron calls it."""
+        if self.timer_entries > 2 * len(self.expires) + 1024:
+            self.rebuild_timers()
+
     def rebuild_timers(self) -> None:
         """File every expiry time of ``expires`` afresh, dropping the stale entries."""
         timers: dict[int, bytes | list[bytes]] = {}
@@ -1073,6 +1077,7 @@ class Keyspace:
                 db.drop_scan_index()
             if rehash and not db.keys_due(now):
                 db.compact()
+            db.tidy_timers()
 
     def configure_access(self, policy: str, log_factor: int = 10, decay_time: int = 1) -> None:
         """Follow ``maxmemory-policy``: LFU counters under an ``*-lfu`` policy, else LRU."""
