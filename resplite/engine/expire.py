@@ -9,8 +9,9 @@ Redis's ``activeExpireCycle`` (expire.c), whose pacing it follows:
   ``active-expire-effort`` 1);
 * a *fast* cycle of at most ``1000 + 250 * (effort - 1)`` microseconds runs between the
   turns of the event loop (Redis runs it in ``beforeSleep``), only after a cycle stopped on
-  its time limit or while the estimated share of stale keys is above the acceptable one,
-  and never sooner than twice its duration after the previous fast cycle started: the
+  its time limit, and never sooner than twice its duration after the previous fast cycle
+  started (Redis's condition also names the stale-key estimate, but compares its fraction
+  with a percentage, so only the time limit ever starts a fast cycle there): the
   shell's timer (through the engine's :class:`~resplite.engine.scheduler.Scheduler`) calls
   it then, so other clients are served between two fast cycles;
 * each cycle visits up to 16 databases (all of them after a cycle that stopped on its time
@@ -119,12 +120,9 @@ class ActiveExpire:
         self._fast_timer = None
         self.fast_cycle()
 
-    def _want_fast(self, effort: Effort) -> bool:
-        return self.timelimit_exit or self.stale_perc * 100 >= effort.acceptable_stale
-
     def _schedule_fast(self, effort: Effort) -> None:
         """Ask the shell for a fast cycle at the earliest moment one may run."""
-        if self._fast_timer is not None or not self._want_fast(effort):
+        if self._fast_timer is not None or not self.timelimit_exit:
             return
         gap_ns = 2 * effort.fast_duration_us * 1000
         wait_ns = 0
@@ -147,7 +145,7 @@ class ActiveExpire:
         effort = Effort(config["active-expire-effort"])
         start = self.timer()
         if fast:
-            if not self._want_fast(effort):
+            if not self.timelimit_exit:
                 return 0
             gap_ns = 2 * effort.fast_duration_us * 1000
             if self.last_fast_start_ns is not None and start < self.last_fast_start_ns + gap_ns:

@@ -113,7 +113,7 @@ def test_a_capped_cycle_asks_for_fast_cycles_each_bounded_and_spaced() -> None:
     assert not expiry.timelimit_exit
 
 
-def test_no_fast_cycle_without_a_capped_cycle_or_stale_keys() -> None:
+def test_no_fast_cycle_without_a_capped_cycle() -> None:
     state, expiry, scheduler, _ = make_state()
     fill(state.keyspace[0], 10, T0 - 1)
     assert expiry.fast_cycle() == 0
