@@ -1,4 +1,4 @@
-"""LZF compression as Redis uses it for RDB strings (``rdbcompression``), in pure Python.
+"""LZF compression as Redis uses it for RDB strings (``rdbcompression``).
 
 The format (three kinds of token, read left to right):
 
@@ -13,16 +13,20 @@ freedom the C code has, an uninitialised hash table whose stale slots can point 
 input, only ever produces other valid matches; this implementation starts from an empty
 table, which is what Redis does in the common case of a fresh stack frame.
 
-Cost: O(n) with a small constant for runs of matches; about a microsecond per literal byte,
-so large incompressible values are best left uncompressed by the caller's size limit.
+Cost in pure Python: O(n) with a small constant for runs of matches, about a microsecond per
+literal byte, plus the empty table each call (a few hundred microseconds).
 
-Decompressing is deterministic (every valid stream has one output), so :func:`decompress`
-hands the work to liblzf's C decoder when the ``python-neo-lzf`` wheel is installed (its
-``lzf`` module), about a hundred times faster, and checks the length it returns; loading a
-snapshot is mostly decompressing. :func:`decompress_py` is the pure-Python decoder, used
-without it and for the messages of a stream that does not decode (a test holds the two
-equal). Compressing always stays here: liblzf's output depends on its build options, and
-Redis's exact bytes are the point of :func:`compress`.
+Both directions run in C where they can. Compressing: :mod:`resplite.algorithms._lzf`, the
+project's own extension (built by ``setup.py`` when a C compiler is there), is this module's
+:func:`compress_py` without the interpreter, a thousand times faster on short strings, and a
+test holds the two equal on random input. liblzf's own compressor (the ``lzf`` module below)
+cannot stand in: it leaves its hash table uninitialised, so a stale slot from an earlier call
+can change what it writes. Decompressing is deterministic (every valid stream has one
+output), so :func:`decompress` hands the work to liblzf's C decoder when the
+``python-neo-lzf`` wheel is installed, about a hundred times faster, and checks the length it
+returns; loading a snapshot is mostly decompressing. :func:`decompress_py` is the pure-Python
+decoder, used without it and for the messages of a stream that does not decode (a test holds
+the two equal).
 """
 
 from __future__ import annotations
@@ -37,6 +41,14 @@ except ImportError:  # the pure-Python decoder below does the same work, slowly
     pass
 else:
     _c_decompress = _liblzf.decompress
+
+_c_compress: Callable[[bytes | bytearray | memoryview, int], bytes | None] | None = None
+try:
+    from resplite.algorithms import _lzf  # type: ignore[attr-defined]
+except ImportError:  # not built (no C compiler): compress_py does the same, slowly
+    pass
+else:
+    _c_compress = _lzf.compress
 
 _HSIZE_MASK: Final = (1 << 16) - 1  # HLOG = 16
 _MAX_LIT: Final = 1 << 5
@@ -53,6 +65,19 @@ class LzfError(ValueError):
 def compress(data: bytes | bytearray | memoryview, out_len: int) -> bytes | None:
     """``data`` compressed into at most ``out_len`` bytes, or None when it does not fit
     (liblzf's ``lzf_compress`` returning 0). Redis asks for ``len(data) - 4`` at most."""
+    fast = _c_compress
+    if fast is not None and len(data) < _C_LIMIT:
+        return fast(data, out_len)
+    return compress_py(data, out_len)
+
+
+# Positions in the C table are 32-bit; anything longer (no RDB string is) stays here.
+_C_LIMIT: Final = 1 << 31
+
+
+def compress_py(data: bytes | bytearray | memoryview, out_len: int) -> bytes | None:
+    """:func:`compress` in pure Python: the reference, and the compressor without the C
+    extension."""
     src = bytes(data)
     in_len = len(src)
     if not in_len or out_len <= 0:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resplite.algorithms import lzf
-from resplite.algorithms.crc64 import crc64
+from resplite.algorithms.crc64 import crc64, crc64_py
 from resplite.algorithms.scores import d2string, fpconv_dtoa
 from resplite.formats import rdb_file
 from resplite.formats import rdb_format as f
@@ -46,6 +46,25 @@ def test_crc64_check_value() -> None:
 def test_crc64_continues_across_chunks() -> None:
     data = os.urandom(1000)
     assert crc64(crc64(0, data[:333]), data[333:]) == crc64(0, data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.integers(0, (1 << 64) - 1), st.integers(0, 8))
+def test_crc64_fast_and_pure_agree(data: bytes, start: int, skip: int) -> None:
+    """Whichever code :func:`crc64` uses (anycrc's when installed) gives the pure-Python
+    reference's value, from any running value and on any buffer type."""
+    expected = crc64_py(start, data[skip:])
+    assert crc64(start, data[skip:]) == expected
+    assert crc64(start, bytearray(data)[skip:]) == expected
+    assert crc64(start, memoryview(data)[skip:]) == expected
+
+
+def test_crc64_uses_anycrc_when_installed() -> None:
+    """The C checksum is there where the dependencies are installed (pyproject.toml)."""
+    pytest.importorskip("anycrc")
+    from resplite.algorithms import crc64 as module
+
+    assert module._c_crc64 is not None
 
 
 @pytest.mark.parametrize("which", ["core", "extras"])
@@ -80,6 +99,49 @@ def test_lzf_round_trip_and_incompressible() -> None:
         assert packed is not None
         assert lzf.decompress(packed, len(data)) == data
     assert lzf.compress(os.urandom(64), 60) is None
+
+
+_LZF_ALPHABETS = [b"ab", b"abcdefgh", bytes(range(256)), b"\x00\x01", b"x"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(
+    st.binary(max_size=2000),
+    st.builds(lambda alpha, picks: bytes(alpha[i % len(alpha)] for i in picks),
+              st.sampled_from(_LZF_ALPHABETS), st.lists(st.integers(0, 255), max_size=2000)),
+    st.builds(lambda unit, times, tail: unit * times + tail,
+              st.binary(min_size=1, max_size=40), st.integers(1, 400), st.binary(max_size=20)),
+), st.integers(-6, 6))
+def test_lzf_compiled_and_pure_compressors_agree(data: bytes, slack: int) -> None:
+    """The C compressor (resplite.algorithms._lzf) writes exactly the pure-Python
+    compressor's bytes, and gives up at exactly the same output limits; called again on the
+    same and on other input (its hash table persists across calls), it still does."""
+    fast = lzf._c_compress
+    if fast is None:
+        pytest.skip("the C extension is not built")
+    for out_len in (len(data) - 4, len(data) + slack, 2 * len(data) + 100, slack):
+        expected = lzf.compress_py(data, out_len)
+        assert fast(data, out_len) == expected
+        assert fast(bytearray(data), out_len) == expected
+        if expected is not None:
+            assert lzf.decompress(expected, len(data)) == data
+
+
+def test_lzf_compressor_is_built() -> None:
+    """setup.py builds the C compressor wherever a C compiler is there (as in development
+    and CI); its absence would make every snapshot a thousand times slower to compress."""
+    assert lzf._c_compress is not None
+
+
+def test_lzf_compressor_of_long_and_large_input() -> None:
+    """Past 8 KB back references stop reaching; long matches and runs cross the 264-byte
+    limit of one reference: the C and Python compressors still agree, and the output
+    decodes."""
+    pattern = bytes(range(256)) * 40 + b"z" * 3000 + os.urandom(9000) + b"tail" * 700
+    for data in (pattern, pattern * 3, b"\x00" * 100_000):
+        packed = lzf.compress(data, len(data) - 4)
+        assert packed == lzf.compress_py(data, len(data) - 4)
+        assert packed is not None and lzf.decompress(packed, len(data)) == data
 
 
 def test_lzf_rejects_corrupt_input() -> None:
