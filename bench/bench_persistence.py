@@ -2,16 +2,23 @@
 
 For each data set, on both servers started fresh (pinned to their own core):
 
-1. ``keys``: N string keys (``key:<i>`` -> an 8-digit value), filled with pipelined MSET;
-2. ``stream``: one stream of N entries of two fields with 8-byte values.
+1. ``strings``: N string keys (``key:<i>``) holding 100-byte values (a repeated decimal, so
+   LZF finds matches and ``rdbcompression`` does real work), filled with pipelined MSET;
+2. ``keys``: N small keys (``key:<i>`` -> an 8-digit value);
+3. ``stream``: one stream of N entries of two fields with 8-byte values.
 
-Printed: SAVE's wall time (seconds) and the file's size on disk, then the time a restart
-takes to load the file (from the server's start to its first PONG), each with the ratio
-resplite / Redis. For the stream also a second SAVE of the unchanged data set (resplite
-copies the compressed node forms the first one kept), and, on the server restarted from
-the file, DUMP of the stream key twice (the first after a load encodes and compresses
-every node, the second copies). ``--keys`` and ``--entries`` change N (1,000,000 each by
-default; ``--quick`` for a smoke run of 50,000); ``--case`` runs one data set.
+Printed for each: SAVE's wall time, its CPU time in the server process (from /proc: the
+steady figure on a busy machine), the file's size, BGSAVE's wall time (from the command to
+the moment INFO no longer shows it in progress, so it includes each server's reaping delay:
+Redis's cron runs ten times a second), and the time a restart takes to load the file (from
+the process's start to its first PONG, interpreter start included), each with the ratio
+resplite / Redis. For the stream SAVE is the first of the data set (every node encoded and
+compressed); then a second SAVE of the unchanged data set (resplite copies the compressed
+node forms the first one kept), and, on the server restarted from the file, DUMP of the
+stream key twice (the first after a load encodes and compresses every node, the second
+copies). ``--strings``, ``--keys`` and ``--entries`` change N (100,000, 1,000,000 and
+1,000,000 by default; ``--quick`` divides them by 20); ``--case`` runs one data set;
+``--no-compression`` saves with ``rdbcompression no`` on both servers.
 """
 
 from __future__ import annotations
@@ -26,17 +33,21 @@ import tempfile
 import time
 
 from bench.bench_streams import Conn, fill
-from bench.common import free_port, start, stop
+from bench.common import cpu_seconds, free_port, start, stop
 
 
-def _fill_keys(port: int, count: int, batch: int = 1000) -> None:
+def _fill_keys(port: int, count: int, width: int, batch: int = 1000) -> None:
+    """``count`` keys ``key:<i>``, each holding ``width`` bytes (``<i>`` repeated)."""
     conn = Conn(port)
     try:
         for start_at in range(0, count, batch):
             n = min(batch, count - start_at)
             args: list[bytes | str | int] = ["MSET"]
             for i in range(start_at, start_at + n):
-                args += [f"key:{i}", f"{i:08d}"]
+                text = f"{i:08d}"
+                if width > 8:
+                    text = (f"{i:08d}-" * (width // 9 + 1))[:width]
+                args += [f"key:{i}", text]
             conn.pipeline([args])
     finally:
         conn.close()
@@ -52,14 +63,45 @@ def _timed(port: int, *command: str) -> float:
         conn.close()
 
 
-def _save(port: int) -> tuple[float, int, str]:
+def _folder(port: int) -> str:
     conn = Conn(port)
     try:
-        folder = conn.call("CONFIG", "GET", "dir")[1].decode()  # type: ignore[index]
+        reply = conn.call("CONFIG", "GET", "dir")
+        assert isinstance(reply, list) and isinstance(reply[1], bytes)
+        return reply[1].decode()
     finally:
         conn.close()
+
+
+def _save(port: int, pid: int) -> tuple[float, float, int, str]:
+    """SAVE's wall seconds, the server's CPU seconds for it, the file's size, its folder."""
+    folder = _folder(port)
+    cpu = cpu_seconds(pid)
     took = _timed(port, "SAVE")
-    return took, os.path.getsize(os.path.join(folder, "dump.rdb")), folder
+    cpu = cpu_seconds(pid) - cpu
+    return took, cpu, os.path.getsize(os.path.join(folder, "dump.rdb")), folder
+
+
+def _bgsave(port: int) -> float:
+    """Seconds from BGSAVE to INFO showing no save in progress and a good last status."""
+    conn = Conn(port)
+    try:
+        began = time.perf_counter()
+        reply = conn.call("BGSAVE")  # an error reply raises
+        if not isinstance(reply, bytes) or b"started" not in reply:
+            raise SystemExit(f"BGSAVE did not start: {reply!r}")
+        deadline = began + 600
+        while time.perf_counter() < deadline:
+            info = conn.call("INFO", "persistence")
+            assert isinstance(info, bytes)
+            if b"rdb_bgsave_in_progress:0" in info:
+                if b"rdb_last_bgsave_status:ok" not in info:
+                    raise SystemExit("BGSAVE failed")
+                return time.perf_counter() - began
+            time.sleep(0.005)
+        raise SystemExit("BGSAVE did not finish in 600 s")
+    finally:
+        conn.close()
 
 
 def _load_time(kind: str, snapshot: str, dump_key: str | None = None) -> list[float]:
@@ -76,10 +118,12 @@ def _load_time(kind: str, snapshot: str, dump_key: str | None = None) -> list[fl
     began = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        while True:
+        deadline = began + 600
+        while time.perf_counter() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
                     s.sendall(b"PING\r\n")
+                    # -LOADING while the file is read: keep asking.
                     if s.recv(64).startswith(b"+PONG"):
                         break
             except OSError:
@@ -87,31 +131,36 @@ def _load_time(kind: str, snapshot: str, dump_key: str | None = None) -> list[fl
             if proc.poll() is not None:
                 raise SystemExit(f"{kind} exited while loading")
             time.sleep(0.01)
+        else:
+            raise SystemExit(f"{kind} did not load in 600 s")
         figures = [time.perf_counter() - began]
         if dump_key is not None:
             figures += [_timed(port, "DUMP", dump_key) for _ in range(2)]
         return figures
     finally:
         stop(proc)
-        proc.wait(30)
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def run(name: str, count: int) -> None:
+def run(name: str, count: int, compression: bool) -> None:
     figures: dict[str, dict[str, float]] = {}
+    extra = () if compression else ("--rdbcompression", "no")
     for kind in ("redis", "resplite"):
         row = figures[kind] = {}
-        with start(kind) as server:
-            if name == "keys":
-                _fill_keys(server.port, count)
+        with start(kind, *extra) as server:
+            if name == "strings":
+                _fill_keys(server.port, count, 100)
+            elif name == "keys":
+                _fill_keys(server.port, count, 8)
             else:
                 fill(server.port, "s", count)
-            row["SAVE"], size, folder = _save(server.port)
-            if name == "stream":
-                row["SAVE again"] = _save(server.port)[0]
+            row["SAVE"], row["SAVE cpu"], size, folder = _save(server.port, server.pid)
             keep = tempfile.mkdtemp(prefix="bench-snap-")
             snapshot = os.path.join(keep, "dump.rdb")
             shutil.copy(os.path.join(folder, "dump.rdb"), snapshot)
+            if name == "stream":
+                row["SAVE again"] = _save(server.port, server.pid)[0]
+            row["BGSAVE"] = _bgsave(server.port)
         loaded = _load_time(kind, snapshot, "s" if name == "stream" else None)
         shutil.rmtree(keep, ignore_errors=True)
         row["bytes"] = size
@@ -119,29 +168,38 @@ def run(name: str, count: int) -> None:
         if len(loaded) > 1:
             row["DUMP after load"], row["DUMP again"] = loaded[1:]
     r, o = figures["redis"], figures["resplite"]
-    print(f"\n{name}: {count:,}")
+    print(f"\n{name}: {count:,}" + ("" if compression else " (rdbcompression no)"))
     for label in r:
         if label == "bytes":
             print(f"  {'bytes':16} redis {r[label]:10,.0f}   resplite {o[label]:10,.0f}   "
                   f"ratio {o[label] / r[label]:6.2f}x")
         else:
+            ratio = o[label] / r[label] if r[label] else float("nan")
             print(f"  {label:16} redis {r[label]:8.3f} s   resplite {o[label]:8.3f} s   "
-                  f"ratio {o[label] / r[label]:6.1f}x")
+                  f"ratio {ratio:6.1f}x")
+    sys.stdout.flush()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--strings", type=int, default=100_000)
     parser.add_argument("--keys", type=int, default=1_000_000)
     parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--case", choices=("keys", "stream", "all"), default="all")
+    parser.add_argument("--no-compression", action="store_true")
+    parser.add_argument("--case", choices=("strings", "keys", "stream", "all"), default="all")
     args = parser.parse_args()
     if args.quick:
-        args.keys = args.entries = 50_000
+        args.strings //= 20
+        args.keys //= 20
+        args.entries //= 20
+    compression = not args.no_compression
+    if args.case in ("strings", "all"):
+        run("strings", args.strings, compression)
     if args.case in ("keys", "all"):
-        run("keys", args.keys)
+        run("keys", args.keys, compression)
     if args.case in ("stream", "all"):
-        run("stream", args.entries)
+        run("stream", args.entries, compression)
 
 
 if __name__ == "__main__":
