@@ -6,6 +6,10 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         # LZF compression for RDB strings (resplite.algorithms.lzf.compress, in C).
-        Extension("resplite.algorithms._lzf", ["resplite/algorithms/_lzf.c"], optional=True),
+        Extension("resplite.algorithms._lzf", ["resplite/algorithms/_lzf.c"],
+                  depends=["resplite/algorithms/lzf_codec.h"], optional=True),
+        # RDB strings, the commonest record of a snapshot (resplite.formats.rdb_format).
+        Extension("resplite.formats._rdb", ["resplite/formats/_rdb.c"],
+                  depends=["resplite/algorithms/lzf_codec.h"], optional=True),
     ],
 )

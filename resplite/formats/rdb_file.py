@@ -88,13 +88,18 @@ def write_snapshot(
             if freq is not None:
                 out.append(f.OPCODE_FREQ)
                 out.append(freq)
-            out.append(value_type(value))
-            write_string(out, key, compress)
-            write_value(out, value, compress, keep, crc)
-            if value.__class__ is stream_cls:
-                more = v.stream_extras(value)
-                if more is not None:
-                    extras.append((db.index, key, more))
+            if value.__class__ is bytes:  # the commonest value, without two calls
+                out.append(f.TYPE_STRING)
+                write_string(out, key, compress)
+                write_string(out, value, compress)
+            else:
+                out.append(value_type(value))
+                write_string(out, key, compress)
+                write_value(out, value, compress, keep, crc)
+                if value.__class__ is stream_cls:
+                    more = v.stream_extras(value)
+                    if more is not None:
+                        extras.append((db.index, key, more))
             if len(out) >= _CHUNK:
                 if crc is not None:
                     crc.update(out)
@@ -167,6 +172,7 @@ def read_snapshot(
     streams: dict[tuple[int, bytes], Any] = {}
     next_progress = progress_every
     size = len(view)
+    scan = f.scan_strings
     while True:
         if progress is not None and r.pos >= next_progress:
             # The checksum is brought up to date as the file is read, so the end of a large
@@ -178,6 +184,19 @@ def read_snapshot(
         if at >= size:
             raise r.error("expected a type or opcode, found the end of the input")
         kind = view[at]
+        if (kind == f.TYPE_STRING or kind == f.OPCODE_EXPIRETIME_MS) and scan is not None \
+                and expire is None and idle is None and freq is None:
+            # A run of string keys read in C; whatever it stops at is read below.
+            records, r.pos = scan(view, at, size if progress is None else next_progress, 4096)
+            for key, value, when, start in records:
+                if when is not None and now_ms is not None and when < now_ms:
+                    report.keys_expired += 1
+                elif on_key(db, key, value, when, None, None):
+                    report.keys_loaded += 1
+                else:
+                    raise r.error(f"duplicated key {key!r} in database {db}", start)
+            if records:
+                continue
         r.pos = at + 1
         if kind <= 25:
             # A key and its value (opcodes are 244 and up): tested first, as most records

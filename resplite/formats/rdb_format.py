@@ -25,6 +25,7 @@ expected there, so a load can say "offset 1234: expected a length, found the end
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Final
 
 from resplite.algorithms import lzf
@@ -144,8 +145,9 @@ def _int_encoding(value: int) -> bytes | None:
     return None
 
 
-def write_string(out: bytearray, s: bytes | bytearray | memoryview, compress: bool) -> None:
-    """Append a string as ``rdbSaveRawString`` does (integer, LZF or plain form)."""
+def write_string_py(out: bytearray, s: bytes | bytearray | memoryview, compress: bool) -> None:
+    """Append a string as ``rdbSaveRawString`` does (integer, LZF or plain form): the
+    reference, and :func:`write_string` without the C extension."""
     n = len(s)
     if n <= 11 and n:
         first = s[0]
@@ -166,6 +168,25 @@ def write_string(out: bytearray, s: bytes | bytearray | memoryview, compress: bo
             return
     write_len(out, n)
     out += s
+
+
+# The C extension (setup.py; a test holds it equal to the Python code) where it is built:
+# a snapshot writes and reads two strings a key, and the interpreter's share of each was
+# most of the time of a SAVE or a load of small keys.
+write_string: Callable[[bytearray, bytes | bytearray | memoryview, bool], None] = write_string_py
+_c_read_string: Callable[[bytes | memoryview, int], tuple[bytes, int] | None] | None = None
+# (data, pos, limit, count) -> ([(key, value, expiry or None, record offset)], end): see
+# rdb_file.read_snapshot.
+scan_strings: Callable[[bytes | memoryview, int, int, int],
+                       tuple[list[tuple[bytes, bytes, int | None, int]], int]] | None = None
+try:
+    from resplite.formats import _rdb  # type: ignore[attr-defined]
+except ImportError:  # not built (no C compiler): the Python code does the same, slowly
+    pass
+else:
+    write_string = _rdb.write_string
+    _c_read_string = _rdb.read_string
+    scan_strings = _rdb.scan_strings
 
 
 def write_millis(out: bytearray, ms: int) -> None:
@@ -268,6 +289,20 @@ class Reader:
 
     def string(self, what: str = "a string") -> bytes:
         """A string in any of its forms (integer, LZF, plain)."""
+        start = self.pos
+        data = self.data
+        fast = _c_read_string
+        if fast is not None:
+            got = fast(data, start)
+            if got is not None:
+                self.pos = got[1]
+                return got[0]
+            # Not well formed: read again below, for the error and its offset.
+        return self.string_py(what)
+
+    def string_py(self, what: str = "a string") -> bytes:
+        """:meth:`string` in pure Python: the reference, the reader without the C
+        extension, and what says why a string does not read."""
         start = self.pos
         data = self.data
         if start < len(data):

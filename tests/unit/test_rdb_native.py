@@ -1,0 +1,192 @@
+"""The compiled RDB string codec (resplite.formats._rdb) against the Python code it replaces.
+
+write_string, Reader.string and the run of string keys a load reads in C
+(rdb_format.scan_strings) must give exactly the Python code's bytes, values, offsets and
+errors; the Python paths stay the reference (and the code without a C compiler).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resplite.formats import rdb_file
+from resplite.formats import rdb_format as f
+
+needs_c = pytest.mark.skipif(f.scan_strings is None, reason="the C extension is not built")
+
+# Strings that hit each form: integers in and out of 32 bits and the canonical rule,
+# short and long, compressible and not.
+_INTEGERS = st.integers(-(1 << 40), 1 << 40).map(lambda n: b"%d" % n)
+_NEAR_INTEGERS = st.sampled_from([b"0", b"-0", b"00", b"01", b"-", b"+1", b"1 ", b" 1",
+                                  b"2147483647", b"2147483648", b"-2147483648",
+                                  b"-2147483649", b"12345678901", b"-1234567890", b"9" * 12,
+                                  b"-128", b"-129", b"127", b"128", b"32767", b"-32769", b""])
+_STRINGS = st.one_of(
+    _INTEGERS, _NEAR_INTEGERS, st.binary(max_size=80),
+    st.builds(lambda unit, times: unit * times, st.binary(min_size=1, max_size=12),
+              st.integers(1, 3000)),
+)
+
+
+def test_the_extension_is_built() -> None:
+    """setup.py builds it wherever a C compiler is there (development and CI): without it
+    a snapshot of small keys is several times slower to write and read."""
+    assert f.scan_strings is not None and f.write_string is not f.write_string_py
+
+
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(_STRINGS, st.booleans())
+def test_write_string_writes_the_python_bytes(s: bytes, compress: bool) -> None:
+    expected = bytearray(b"head")
+    f.write_string_py(expected, s, compress)
+    for form in (s, bytearray(s), memoryview(s)):
+        out = bytearray(b"head")
+        f.write_string(out, form, compress)
+        assert out == expected
+    # And reads back, in C and in Python, to the same value and offset.
+    fast, slow = f.Reader(bytes(expected), 4), f.Reader(bytes(expected), 4)
+    assert fast.string() == slow.string_py() == s
+    assert fast.pos == slow.pos == len(expected)
+
+
+def _error(call: Any) -> tuple[int, str] | None:
+    try:
+        call()
+    except f.RdbError as exc:
+        return exc.offset, exc.reason
+    return None
+
+
+@needs_c
+@settings(max_examples=400, deadline=None)
+@given(_STRINGS, st.booleans(), st.integers(0, 40), st.binary(max_size=3),
+       st.integers(0, 30))
+def test_reader_agrees_on_cut_and_damaged_strings(s: bytes, compress: bool, cut: int,
+                                                  junk: bytes, at: int) -> None:
+    """A string cut short or with bytes changed reads, or fails with the same offset and
+    reason, whichever reader reads it."""
+    out = bytearray()
+    f.write_string_py(out, s, compress)
+    damaged = bytearray(out[:max(len(out) - cut, 0)])
+    if junk and damaged:
+        where = at % len(damaged)
+        damaged[where:where + len(junk)] = junk
+    data = bytes(damaged)
+    fast, slow = f.Reader(data), f.Reader(data)
+    fast_value = slow_value = None
+    fast_error = _error(lambda: fast.string())
+    if fast_error is None:
+        fast_value = f.Reader(data).string()
+    slow_error = _error(lambda: slow.string_py())
+    if slow_error is None:
+        slow_value = f.Reader(data).string_py()
+    assert fast_error == slow_error
+    assert fast_value == slow_value
+    assert fast.pos == slow.pos
+
+
+def _snapshot(records: list[tuple[bytes, Any, int | None]]) -> bytes:
+    chunks = rdb_file.write_snapshot(
+        [rdb_file.DbSnapshot(0, len(records), sum(r[2] is not None for r in records),
+                             [(k, val, exp, None, None) for k, val, exp in records])],
+        [(b"redis-ver", b"8.0.0")])
+    return b"".join(chunks)
+
+
+def _load(data: bytes, now_ms: int | None, *, fast: bool,
+          monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
+    if not fast:
+        monkeypatch.setattr(f, "scan_strings", None)
+    loaded: list[tuple[int, bytes, Any, int | None]] = []
+
+    def sink(db: int, key: bytes, value: Any, expire: int | None, *rest: Any) -> bool:
+        if any(k == key for _, k, _, _ in loaded):
+            return False
+        loaded.append((db, key, value, expire))
+        return True
+
+    try:
+        report, end = rdb_file.read_snapshot(data, sink, databases=16, now_ms=now_ms)
+    except f.RdbError as exc:
+        return ("error", exc.offset, exc.reason, loaded)
+    finally:
+        monkeypatch.undo()
+    return (report.keys_loaded, report.keys_expired, end, loaded)
+
+
+@needs_c
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.binary(min_size=1, max_size=12), _STRINGS,
+                          st.one_of(st.none(), st.integers(-(1 << 50), 1 << 50))),
+                max_size=40),
+       st.integers(0, 1 << 50))
+def test_string_keys_load_the_same_in_c_and_in_python(
+        records: list[tuple[bytes, bytes, int | None]], now_ms: int) -> None:
+    """Keys, values, expiries, expired counts, duplicated keys (with their offset) and the
+    end offset are the same whether the run of string keys is read in C or in Python."""
+    data = _snapshot(records)
+    with pytest.MonkeyPatch.context() as mp:
+        fast = _load(data, now_ms, fast=True, monkeypatch=mp)
+    with pytest.MonkeyPatch.context() as mp:
+        slow = _load(data, now_ms, fast=False, monkeypatch=mp)
+    assert fast == slow
+
+
+@needs_c
+def test_string_keys_mixed_with_other_records_and_damage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C run stops at another value type, an IDLE or FREQ opcode, a string that does not
+    read, and the progress mark; the Python reader takes over from exactly there."""
+    from resplite.store.hash import Hash
+
+    h = Hash()
+    h.fields[b"f"] = b"v"
+    h.recount()
+    records = [(b"a", b"1", None, None, None), (b"b", b"x" * 100, 10**13, None, None),
+               (b"h", h, None, None, None), (b"c", b"y" * 30, None, 5, None),
+               (b"d", b"z", None, None, 7), (b"e", b"", 10**13, None, None)]
+    records += [(b"k%d" % i, b"v" * (i % 50), None, None, None) for i in range(3000)]
+    # Past a megabyte, where the load reports progress (and the C run stops to let it).
+    noise = random.Random(1)
+    records += [(b"n%d" % i, noise.randbytes(600), None, None, None) for i in range(2000)]
+    data = b"".join(rdb_file.write_snapshot(
+        [rdb_file.DbSnapshot(0, len(records), 2, records)], []))
+
+    def load() -> tuple[list[tuple[Any, ...]], list[int]]:
+        got: list[tuple[Any, ...]] = []
+        marks: list[int] = []
+
+        def sink(*record: Any) -> bool:
+            got.append(record)
+            return True
+
+        rdb_file.read_snapshot(data, sink, databases=16, progress=marks.append)
+        return [(a[1], a[2] if isinstance(a[2], bytes) else dict(a[2].fields), *a[3:])
+                for a in got], marks
+
+    fast = load()
+    monkeypatch.setattr(f, "scan_strings", None)
+    slow = load()
+    monkeypatch.undo()
+    assert fast == slow
+    assert len(fast[0]) == len(records) and fast[1]
+    # The LZF string's length claim damaged: the same error at the same offset.
+    broken = bytearray(data)
+    at = data.index(bytes((f.LZF_HEAD,)))  # "x" * 100: one length byte, then 0x40 0x64
+    assert broken[at + 2:at + 4] == b"\x40\x64"
+    broken[at + 3] = 99
+    errors = []
+    for c_reader in (True, False):
+        if not c_reader:
+            monkeypatch.setattr(f, "scan_strings", None)
+        with pytest.raises(f.RdbError) as info:
+            rdb_file.read_snapshot(bytes(broken), lambda *a: True, databases=16)
+        errors.append((info.value.offset, info.value.reason))
+        monkeypatch.undo()
+    assert errors[0] == errors[1]
+    assert "LZF" in errors[0][1]
