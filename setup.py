@@ -11,5 +11,7 @@ setup(
         # RDB strings, the commonest record of a snapshot (resplite.formats.rdb_format).
         Extension("resplite.formats._rdb", ["resplite/formats/_rdb.c"],
                   depends=["resplite/algorithms/lzf_codec.h"], optional=True),
+        # Listpacks as snapshots read them, and stream nodes' listpacks as they write them.
+        Extension("resplite.store._listpack", ["resplite/store/_listpack.c"], optional=True),
     ],
 )

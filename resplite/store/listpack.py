@@ -27,7 +27,7 @@ into "Bad data format" (RESTORE) or a load error with the file offset.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from resplite.store.listpack_size import integer_value
@@ -113,9 +113,34 @@ def join(parts: list[bytes], elements: int | None = None) -> bytes:
     return total.to_bytes(4, "little") + count.to_bytes(2, "little") + body + b"\xff"
 
 
+# The C extension (setup.py; tests hold it equal to the Python code) where it is built: a
+# load decodes every listpack of the file (hashes, sets, sorted sets, lists, stream nodes).
+_c_decode: Callable[..., list[Element] | None] | None = None
+c_stream_node: Callable[..., bytes] | None = None
+try:
+    from resplite.store import _listpack  # type: ignore[attr-defined]
+except ImportError:  # not built (no C compiler): the Python code does the same, slowly
+    pass
+else:
+    _c_decode = _listpack.decode
+    c_stream_node = _listpack.stream_node
+
+
 def decode(buf: bytes | bytearray | memoryview, as_bytes: bool = False) -> list[Element]:
     """The elements of the listpack ``buf``: integers as ``int`` (or as their decimal
     ``bytes`` when ``as_bytes``), strings as ``bytes``. Raises :class:`ListpackError`."""
+    fast = _c_decode
+    if fast is not None:
+        got = fast(buf, as_bytes)
+        if got is not None:
+            return got
+        # Not well formed: the Python decoder says where and why.
+    return decode_py(buf, as_bytes)
+
+
+def decode_py(buf: bytes | bytearray | memoryview, as_bytes: bool = False) -> list[Element]:
+    """:func:`decode` in pure Python: the reference, the decoder without the C extension,
+    and what words its errors."""
     data = bytes(buf)
     size = len(data)
     if size < HEADER_SIZE + 1:

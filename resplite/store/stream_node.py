@@ -42,7 +42,7 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import Any, Final
 
-from resplite.store.listpack import SMALL_INTS, encode_int, encode_str, join
+from resplite.store.listpack import SMALL_INTS, c_stream_node, encode_int, encode_str, join
 from resplite.store.listpack_size import (
     LISTPACK_EMPTY,
     as_int64,
@@ -734,7 +734,17 @@ class StreamNode:
         integer is copied with a head and back-length byte from tables, the common id
         header is one ``%`` format; anything else takes :func:`encode_str` /
         :func:`encode_int`. :func:`resplite.formats.rdb_values.node_listpack_general`
-        builds the same bytes element by element (a test holds them equal)."""
+        builds the same bytes element by element (a test holds them equal). Built in C
+        where the extension is (:func:`resplite.store.listpack.c_stream_node`), else by
+        :meth:`listpack_py`."""
+        fast = c_stream_node
+        if fast is not None:
+            return fast(self.count, self.deleted, self.fields, self.flags, self.ms, self.seq,
+                        self.master_seq, self.data)
+        return self.listpack_py()
+
+    def listpack_py(self) -> bytes:
+        """:meth:`listpack` in pure Python."""
         fields = self.fields
         nfields = len(fields)
         parts = [encode_int(self.count), encode_int(self.deleted), encode_int(nfields)]

@@ -1,8 +1,10 @@
-"""The compiled RDB string codec (resplite.formats._rdb) against the Python code it replaces.
+"""The compiled snapshot codecs against the Python code they replace.
 
-write_string, Reader.string and the run of string keys a load reads in C
-(rdb_format.scan_strings) must give exactly the Python code's bytes, values, offsets and
-errors; the Python paths stay the reference (and the code without a C compiler).
+resplite.formats._rdb: write_string, Reader.string and the run of string keys a load reads
+in C (rdb_format.scan_strings); resplite.store._listpack: listpack.decode (stream nodes'
+listpacks are checked in test_stream_snapshot_property.py). Each must give exactly the
+Python code's bytes, values, offsets and errors; the Python paths stay the reference (and
+the code without a C compiler).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 
 from resplite.formats import rdb_file
 from resplite.formats import rdb_format as f
+from resplite.store import listpack
 
 needs_c = pytest.mark.skipif(f.scan_strings is None, reason="the C extension is not built")
 
@@ -33,10 +36,52 @@ _STRINGS = st.one_of(
 )
 
 
-def test_the_extension_is_built() -> None:
-    """setup.py builds it wherever a C compiler is there (development and CI): without it
-    a snapshot of small keys is several times slower to write and read."""
+def test_the_extensions_are_built() -> None:
+    """setup.py builds them wherever a C compiler is there (development and CI): without
+    them a snapshot is several times slower to write and read."""
     assert f.scan_strings is not None and f.write_string is not f.write_string_py
+    assert listpack._c_decode is not None and listpack.c_stream_node is not None
+
+
+_ELEMENTS = st.lists(st.one_of(
+    st.integers(-(1 << 63), (1 << 63) - 1),
+    st.sampled_from([0, 127, 128, -1, 4095, 4096, -4096, -4097, 32767, 32768, -32769,
+                     8388607, 8388608, -8388609, 2147483647, 2147483648]),
+    _STRINGS,
+), max_size=30)
+
+
+@pytest.mark.skipif(listpack._c_decode is None, reason="the C extension is not built")
+@settings(max_examples=400, deadline=None)
+@given(_ELEMENTS, st.booleans(), st.integers(0, 4), st.binary(max_size=3), st.integers(0, 500))
+def test_listpack_decode_agrees_with_the_python_decoder(
+        items: list[int | bytes], as_bytes: bool, damage: int, junk: bytes, at: int) -> None:
+    """Whole, cut, lengthened or with bytes changed: the same elements, or the same
+    ListpackError, from the C decoder and the Python one."""
+    blob = bytearray(listpack.encode(items))
+    if damage == 1:
+        del blob[at % len(blob):]
+    elif damage == 2 and junk:
+        where = at % len(blob)
+        blob[where:where + len(junk)] = junk
+    elif damage == 3:
+        blob[4:6] = b"\xff\xff"  # element count unknown: counted instead
+    elif damage == 4:
+        blob[-1:-1] = junk
+        blob[0:4] = len(blob).to_bytes(4, "little")
+    data = bytes(blob)
+    try:
+        expected: Any = listpack.decode_py(data, as_bytes)
+    except listpack.ListpackError as exc:
+        expected = str(exc)
+    try:
+        got: Any = listpack.decode(data, as_bytes)
+    except listpack.ListpackError as exc:
+        got = str(exc)
+    assert got == expected
+    if not damage:
+        assert len(got) == len(items)
+        assert listpack.encode(got) == data  # integers as int, or as their decimal bytes
 
 
 @needs_c
