@@ -11,6 +11,7 @@ as a Redis 7.2 payload is.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from support.pair import Pair
 from support.raw import RawClient
 from support.stream_payload import StreamParts, build
 
+from resplite.algorithms import lzf
 from resplite.formats import rdb_format
 
 Command = tuple[Any, ...]
@@ -61,6 +63,56 @@ SAME_BYTES = {"string int", "string negative", "string text", "string compressib
 # plain node only past 1 GB, where Redis 7.2+ (and resplite) keep the LPUSHed list one
 # listpack and the 20 KB element a plain node; the bytes of those are checked against
 # Redis 8.0.6's payloads in tests/unit/test_rdb_codecs.py.
+
+
+def _saving_exactly(saved: int) -> bytes:
+    """A value whose LZF form is exactly ``saved`` bytes shorter than it: Redis keeps the
+    compressed form only when it saves at least 4 bytes (it asks for ``len - 4`` at most)."""
+    for seed in range(10_000):
+        r = random.Random(seed)
+        value = r.randbytes(r.randint(20, 60)) + r.randbytes(3) * r.randint(1, 6)
+        packed = lzf.compress_py(value, 2 * len(value))
+        if packed is not None and len(value) - len(packed) == saved:
+            return value
+    raise AssertionError(f"no value saving exactly {saved} bytes")
+
+
+def _lzf_values() -> list[bytes]:
+    """Strings for LZF's cases: both sides of the 20-byte threshold and of the 4-byte
+    saving rule, runs, periods near the 8 KB window and the 264-byte match limit, binary,
+    incompressible, mixed, and large."""
+    r = random.Random(20)
+    words = [r.randbytes(r.randint(2, 9)).hex().encode() for _ in range(50)]
+    values = [b"x" * 20, b"x" * 21, b"ab" * 10, b"ab" * 11, b"\x00" * 300,
+              bytes(range(256)) * 20, b"y" * 100_000, r.randbytes(3000),
+              r.randbytes(8190) * 3, r.randbytes(300) * 40, b"-12345678901234567890" * 2,
+              b"".join(r.choice(words) for _ in range(30_000)),
+              _saving_exactly(3), _saving_exactly(4), _saving_exactly(5)]
+    for _ in range(25):
+        n = r.choice([21, 22, 40, 100, 1000, 5000])
+        unit = r.randbytes(r.randint(1, 40))
+        values.append((r.randbytes(r.randint(0, 30)) + unit * (n // len(unit) + 1))[:n])
+    return values
+
+
+def test_string_payloads_compress_as_redis_does(pair: Pair) -> None:
+    """DUMP of each string gives Redis's bytes (compressed or not, by Redis's rules), and
+    each side's payload restores on the other; every key is distinct and kept, as Redis's
+    compressor can reuse stale positions of a string compressed before at the same address."""
+    for i, value in enumerate(_lzf_values()):
+        key = f"lzf:{i}"
+        pair.check("SET", key, value)
+        ref: Any = decode(pair.ref.call("DUMP", key))
+        ours: Any = decode(pair.ours.call("DUMP", key))
+        assert ours[:-10] == ref[:-10], (i, len(value))
+        if len(value) > 20:
+            compressed = ref[1] == rdb_format.LZF_HEAD
+            packed = lzf.compress_py(value, len(value) - 4)
+            assert compressed == (packed is not None), (i, len(value))
+        assert pair.ours.call("RESTORE", f"from-redis:{i}", "0", ref) == b"+OK\r\n"
+        assert pair.ref.call("RESTORE", f"from-resplite:{i}", "0", ours) == b"+OK\r\n"
+        assert decode(pair.ours.call("GET", f"from-redis:{i}")) == value
+        assert decode(pair.ref.call("GET", f"from-resplite:{i}")) == value
 
 
 def _sorted_reply(client: RawClient, *args: Any) -> Any:
