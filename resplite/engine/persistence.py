@@ -562,6 +562,17 @@ class Persistence:
                 turn()
             return True
 
+        def on_strings(db: int, keys: list[bytes], values: list[bytes]) -> bool:
+            if delay:
+                return False  # key-load-delay: one key at a time, each followed by its pause
+            if not dbs[db].add_strings(keys, values):
+                return False
+            before = self.keys_loaded
+            self.keys_loaded += len(keys)
+            if self.keys_loaded // every > before // every:
+                turn()
+            return True
+
         def progress(offset: int) -> None:
             before = self.loading_loaded_bytes - self.loading_file_base
             self.loading_loaded_bytes = self.loading_file_base + offset
@@ -574,7 +585,8 @@ class Persistence:
             report, self.end_offset = rdb_file.read_snapshot(
                 data, on_key, databases=len(dbs), limits=load_limits(state.config),
                 now_ms=state.clock.time_ms() if drop_expired else None,
-                progress=progress, progress_every=PROGRESS_EVERY, base=base)
+                progress=progress, progress_every=PROGRESS_EVERY, base=base,
+                on_strings=on_strings)
         except RdbError as exc:
             # Redis's rdbReportError line (without its source line number), then the stop.
             log.warning("Internal error in RDB reading offset %d -> %s", exc.offset,

@@ -270,11 +270,13 @@ static PyObject *py_read_string(PyObject *self, PyObject *args)
     return result;
 }
 
-/* scan_strings(data, pos, limit, count): the string keys at pos, (key, value, expiry or
- * None, offset of the record), for as long as records are string keys with at most an
- * EXPIRETIME_MS before them, and until pos passes limit or count keys were read; then the
- * offset where it stopped. It stops before anything else (another opcode or type, a
- * string that does not read), which the Python reader then reads. */
+/* scan_strings(data, pos, limit, count) -> (keys, values, expiries, offsets, end): the run
+ * of string keys at pos, as parallel lists (the expiry of each key, or None for the whole
+ * list when no key of the run has one; the offset of each record's type byte), and the
+ * offset where it stopped. A run is string keys all with, or all without, an EXPIRETIME_MS
+ * before them; it ends before anything else (another opcode or type, a string that does
+ * not read, a key with the other expiry state), once pos passes limit, or after count
+ * keys. The Python reader reads what it stopped before. */
 static PyObject *py_scan_strings(PyObject *self, PyObject *args)
 {
     Py_buffer data;
@@ -283,62 +285,80 @@ static PyObject *py_scan_strings(PyObject *self, PyObject *args)
         return NULL;
     const uint8_t *d = (const uint8_t *)data.buf;
     Py_ssize_t size = data.len;
-    PyObject *records = PyList_New(0);
-    if (records == NULL)
+    PyObject *keys = PyList_New(0), *values = PyList_New(0), *expires = NULL;
+    PyObject *offsets = PyList_New(0);
+    int timed = -1;  /* whether the run's keys have an expiry; -1 before the first */
+    if (keys == NULL || values == NULL || offsets == NULL)
         goto fail;
-    while (pos >= 0 && pos < size && pos < limit && PyList_GET_SIZE(records) < count) {
+    while (pos >= 0 && pos < size && pos < limit && PyList_GET_SIZE(keys) < count) {
         Py_ssize_t p = pos;
-        PyObject *expire = NULL;
-        if (d[p] == 252) {  /* EXPIRETIME_MS, then the key it belongs to */
+        int64_t when = 0;
+        int has = d[p] == 252;
+        if (has) {  /* EXPIRETIME_MS, then the key it belongs to */
             if (p + 10 > size || d[p + 9] != 0)
                 break;
             uint64_t ms = 0;
             for (int i = 7; i >= 0; i--)
                 ms = (ms << 8) | d[p + 1 + i];
-            expire = PyLong_FromLongLong((long long)(int64_t)ms);
-            if (expire == NULL)
-                goto fail;
+            when = (int64_t)ms;
             p += 9;
         } else if (d[p] != 0) {
             break;
         }
+        if (timed >= 0 && has != timed)
+            break;
         Py_ssize_t at = p;  /* the type byte: where a duplicated key is reported */
         PyObject *key = read_at(d, size, p + 1);
-        if (key == NULL) {
-            Py_XDECREF(expire);
+        if (key == NULL)
             goto fail;
-        }
         if (key == Py_None) {
             Py_DECREF(key);
-            Py_XDECREF(expire);
             break;
         }
         PyObject *value = read_at(d, size, PyLong_AsSsize_t(PyTuple_GET_ITEM(key, 1)));
         if (value == NULL || value == Py_None) {
             Py_DECREF(key);
-            Py_XDECREF(expire);
             if (value == NULL)
                 goto fail;
             Py_DECREF(value);
             break;
         }
+        if (timed < 0) {
+            timed = has;
+            if (timed && (expires = PyList_New(0)) == NULL) {
+                Py_DECREF(key);
+                Py_DECREF(value);
+                goto fail;
+            }
+        }
         pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(value, 1));
-        PyObject *record = Py_BuildValue("(OONn)", PyTuple_GET_ITEM(key, 0),
-                                         PyTuple_GET_ITEM(value, 0),
-                                         expire != NULL ? expire : Py_NewRef(Py_None), at);
+        int rc = PyList_Append(keys, PyTuple_GET_ITEM(key, 0));
+        if (rc == 0)
+            rc = PyList_Append(values, PyTuple_GET_ITEM(value, 0));
         Py_DECREF(key);
         Py_DECREF(value);
-        if (record == NULL)
-            goto fail;
-        int rc = PyList_Append(records, record);
-        Py_DECREF(record);
+        if (rc == 0 && timed) {
+            PyObject *w = PyLong_FromLongLong(when);
+            rc = w == NULL ? -1 : PyList_Append(expires, w);
+            Py_XDECREF(w);
+        }
+        if (rc == 0) {
+            PyObject *o = PyLong_FromSsize_t(at);
+            rc = o == NULL ? -1 : PyList_Append(offsets, o);
+            Py_XDECREF(o);
+        }
         if (rc < 0)
             goto fail;
     }
     PyBuffer_Release(&data);
-    return Py_BuildValue("(Nn)", records, pos);
+    if (expires == NULL)
+        expires = Py_NewRef(Py_None);
+    return Py_BuildValue("(NNNNn)", keys, values, expires, offsets, pos);
 fail:
-    Py_XDECREF(records);
+    Py_XDECREF(keys);
+    Py_XDECREF(values);
+    Py_XDECREF(expires);
+    Py_XDECREF(offsets);
     PyBuffer_Release(&data);
     return NULL;
 }
@@ -352,8 +372,8 @@ static PyMethodDef methods[] = {
      "read_string(data, pos) -> (bytes, int) | None\n\n"
      "The RDB string at pos and the offset past it; None where it is not well formed."},
     {"scan_strings", py_scan_strings, METH_VARARGS,
-     "scan_strings(data, pos, limit, count) -> (list, int)\n\n"
-     "The string keys from pos on, as (key, value, expiry, offset), and where it stopped."},
+     "scan_strings(data, pos, limit, count) -> (keys, values, expiries, offsets, end)\n\n"
+     "The run of string keys from pos on, and where it stopped."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -133,6 +133,8 @@ class LoadReport:
 
 # Takes (db, key, value, expire, idle, freq); returns False when the key is already there.
 KeySink = Callable[[int, bytes, Any, int | None, int | None, int | None], bool]
+# Takes (db, keys, values): string keys without expiry; False when it stored none of them.
+StringsSink = Callable[[int, list[bytes], list[bytes]], bool]
 
 
 def read_snapshot(
@@ -145,12 +147,17 @@ def read_snapshot(
     progress: Callable[[int], None] | None = None,
     progress_every: int = _CHUNK,
     base: int = 0,
+    on_strings: StringsSink | None = None,
 ) -> tuple[LoadReport, int]:
     """Parse an RDB file (or an AOF's RDB preamble) and hand each key to ``on_key(db, key,
     value, expire, idle, freq)``, which answers False for a key already loaded. Keys whose
     expiry is before ``now_ms`` are counted and dropped (pass None to keep them, as an AOF
     base does). ``progress(offset)`` is called about every ``progress_every`` bytes. Returns
-    the report and the offset just past the file (checksum included)."""
+    the report and the offset just past the file (checksum included).
+
+    ``on_strings(db, keys, values)``, where given, may store a run of string keys without
+    expiry at once (read in C, where built): it answers False, storing nothing, when it
+    will not (a key already there, a key twice), and each key then goes to ``on_key``."""
     view = memoryview(data)
     r = f.Reader(view, 0, base)
     r.checksum = RunningCrc()
@@ -187,15 +194,21 @@ def read_snapshot(
         if (kind == f.TYPE_STRING or kind == f.OPCODE_EXPIRETIME_MS) and scan is not None \
                 and expire is None and idle is None and freq is None:
             # A run of string keys read in C; whatever it stops at is read below.
-            records, r.pos = scan(view, at, size if progress is None else next_progress, 4096)
-            for key, value, when, start in records:
-                if when is not None and now_ms is not None and when < now_ms:
-                    report.keys_expired += 1
-                elif on_key(db, key, value, when, None, None):
-                    report.keys_loaded += 1
-                else:
-                    raise r.error(f"duplicated key {key!r} in database {db}", start)
-            if records:
+            keys, values, whens, starts, end = scan(
+                view, at, size if progress is None else next_progress, 4096)
+            if keys:
+                r.pos = end
+                if whens is None and on_strings is not None and on_strings(db, keys, values):
+                    report.keys_loaded += len(keys)
+                    continue
+                for i, key in enumerate(keys):
+                    when = whens[i] if whens is not None else None
+                    if when is not None and now_ms is not None and when < now_ms:
+                        report.keys_expired += 1
+                    elif on_key(db, key, values[i], when, None, None):
+                        report.keys_loaded += 1
+                    else:
+                        raise r.error(f"duplicated key {key!r} in database {db}", starts[i])
                 continue
         r.pos = at + 1
         if kind <= 25:

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
 
 from resplite.algorithms import lzf
 from resplite.algorithms.crc64 import RunningCrc, crc64, shift_for
@@ -173,12 +173,18 @@ def write_string_py(out: bytearray, s: bytes | bytearray | memoryview, compress:
 # The C extension (setup.py; a test holds it equal to the Python code) where it is built:
 # a snapshot writes and reads two strings a key, and the interpreter's share of each was
 # most of the time of a SAVE or a load of small keys.
-write_string: Callable[[bytearray, bytes | bytearray | memoryview, bool], None] = write_string_py
+class _StringWriter(Protocol):
+    def __call__(self, out: bytearray, s: bytes | bytearray | memoryview,
+                 compress: bool) -> None: ...
+
+
+write_string: _StringWriter = write_string_py
 _c_read_string: Callable[[bytes | memoryview, int], tuple[bytes, int] | None] | None = None
-# (data, pos, limit, count) -> ([(key, value, expiry or None, record offset)], end): see
-# rdb_file.read_snapshot.
+# (data, pos, limit, count) -> (keys, values, expiries or None, record offsets, end): a run
+# of string keys (see rdb_file.read_snapshot).
 scan_strings: Callable[[bytes | memoryview, int, int, int],
-                       tuple[list[tuple[bytes, bytes, int | None, int]], int]] | None = None
+                       tuple[list[bytes], list[bytes], list[int] | None, list[int], int]] \
+    | None = None
 try:
     from resplite.formats import _rdb  # type: ignore[attr-defined]
 except ImportError:  # not built (no C compiler): the Python code does the same, slowly

@@ -435,6 +435,25 @@ class Database:
         if on_new is not None:
             on_new(self.index, key)
 
+    def add_strings(self, keys: list[bytes], values: list[bytes]) -> bool:
+        """:meth:`add` of each ``keys[i]`` holding ``values[i]`` (plain ``bytes``), at once
+        (a snapshot's load): the dicts take them in one update each. False, storing
+        nothing, where that would not be the same as adding them one by one: a key already
+        there or given twice, or writes that need their bookkeeping key by key (a scan
+        index, an eviction sampler, LFU, a hook on new keys)."""
+        if self._slow_writes:
+            return False
+        data = self.data
+        batch = dict(zip(keys, values, strict=True))
+        if len(batch) != len(keys) or not data.keys().isdisjoint(batch):
+            return False
+        data.update(batch)
+        self.access.update(dict.fromkeys(keys, self.lru_clock))
+        if not self.metered:
+            self._sign_up()
+        self.used += _FLAT_KEY_COST * len(keys) + sum(map(len, keys)) + sum(map(len, values))
+        return True
+
     def _note_write(self, key: bytes, looked_up: bool, new: bool) -> None:
         """Bookkeeping of a write while a scan index or an eviction sampler exists, or under
         an LFU policy; ``new`` says the key is absent."""

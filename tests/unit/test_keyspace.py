@@ -171,3 +171,28 @@ def test_volatile_samples_are_keys_with_an_expiry() -> None:
     for _ in range(20):
         picked = db.sample_keys(10, volatile=True)
         assert picked and set(picked) <= set(db.expires)
+
+
+def test_add_strings_stores_as_adding_one_by_one() -> None:
+    """A snapshot's run of string keys stored at once leaves the same keys, access fields
+    and memory figure as adding them one by one; a key already there, a key given twice or
+    a database whose writes need per-key bookkeeping refuse the run, storing nothing."""
+    keys = [b"k%d" % i for i in range(50)]
+    values = [b"v" * i for i in range(50)]
+    one, _, _ = make_db()
+    for key, value in zip(keys, values, strict=True):
+        one.add(key, value)
+    bulk, _, _ = make_db()
+    assert bulk.add_strings(keys, values)
+    assert bulk.data == one.data and list(bulk.data) == list(one.data)
+    assert bulk.access == one.access
+    assert bulk.used == one.used and bulk.metered
+    assert not bulk.add_strings([b"new", b"k3"], [b"x", b"y"])  # k3 is there
+    assert not bulk.add_strings([b"a", b"a"], [b"x", b"y"])  # twice
+    assert b"new" not in bulk.data and b"a" not in bulk.data and bulk.used == one.used
+    clock = Clock()
+    lfu = Keyspace(1, clock)
+    lfu.configure_access("allkeys-lfu")
+    assert not lfu[0].add_strings([b"x"], [b"y"]) and not lfu[0].data
+    lfu.configure_access("noeviction")
+    assert lfu[0].add_strings([b"x"], [b"y"]) and lfu[0].data == {b"x": b"y"}

@@ -145,7 +145,7 @@ def _snapshot(records: list[tuple[bytes, Any, int | None]]) -> bytes:
 
 
 def _load(data: bytes, now_ms: int | None, *, fast: bool,
-          monkeypatch: pytest.MonkeyPatch) -> tuple[Any, ...]:
+          monkeypatch: pytest.MonkeyPatch, bulk: bool = False) -> tuple[Any, ...]:
     if not fast:
         monkeypatch.setattr(f, "scan_strings", None)
     loaded: list[tuple[int, bytes, Any, int | None]] = []
@@ -156,8 +156,16 @@ def _load(data: bytes, now_ms: int | None, *, fast: bool,
         loaded.append((db, key, value, expire))
         return True
 
+    def strings(db: int, keys: list[bytes], values: list[bytes]) -> bool:
+        known = {k for _, k, _, _ in loaded}
+        if len(set(keys)) != len(keys) or known & set(keys):
+            return False  # refused: each key goes to sink, which finds the duplicate
+        loaded.extend((db, k, val, None) for k, val in zip(keys, values, strict=True))
+        return True
+
     try:
-        report, end = rdb_file.read_snapshot(data, sink, databases=16, now_ms=now_ms)
+        report, end = rdb_file.read_snapshot(data, sink, databases=16, now_ms=now_ms,
+                                             on_strings=strings if bulk else None)
     except f.RdbError as exc:
         return ("error", exc.offset, exc.reason, loaded)
     finally:
@@ -174,13 +182,16 @@ def _load(data: bytes, now_ms: int | None, *, fast: bool,
 def test_string_keys_load_the_same_in_c_and_in_python(
         records: list[tuple[bytes, bytes, int | None]], now_ms: int) -> None:
     """Keys, values, expiries, expired counts, duplicated keys (with their offset) and the
-    end offset are the same whether the run of string keys is read in C or in Python."""
+    end offset are the same whether the run of string keys is read in C or in Python, and
+    whether runs without expiry go to a bulk sink (which refuses those with a duplicate)."""
     data = _snapshot(records)
     with pytest.MonkeyPatch.context() as mp:
         fast = _load(data, now_ms, fast=True, monkeypatch=mp)
     with pytest.MonkeyPatch.context() as mp:
         slow = _load(data, now_ms, fast=False, monkeypatch=mp)
-    assert fast == slow
+    with pytest.MonkeyPatch.context() as mp:
+        bulk = _load(data, now_ms, fast=True, monkeypatch=mp, bulk=True)
+    assert fast == slow == bulk
 
 
 @needs_c
