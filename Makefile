@@ -10,13 +10,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# The C extensions (setup.py) are built in place by the editable install: a change to their
+# sources installs again.
+NATIVE := setup.py $(wildcard resplite/*/*.c resplite/*/*.h)
+
 # The server alone needs only the runtime dependencies.
-$(VENV)/.run-deps: pyproject.toml | $(BIN)/python
+$(VENV)/.run-deps: pyproject.toml $(NATIVE) | $(BIN)/python
 	$(BIN)/pip install -q -e .
 	touch $@
 
 # Tests also need the client libraries, pytest and the Spark extra.
-$(VENV)/.test-deps: pyproject.toml | $(BIN)/python
+$(VENV)/.test-deps: pyproject.toml $(NATIVE) | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev,spark]'
 	touch $@ $(VENV)/.run-deps
 
