@@ -754,8 +754,9 @@ def _read_stream(r: f.Reader, kind: int, keep: bool = True) -> Stream:
         blob = r.string("a stream node listpack")
         r.checked += 1
         try:
-            node = StreamNode.from_listpack(int.from_bytes(key, "big"), listpack.decode(blob),
-                                            len(blob))
+            master = int.from_bytes(key, "big")
+            node = StreamNode.from_blob(master, blob) or \
+                StreamNode.from_listpack(master, listpack.decode(blob), len(blob))
         except (ValueError, IndexError, TypeError, OverflowError) as exc:
             raise r.error(f"stream listpack integrity check failed ({exc})", at) from None
         if value.keys and node.master <= value.keys[-1]:

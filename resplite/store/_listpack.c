@@ -53,6 +53,98 @@ static PyObject *int_element(int64_t v, int as_bytes)
     return PyLong_FromLongLong(v);
 }
 
+/* One element of a listpack. */
+typedef struct {
+    int is_int;
+    int64_t value;      /* is_int */
+    const uint8_t *s;   /* else: the string */
+    Py_ssize_t n;
+} Element;
+
+/* The element at *pp (before end, the terminator's offset), checked as decode_py checks it,
+ * back-length included; *pp moves past it. -1 for anything else. */
+static int lp_next(const uint8_t *d, Py_ssize_t size, Py_ssize_t end, Py_ssize_t *pp,
+                   Element *e)
+{
+    Py_ssize_t p = *pp, start = p;
+    uint8_t b = d[p];
+    e->is_int = 1;
+    if (b < 0x80) {
+        e->value = b;
+        p += 1;
+    } else if (b < 0xC0) {
+        Py_ssize_t n = b & 0x3F;
+        p += 1;
+        if (n > end - p)
+            return -1;
+        e->is_int = 0;
+        e->s = d + p;
+        e->n = n;
+        p += n;
+    } else if (b < 0xE0) {
+        if (p + 2 > end)
+            return -1;
+        int u = ((b & 0x1F) << 8) | d[p + 1];
+        e->value = u >= 0x1000 ? u - 0x2000 : u;
+        p += 2;
+    } else if (b < 0xF0) {
+        if (p + 2 > end)
+            return -1;
+        Py_ssize_t n = ((b & 0x0F) << 8) | d[p + 1];
+        p += 2;
+        if (n > end - p)
+            return -1;
+        e->is_int = 0;
+        e->s = d + p;
+        e->n = n;
+        p += n;
+    } else if (b == 0xF0) {
+        if (p + 5 > end)
+            return -1;
+        uint64_t n = (uint64_t)d[p + 1] | ((uint64_t)d[p + 2] << 8)
+                     | ((uint64_t)d[p + 3] << 16) | ((uint64_t)d[p + 4] << 24);
+        p += 5;
+        if (n > (uint64_t)(end - p))
+            return -1;
+        e->is_int = 0;
+        e->s = d + p;
+        e->n = (Py_ssize_t)n;
+        p += (Py_ssize_t)n;
+    } else if (b >= 0xF1 && b <= 0xF4) {
+        int width = b == 0xF4 ? 8 : b - 0xEF;
+        if (p + 1 + width > end)
+            return -1;
+        uint64_t u = 0;
+        for (int i = width - 1; i >= 0; i--)
+            u = (u << 8) | d[p + 1 + i];
+        if (width < 8 && (u >> (8 * width - 1)) & 1)
+            u |= ~(uint64_t)0 << (8 * width);  /* sign-extend */
+        e->value = (int64_t)u;
+        p += 1 + width;
+    } else {
+        return -1;  /* the terminator too early, or an unknown encoding */
+    }
+    uint8_t back[5];
+    int blen = put_backlen(back, (uint64_t)(p - start));
+    if (p + blen > size || memcmp(d + p, back, blen) != 0)
+        return -1;
+    *pp = p + blen;
+    return 0;
+}
+
+/* The header of a listpack: 0 and its declared count when its size is right, else -1. */
+static int lp_header(const uint8_t *d, Py_ssize_t size, unsigned *declared)
+{
+    if (size < 7)
+        return -1;
+    uint32_t total = (uint32_t)d[0] | ((uint32_t)d[1] << 8) | ((uint32_t)d[2] << 16)
+                     | ((uint32_t)d[3] << 24);
+    if ((Py_ssize_t)total != size)
+        return -1;
+    *declared = d[4] | (d[5] << 8);
+    return 0;
+}
+
 static PyObject *py_decode(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     static char *names[] = {"buf", "as_bytes", NULL};
@@ -63,79 +155,21 @@ static PyObject *py_decode(PyObject *self, PyObject *args, PyObject *kwargs)
     const uint8_t *d = (const uint8_t *)view.buf;
     Py_ssize_t size = view.len;
     PyObject *out = NULL;
-    if (size < 7)
+    unsigned declared;
+    if (lp_header(d, size, &declared) < 0)
         goto bad;
-    uint32_t total = (uint32_t)d[0] | ((uint32_t)d[1] << 8) | ((uint32_t)d[2] << 16)
-                     | ((uint32_t)d[3] << 24);
-    if ((Py_ssize_t)total != size)
-        goto bad;
-    unsigned declared = d[4] | (d[5] << 8);
     out = PyList_New(0);
     if (out == NULL)
         goto fail;
     Py_ssize_t p = 6, end = size - 1;
     while (p < end) {
-        Py_ssize_t start = p;
-        uint8_t b = d[p];
-        PyObject *value;
-        if (b < 0x80) {
-            value = int_element(b, as_bytes);
-            p += 1;
-        } else if (b < 0xC0) {
-            Py_ssize_t n = b & 0x3F;
-            p += 1;
-            if (n > end - p)
-                goto bad;
-            value = PyBytes_FromStringAndSize((const char *)d + p, n);
-            p += n;
-        } else if (b < 0xE0) {
-            if (p + 2 > end)
-                goto bad;
-            int u = ((b & 0x1F) << 8) | d[p + 1];
-            value = int_element(u >= 0x1000 ? u - 0x2000 : u, as_bytes);
-            p += 2;
-        } else if (b < 0xF0) {
-            if (p + 2 > end)
-                goto bad;
-            Py_ssize_t n = ((b & 0x0F) << 8) | d[p + 1];
-            p += 2;
-            if (n > end - p)
-                goto bad;
-            value = PyBytes_FromStringAndSize((const char *)d + p, n);
-            p += n;
-        } else if (b == 0xF0) {
-            if (p + 5 > end)
-                goto bad;
-            uint64_t n = (uint64_t)d[p + 1] | ((uint64_t)d[p + 2] << 8)
-                         | ((uint64_t)d[p + 3] << 16) | ((uint64_t)d[p + 4] << 24);
-            p += 5;
-            if (n > (uint64_t)(end - p))
-                goto bad;
-            value = PyBytes_FromStringAndSize((const char *)d + p, (Py_ssize_t)n);
-            p += (Py_ssize_t)n;
-        } else if (b >= 0xF1 && b <= 0xF4) {
-            int width = b == 0xF4 ? 8 : b - 0xEF;
-            if (p + 1 + width > end)
-                goto bad;
-            uint64_t u = 0;
-            for (int i = width - 1; i >= 0; i--)
-                u = (u << 8) | d[p + 1 + i];
-            if (width < 8 && (u >> (8 * width - 1)) & 1)
-                u |= ~(uint64_t)0 << (8 * width);  /* sign-extend */
-            value = int_element((int64_t)u, as_bytes);
-            p += 1 + width;
-        } else {
-            goto bad;  /* the terminator too early, or an unknown encoding */
-        }
+        Element e;
+        if (lp_next(d, size, end, &p, &e) < 0)
+            goto bad;
+        PyObject *value = e.is_int ? int_element(e.value, as_bytes)
+                                   : PyBytes_FromStringAndSize((const char *)e.s, e.n);
         if (value == NULL)
             goto fail;
-        uint8_t back[5];
-        int blen = put_backlen(back, (uint64_t)(p - start));
-        if (p + blen > size || memcmp(d + p, back, blen) != 0) {
-            Py_DECREF(value);
-            goto bad;
-        }
-        p += blen;
         int rc = PyList_Append(out, value);
         Py_DECREF(value);
         if (rc < 0)
@@ -403,10 +437,168 @@ done:
     return result;
 }
 
+/* -- a stream node from its listpack ------------------------------------------------ */
+
+static int put_bytes(Out *o, const void *src, Py_ssize_t n)
+{
+    if (reserve(o, n) < 0)
+        return -1;
+    memcpy(o->buf + o->len, src, n);
+    o->len += n;
+    return 0;
+}
+
+/* The text of an element: its string, or its integer in decimal (into text[24]). */
+static void element_text(const Element *e, char *text, const uint8_t **s, Py_ssize_t *n)
+{
+    if (e->is_int) {
+        *n = snprintf(text, 24, "%lld", (long long)e->value);
+        *s = (const uint8_t *)text;
+    } else {
+        *s = e->s;
+        *n = e->n;
+    }
+}
+
+/* An array of uint64 values as array('I') or array('Q') bytes (narrow when all fit). */
+static PyObject *array_bytes(const Out *o, int wide)
+{
+    Py_ssize_t items = o->len / 8;
+    if (wide)
+        return PyBytes_FromStringAndSize((const char *)o->buf, o->len);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, items * 4);
+    if (out == NULL)
+        return NULL;
+    uint32_t *to = (uint32_t *)PyBytes_AS_STRING(out);
+    const uint64_t *from = (const uint64_t *)o->buf;
+    for (Py_ssize_t i = 0; i < items; i++)
+        to[i] = (uint32_t)from[i];
+    return out;
+}
+
+/* same_fields_node(blob, master_seq): StreamNode.from_same_fields's node, in pieces, read
+ * straight from the listpack: (fields, ms, ms_wide, seq, seq_wide, offs, flags, data,
+ * count, deleted), the arrays as the bytes of array('I') (or 'Q' where wide); None where
+ * from_same_fields would answer None or the listpack does not decode. */
+static PyObject *py_same_fields_node(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    unsigned long long master_seq;
+    if (!PyArg_ParseTuple(args, "y*K:same_fields_node", &view, &master_seq))
+        return NULL;
+    const uint8_t *d = (const uint8_t *)view.buf;
+    Py_ssize_t size = view.len, p = 6, end = size - 1;
+    Out ms = {NULL, 0, 0}, seq = {NULL, 0, 0}, offs = {NULL, 0, 0}, flags = {NULL, 0, 0};
+    Out data = {NULL, 0, 0};
+    PyObject *fields = NULL, *result = NULL;
+    unsigned declared;
+    Element e;
+    char text[24];
+    const uint8_t *ts;
+    Py_ssize_t tn;
+    int64_t count, deleted, nfields;
+    if (lp_header(d, size, &declared) < 0 || d[end] != 0xFF)
+        goto none;
+#define NEXT() do { if (p >= end || lp_next(d, size, end, &p, &e) < 0) goto none; } while (0)
+    NEXT();
+    if (!e.is_int) goto none;
+    count = e.value;
+    NEXT();
+    if (!e.is_int) goto none;
+    deleted = e.value;
+    NEXT();
+    if (!e.is_int || e.value < 1 || e.value > 65535) goto none;
+    nfields = e.value;
+    fields = PyTuple_New(nfields);
+    if (fields == NULL)
+        goto fail;
+    for (int64_t k = 0; k < nfields; k++) {
+        NEXT();
+        element_text(&e, text, &ts, &tn);
+        PyObject *name = PyBytes_FromStringAndSize((const char *)ts, tn);
+        if (name == NULL)
+            goto fail;
+        PyTuple_SET_ITEM(fields, k, name);
+    }
+    NEXT();
+    if (!e.is_int || e.value != 0) goto none;
+    uint64_t elements = 4 + (uint64_t)nfields, entries = 0, dead = 0;
+    int64_t last_ms = -1;
+    uint64_t last_seq = 0, max_seq = 0;
+    uint32_t at = 0;
+    while (p < end) {
+        NEXT();
+        if (!e.is_int || (e.value != SAME_FIELDS && e.value != (SAME_FIELDS | 1))) goto none;
+        uint8_t flag = (uint8_t)e.value;
+        NEXT();
+        if (!e.is_int) goto none;
+        int64_t dms = e.value;
+        NEXT();
+        if (!e.is_int) goto none;
+        uint64_t sq = (uint64_t)master_seq + (uint64_t)e.value;
+        if (entries == 0 ? dms < 0 : (dms < last_ms || (dms == last_ms && sq <= last_seq)))
+            goto none;
+        last_ms = dms;
+        last_seq = sq;
+        if (sq > max_seq)
+            max_seq = sq;
+        uint64_t ums = (uint64_t)dms;
+        if (put_bytes(&ms, &ums, 8) < 0 || put_bytes(&seq, &sq, 8) < 0
+                || put_bytes(&offs, &at, 4) < 0 || put_bytes(&flags, &flag, 1) < 0)
+            goto fail;
+        for (int64_t k = 0; k < nfields; k++) {
+            NEXT();
+            element_text(&e, text, &ts, &tn);
+            if (tn >= 0x80) goto none;
+            uint8_t len = (uint8_t)tn;
+            if (put_bytes(&data, &len, 1) < 0 || put_bytes(&data, ts, tn) < 0)
+                goto fail;
+            at += 1 + (uint32_t)tn;
+        }
+        NEXT();
+        if (!e.is_int || e.value != nfields + 3) goto none;
+        entries++;
+        dead += flag & 1;
+        elements += (uint64_t)nfields + 4;
+    }
+#undef NEXT
+    if (p != end || entries == 0)
+        goto none;
+    if (declared != NUMELE_UNKNOWN && declared != elements)
+        goto none;
+    if ((int64_t)dead != deleted || (int64_t)(entries - dead) != count)
+        goto none;
+    result = Py_BuildValue("(ONiNiNNNLL)", fields, array_bytes(&ms, last_ms > 0xFFFFFFFFLL),
+                           last_ms > 0xFFFFFFFFLL, array_bytes(&seq, max_seq > 0xFFFFFFFFULL),
+                           max_seq > 0xFFFFFFFFULL,
+                           PyBytes_FromStringAndSize((const char *)offs.buf, offs.len),
+                           PyBytes_FromStringAndSize((const char *)flags.buf, flags.len),
+                           PyBytes_FromStringAndSize((const char *)data.buf, data.len),
+                           (long long)count, (long long)dead);
+    goto done;
+none:
+    result = Py_NewRef(Py_None);
+    goto done;
+fail:
+    result = NULL;
+done:
+    Py_XDECREF(fields);
+    PyMem_Free(ms.buf);
+    PyMem_Free(seq.buf);
+    PyMem_Free(offs.buf);
+    PyMem_Free(flags.buf);
+    PyMem_Free(data.buf);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"decode", (PyCFunction)(void (*)(void))py_decode, METH_VARARGS | METH_KEYWORDS,
      "decode(buf, as_bytes=False) -> list | None\n\n"
      "The elements of a well-formed listpack; None for any other."},
+    {"same_fields_node", py_same_fields_node, METH_VARARGS,
+     "same_fields_node(blob, master_seq) -> tuple | None\n\n"
+     "StreamNode.from_same_fields's node in pieces, read from the listpack."},
     {"stream_node", py_stream_node, METH_VARARGS,
      "stream_node(count, deleted, fields, flags, ms, seq, master_seq, data) -> bytes\n\n"
      "The listpack Redis holds for a stream node with these arrays."},

@@ -28,7 +28,7 @@ into "Bad data format" (RESTORE) or a load error with the file offset.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Final
+from typing import Any, Final
 
 from resplite.store.listpack_size import integer_value
 
@@ -117,6 +117,7 @@ def join(parts: list[bytes], elements: int | None = None) -> bytes:
 # load decodes every listpack of the file (hashes, sets, sorted sets, lists, stream nodes).
 _c_decode: Callable[..., list[Element] | None] | None = None
 c_stream_node: Callable[..., bytes] | None = None
+c_same_fields_node: Callable[[bytes, int], tuple[Any, ...] | None] | None = None
 try:
     from resplite.store import _listpack  # type: ignore[attr-defined]
 except ImportError:  # not built (no C compiler): the Python code does the same, slowly
@@ -124,6 +125,7 @@ except ImportError:  # not built (no C compiler): the Python code does the same,
 else:
     _c_decode = _listpack.decode
     c_stream_node = _listpack.stream_node
+    c_same_fields_node = _listpack.same_fields_node
 
 
 def decode(buf: bytes | bytearray | memoryview, as_bytes: bool = False) -> list[Element]:

@@ -42,7 +42,14 @@ from bisect import bisect_left, bisect_right
 from itertools import accumulate
 from typing import Any, Final
 
-from resplite.store.listpack import SMALL_INTS, c_stream_node, encode_int, encode_str, join
+from resplite.store.listpack import (
+    SMALL_INTS,
+    c_same_fields_node,
+    c_stream_node,
+    encode_int,
+    encode_str,
+    join,
+)
 from resplite.store.listpack_size import (
     LISTPACK_EMPTY,
     as_int64,
@@ -310,6 +317,34 @@ class StreamNode:
         if node is not None:
             return node
         return cls.from_listpack_general(master, items, lp_bytes)
+
+    @classmethod
+    def from_blob(cls, master: int, blob: bytes) -> StreamNode | None:
+        """:meth:`from_same_fields`'s node read straight from the listpack ``blob`` in C
+        (no Python object per element), or None: where the extension is not built, or
+        where :meth:`from_same_fields` would answer None or the listpack does not decode
+        (the caller then decodes it and takes :meth:`from_listpack`). A test holds the
+        nodes equal."""
+        fast = c_same_fields_node
+        if fast is None:
+            return None
+        got = fast(blob, master & _U64)
+        if got is None:
+            return None
+        fields, ms, ms_wide, seq, seq_wide, offs, flags, data, count, deleted = got
+        node = cls(master, fields)
+        node.ms = array("Q" if ms_wide else "I")
+        node.ms.frombytes(ms)
+        node.seq = array("Q" if seq_wide else "I")
+        node.seq.frombytes(seq)
+        node.offs = array("I")
+        node.offs.frombytes(offs)
+        node.flags = bytearray(flags)
+        node.data = data
+        node.count = count
+        node.deleted = deleted
+        node.lp_bytes = len(blob)
+        return node
 
     @classmethod
     def from_same_fields(cls, master: int, items: list[Any], lp_bytes: int) -> StreamNode | None:

@@ -1,6 +1,7 @@
-"""A stream node's two load paths (from_same_fields' column by column common case and
-from_listpack_general's entry by entry one) build the same node from a listpack, and the
-fast one never accepts what the general one refuses."""
+"""A stream node's load paths (from_same_fields' column by column common case, from_blob's
+same case read in C straight from the listpack, and from_listpack_general's entry by entry
+one) build the same node from a listpack, and the fast ones never accept what the general
+one refuses."""
 
 from __future__ import annotations
 
@@ -79,6 +80,10 @@ def test_both_load_paths_build_the_same_node(nfields: int, entries: list[Any], s
     assert _general(master, items, len(blob)) == expected
     fast = StreamNode.from_same_fields(master, items, len(blob))
     assert fast is None or _state(fast) == expected
+    # The same node read straight from the listpack in C, where from_same_fields takes it.
+    blob_node = StreamNode.from_blob(master, blob)
+    assert (blob_node is None) == (fast is None or listpack.c_same_fields_node is None)
+    assert blob_node is None or _state(blob_node) == expected
     # Every entry with the master fields and short values: the fast path takes it.
     if all(node.flags[i] & 2 for i in range(len(node))) and \
             max(len(v) for i in range(len(node)) for v in node.fields_at(i)[1::2]) < 0x80:
@@ -88,3 +93,12 @@ def test_both_load_paths_build_the_same_node(nfields: int, entries: list[Any], s
     wrong = _general(master, items, len(blob))
     fast = StreamNode.from_same_fields(master, items, len(blob))
     assert fast is None or _state(fast) == wrong
+    # The changed elements as a listpack: the C reader takes what from_same_fields takes,
+    # building the same node, and nothing the general path refuses.
+    changed = listpack.encode(items)
+    decoded = listpack.decode(changed)
+    fast = StreamNode.from_same_fields(master, decoded, len(changed))
+    blob_node = StreamNode.from_blob(master, changed)
+    assert (blob_node is None) == (fast is None or listpack.c_same_fields_node is None)
+    if blob_node is not None:
+        assert _state(blob_node) == _general(master, decoded, len(changed)) is not None
