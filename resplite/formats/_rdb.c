@@ -363,6 +363,103 @@ fail:
     return NULL;
 }
 
+/* read_strings(data, pos, n) -> (list, end) | None: the n strings at pos and the offset
+ * past them; None where one of them does not read (the Python reader then reads them one
+ * by one, to say where and why). */
+static PyObject *py_read_strings(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    Py_ssize_t pos, n;
+    if (!PyArg_ParseTuple(args, "y*nn:read_strings", &data, &pos, &n))
+        return NULL;
+    const uint8_t *d = (const uint8_t *)data.buf;
+    PyObject *out = NULL;
+    /* Every string takes a byte at least: more than the bytes left cannot read. */
+    if (n < 0 || pos < 0 || n > data.len - pos) {
+        PyBuffer_Release(&data);
+        Py_RETURN_NONE;
+    }
+    out = PyList_New(n);
+    if (out == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *got = read_at(d, data.len, pos);
+        if (got == NULL)
+            goto fail;
+        if (got == Py_None) {
+            Py_DECREF(got);
+            Py_DECREF(out);
+            PyBuffer_Release(&data);
+            Py_RETURN_NONE;
+        }
+        PyObject *value = PyTuple_GET_ITEM(got, 0);
+        pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(got, 1));
+        PyList_SET_ITEM(out, i, Py_NewRef(value));
+        Py_DECREF(got);
+    }
+    PyBuffer_Release(&data);
+    return Py_BuildValue("(Nn)", out, pos);
+fail:
+    Py_XDECREF(out);
+    PyBuffer_Release(&data);
+    return NULL;
+}
+
+/* read_scored(data, pos, n) -> (members, scores, end) | None: n sorted set members, each
+ * a string then a binary double (RDB_TYPE_ZSET_2), and the offset past them; None where
+ * one does not read or a score is NaN (the Python reader then says where and why). */
+static PyObject *py_read_scored(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    Py_ssize_t pos, n;
+    if (!PyArg_ParseTuple(args, "y*nn:read_scored", &data, &pos, &n))
+        return NULL;
+    const uint8_t *d = (const uint8_t *)data.buf;
+    PyObject *members = NULL, *scores = NULL;
+    if (n < 0 || pos < 0 || n > (data.len - pos) / 9)
+        goto none;
+    members = PyList_New(n);
+    scores = PyList_New(n);
+    if (members == NULL || scores == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *got = read_at(d, data.len, pos);
+        if (got == NULL)
+            goto fail;
+        if (got == Py_None) {
+            Py_DECREF(got);
+            goto none;
+        }
+        PyList_SET_ITEM(members, i, Py_NewRef(PyTuple_GET_ITEM(got, 0)));
+        pos = PyLong_AsSsize_t(PyTuple_GET_ITEM(got, 1));
+        Py_DECREF(got);
+        if (pos + 8 > data.len)
+            goto none;
+        double score = PyFloat_Unpack8((const char *)d + pos, 1);
+        if (score == -1.0 && PyErr_Occurred())
+            goto fail;
+        if (score != score)
+            goto none;
+        PyObject *f = PyFloat_FromDouble(score);
+        if (f == NULL)
+            goto fail;
+        PyList_SET_ITEM(scores, i, f);
+        pos += 8;
+    }
+    PyBuffer_Release(&data);
+    return Py_BuildValue("(NNn)", members, scores, pos);
+none:
+    Py_XDECREF(members);
+    Py_XDECREF(scores);
+    PyBuffer_Release(&data);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(members);
+    Py_XDECREF(scores);
+    PyBuffer_Release(&data);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"write_string", (PyCFunction)(void (*)(void))py_write_string,
      METH_VARARGS | METH_KEYWORDS,
@@ -371,6 +468,12 @@ static PyMethodDef methods[] = {
     {"read_string", py_read_string, METH_VARARGS,
      "read_string(data, pos) -> (bytes, int) | None\n\n"
      "The RDB string at pos and the offset past it; None where it is not well formed."},
+    {"read_strings", py_read_strings, METH_VARARGS,
+     "read_strings(data, pos, n) -> (list, int) | None\n\n"
+     "The n strings at pos and the offset past them; None where one does not read."},
+    {"read_scored", py_read_scored, METH_VARARGS,
+     "read_scored(data, pos, n) -> (members, scores, int) | None\n\n"
+     "n sorted set members with binary double scores; None where one does not read."},
     {"scan_strings", py_scan_strings, METH_VARARGS,
      "scan_strings(data, pos, limit, count) -> (keys, values, expiries, offsets, end)\n\n"
      "The run of string keys from pos on, and where it stopped."},

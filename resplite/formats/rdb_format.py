@@ -185,6 +185,13 @@ _c_read_string: Callable[[bytes | memoryview, int], tuple[bytes, int] | None] | 
 scan_strings: Callable[[bytes | memoryview, int, int, int],
                        tuple[list[bytes], list[bytes], list[int] | None, list[int], int]] \
     | None = None
+# (data, pos, n) -> (the n strings at pos, end), or None where one does not read.
+read_strings: Callable[[bytes | memoryview, int, int], tuple[list[bytes], int] | None] | None \
+    = None
+# (data, pos, n) -> (members, scores, end): n RDB_TYPE_ZSET_2 members, None where one does
+# not read or a score is NaN.
+read_scored: Callable[[bytes | memoryview, int, int],
+                      tuple[list[bytes], list[float], int] | None] | None = None
 try:
     from resplite.formats import _rdb  # type: ignore[attr-defined]
 except ImportError:  # not built (no C compiler): the Python code does the same, slowly
@@ -193,6 +200,8 @@ else:
     write_string = _rdb.write_string
     _c_read_string = _rdb.read_string
     scan_strings = _rdb.scan_strings
+    read_strings = _rdb.read_strings
+    read_scored = _rdb.read_scored
 
 
 def write_millis(out: bytearray, ms: int) -> None:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -173,18 +173,11 @@ def _write_hash(out: bytearray, value: Hash, compress: bool) -> None:
         if value.ex:
             triples = _hash_fields_in_order(value)
             f.write_millis(out, min((t for _, _, t in triples if t), default=0))
-            elements: list[bytes] = []
-            for field, val, ttl in triples:
-                elements.append(listpack.encode_str(field))
-                elements.append(listpack.encode_str(val))
-                elements.append(listpack.encode_int(ttl))
-            f.write_string(out, listpack.join(elements), compress)
+            f.write_string(out, listpack.encode([x for triple in triples for x in triple]),
+                           compress)
         else:
-            elements = []
-            for field, val in value.fields.items():
-                elements.append(listpack.encode_str(field))
-                elements.append(listpack.encode_str(val))
-            f.write_string(out, listpack.join(elements), compress)
+            f.write_string(out, listpack.encode([x for pair in value.fields.items()
+                                                 for x in pair]), compress)
         return
     if ttls:
         low = min(ttls.values())
@@ -217,11 +210,11 @@ def _write_set(out: bytearray, value: Set, compress: bool) -> None:
 
 def _write_zset(out: bytearray, value: ZSet, compress: bool) -> None:
     if value.listpack:
-        elements: list[bytes] = []
+        items: list[bytes] = []
         for score, member in value.entries(0, len(value)):
-            elements.append(listpack.encode_str(member))
-            elements.append(listpack.encode_str(d2string(score)))
-        f.write_string(out, listpack.join(elements), compress)
+            items.append(member)
+            items.append(d2string(score))
+        f.write_string(out, listpack.encode(items), compress)
         return
     f.write_len(out, len(value))
     # Highest first, as Redis walks its skiplist backwards (loading then appends in O(1)).
@@ -553,11 +546,6 @@ def module_type_name(module_id: int) -> str:
     return "".join(_MODULE_CHARSET[(ident >> (6 * (8 - i))) & 63] for i in range(9))
 
 
-def _strings(items: list[listpack.Element]) -> Iterator[bytes]:
-    for item in items:
-        yield b"%d" % item if item.__class__ is int else item  # type: ignore[misc]
-
-
 def _packed(r: f.Reader, what: str, use_ziplist: bool) -> list[bytes]:
     start = r.pos
     blob = r.string(what)
@@ -565,9 +553,24 @@ def _packed(r: f.Reader, what: str, use_ziplist: bool) -> list[bytes]:
         if use_ziplist:
             return ziplist.decode(blob)
         r.checked += 1
-        return list(_strings(listpack.decode(blob)))
+        return listpack.decode(blob, as_bytes=True)  # type: ignore[return-value]
     except ValueError as exc:
         raise r.error(f"{what}: {exc}", start) from None
+
+
+def _strings_run(r: f.Reader, n: int) -> list[bytes] | None:
+    """The next ``n`` strings, read in C (one call for a hashtable's fields and values or a
+    set's members), the reader moved past them; None, the reader left where it was, where
+    the extension is not built or one of them does not read (the caller then reads them
+    one by one, which says where and why)."""
+    fast = f.read_strings
+    if fast is None:
+        return None
+    got = fast(r.data, r.pos, n)
+    if got is None:
+        return None
+    strings, r.pos = got
+    return strings
 
 
 def _fit_hash(value: Hash, limits: Limits) -> None:
@@ -586,7 +589,15 @@ def _read_hash(r: f.Reader, kind: int, limits: Limits) -> Hash:
     value = Hash()
     fields = value.fields
     timed = kind != f.TYPE_HASH
-    for _ in range(count):
+    at = r.pos
+    strings = None if timed else _strings_run(r, 2 * count)
+    if strings is not None:
+        fields.update(zip(strings[::2], strings[1::2], strict=True))
+        if len(fields) != count:  # a duplicate: read again below, to say where
+            fields.clear()
+            strings = None
+            r.pos = at
+    for _ in range(0 if strings is not None else count):
         ttl = r.length("a field TTL") if timed else 0
         field = r.string("a hash field")
         val = r.string("a hash value")
@@ -677,7 +688,7 @@ def _read_set(r: f.Reader, kind: int, limits: Limits) -> Set:
     count = r.length("a set size")
     if count == 0:
         raise EmptyValue
-    members = [r.string("a set member") for _ in range(count)]
+    members = _strings_run(r, count) or [r.string("a set member") for _ in range(count)]
     if len(set(members)) != len(members):
         raise r.error("duplicate set members detected", start)
     ints = [integer_value(m) for m in members]
@@ -718,6 +729,12 @@ def _read_zset(r: f.Reader, kind: int, limits: Limits) -> ZSet:
         packed = True
     else:
         count = r.length("a sorted set size")
+        fast = f.read_scored if kind == f.TYPE_ZSET_2 else None
+        got = fast(r.data, r.pos, count) if fast is not None else None
+        if got is not None:  # else read one by one below, which says where and why
+            names, scores, r.pos = got
+            entries = list(zip(scores, names, strict=True))
+            count = 0
         for _ in range(count):
             member = r.string("a sorted set member")
             score = r.binary_double() if kind == f.TYPE_ZSET_2 else r.string_double()

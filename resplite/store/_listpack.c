@@ -437,6 +437,66 @@ done:
     return result;
 }
 
+/* encode(items): listpack.encode_py's listpack of items (int as integers, bytes-like as
+ * strings, stored as integers when they read as one); None for an item it does not take
+ * (an integer past 64 bits, another type), which the Python encoder then handles. */
+static PyObject *py_encode(PyObject *self, PyObject *items)
+{
+    PyObject *it = PyObject_GetIter(items);
+    if (it == NULL)
+        return NULL;
+    Out o = {NULL, 0, 0};
+    PyObject *item, *result = NULL;
+    Py_ssize_t count = 0;
+    while ((item = PyIter_Next(it)) != NULL) {
+        int rc;
+        if (PyLong_CheckExact(item)) {
+            int overflow = 0;
+            long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+            if (overflow || (v == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                Py_DECREF(item);
+                goto none;
+            }
+            rc = put_int(&o, v);
+        } else if (PyBytes_Check(item)) {
+            rc = put_str(&o, (const uint8_t *)PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item));
+        } else if (PyByteArray_Check(item)) {
+            rc = put_str(&o, (const uint8_t *)PyByteArray_AS_STRING(item),
+                         PyByteArray_GET_SIZE(item));
+        } else {
+            Py_DECREF(item);
+            goto none;
+        }
+        Py_DECREF(item);
+        if (rc < 0)
+            goto done;
+        count++;
+    }
+    if (PyErr_Occurred())
+        goto done;
+    result = PyBytes_FromStringAndSize(NULL, 6 + o.len + 1);
+    if (result == NULL)
+        goto done;
+    uint8_t *r = (uint8_t *)PyBytes_AS_STRING(result);
+    uint64_t total = 6 + (uint64_t)o.len + 1;
+    for (int i = 0; i < 4; i++)
+        r[i] = (uint8_t)(total >> (8 * i));
+    unsigned shown = count < NUMELE_UNKNOWN ? (unsigned)count : NUMELE_UNKNOWN;
+    r[4] = (uint8_t)shown;
+    r[5] = (uint8_t)(shown >> 8);
+    if (o.len)
+        memcpy(r + 6, o.buf, o.len);
+    r[6 + o.len] = 0xFF;
+    goto done;
+none:
+    result = Py_NewRef(Py_None);
+done:
+    Py_DECREF(it);
+    PyMem_Free(o.buf);
+    return result;
+}
+
 /* -- a stream node from its listpack ------------------------------------------------ */
 
 static int put_bytes(Out *o, const void *src, Py_ssize_t n)
@@ -596,6 +656,9 @@ static PyMethodDef methods[] = {
     {"decode", (PyCFunction)(void (*)(void))py_decode, METH_VARARGS | METH_KEYWORDS,
      "decode(buf, as_bytes=False) -> list | None\n\n"
      "The elements of a well-formed listpack; None for any other."},
+    {"encode", py_encode, METH_O,
+     "encode(items) -> bytes | None\n\n"
+     "The listpack of items; None for an item only the Python encoder takes."},
     {"same_fields_node", py_same_fields_node, METH_VARARGS,
      "same_fields_node(blob, master_seq) -> tuple | None\n\n"
      "StreamNode.from_same_fields's node in pieces, read from the listpack."},

@@ -95,6 +95,19 @@ def encode_str(s: bytes) -> bytes:
 
 def encode(items: Iterable[Element]) -> bytes:
     """A listpack holding ``items`` in order (``bytes`` as strings, ``int`` as integers)."""
+    fast = _c_encode
+    if fast is not None:
+        if not isinstance(items, (list, tuple)):
+            items = list(items)  # a second pass, should the Python encoder be needed
+        got = fast(items)
+        if got is not None:
+            return got
+    return encode_py(items)
+
+
+def encode_py(items: Iterable[Element]) -> bytes:
+    """:func:`encode` in pure Python: the reference, and the encoder without the C
+    extension."""
     parts: list[bytes] = []
     append = parts.append
     for item in items:
@@ -118,6 +131,7 @@ def join(parts: list[bytes], elements: int | None = None) -> bytes:
 _c_decode: Callable[..., list[Element] | None] | None = None
 c_stream_node: Callable[..., bytes] | None = None
 c_same_fields_node: Callable[[bytes, int], tuple[Any, ...] | None] | None = None
+_c_encode: Callable[[Iterable[Element]], bytes | None] | None = None
 try:
     from resplite.store import _listpack  # type: ignore[attr-defined]
 except ImportError:  # not built (no C compiler): the Python code does the same, slowly
@@ -126,6 +140,7 @@ else:
     _c_decode = _listpack.decode
     c_stream_node = _listpack.stream_node
     c_same_fields_node = _listpack.same_fields_node
+    _c_encode = _listpack.encode
 
 
 def decode(buf: bytes | bytearray | memoryview, as_bytes: bool = False) -> list[Element]:

@@ -246,3 +246,117 @@ def test_string_keys_mixed_with_other_records_and_damage(monkeypatch: pytest.Mon
         monkeypatch.undo()
     assert errors[0] == errors[1]
     assert "LZF" in errors[0][1]
+
+
+def _c_paths_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every compiled path of a load off: the pure-Python reader alone."""
+    from resplite.store import stream_node
+
+    for name in ("scan_strings", "read_strings", "read_scored", "_c_read_string"):
+        monkeypatch.setattr(f, name, None)
+    monkeypatch.setattr(listpack, "_c_decode", None)
+    monkeypatch.setattr(stream_node, "c_same_fields_node", None)
+
+
+def _read_any(data: bytes, kind: int) -> Any:
+    from resplite.formats import rdb_values as rv
+
+    r = f.Reader(data)
+    try:
+        value = rv.read_value(r, kind, b"k")
+    except f.RdbError as exc:
+        return ("error", exc.offset, exc.reason)
+    except rv.EmptyValue:
+        return ("empty",)
+    return (rv.dump_payload(value), r.pos)
+
+
+_MEMBERS = st.lists(_STRINGS, min_size=1, max_size=40)
+
+
+@needs_c
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["hash", "set", "zset", "list"]), _MEMBERS,
+       st.lists(st.floats(allow_nan=True), min_size=40, max_size=40), st.integers(0, 3),
+       st.integers(0, 10_000), st.binary(min_size=1, max_size=3), st.booleans())
+def test_values_load_the_same_with_and_without_the_c_paths(
+        kind: str, members: list[bytes], scores: list[float], damage: int, at: int,
+        junk: bytes, big: bool) -> None:
+    """Hashtable hashes, sets and sorted sets (strings read in one call, scores with them),
+    and the listpack forms (decoded in C): each value written, then cut or changed, loads
+    to the same value or fails with the same offset and reason whichever reader reads it."""
+    from resplite.formats import rdb_values as rv
+    from resplite.store.hash import Hash
+    from resplite.store.list import List
+    from resplite.store.set import HASHTABLE, LISTPACK, Set
+    from resplite.store.zset import ZSet
+
+    value: Any
+    if kind == "hash":
+        value = Hash()
+        for i, m in enumerate(members):
+            value.fields[m] = members[-1 - i]
+        value.recount()
+        if big:
+            value.convert()
+    elif kind == "set":
+        if big:
+            value = Set(HASHTABLE)
+            value.ht = set(members)
+        else:
+            value = Set(LISTPACK)
+            value.lp = dict.fromkeys(members)
+        value.recount()
+    elif kind == "zset":
+        entries = {m: s for m, s in zip(members, scores, strict=False) if s == s}
+        if not entries:
+            return
+        value = ZSet.from_entries([(s, m) for m, s in entries.items()], skiplist=big)
+    else:
+        value = List.built(members, -2)
+    out = bytearray()
+    rv.write_value(out, value, True)
+    rdb_kind = rv.value_type(value)
+    blob = bytearray(out)
+    if damage == 1:
+        del blob[at % len(blob):]
+    elif damage >= 2:
+        where = at % len(blob)
+        blob[where:where + len(junk)] = junk
+    data = bytes(blob)
+    fast = _read_any(data, rdb_kind)
+    with pytest.MonkeyPatch.context() as mp:
+        _c_paths_off(mp)
+        slow = _read_any(data, rdb_kind)
+    assert fast == slow
+
+
+@needs_c
+@pytest.mark.parametrize(("kind", "strings"), [
+    (f.TYPE_HASH, [b"a", b"1", b"b", b"2", b"a", b"3"]),
+    (f.TYPE_SET, [b"x", b"y", b"x"]),
+])
+def test_a_duplicate_read_in_one_call_is_reported_where_python_reports_it(
+        kind: int, strings: list[bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    out = bytearray()
+    f.write_len(out, len(strings) // (2 if kind == f.TYPE_HASH else 1))
+    for s in strings:
+        f.write_string_py(out, s, False)
+    fast = _read_any(bytes(out), kind)
+    _c_paths_off(monkeypatch)
+    assert fast == _read_any(bytes(out), kind)
+    assert fast[0] == "error" and "duplicate" in fast[2]
+
+
+@needs_c
+def test_a_nan_score_read_in_one_call_is_reported_where_python_reports_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    out = bytearray()
+    f.write_len(out, 2)
+    for member, score in ((b"a", 1.0), (b"b", float("nan"))):
+        f.write_string_py(out, member, False)
+        f.write_binary_double(out, score)
+    fast = _read_any(bytes(out), f.TYPE_ZSET_2)
+    _c_paths_off(monkeypatch)
+    assert fast == _read_any(bytes(out), f.TYPE_ZSET_2)
+    assert fast[0] == "error" and "NAN" in fast[2]
