@@ -360,3 +360,31 @@ def test_a_nan_score_read_in_one_call_is_reported_where_python_reports_it(
     _c_paths_off(monkeypatch)
     assert fast == _read_any(bytes(out), f.TYPE_ZSET_2)
     assert fast[0] == "error" and "NAN" in fast[2]
+
+
+@pytest.mark.parametrize("which", ["core", "extras"])
+def test_redis_8_files_load_the_same_with_and_without_the_c_paths(
+        which: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The RDB files Redis 8.0.6 wrote (tests/fixtures/redis-8.0.6/, the shared fixtures)
+    load to the same keys, values (by their DUMP payloads), expiries and report either way."""
+    from pathlib import Path
+
+    from resplite.formats import rdb_values as rv
+
+    path = Path(__file__).parent.parent / "fixtures" / "redis-8.0.6" / which / "rdb" / "dump.rdb"
+    data = path.read_bytes()
+
+    def load() -> tuple[Any, ...]:
+        keys: dict[tuple[int, bytes], tuple[bytes, int | None]] = {}
+
+        def sink(db: int, key: bytes, value: Any, expire: int | None, *rest: Any) -> bool:
+            keys[(db, key)] = (rv.dump_payload(value), expire)
+            return True
+
+        report, end = rdb_file.read_snapshot(data, sink, databases=16, now_ms=0)
+        return keys, report.keys_loaded, report.functions, report.aux, end
+
+    fast = load()
+    _c_paths_off(monkeypatch)
+    assert fast == load()
+    assert fast[1] == len(fast[0]) > 0 and fast[4] == len(data)
