@@ -97,7 +97,7 @@ def test_clients_get_loading_during_a_slow_load_as_in_redis(loading_dir: Path) -
         folder = loading_dir / kind
         folder.mkdir()
         shutil.copy(loading_dir / "dump.rdb", folder / "dump.rdb")
-        with running(kind, "--dir", str(folder), *SLOW_LOAD) as server:
+        with running(kind, "--dir", str(folder), *SLOW_LOAD, loaded=False) as server:
             seen[kind] = _during_load(server)
     assert seen["resplite"][0] == seen["redis"][0]
     assert seen["resplite"][0] == [
@@ -139,7 +139,7 @@ def test_an_aof_base_loads_with_clients_answered(tmp_path: Path) -> None:
             time.sleep(0.05)
         conn.call("SET", "after", "rewrite")  # one command in the incr file too
         conn.close()
-    with running("resplite", "--dir", str(tmp_path), *aof, *SLOW_LOAD) as second:
+    with running("resplite", "--dir", str(tmp_path), *aof, *SLOW_LOAD, loaded=False) as second:
         conn = RawClient(second.host, second.port, timeout=120)
         assert conn.call("GET", "k1") == LOADING
         info = dict(_info(conn, "persistence"))
@@ -155,7 +155,7 @@ def test_shutdown_during_the_load_exits_without_saving(loading_dir: Path) -> Non
     the server exits without finishing the load."""
     before = (loading_dir / "dump.rdb").read_bytes()
     with running("resplite", "--dir", str(loading_dir), *SLOW_LOAD,
-                 save="3600 1") as server:
+                 save="3600 1", loaded=False) as server:
         conn = RawClient(server.host, server.port, timeout=120)
         assert conn.call("PING") == LOADING
         conn.send("SHUTDOWN")

@@ -49,10 +49,30 @@ def _wait_for_port(port: int, proc: subprocess.Popen[bytes],
     raise RuntimeError(f"server did not listen on port {port} within {timeout}s")
 
 
-def _launch(args: list[str], workdir: str, **popen: Any) -> subprocess.Popen[bytes]:
-    """Start a server and wait until it listens. If it does not, for any reason (it exited,
-    it never listened, the wait was interrupted), it is stopped and its folder removed before
-    the error propagates: no caller is left holding a process it never received."""
+def _wait_until_loaded(port: int, proc: subprocess.Popen[bytes],
+                       timeout: float = START_TIMEOUT) -> None:
+    """Wait until the server has loaded its data: both servers listen while they load and
+    answer -LOADING meanwhile; any other answer to PING (+PONG, -NOAUTH...) means loaded."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with code {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port),
+                                                                    5.0) as sock:
+            sock.sendall(b"*1\r\n$4\r\nPING\r\n")
+            reply = sock.recv(256)
+            if reply and not reply.startswith(b"-LOADING"):
+                return
+        time.sleep(0.02)
+    raise RuntimeError(f"server on port {port} was still loading after {timeout}s")
+
+
+def _launch(args: list[str], workdir: str, *, loaded: bool = True,
+            **popen: Any) -> subprocess.Popen[bytes]:
+    """Start a server and wait until it listens (and, ``loaded``, has loaded its data). If
+    it does not, for any reason (it exited, it never listened, the wait was interrupted), it
+    is stopped and its folder removed before the error propagates: no caller is left holding
+    a process it never received."""
     port = int(args[args.index("--port") + 1])
     try:
         proc = subprocess.Popen(args, **popen)
@@ -62,6 +82,8 @@ def _launch(args: list[str], workdir: str, **popen: Any) -> subprocess.Popen[byt
     try:
         procs.record(proc)
         _wait_for_port(port, proc)
+        if loaded:
+            _wait_until_loaded(port, proc)
     except BaseException:
         procs.stop(proc)
         shutil.rmtree(workdir, ignore_errors=True)
@@ -99,7 +121,7 @@ def _save_args(save: str | None) -> list[str]:
     return [] if save is None else ["--save", save]
 
 
-def start_redis(*extra: str, save: str | None = "") -> ServerProcess:
+def start_redis(*extra: str, save: str | None = "", loaded: bool = True) -> ServerProcess:
     exe = redis_server_path()
     if exe is None:
         raise RuntimeError("redis-server is not installed")
@@ -107,11 +129,12 @@ def start_redis(*extra: str, save: str | None = "") -> ServerProcess:
     workdir = tempfile.mkdtemp(prefix="redis-ref-")
     args = [exe, "--port", str(port), "--bind", "127.0.0.1", *_save_args(save),
             "--appendonly", "no", "--dir", workdir, "--enable-debug-command", "yes", *extra]
-    proc = _launch(args, workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = _launch(args, workdir, loaded=loaded, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
     return ServerProcess("redis", "127.0.0.1", port, proc, workdir)
 
 
-def start_resplite(*extra: str, save: str | None = "") -> ServerProcess:
+def start_resplite(*extra: str, save: str | None = "", loaded: bool = True) -> ServerProcess:
     port = free_port()
     workdir = tempfile.mkdtemp(prefix="resplite-")
     # No save rules by default, as the reference above: a stop writes no snapshot (into a
@@ -120,14 +143,18 @@ def start_resplite(*extra: str, save: str | None = "") -> ServerProcess:
             *_save_args(save), "--enable-debug-command", "yes", "--loglevel", "warning",
             *extra]
     env = dict(os.environ)
-    proc = _launch(args, workdir, stdout=subprocess.DEVNULL, stderr=None, cwd=workdir, env=env)
+    proc = _launch(args, workdir, loaded=loaded, stdout=subprocess.DEVNULL, stderr=None,
+                   cwd=workdir, env=env)
     return ServerProcess("resplite", "127.0.0.1", port, proc, workdir)
 
 
 @contextlib.contextmanager
-def running(kind: str, *extra: str, save: str | None = "") -> Iterator[ServerProcess]:
-    server = (start_redis(*extra, save=save) if kind == "redis"
-              else start_resplite(*extra, save=save))
+def running(kind: str, *extra: str, save: str | None = "",
+            loaded: bool = True) -> Iterator[ServerProcess]:
+    """A server for the block; ``loaded=False`` hands it over as soon as it listens, while it
+    may still be loading its data."""
+    server = (start_redis(*extra, save=save, loaded=loaded) if kind == "redis"
+              else start_resplite(*extra, save=save, loaded=loaded))
     try:
         yield server
     finally:
