@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
-from resplite.engine import acl, compat, errors
+from resplite.engine import acl, compat, errors, gates
 from resplite.engine.client import REPLY_ON
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
@@ -39,8 +39,9 @@ def ping(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 2:
         # The spec's arity is -1; Redis itself refuses more than one message.
         raise CommandError(errors.wrong_arity("ping"))
-    if client.pubsub and client.resp == 2:
-        # In the RESP2 subscribed context the answer has a message's shape.
+    if client.gates & gates.CONTEXT and client.pubsub and client.resp == 2:
+        # In the RESP2 subscribed context the answer has a message's shape (the gate, one
+        # attribute, is read first: this runs for every PING).
         return [b"pong", argv[1] if len(argv) == 2 else b""]
     return argv[1] if len(argv) == 2 else PONG
 
@@ -114,8 +115,7 @@ def hello(client: Client, argv: list[bytes]) -> Any:
         if not valid_client_name(name):
             raise CommandError(_BAD_CLIENT_NAME)
         client.name = name
-    client.resp = protover
-    client.update_gated()
+    client.set_resp(protover)
     return {
         b"server": b"redis",
         b"version": compat.reported(client.server.config["redis-compat-version"],
@@ -154,15 +154,13 @@ def reset(client: Client, argv: list[bytes]) -> Any:
     client.multi_dirty = False
     server.unwatch_all(client)
     client.select(0)
-    client.resp = 2
+    client.set_resp(2)
     # Out of tracking, Pub/Sub (no unsubscribe messages) and MONITOR, as Redis's RESET.
     server.tracking.disable(client)
     server.pubsub.forget(client)
     client.pubsub = False
     if client.monitor:
-        client.monitor = False
-        server.monitors.pop(client, None)
-    client.update_gated()
+        server.set_monitor(client, False)
     client.name = b""
     client.no_evict = False
     client.no_touch = False

@@ -63,12 +63,10 @@ def _deny_blocking(client: Client, name: str, *, multi_exempt: bool) -> None:
 def _left_pubsub(client: Client) -> None:
     if not (client.channels or client.patterns or client.shard_channels):
         client.pubsub = False
-        client.update_gated()
 
 
 def _entered_pubsub(client: Client) -> None:
     client.pubsub = True
-    client.update_gated()
 
 
 @command("subscribe")
@@ -183,7 +181,5 @@ def monitor(client: Client, argv: list[bytes]) -> Any:
         raise CommandError("ERR MONITOR isn't allowed for DENY BLOCKING client")
     if client.monitor:
         return Raw(b"")  # Redis ignores a second MONITOR without a word
-    client.monitor = True
-    client.server.monitors[client] = None
-    client.update_gated()
+    client.server.set_monitor(client, True)
     return OK

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
+from resplite.engine import gates
+
 if TYPE_CHECKING:
     from resplite.engine.acl import User
     from resplite.engine.blocking import BlockedState
@@ -65,9 +67,13 @@ class ClientConnection(Protocol):
 
 class Client:
     __slots__ = (
-        "acl",
+        "_acl",
+        "_authenticated",
+        "_monitor",
+        "_multi",
+        "_pubsub",
+        "_tracking",
         "addr",
-        "authenticated",
         "blocked",
         "channels",
         "close_after_reply",
@@ -81,7 +87,7 @@ class Client:
         "executing_multi",
         "fd",
         "fieldsets",
-        "gated",
+        "gates",
         "id",
         "is_script",
         "laddr",
@@ -91,8 +97,6 @@ class Client:
         "lib_ver",
         "local",
         "mem_charged",
-        "monitor",
-        "multi",
         "multi_bytes",
         "multi_dirty",
         "name",
@@ -105,13 +109,11 @@ class Client:
         "parse_batch_cmds",
         "parse_batches",
         "patterns",
-        "pubsub",
         "read_events",
         "reply_mode",
         "resp",
         "server",
         "shard_channels",
-        "tracking",
         "user",
         "watch_dirty",
         "watched",
@@ -143,13 +145,13 @@ class Client:
         # As Redis: a new connection is the default user's, authenticated when that user
         # needs no password and is on.
         self.user: User = server.acl.default
-        self.acl: User | None = None if self.user.unrestricted else self.user
-        self.authenticated = self.user.nopass and self.user.enabled
+        self._acl: User | None = None if self.user.unrestricted else self.user
+        self._authenticated = self.user.nopass and self.user.enabled
         self.name = b""
         self.lib_name = b""
         self.lib_ver = b""
         # None when not in MULTI; otherwise the queued (spec, argv) pairs.
-        self.multi: list[tuple[CommandSpec, list[bytes]]] | None = None
+        self._multi: list[tuple[CommandSpec, list[bytes]]] | None = None
         self.multi_dirty = False  # a command failed to queue: EXEC answers EXECABORT
         self.multi_bytes = 0  # argument bytes queued (bounded by client-query-buffer-limit)
         self.executing_multi = False  # inside EXEC: blocking commands must not block
@@ -192,12 +194,14 @@ class Client:
         self.patterns: dict[bytes, None] = {}
         self.shard_channels: dict[bytes, None] = {}
         # Redis's CLIENT_PUBSUB: set by a subscription, cleared when the last one goes.
-        self.pubsub = False
-        self.monitor = False
-        # The dispatcher's fast path is not for this client: it is in RESP2 Pub/Sub mode or
-        # a MONITOR (only some commands may run), or it tracks keys (reads are remembered).
-        self.gated = False
-        self.tracking: TrackingState | None = None
+        self._pubsub = False
+        self._monitor = False
+        self._tracking: TrackingState | None = None
+        # Why this client's requests leave the dispatcher's fast path (resplite.engine.gates):
+        # kept current by the setters of acl, authenticated, multi, pubsub, monitor, tracking
+        # and by set_resp.
+        self.gates = (0 if self._authenticated else gates.NOAUTH) | (
+            0 if self._acl is None else gates.ACL)
         # Clock ms since which the output has stayed over the soft limit (0: it has not).
         self.obuf_soft_since = 0
         # Input bytes waiting unparsed (the connection sets it as data arrives), and what
@@ -220,20 +224,82 @@ class Client:
         self.set_authenticated(True)
 
     def set_authenticated(self, authenticated: bool) -> None:
+        """Authenticated or not, the request reader told too (its pre-AUTH limits)."""
         self.authenticated = authenticated
         if self.conn is not None:
             self.conn.set_authenticated(authenticated)
 
+    # -- the attributes behind the gates (see resplite.engine.gates) -------------------------
+
+    @property
+    def authenticated(self) -> bool:
+        return self._authenticated
+
+    @authenticated.setter
+    def authenticated(self, value: bool) -> None:
+        self._authenticated = value
+        self.gates = gates.with_bit(self.gates, gates.NOAUTH, not value)
+
+    @property
+    def acl(self) -> User | None:
+        """The user whose rules every command is checked against; None when the user is
+        allowed everything (the check is skipped)."""
+        return self._acl
+
+    @acl.setter
+    def acl(self, user: User | None) -> None:
+        self._acl = user
+        self.gates = gates.with_bit(self.gates, gates.ACL, user is not None)
+
+    @property
+    def multi(self) -> list[tuple[CommandSpec, list[bytes]]] | None:
+        return self._multi
+
+    @multi.setter
+    def multi(self, queued: list[tuple[CommandSpec, list[bytes]]] | None) -> None:
+        self._multi = queued
+        self.gates = gates.with_bit(self.gates, gates.MULTI, queued is not None)
+
+    @property
+    def pubsub(self) -> bool:
+        return self._pubsub
+
+    @pubsub.setter
+    def pubsub(self, value: bool) -> None:
+        self._pubsub = value
+        self._set_context()
+
+    @property
+    def monitor(self) -> bool:
+        return self._monitor
+
+    @monitor.setter
+    def monitor(self, value: bool) -> None:
+        """(Through :meth:`ServerState.set_monitor`, which keeps the server's list too.)"""
+        self._monitor = value
+        self._set_context()
+
+    def set_resp(self, resp: int) -> None:
+        """Switch protocol (HELLO, RESET): in RESP3 Pub/Sub mode any command may run."""
+        self.resp = resp
+        self._set_context()
+
+    def _set_context(self) -> None:
+        self.gates = gates.with_bit(self.gates, gates.CONTEXT,
+                                    self._monitor or (self._pubsub and self.resp == 2))
+
+    @property
+    def tracking(self) -> TrackingState | None:
+        return self._tracking
+
+    @tracking.setter
+    def tracking(self, state: TrackingState | None) -> None:
+        self._tracking = state
+        self.gates = gates.with_bit(self.gates, gates.TRACKING, state is not None)
+
     def select(self, index: int) -> None:
         self.db_index = index
         self.db = self.server.keyspace[index]
-
-    def update_gated(self) -> None:
-        """Recompute :attr:`gated` after a change of Pub/Sub mode, protocol, MONITOR or
-        tracking."""
-        self.gated = self.monitor or (self.pubsub and self.resp == 2) or (
-            self.tracking is not None
-        )
 
     @property
     def subscription_count(self) -> int:

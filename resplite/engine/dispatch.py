@@ -27,7 +27,13 @@
    least ``slowlog-log-slower-than`` long enter the slow log, those of at least
    ``latency-monitor-threshold`` ms the latency monitor (``command`` / ``fast-command``),
    and every duration goes into the command's latency histogram. Then, as in Redis's ``call()``,
-   a tracking client's read keys are remembered and MONITOR clients are shown the command.
+   a write that changed the data set is logged in the append-only file, a tracking client's
+   read keys are remembered and MONITOR clients are shown the command.
+
+The fast path: while ``client.gates | server.gates`` is 0 (:mod:`resplite.engine.gates`),
+a plain command in a common spelling with the right arity goes from step 2 straight to the
+handler, and owes nothing after it but the statistics; every gate is set by the setter of
+what it stands for, so this one test decides.
 
 A refusal inside MULTI marks the transaction so that EXEC answers EXECABORT, as Redis does.
 Per-command statistics (INFO commandstats / errorstats / latencystats) are kept here.
@@ -39,7 +45,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from resplite.engine import acl, errors
+from resplite.engine import acl, errors, gates
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
@@ -112,14 +118,10 @@ class Dispatcher:
             self.fast[name] = spec
             self.fast[name.upper()] = spec
         # The specs execute() may take straight on: no container, not protected.
-        self._plain: dict[bytes, CommandSpec] = {
+        self.plain: dict[bytes, CommandSpec] = {
             name: spec for name, spec in self.fast.items()
             if not spec.subcommands and spec.fullname not in _PROTECTED
         }
-        self.plain = self._plain
-        # While a fault is set every command takes the general path, which consults the
-        # faults; with none set the fast path is untouched (see resplite.engine.faults).
-        server.faults.on_change = self._faults_changed
         # The shortest duration the slow log or the latency monitor wants to see: one
         # comparison per request covers both (kept current after their own hooks ran).
         self.latency = server.latency
@@ -148,15 +150,6 @@ class Dispatcher:
             if not hotkeys.active:  # its DURATION ran out
                 self._set_watch()
 
-    def _faults_changed(self, active: bool) -> None:
-        self.plain = {} if active else self._plain
-
-    def use_general_path(self) -> None:
-        """Send every command through the general path for good (a cluster node routes by
-        key slot there)."""
-        self._plain = {}
-        self.plain = self._plain
-
     def lookup(self, argv: list[bytes]) -> CommandSpec | str:
         """The spec ``argv`` names, or the error text Redis gives when it names none."""
         spec = self.fast.get(argv[0])
@@ -175,33 +168,43 @@ class Dispatcher:
             spec = sub
         return spec
 
-    def execute(self, client: Client, argv: list[bytes]) -> Any:
-        # The common case (a plain command in a common spelling, right arity, no gate
-        # engaged) is spelled out, call() included: this runs once per request.
-        spec = self.plain.get(argv[0])
+    def execute(self, client: Client, argv: list[bytes],
+                checked: CommandSpec | None = None) -> Any:
+        """Run one request and account for it: the reply value (a BlockRequest parks the
+        client). With ``checked``, the spec of a command whose checks have passed (see
+        :meth:`call`), run it without them.
+
+        A request takes the fast path, one lookup (a plain command in a common spelling), one
+        arity test and one test of the gates (:mod:`resplite.engine.gates`), or the general
+        path, which makes every check in Redis's order and comes back here with
+        ``checked``. Every call ends here, so every call is accounted the one way below.
+
+        The handler alone is timed, as Redis's call() times the command's proc: its
+        duration goes into the command's statistics and latency histogram, and to the slow
+        log, the latency monitor and HOTKEYS at their thresholds. What else a call may owe
+        (the append-only file, client-side caching, MONITOR) is owed only while a gate says
+        so, tested once after the handler (which may have set one).
+        """
+        # (One function for both: in CPython a second frame on the fast path would cost more
+        # than all of its tests.)
+        spec = checked
         if spec is None:
-            return self._execute_general(client, argv)
-        fullname = spec.fullname
-        # As Redis's lastcmd: set once the command is known, before any check or queueing.
-        client.last_command = fullname
-        arity = spec.arity
-        n = len(argv)
-        if (arity > 0 and n != arity) or n < -arity:
-            return self._reject(client, spec, errors.wrong_arity(fullname))
-        if client.acl is not None or (not client.authenticated and not spec.is_noauth):
-            return self._execute_general(client, argv)
+            spec = self.plain.get(argv[0])
+            if spec is None:
+                return self._execute_general(client, argv)
+            # As Redis's lastcmd: set once the command is known, before any check or queueing.
+            client.last_command = spec.fullname
+            arity = spec.arity
+            n = len(argv)
+            if (arity > 0 and n != arity) or n < -arity:
+                return self._reject(client, spec, errors.wrong_arity(spec.fullname))
+            if client.gates | self.server.gates:
+                return self._checks(client, spec, argv, False)
         server = self.server
-        if server.memory_gate:
-            refused = self._memory_refusal(client, spec, argv)
-            if refused is not None:
-                return refused
-        if (server.pause.active or client.multi is not None or client.gated or server.monitors
-                or server.writes_refused):
-            return self._gate(client, spec, argv)
+        dirty = server.dirty
         # Loaded as an attribute, then called: calling spec.handler(...) directly would take
         # CPython's unspecialised method-lookup path on every request.
         handler = spec.handler
-        dirty = server.dirty
         start = _now_ns()
         try:
             reply = handler(client, argv)  # type: ignore[misc]
@@ -215,13 +218,11 @@ class Dispatcher:
                     reply = reply.timeout_reply
             elif spec.dirties:
                 server.dirty += 1
-            if server.aof_on and server.dirty != dirty and spec.is_write:
-                self._log_write(client, spec, argv, reply)
         elapsed = _now_ns() - start
         try:
-            stats = server.command_stats[fullname]
+            stats = server.command_stats[spec.fullname]
         except KeyError:
-            stats = server.stats_for(fullname)
+            stats = server.stats_for(spec.fullname)
         stats.ns += elapsed
         # (This count is also the call count: see CommandStats.)
         try:
@@ -230,6 +231,8 @@ class Dispatcher:
             stats.record_long(elapsed // 1000)
         if elapsed >= self.watch_ns:
             self._slow(client, spec, argv, elapsed)
+        if client.gates | server.gates:
+            self._after_call(client, spec, argv, reply, dirty)
         return reply
 
     def _execute_general(self, client: Client, argv: list[bytes], busy: bool = False) -> Any:
@@ -250,6 +253,11 @@ class Dispatcher:
                 self.server.config[protected[1]], client.local):
             return self._reject(client, spec, _PROTECTED_REFUSED.format(
                 name=protected[0], option=protected[1]))
+        return self._checks(client, spec, argv, busy)
+
+    def _checks(self, client: Client, spec: CommandSpec, argv: list[bytes], busy: bool) -> Any:
+        """The checks after the lookup, arity and protection, in Redis's order, then the
+        call (see the module docstring)."""
         if not client.authenticated and not spec.is_noauth:
             return self._reject(client, spec, errors.NOAUTH)
         if client.multi is not None and spec.is_no_multi and not spec.is_transaction_control:
@@ -356,7 +364,7 @@ class Dispatcher:
     def _gate(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
         """The last gates (failed snapshot, subscribed context, CLIENT PAUSE, MULTI
         queueing), then the call."""
-        if self.server.writes_refused or client.gated:
+        if client.gates & gates.CONTEXT or self.server.writes_refused:
             refused = self._context_refusal(client, spec, argv)
             if refused is not None:
                 return refused
@@ -386,7 +394,7 @@ class Dispatcher:
             client.multi_bytes = size
             client.multi.append((spec, argv))
             return QUEUED
-        return self.call(client, spec, argv)
+        return self.execute(client, argv, spec)
 
     def _context_refusal(self, client: Client, spec: CommandSpec,
                          argv: list[bytes]) -> ErrorReply | None:
@@ -399,7 +407,7 @@ class Dispatcher:
             or (spec.fullname in SCRIPT_COMMANDS and server.scripting.command_flags(spec, argv)[0])
         ):
             return self._reject(client, spec, server.persistence.refusal())
-        if client.gated:
+        if client.gates & gates.CONTEXT:
             if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
                 return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))
             if client.monitor and (spec.is_write or "readonly" in spec.flags
@@ -408,37 +416,20 @@ class Dispatcher:
         return None
 
     def call(self, client: Client, spec: CommandSpec, argv: list[bytes]) -> Any:
-        """Run a command whose checks have passed (also used by EXEC for queued commands)."""
+        """Run a command whose checks have passed (EXEC's queued commands, scripts' calls),
+        accounted as every call is (see :meth:`execute`)."""
+        return self.execute(client, argv, spec)
+
+    def _after_call(self, client: Client, spec: CommandSpec, argv: list[bytes], reply: Any,
+                    dirty: int) -> None:
+        """What a call owes while a gate is set, in Redis's order (its call()): the
+        append-only file, a tracking client's reads, the MONITOR clients."""
         server = self.server
-        dirty = server.dirty
-        start = _now_ns()
-        try:
-            reply = spec.handler(client, argv)  # type: ignore[misc]
-        except Exception as exc:
-            reply = self._failed(spec, exc)
-        else:
-            if reply.__class__ is BlockRequest:
-                if client.may_block:
-                    reply.argv = argv
-                else:
-                    reply = reply.timeout_reply
-            elif spec.dirties:
-                server.dirty += 1
-            if server.aof_on:
-                if server.dirty != dirty and spec.is_write:
-                    self._log_write(client, spec, argv, reply)
-                elif spec.fullname == "exec":
-                    server.aof.end_exec()
-        elapsed = _now_ns() - start
-        stats = server.stats_for(spec.fullname)
-        stats.ns += elapsed
-        # (This count is also the call count: see CommandStats.)
-        try:
-            stats.hist[elapsed // 1000] += 1
-        except IndexError:
-            stats.record_long(elapsed // 1000)
-        if elapsed >= self.watch_ns:
-            self._slow(client, spec, argv, elapsed)
+        if server.aof_on:
+            if server.dirty != dirty and spec.is_write:
+                self._log_write(client, spec, argv, reply)
+            elif spec.fullname == "exec":
+                server.aof.end_exec()
         tracking = client.tracking
         if tracking is not None:
             # (A script's reads are remembered for its caller as they run, not the
@@ -450,7 +441,6 @@ class Dispatcher:
                 tracking.caching = False
         if server.monitors and not (spec.flags & _NOT_MONITORED):
             server.feed_monitors(client, spec.fullname, argv)
-        return reply
 
     def _log_write(self, client: Client, spec: CommandSpec, argv: list[bytes],
                    reply: Any) -> None:

@@ -23,8 +23,9 @@ or until cleared) and what happens to them:
 
 Rules are checked in the order they were added; the first that matches applies. RESPLITE.FAULT
 itself never matches, so a test can always list and clear. The dispatcher consults the set
-only while it holds a rule: :attr:`Faults.on_change` tells it to leave its fast path (see
-:mod:`resplite.engine.dispatch`), so a server without faults pays nothing per command.
+only while it holds a rule: :attr:`Faults.on_change` sets the server's FAULTS gate, which
+sends every command down the general path (see :mod:`resplite.engine.gates`), so a server
+without faults pays nothing per command.
 
 Invariants: ``remaining`` is None (until cleared) or at least 1; a rule is removed the moment
 its last call is used; ids are never reused within a server's life.

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from resplite.engine import gates
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.scheduler import DeadlineTimer
 from resplite.engine.scripting import SCRIPT_COMMANDS
@@ -34,16 +35,26 @@ if TYPE_CHECKING:
 
 
 class ClientPause:
-    __slots__ = ("_timer", "active", "all", "end_ms", "held", "state")
+    __slots__ = ("_active", "_timer", "all", "end_ms", "held", "state")
 
     def __init__(self, state: ServerState) -> None:
         self.state = state
-        self.active = False
+        self._active = False
         self.all = False
         self.end_ms = 0
         self.held: dict[Client, BlockRequest] = {}
         self._timer = DeadlineTimer(state.clock, state.scheduler, self.check)
         state.clock.add_listener(self.check)
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    @active.setter
+    def active(self, value: bool) -> None:
+        # Commands take the dispatcher's general path, which holds them, while it is on.
+        self._active = value
+        self.state.set_gate(gates.PAUSE, value)
 
     # -- starting and ending ----------------------------------------------------------------
 

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from resplite.engine import notify
+from resplite.engine import gates, notify
 from resplite.engine.acl import Acl, User
 from resplite.engine.aof import Aof
 from resplite.engine.blocking import BlockedState, BlockingManager
@@ -147,9 +147,12 @@ class ServerState:
         migrate_transport: MigrateTransport = NO_TRANSPORT,
     ) -> None:
         self.config = config
+        # Why every request leaves the dispatcher's fast path (resplite.engine.gates): kept
+        # current by set_gate, called only by the setters of what each bit stands for.
+        self.gates = 0
         # The shell's timers (blocked-client timeouts, the end of a CLIENT PAUSE).
         self.scheduler = scheduler
-        self.aof_on = False  # the append-only file is open (see self.aof below)
+        self._aof_on = False  # the append-only file is open (see self.aof below)
         self.clock = clock or Clock()
         self.keyspace = Keyspace(config["databases"], self.clock, self._on_modified)
         # A clock jump refreshes the keyspace's cached access clock at once.
@@ -167,10 +170,11 @@ class ServerState:
         self._set_lazy_release()
         for name in ("lazyfree-lazy-expire", "lazyfree-lazy-server-del"):
             config.on_change(name, self._set_lazy_release)
-        # RESPLITE.FAULT's rules; the dispatcher (built last) installs its hook.
+        # RESPLITE.FAULT's rules: while any is set, commands take the general path.
         self.faults = Faults()
+        self.faults.on_change = self._faults_changed
         # This server's place in an in-process cluster (None: standalone); see join_cluster.
-        self.cluster: ClusterNode | None = None
+        self._cluster: ClusterNode | None = None
         # MIGRATE's cached links to other servers, opened through the shell's transport.
         self.migrate = MigrateSockets(migrate_transport, self.clock)
         self.slowlog = SlowLog(config, self.clock)
@@ -190,6 +194,7 @@ class ServerState:
         # Set once tracking is first enabled (Redis creates its table then): until that
         # moment a write costs the tracking code nothing.
         self.tracking_used = False
+        # The MONITOR clients (changed only by set_monitor).
         self.monitors: dict[Client, None] = {}
         self.notify_flags = 0
         self._set_notify_flags("notify-keyspace-events", config["notify-keyspace-events"])
@@ -225,9 +230,7 @@ class ServerState:
         self.shutdown_requested: Callable[[], None] | None = None
         # SHUTDOWN already saved (or was told not to): the shell's stop does not save again.
         self.shutdown_saved = False
-        # A failed background save with stop-writes-on-bgsave-error: writes answer MISCONF
-        # (kept up to date by the persistence code, read on every command).
-        self.writes_refused = False
+        self._writes_refused = False  # see writes_refused
         self.unexpected_errors = 0
         # Packed blobs of RESTORE payloads (and, with sanitize-dump-payload yes, of loaded
         # files) validated while sanitize-dump-payload asked for it (INFO's
@@ -246,7 +249,6 @@ class ServerState:
         # maxmemory-clients in bytes (see resplite.engine.client_eviction), and whether
         # either limit asks the dispatcher to look at memory before a command.
         self.client_eviction_limit = 0
-        self.memory_gate = False
         self.evicted_clients = 0
         self._compute_client_eviction_limit()
         config.on_change("maxmemory", self._set_maxmemory)
@@ -279,6 +281,57 @@ class ServerState:
         self._busy_pump = busy_pump
         self._scripting: Scripting | None = None
         self.dispatcher = Dispatcher(self)
+
+    # -- the gates (see resplite.engine.gates) ----------------------------------------------
+
+    def set_gate(self, bit: int, on: bool) -> None:
+        """Set or clear one of the server's gates (by the setters of what it stands for)."""
+        self.gates = gates.with_bit(self.gates, bit, on)
+
+    @property
+    def aof_on(self) -> bool:
+        """The append-only file is open: writes are logged (read on every write)."""
+        return self._aof_on
+
+    @aof_on.setter
+    def aof_on(self, value: bool) -> None:
+        self._aof_on = value
+        self.set_gate(gates.AOF, value)
+
+    @property
+    def writes_refused(self) -> bool:
+        """A failed background save with stop-writes-on-bgsave-error (or a failed AOF
+        write): writes answer -MISCONF (kept up to date by the persistence code)."""
+        return self._writes_refused
+
+    @writes_refused.setter
+    def writes_refused(self, value: bool) -> None:
+        self._writes_refused = value
+        self.set_gate(gates.WRITES_REFUSED, value)
+
+    @property
+    def memory_gate(self) -> bool:
+        """Whether ``maxmemory`` or ``maxmemory-clients`` asks the dispatcher to look at
+        memory before a command."""
+        return bool(self.gates & gates.MEMORY)
+
+    @property
+    def cluster(self) -> ClusterNode | None:
+        """This server's node in an in-process cluster (None: standalone); see
+        :meth:`join_cluster`."""
+        return self._cluster
+
+    def _faults_changed(self, active: bool) -> None:
+        self.set_gate(gates.FAULTS, active)
+
+    def set_monitor(self, client: Client, on: bool) -> None:
+        """Make ``client`` a MONITOR (MONITOR) or no longer one (RESET, disconnection)."""
+        client.monitor = on
+        if on:
+            self.monitors[client] = None
+        else:
+            self.monitors.pop(client, None)
+        self.set_gate(gates.MONITORS, bool(self.monitors))
 
     @property
     def scripting(self) -> Scripting:
@@ -377,7 +430,7 @@ class ServerState:
     def _compute_client_eviction_limit(self) -> None:
         self.client_eviction_limit = eviction_limit(self.config["maxmemory-clients"],
                                                     self.maxmemory)
-        self.memory_gate = bool(self.maxmemory or self.client_eviction_limit)
+        self.set_gate(gates.MEMORY, bool(self.maxmemory or self.client_eviction_limit))
 
     def _set_client_eviction_limit(self, name: str = "", value: object = None) -> None:
         # As Redis's CONFIG SET maxmemory-clients: the limit applies at once.
@@ -638,7 +691,8 @@ class ServerState:
         self.unwatch_all(client)
         self.pubsub.forget(client)
         self.tracking.forget(client)
-        self.monitors.pop(client, None)
+        if client.monitor:
+            self.set_monitor(client, False)
         self.output.forget(client)
         self.clients_memory -= client.mem_charged
         client.mem_charged = 0
@@ -684,8 +738,8 @@ class ServerState:
     def join_cluster(self, node: ClusterNode) -> None:
         """Serve as one node of an in-process cluster (see resplite.engine.cluster): every
         command then takes the dispatcher's general path, which routes by key slot."""
-        self.cluster = node
-        self.dispatcher.use_general_path()
+        self._cluster = node
+        self.set_gate(gates.CLUSTER, True)
 
     def current_hz(self) -> int:
         """The cron's frequency: ``hz`` (1..500), doubled while each tick would serve more

@@ -116,7 +116,6 @@ class Tracking:
         if state is None:
             state = client.tracking = TrackingState()
             self.tracking_clients += 1
-            client.update_gated()
         state.redirect = redirect
         state.broken_redirect = False
         state.bcast = bcast
@@ -144,7 +143,6 @@ class Tracking:
                     del self.prefixes[prefix]
         client.tracking = None
         self.tracking_clients -= 1
-        client.update_gated()
 
     # -- remembering reads --------------------------------------------------------------------
 

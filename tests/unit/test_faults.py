@@ -4,6 +4,7 @@ fast path left while a rule is set and restored when none is."""
 from __future__ import annotations
 
 from resplite.commands import command_table
+from resplite.engine import gates
 from resplite.engine.config import Config
 from resplite.engine.faults import Faults
 from resplite.engine.state import ServerState
@@ -36,9 +37,8 @@ def test_counted_rules_go_after_their_last_call_and_ids_are_not_reused() -> None
 
 def test_the_dispatcher_fast_path_is_left_only_while_a_fault_is_set() -> None:
     state = ServerState(Config(), table=command_table())
-    dispatcher = state.dispatcher
-    assert b"get" in dispatcher.plain
+    assert not state.gates & gates.FAULTS
     state.faults.add(b"get", "error", error="ERR x")
-    assert dispatcher.plain == {}
+    assert state.gates & gates.FAULTS
     state.faults.clear()
-    assert b"get" in dispatcher.plain
+    assert not state.gates & gates.FAULTS

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from resplite.commands import command_table
-from resplite.engine import notify
+from resplite.engine import gates, notify
 from resplite.engine.client import Client
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config, ConfigError, format_limits, parse_limits
@@ -63,7 +63,7 @@ def state() -> ServerState:
 def _client(state: ServerState, cid: int, resp: int = 2) -> tuple[Client, FakeConn]:
     conn = FakeConn()
     client = Client(state, cid, conn)
-    client.resp = resp
+    client.set_resp(resp)
     state.clients[cid] = client
     return client, conn
 
@@ -115,10 +115,10 @@ def test_subscribed_resp2_client_is_gated_and_resp3_is_not(state: ServerState) -
     b, _ = _client(state, 2, resp=3)
     for client in (a, b):
         _run(state, client, b"SUBSCRIBE", b"x")
-    assert a.gated and not b.gated
+    assert a.gates & gates.CONTEXT and not b.gates & gates.CONTEXT
     assert _run(state, b, b"SET", b"k", b"v") == "OK"
     _run(state, a, b"UNSUBSCRIBE")
-    assert not a.gated and not a.pubsub
+    assert not a.gates & gates.CONTEXT and not a.pubsub
 
 
 def test_output_limits_drop_a_client_past_the_hard_limit(state: ServerState) -> None:

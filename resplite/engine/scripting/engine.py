@@ -444,7 +444,7 @@ class Scripting:
         script_client = self._client or self.client
         if script_client.db_index != caller.db_index:
             script_client.select(caller.db_index)
-        script_client.resp = 2
+        script_client.set_resp(2)
         # Commands run as the caller's user, as Redis's script client does: what a command
         # checks itself (SORT's BY and GET patterns) sees the caller's permissions.
         script_client.user, script_client.acl = caller.user, caller.acl
@@ -639,7 +639,7 @@ class Scripting:
         run = self.running
         if run is not None:
             run.resp = resp
-            self.client.resp = resp
+            self.client.set_resp(resp)
 
     def _set_repl(self, flags: int) -> None:
         """redis.set_repl: whether the script's next writes reach the append-only file
