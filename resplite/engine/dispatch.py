@@ -187,10 +187,10 @@ class Dispatcher:
         """
         # (One function for both: in CPython a second frame on the fast path would cost more
         # than all of its tests.)
-        spec = checked
-        if spec is None:
-            spec = self.plain.get(argv[0])
-            if spec is None:
+        if checked is None:
+            try:
+                spec = self.plain[argv[0]]
+            except KeyError:
                 return self._execute_general(client, argv)
             # As Redis's lastcmd: set once the command is known, before any check or queueing.
             client.last_command = spec.fullname
@@ -198,8 +198,10 @@ class Dispatcher:
             n = len(argv)
             if (arity > 0 and n != arity) or n < -arity:
                 return self._reject(client, spec, errors.wrong_arity(spec.fullname))
-            if client.gates | self.server.gates:
+            if client.gates or self.server.gates:
                 return self._checks(client, spec, argv, False)
+        else:
+            spec = checked
         server = self.server
         dirty = server.dirty
         # Loaded as an attribute, then called: calling spec.handler(...) directly would take
@@ -231,7 +233,7 @@ class Dispatcher:
             stats.record_long(elapsed // 1000)
         if elapsed >= self.watch_ns:
             self._slow(client, spec, argv, elapsed)
-        if client.gates | server.gates:
+        if client.gates or server.gates:
             self._after_call(client, spec, argv, reply, dirty)
         return reply
 

@@ -81,6 +81,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
+from resplite.engine import gates
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.client import REPLY_OFF, Client
 from resplite.protocol.encoder import EMITTERS, encode_into
@@ -236,23 +237,24 @@ class Connection(asyncio.Protocol):
         if self.closing:
             return
         server = self.server
-        server.net_input_bytes += len(data)
+        size = len(data)
+        server.net_input_bytes += size
         server.reads_processed += 1
         # Not closing, so connection_made has accepted the client and set it.
         client: Client = self.client  # type: ignore[assignment]
-        client.net_in += len(data)
+        client.net_in += size
         client.read_events += 1
         if self.reader.feed(data) > server.query_buffer_limit:
             self._query_buffer_overflow(client)
             return
         if client.blocked is not None or self.writing_paused or self.sliced:
-            self.backlog += len(data)
+            self.backlog += size
             if self.backlog > _MAX_BACKLOG and not self.reading_paused:
                 self.reading_paused = True
                 self.transport.pause_reading()  # type: ignore[union-attr]
             return
         turns = self.turns or self._find_turns()
-        if len(data) > SMALL_READ and not turns.admit():
+        if size > SMALL_READ and not turns.admit():
             # This turn has done its share of work: first in line for the next one.
             self._wait_turn(first=True)
             return
@@ -460,7 +462,7 @@ class Connection(asyncio.Protocol):
                 return
         if output.pending:
             output.flush()
-        if server.memory_gate:
+        if server.gates & gates.MEMORY:
             # What this client holds counts towards used_memory (see ServerState), and
             # towards maxmemory-clients, checked here as Redis checks it before sleeping.
             server.charge_client(client)
