@@ -18,6 +18,8 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from resplite.algorithms.keyslot import key_slot
 from resplite.commands import command_table
@@ -44,9 +46,10 @@ FAST = {EXECUTE, "Dispatcher._slow"}
 class Harness:
     """A server (appendonly on only when asked), the client under test and another."""
 
-    def __init__(self, tmp_path: Path, appendonly: bool = False) -> None:
+    def __init__(self, tmp_path: Path | None, appendonly: bool = False) -> None:
         config = Config()
-        config.set("dir", str(tmp_path), at_startup=True)
+        if tmp_path is not None:
+            config.set("dir", str(tmp_path), at_startup=True)
         config.set("enable-fault-command", "yes", at_startup=True)
         if appendonly:
             config.set("appendonly", "yes", at_startup=True)
@@ -234,3 +237,61 @@ def test_a_gate_set_by_the_command_itself_is_honoured_after_it(tmp_path: Path) -
     if INTERPRETED:
         assert AFTER in ran
     assert h.client.outbox == []
+
+
+def _expected(h: Harness) -> int:
+    """The figure as the attributes behind the gates say it should read."""
+    client, state = h.client, h.state
+    conditions = {
+        gates.NOAUTH: not client.authenticated,
+        gates.ACL: client.acl is not None,
+        gates.MULTI: client.multi is not None,
+        gates.CONTEXT: client.monitor or (client.pubsub and client.resp == 2),
+        gates.TRACKING: client.tracking is not None,
+        gates.PAUSE: state.pause.active,
+        gates.WRITES_REFUSED: state.writes_refused,
+        gates.MEMORY: bool(state.maxmemory or state.client_eviction_limit),
+        gates.FAULTS: bool(state.faults.rules),
+        gates.CLUSTER: state.cluster is not None,
+        gates.MONITORS: bool(state.monitors),
+        gates.AOF: state.aof_on,
+    }
+    return sum(bit for bit, held in conditions.items() if held)
+
+
+# Requests that engage or release gates, sent by the client under test unless marked.
+STEPS: list[tuple[bytes, ...]] = [
+    (b"MULTI",), (b"EXEC",), (b"DISCARD",), (b"SET", b"k", b"v"),
+    (b"SUBSCRIBE", b"a"), (b"SSUBSCRIBE", b"s"), (b"PSUBSCRIBE", b"p*"), (b"UNSUBSCRIBE",),
+    (b"SUNSUBSCRIBE",), (b"PUNSUBSCRIBE",), (b"HELLO", b"3"), (b"HELLO", b"2"),
+    (b"MONITOR",), (b"RESET",), (b"CLIENT", b"TRACKING", b"ON", b"BCAST"),
+    (b"CLIENT", b"TRACKING", b"OFF"), (b"AUTH", b"default", b"x"),
+    (b"ACL", b"SETUSER", b"default", b"-debug"), (b"ACL", b"SETUSER", b"default", b"+@all"),
+    (b"CLIENT", b"PAUSE", b"100000", b"WRITE"), (b"CLIENT", b"UNPAUSE"),
+    (b"CONFIG", b"SET", b"maxmemory", b"1000000000"), (b"CONFIG", b"SET", b"maxmemory", b"0"),
+    (b"CONFIG", b"SET", b"maxmemory-clients", b"1000000000"),
+    (b"CONFIG", b"SET", b"maxmemory-clients", b"0"),
+    (b"RESPLITE.FAULT", b"DROP", b"nosuchcommand"), (b"RESPLITE.FAULT", b"CLEAR"),
+    (b"OTHER", b"MONITOR"), (b"OTHER", b"RESET"), (b"OTHER", b"QUIT"),
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from(STEPS), max_size=25))
+# The protocol decides whether a subscribed client is gated: switched after subscribing.
+@example([(b"HELLO", b"3"), (b"SUBSCRIBE", b"a"), (b"HELLO", b"2"), (b"RESET",)])
+# MONITORs that go away, by disconnecting or by RESET.
+@example([(b"OTHER", b"MONITOR"), (b"OTHER", b"QUIT"), (b"MONITOR",), (b"RESET",)])
+def test_the_figures_always_say_what_the_attributes_say(steps: list[tuple[bytes, ...]]) -> None:
+    # Gates engaged and released in any order by the commands that do it in real use.
+    h = Harness(None)
+    for step in steps:
+        if step[0] == b"OTHER":
+            if step[1] == b"QUIT":
+                h.state.forget_client(h.other)  # its connection went away
+                h.other = h.add_client()
+            else:
+                h.run(*step[1:], client=h.other)
+        else:
+            h.run(*step)
+        assert h.figure() == _expected(h), step
