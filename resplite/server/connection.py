@@ -414,6 +414,9 @@ class Connection(asyncio.Protocol):
                 # Only a write can pause writing, and this loop writes only here.
                 if self.writing_paused:
                     break
+                # Serving the blocked clients is work of this batch: the slice is checked
+                # below, so a pipeline of writes that each wake readers still yields.
+                check_at = 0
             if client.close_after_reply:
                 self._flush(out)
                 self.close()

@@ -224,6 +224,39 @@ def test_a_canary_is_answered_between_slices_of_a_pipeline(
     assert b"".join(transport.writes) == b"".join(b":%d\r\n" % i for i in range(1, 2001))
 
 
+def test_a_pipeline_of_writes_that_wake_readers_still_runs_in_slices(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    monkeypatch.setattr(turns_module, "TURN_NS", 0)
+    state, conn, transport = connect()
+    feed(loop, conn, enc(b"XGROUP", b"CREATE", b"s", b"g", b"$", b"MKSTREAM"))
+    transport.writes.clear()
+    readers = []
+    for i in range(60):
+        reader, reader_transport = connect_to(state)
+        feed(loop, reader, enc(b"XREADGROUP", b"GROUP", b"g", b"c%d" % i, b"BLOCK", b"0",
+                               b"STREAMS", b"s", b">"))
+        readers.append(reader_transport)
+    assert state.blocking.count == 60
+    canary, canary_transport = connect_to(state)
+    # Every XADD wakes a reader: serving it is work of the batch, which still yields.
+    loop.call_soon(conn.data_received, b"".join(
+        enc(b"XADD", b"s", b"%d-1" % i, b"f", b"v") for i in range(1, 51)))
+    turn(loop)
+    assert conn.sliced
+    loop.call_soon(canary.data_received, enc(b"PING"))
+    turn(loop)
+    # The canary was answered while the batch still had requests left.
+    assert canary_transport.writes == [b"+PONG\r\n"]
+    assert b"".join(transport.writes).count(b"-1\r\n") < 50
+    while conn.sliced:
+        turn(loop)
+    assert b"".join(transport.writes) == b"".join(
+        b"$%d\r\n%d-1\r\n" % (len(b"%d-1" % i), i) for i in range(1, 51))
+    assert state.blocking.count == 10
+    assert [bool(t.writes) for t in readers] == [True] * 50 + [False] * 10
+
+
 def test_a_request_with_many_arguments_is_framed_over_several_turns(
         loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(connection_module, "SLICE_NS", 0)
