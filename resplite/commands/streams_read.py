@@ -15,8 +15,9 @@ moment. A blocked XREAD is only re-run once its key holds a stream (it survives 
 type changes); a blocked XREADGROUP is re-run on any change and so answers NOGROUP or
 WRONGTYPE once its stream or group is gone. A re-run that would find nothing and block again
 is skipped, its lookups and its consumers' seen time done in its place, so that an entry
-added to a stream many readers wait on re-runs only the readers it serves. A blocked XREADGROUP with CLAIM is also re-run
-when the oldest pending entry becomes idle long enough to be claimed. Inside MULTI the
+added to a stream many readers wait on re-runs only the readers it serves. A blocked
+XREADGROUP with CLAIM is also re-run when the oldest pending entry becomes idle long enough
+to be claimed. Inside MULTI the
 dispatcher turns the request into its timeout reply (a null array), as Redis does.
 
 MAXCOUNT and MAXSIZE bound the whole reply, across the streams (COUNT bounds each stream):

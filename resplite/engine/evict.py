@@ -67,7 +67,7 @@ _now_ns = time.perf_counter_ns
 # there is nothing to take (it never happens while the keyspace holds a key to sample).
 _MAX_EMPTY_ROUNDS = 64
 
-Score = Callable[[Database, bytes], int]
+Scores = Callable[[Database, list[bytes]], list[int]]
 
 POLICIES = (
     "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
@@ -85,29 +85,33 @@ def time_limit_us(tenacity: int) -> float:
     return float("inf")
 
 
-def _lru_score(db: Database, key: bytes) -> int:
-    return db.idle_ms(key)
+def _lru_scores(db: Database, keys: list[bytes]) -> list[int]:
+    return db.idle_ms_of(keys)
 
 
-def _lfu_score(db: Database, key: bytes) -> int:
-    return 255 - db.frequency(key)
+def _lfu_scores(db: Database, keys: list[bytes]) -> list[int]:
+    return [255 - f for f in db.frequencies_of(keys)]
 
 
-def _ttl_score(db: Database, key: bytes) -> int:
+def _ttl_scores(db: Database, keys: list[bytes]) -> list[int]:
     # The sooner the expiry, the better the candidate.
-    return _SCORE_MAX - db.expires.get(key, _SCORE_MAX)
+    get = db.expires.get
+    return [_SCORE_MAX - get(key, _SCORE_MAX) for key in keys]
 
 
 class Evictor:
     """Chooses and deletes keys while memory is over ``maxmemory`` (one per server)."""
 
-    __slots__ = ("evicted_keys", "exceeded_since_ns", "next_db", "pool", "rng", "server",
-                 "timer", "total_exceeded_ns")
+    __slots__ = ("evicted_keys", "exceeded_since_ns", "next_db", "pool", "pooled", "rng",
+                 "server", "timer", "total_exceeded_ns")
 
     def __init__(self, server: ServerState) -> None:
         self.server = server
         # (score, db index, key), ascending: the best candidate is last.
         self.pool: list[tuple[int, int, bytes]] = []
+        # The (db index, key) pairs of ``pool``: a sampled key already pooled is found in
+        # O(1) (sampling may draw a key twice, or again in a later round).
+        self.pooled: set[tuple[int, bytes]] = set()
         self.next_db = 0
         self.rng = random.Random()
         self.evicted_keys = 0
@@ -222,24 +226,29 @@ class Evictor:
     def _best_key(self, policy: str, volatile: bool, samples: int) -> tuple[int, bytes] | None:
         dbs = self.server.keyspace.dbs
         pool = self.pool
-        score: Score
+        pooled = self.pooled
+        scores: Scores
         if policy.endswith("-lru"):
-            score = _lru_score
+            scores = _lru_scores
         elif policy.endswith("-lfu"):
-            score = _lfu_score
+            scores = _lfu_scores
         else:
-            score = _ttl_score
+            scores = _ttl_scores
+        # Only the databases that have held a key (the meter's list, usually one or two):
+        # a round costs O(samples) per database in use, not a visit to every database.
+        in_use = dbs[0].meter.dbs if dbs else []
         for _ in range(_MAX_EMPTY_ROUNDS):
             total = 0
-            for index, db in enumerate(dbs):
+            for db in in_use:
                 size = len(db.expires if volatile else db.data)
                 if size:
                     total += size
-                    self._populate(index, db, volatile, samples, score)
+                    self._populate(db.index, db, volatile, samples, scores)
             if not total:
                 return None
             while pool:
                 _, index, key = pool.pop()
+                pooled.discard((index, key))
                 db = dbs[index]
                 if key in (db.expires if volatile else db.data):
                     return index, key
@@ -247,16 +256,20 @@ class Evictor:
         return None
 
     def _populate(self, index: int, db: Database, volatile: bool, samples: int,
-                  score: Score) -> None:
-        """Merge ``samples`` keys of ``db`` into the pool (Redis's evictionPoolPopulate)."""
+                  scores: Scores) -> None:
+        """Merge ``samples`` keys of ``db`` into the pool (Redis's evictionPoolPopulate):
+        O(samples), the pool being at most :data:`POOL_SIZE` long."""
         pool = self.pool
-        for key in db.sample_keys(samples, volatile, self.rng):
-            value = score(db, key)
+        pooled = self.pooled
+        keys = db.sample_keys(samples, volatile, self.rng)
+        for key, value in zip(keys, scores(db, keys), strict=True):
             if len(pool) >= POOL_SIZE and value <= pool[0][0]:
                 continue  # worse than every candidate of a full pool
-            entry = (value, index, key)
-            if any(e[1] == index and e[2] == key for e in pool):
-                continue  # already a candidate (sampling may draw a key twice)
-            bisect.insort(pool, entry)
+            slot = (index, key)
+            if slot in pooled:
+                continue  # already a candidate
+            bisect.insort(pool, (value, index, key))
+            pooled.add(slot)
             if len(pool) > POOL_SIZE:
-                del pool[0]
+                _, gone_index, gone_key = pool.pop(0)
+                pooled.discard((gone_index, gone_key))

@@ -717,6 +717,23 @@ class Database:
         """The LFU counter of ``key`` after the decay due since its last decrement."""
         return self._lfu_decayed(self.access.get(key, LFU_INIT_VAL))
 
+    def idle_ms_of(self, keys: list[bytes]) -> list[int]:
+        """:meth:`idle_ms` of each of ``keys`` (eviction scores a sample at once)."""
+        get = self.access.get
+        clock = self.lru_clock
+        wrap = clock + LRU_CLOCK_MAX
+        out: list[int] = []
+        for key in keys:
+            lru = get(key, clock)
+            out.append(((clock if clock >= lru else wrap) - lru) * 1000)
+        return out
+
+    def frequencies_of(self, keys: list[bytes]) -> list[int]:
+        """:meth:`frequency` of each of ``keys``."""
+        get = self.access.get
+        decayed = self._lfu_decayed
+        return [decayed(get(key, LFU_INIT_VAL)) for key in keys]
+
     def _lfu_decayed(self, field: int) -> int:
         ldt = field >> 8
         counter = field & 255
@@ -805,7 +822,9 @@ class Database:
         twice): any key, or with ``volatile`` only keys with an expiry time. Every key when
         there are no more than ``count``. Expired keys may be drawn (eviction deletes them
         like any other). O(count) expected (see the module docstring)."""
-        draw = (rng or random).randrange
+        # random() scaled, not randrange(): a C call rather than a few Python-level ones;
+        # its bias (one part in 2**53 per table size) is far below sampling's own.
+        draw = (rng or random).random
         out: list[bytes] = []
         if volatile:
             live: dict[bytes, Any] = self.expires
@@ -825,7 +844,7 @@ class Database:
         # Each draw either finds a live key or removes a stale entry for good, so this ends
         # and costs O(count) amortised.
         while sampler:
-            i = draw(len(sampler))
+            i = int(draw() * len(sampler))
             key = sampler[i]
             if key not in live:
                 # Deleted since it was listed: swap the last entry into its place.
