@@ -182,6 +182,8 @@ class Evictor:
         volatile = policy.startswith("volatile-")
         dbs = server.keyspace.dbs
         latency = server.latency
+        # Each deletion is timed only for the latency monitor, when it is on.
+        timed = latency.threshold_ms > 0
         started = _now_ns()
         freed = 0
         keys_freed = 0
@@ -195,10 +197,13 @@ class Evictor:
                     return EVICT_FAIL
                 db = dbs[chosen[0]]
                 before = db.used
-                deleting = _now_ns()
-                if server.evict(chosen[0], chosen[1]):
+                if timed:
+                    deleting = _now_ns()
+                    if server.evict(chosen[0], chosen[1]):
+                        self.evicted_keys += 1
+                    latency.sample_ns("eviction-del", _now_ns() - deleting)
+                elif server.evict(chosen[0], chosen[1]):
                     self.evicted_keys += 1
-                latency.sample_ns("eviction-del", _now_ns() - deleting)
                 freed += before - db.used
                 keys_freed += 1
                 if keys_freed % 16 == 0 and _now_ns() - started > limit_ns:
@@ -213,20 +218,35 @@ class Evictor:
 
     def _random_key(self, volatile: bool) -> tuple[int, bytes] | None:
         dbs = self.server.keyspace.dbs
-        n = len(dbs)
-        for _ in range(n):
-            self.next_db = (self.next_db + 1) % n
-            db = dbs[self.next_db]
-            if db.expires if volatile else db.data:
-                keys = db.sample_keys(1, volatile, self.rng)
-                if keys:
-                    return self.next_db, keys[0]
-        return None
+        if not dbs:
+            return None
+        # The next database after the last one used, in index order, among those that
+        # hold a key (only the meter's list of databases in use is looked at).
+        last = self.next_db
+        chosen: Database | None = None
+        first: Database | None = None
+        for db in dbs[0].meter.dbs:
+            if not (db.expires if volatile else db.data):
+                continue
+            index = db.index
+            if index > last and (chosen is None or index < chosen.index):
+                chosen = db
+            if first is None or index < first.index:
+                first = db
+        if chosen is None:
+            chosen = first
+        if chosen is None:
+            return None
+        self.next_db = chosen.index
+        keys = chosen.sample_keys(1, volatile, self.rng)
+        return (chosen.index, keys[0]) if keys else None
 
     def _best_key(self, policy: str, volatile: bool, samples: int) -> tuple[int, bytes] | None:
         dbs = self.server.keyspace.dbs
         pool = self.pool
         pooled = self.pooled
+        rng = self.rng
+        insort = bisect.insort
         scores: Scores
         if policy.endswith("-lru"):
             scores = _lru_scores
@@ -238,13 +258,28 @@ class Evictor:
         # a round costs O(samples) per database in use, not a visit to every database.
         in_use = dbs[0].meter.dbs if dbs else []
         for _ in range(_MAX_EMPTY_ROUNDS):
-            total = 0
+            sampled = False
             for db in in_use:
-                size = len(db.expires if volatile else db.data)
-                if size:
-                    total += size
-                    self._populate(db.index, db, volatile, samples, scores)
-            if not total:
+                if not (db.expires if volatile else db.data):
+                    continue
+                sampled = True
+                # Merge the samples into the pool (Redis's evictionPoolPopulate): a full
+                # pool refuses a candidate no better than its worst and otherwise drops its
+                # worst; a key already pooled is not added twice.
+                index = db.index
+                keys = db.sample_keys(samples, volatile, rng)
+                for key, value in zip(keys, scores(db, keys), strict=True):
+                    if len(pool) >= POOL_SIZE and value <= pool[0][0]:
+                        continue
+                    slot = (index, key)
+                    if slot in pooled:
+                        continue
+                    insort(pool, (value, index, key))
+                    pooled.add(slot)
+                    if len(pool) > POOL_SIZE:
+                        _, gone_index, gone_key = pool.pop(0)
+                        pooled.discard((gone_index, gone_key))
+            if not sampled:
                 return None
             while pool:
                 _, index, key = pool.pop()
@@ -254,22 +289,3 @@ class Evictor:
                     return index, key
                 # A ghost: the key went since it was pooled.
         return None
-
-    def _populate(self, index: int, db: Database, volatile: bool, samples: int,
-                  scores: Scores) -> None:
-        """Merge ``samples`` keys of ``db`` into the pool (Redis's evictionPoolPopulate):
-        O(samples), the pool being at most :data:`POOL_SIZE` long."""
-        pool = self.pool
-        pooled = self.pooled
-        keys = db.sample_keys(samples, volatile, self.rng)
-        for key, value in zip(keys, scores(db, keys), strict=True):
-            if len(pool) >= POOL_SIZE and value <= pool[0][0]:
-                continue  # worse than every candidate of a full pool
-            slot = (index, key)
-            if slot in pooled:
-                continue  # already a candidate
-            bisect.insort(pool, (value, index, key))
-            pooled.add(slot)
-            if len(pool) > POOL_SIZE:
-                _, gone_index, gone_key = pool.pop(0)
-                pooled.discard((gone_index, gone_key))

@@ -35,16 +35,17 @@ def test_the_pool_keeps_the_best_candidates_each_once() -> None:
     for i in range(40):
         call(state, client, "SET", f"k{i}", "v")
         clock.advance(1000)  # the LRU clock's resolution: one second per key
-    db = state.keyspace.dbs[0]
     evictor = state.evictor
-    for _ in range(30):  # every key sampled, several of them many times
-        evictor._populate(0, db, False, 40, lambda d, keys: d.idle_ms_of(keys))
-    assert len(evictor.pool) == POOL_SIZE
-    assert len({(index, key) for _, index, key in evictor.pool}) == POOL_SIZE
+    # 40 samples of 40 keys: every key, and a second round draws them all again.
+    assert evictor._best_key("allkeys-lru", False, 40) == (0, b"k0")
+    assert evictor._best_key("allkeys-lru", False, 40) == (0, b"k0")
+    # The pool holds the next 15 keys idle longest, each once.
+    assert len(evictor.pool) == POOL_SIZE - 1
     assert evictor.pooled == {(index, key) for _, index, key in evictor.pool}
-    # The 16 keys idle longest: the first 16 written.
     assert sorted(key for _, _, key in evictor.pool) == sorted(
-        f"k{i}".encode() for i in range(POOL_SIZE))
+        f"k{i}".encode() for i in range(1, POOL_SIZE))
+    assert [score for score, _, _ in evictor.pool] == sorted(
+        score for score, _, _ in evictor.pool)
 
 
 def test_lru_evicts_the_keys_idle_longest_first() -> None:
@@ -72,3 +73,24 @@ def test_nothing_is_evicted_under_the_limit() -> None:
         call(state, client, "SET", f"k{i}", "v")
     assert state.evictor.evicted_keys == 0
     assert len(state.keyspace.dbs[0].data) == 100
+
+
+def test_random_eviction_takes_the_databases_in_turn() -> None:
+    state, client, _ = engine()
+    call(state, client, "CONFIG", "SET", "maxmemory-policy", "allkeys-random")
+    for db in (0, 3, 5):
+        call(state, client, "SELECT", db)
+        for i in range(10):
+            call(state, client, "SET", f"k{i}", "x" * 1000)
+    evictor = state.evictor
+    taken = []
+    for _ in range(7):
+        chosen = evictor._random_key(False)
+        assert chosen is not None
+        taken.append(chosen[0])
+        state.evict(*chosen)
+    assert taken == [3, 5, 0, 3, 5, 0, 3]
+    # A database emptied meanwhile is passed over.
+    call(state, client, "SELECT", 5)
+    call(state, client, "FLUSHDB")
+    assert [evictor._random_key(False)[0] for _ in range(3)] == [0, 3, 0]  # type: ignore[index]
