@@ -532,22 +532,27 @@ def _group_wakes_on(client: Client, keys: list[bytes], group_name: bytes,
 
     def wakes_on(_key: bytes) -> bool:
         db = client.db
+        data = db.data
+        expiring = bool(db.expires)
+        consumers: list[Consumer] = []
         for key in keys:
-            stream = db.peek(key)
+            stream = db.peek(key) if expiring else data.get(key)
             if stream.__class__ is not Stream:
                 return True  # gone or replaced: NOGROUP or WRONGTYPE
             group = stream.groups.get(group_name)
-            if group is None or group.consumer(consumer_name) is None:
-                return True  # NOGROUP, or the consumer is created again
+            if group is None:
+                return True  # NOGROUP
+            consumer = group.consumers.get(consumer_name)
+            if consumer is None:
+                return True  # the consumer is created again
             if stream.last_id > group.last_id and stream.length \
                     and stream.last_live_id() > group.last_id:
                 return True  # something new for the group
+            consumers.append(consumer)
+        db.count_reads(keys, 2, not client.no_touch)
         now = client.server.clock.time_ms()
-        touch = not client.no_touch
-        for key in keys:
-            db.read(key, touch)
-            stream = db.read(key, touch)
-            stream.groups[group_name].consumers[consumer_name].seen_time = now
+        for consumer in consumers:
+            consumer.seen_time = now
         return False
 
     return wakes_on
@@ -565,9 +570,11 @@ def _read_wakes_on(client: Client, keys: list[bytes],
         db = client.db
         if db.peek(key).__class__ is not Stream:
             return False
+        missing = False
         for i, name in enumerate(keys):
             stream = db.peek(name)
             if stream is None:
+                missing = True
                 continue
             if stream.__class__ is not Stream:
                 return True  # WRONGTYPE
@@ -575,9 +582,12 @@ def _read_wakes_on(client: Client, keys: list[bytes],
             if stream.last_id > gt and stream.length and stream.last_live_id() > gt:
                 return True
         touch = not client.no_touch
-        for name in keys:
-            db.read(name, touch)
-            db.read(name, touch)
+        if missing:
+            for name in keys:
+                db.read(name, touch)  # a miss is also the keymiss event
+                db.read(name, touch)
+        else:
+            db.count_reads(keys, 2, touch)
         return False
 
     return wakes_on

@@ -329,6 +329,23 @@ class Database:
                 self.access[key] = self.lru_clock
         return value
 
+    def count_reads(self, keys: list[bytes], times: int, touch: bool = True) -> None:
+        """Count ``times`` read lookups (:meth:`read`) of each of ``keys``, which the caller
+        has just found live: the hits, and the accesses they make unless ``touch`` is off.
+        A blocked read that would find nothing new makes them without reading again."""
+        self.hits += times * len(keys)
+        if not touch:
+            return
+        if self.lfu:
+            for key in keys:
+                for _ in range(times):
+                    self._lfu_touch(key)
+            return
+        access = self.access
+        clock = self.lru_clock
+        for key in keys:
+            access[key] = clock
+
     def peek(self, key: bytes) -> Any:
         """The live value of ``key``, or None, without counting as an access."""
         if self.expires and self._expire_if_needed(key):

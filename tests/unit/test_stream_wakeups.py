@@ -153,3 +153,16 @@ def test_an_xread_reader_is_not_rerun_while_its_key_holds_no_stream(engine: Engi
     engine.call(engine.admin, "XADD", "s", "1-1", "f", "v")
     assert engine.reruns == [reader]
     assert reader.blocked is None
+
+
+def test_readers_left_waiting_touch_their_streams_as_a_rerun_would(engine: Engine) -> None:
+    group_readers(engine, 2, "a", "b")
+    engine.call(engine.admin, "XADD", "b", "7-1", "f", "v")  # the first reader is served
+    engine.clock.advance(10_000)
+    assert engine.call(engine.admin, "OBJECT", "IDLETIME", "a") == 10
+    engine.reruns.clear()
+    engine.call(engine.admin, "XDEL", "b", "7-1")
+    assert engine.reruns == []
+    # The reader left waiting looked both streams up: neither is idle any more.
+    assert engine.call(engine.admin, "OBJECT", "IDLETIME", "a") == 0
+    assert engine.call(engine.admin, "OBJECT", "IDLETIME", "b") == 0
