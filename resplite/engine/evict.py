@@ -35,8 +35,10 @@ per step up to 10 (500 µs, the default), then 15 % more per step, no limit at 1
 checked after every 16 keys. ``INFO stats`` reports ``evicted_keys`` and how long memory has
 been over the limit (``total_eviction_exceeded_time``, ``current_eviction_exceeded_time``).
 
-Sampling is the keyspace's own (:meth:`resplite.store.keyspace.Database.sample_keys`); this
-module only scores, pools and deletes.
+Sampling is the keyspace's own (:meth:`resplite.store.keyspace.Database.sample_keys`, O(1)
+expected a key); this module only scores (a sample at once), pools and deletes. A round
+visits only the databases that hold keys (the keyspace meter's list), so evicting a key
+costs O(samples x databases in use), whatever the size of the data set.
 """
 
 from __future__ import annotations
@@ -221,11 +223,11 @@ class Evictor:
         if not dbs:
             return None
         # The next database after the last one used, in index order, among those that
-        # hold a key (only the meter's list of databases in use is looked at).
+        # hold a key (all in the meter's list of databases in use).
         last = self.next_db
         chosen: Database | None = None
         first: Database | None = None
-        for db in dbs[0].meter.dbs:
+        for db in self.server.keyspace.meter.dbs:
             if not (db.expires if volatile else db.data):
                 continue
             index = db.index
@@ -254,9 +256,9 @@ class Evictor:
             scores = _lfu_scores
         else:
             scores = _ttl_scores
-        # Only the databases that have held a key (the meter's list, usually one or two):
+        # Only the databases that hold a key are in the meter's list (usually one or two):
         # a round costs O(samples) per database in use, not a visit to every database.
-        in_use = dbs[0].meter.dbs if dbs else []
+        in_use = self.server.keyspace.meter.dbs
         for _ in range(_MAX_EMPTY_ROUNDS):
             sampled = False
             for db in in_use:
