@@ -93,17 +93,42 @@ def start(kind: str, *extra: str, exe: str | None = None) -> Iterator[Server]:
 def redis_benchmark(port: int, tests: str, *, requests: int, clients: int = 50,
                     pipeline: int = 1, extra: tuple[str, ...] = ()) -> dict[str, float]:
     """Run redis-benchmark pinned to the client core; returns requests/s per test name."""
+    rows = redis_benchmark_csv(port, tests, requests=requests, clients=clients,
+                               pipeline=pipeline, extra=extra)
+    return {name: figures["rps"] for name, figures in rows.items()}
+
+
+def redis_benchmark_csv(port: int, tests: str, *, requests: int, clients: int = 50,
+                        pipeline: int = 1, extra: tuple[str, ...] = (),
+                        command: tuple[str, ...] = ()) -> dict[str, dict[str, float]]:
+    """Run redis-benchmark pinned to the client core, either the ``-t`` tests ``tests`` or
+    the command line ``command`` (given after the options, as redis-benchmark takes it).
+
+    Returns every figure of its CSV output per test name: ``rps`` and the latencies in
+    milliseconds (``avg_latency_ms``, ``p50_latency_ms``, ``p99_latency_ms``, ...). An error
+    reply from the server fails the run: redis-benchmark itself carries on and reports
+    requests per second for a run of errors.
+    """
     exe = shutil.which("redis-benchmark")
     if exe is None:
         raise SystemExit("redis-benchmark is not installed (Debian package redis-tools)")
     cmd = [exe, "-p", str(port), "-c", str(clients), "-n", str(requests), "-P", str(pipeline),
-           "--csv", *(("-t", tests) if tests else ()), *extra]
+           "--csv", *(("-t", tests) if tests else ()), *extra, *command]
     out = subprocess.run(pinned(cmd, CLIENT_CPU), capture_output=True, text=True, check=True)
-    result: dict[str, float] = {}
+    if "Error from server" in out.stdout + out.stderr:
+        raise RuntimeError(f"{' '.join(command) or tests}: {out.stdout + out.stderr}"[:2000])
+    result: dict[str, dict[str, float]] = {}
+    header: list[str] = []
     for row in csv.reader(io.StringIO(out.stdout)):
-        if len(row) >= 2 and row[0] != "test":
-            with contextlib.suppress(ValueError):
-                result[row[0]] = float(row[1])
+        if row and row[0] == "test":
+            header = row
+        elif len(row) >= 2:
+            figures: dict[str, float] = {}
+            for name, value in zip(header or ["test", "rps"], row, strict=False):
+                with contextlib.suppress(ValueError):
+                    figures[name] = float(value)
+            if "rps" in figures:
+                result[row[0]] = figures
     return result
 
 
