@@ -13,8 +13,12 @@ clients on the other; see :mod:`bench.common`) and measures both, in alternating
      depends on what else the machine is doing: the figure to trust on a busy machine;
    * requests per second, the best round (other work on the machine only ever lowers it).
 
-2. **Latency** of one unpipelined client (``-c 1 -P 1``): the p50 and p99 in microseconds,
-   the median round of each.
+2. **Latency** of one unpipelined client: the p50 and p99 in microseconds, the median
+   round of each. A Python client (:func:`bench.clients.timed_calls`, hiredis parsing) sends
+   the same command lines, each once the previous reply is parsed, timed from the send to
+   the reply parsed; the client's own few microseconds are in both servers' figures alike.
+   (redis-benchmark's ``-c 1 --precision 3`` reports latencies in 8 µs steps at this scale,
+   its histogram's smallest unit: too coarse to tell the two servers apart.)
 
 3. **Start** (``startup``): process start to first PONG of ``resplite-server`` and
    ``redis-server`` (``--save "" --appendonly no`` in an empty folder, polled with a PING
