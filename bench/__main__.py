@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import os
 import random
 import shutil
@@ -69,6 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.bench_startup import command_line_start, resplite_server_argv, side_by_side
+from bench.cases import CASES, CHANNEL, GROUP_STREAM, NAMES, Case
 from bench.clients import (
     Client,
     Subscriber,
@@ -81,104 +81,23 @@ from bench.clients import (
 )
 from bench.common import CLIENT_CPU, Server, cpu_seconds, redis_benchmark_csv, start
 
-SCRIPT = "return redis.call('incr', KEYS[1])"
-SCRIPT_SHA = hashlib.sha1(SCRIPT.encode()).hexdigest()
-CHANNEL = b"bench:channel"
-CAPPED_LENGTH = 100_000
-
-
-@dataclass(frozen=True)
-class Case:
-    """One command measured: ``line`` is the command as sent (``__rand_int__`` standing for
-    a random number below the keyspace); redis-benchmark runs it as the ``-t`` test
-    ``tests`` (reported as ``report``) where there is one, else given as a command line.
-    The consumer-group loop has neither. ``prepare(server, requests, ctx)`` runs before each
-    measured run."""
-
-    name: str
-    label: str
-    tests: str = ""
-    report: str = ""
-    line: tuple[str, ...] = ()
-    prepare: Callable[[Server, int, Context], None] | None = None
-
 
 @dataclass
 class Context:
+    """The run's keyspace, and which once-only preparations each server has had."""
+
     keyspace: int
     done: set[tuple[int, str]] = field(default_factory=set)
 
-    def once(self, server: Server, what: str) -> bool:
-        """True the first time ``what`` is asked for on ``server``."""
-        if (server.port, what) in self.done:
-            return False
-        self.done.add((server.port, what))
-        return True
-
-
-def _fill_keyspace(server: Server, requests: int, ctx: Context) -> None:
-    if not ctx.once(server, "keyspace"):
-        return
-    # redis-benchmark's __rand_int__ is a 12-digit, zero-padded number below -r.
-    keys = [b"key:%012d" % i for i in range(ctx.keyspace)]
-    with Client(server.port) as client:
-        client.pipeline((encode(b"MSET", *[part for key in keys[i:i + 500]
-                                            for part in (key, b"xxx")])
-                         for i in range(0, len(keys), 500)), chunk=20)
-
-
-def _fill_list(server: Server, requests: int, ctx: Context) -> None:
-    with Client(server.port) as client:
-        client.pipeline((encode(b"RPUSH", b"mylist", *[b"xxx"] * min(1000, requests - i))
-                         for i in range(0, requests, 1000)), chunk=20)
-
-
-def _fresh_stream(server: Server, requests: int, ctx: Context) -> None:
-    with Client(server.port) as client:
-        client.call("DEL", "bench:stream")
-
-
-def _capped_stream(server: Server, requests: int, ctx: Context) -> None:
-    if not ctx.once(server, "capped"):
-        return
-    with Client(server.port) as client:
-        client.pipeline(encode(b"XADD", b"bench:capped", b"*", b"field", b"xxx")
-                        for _ in range(CAPPED_LENGTH))
-
-
-def _load_script(server: Server, requests: int, ctx: Context) -> None:
-    with Client(server.port) as client:
-        sha = client.call("SCRIPT", "LOAD", SCRIPT)
-    if sha.decode() != SCRIPT_SHA:
-        raise RuntimeError(f"SCRIPT LOAD replied {sha!r}, expected {SCRIPT_SHA}")
-
-
-CASES = (
-    Case("PING", "PING", tests="ping_mbulk", report="PING_MBULK", line=("PING",)),
-    Case("SET", "SET", tests="set", report="SET", line=("SET", "key:__rand_int__", "xxx")),
-    Case("GET", "GET", tests="get", report="GET", line=("GET", "key:__rand_int__"),
-         prepare=_fill_keyspace),
-    Case("INCR", "INCR", tests="incr", report="INCR", line=("INCR", "counter:__rand_int__")),
-    Case("LPUSH", "LPUSH", tests="lpush", report="LPUSH", line=("LPUSH", "mylist", "xxx")),
-    Case("RPOP", "RPOP", tests="rpop", report="RPOP", line=("RPOP", "mylist"),
-         prepare=_fill_list),
-    Case("SADD", "SADD", tests="sadd", report="SADD",
-         line=("SADD", "myset", "element:__rand_int__")),
-    Case("HSET", "HSET", tests="hset", report="HSET",
-         line=("HSET", "myhash", "element:__rand_int__", "xxx")),
-    Case("ZADD", "ZADD", tests="zadd", report="ZADD",
-         line=("ZADD", "myzset", "__rand_int__", "element:__rand_int__")),
-    Case("XADD", "XADD", line=("XADD", "bench:stream", "*", "field", "xxx"),
-         prepare=_fresh_stream),
-    Case("XADD-MAXLEN", "XADD MAXLEN ~ 100000",
-         line=("XADD", "bench:capped", "MAXLEN", "~", str(CAPPED_LENGTH), "*", "field",
-               "xxx"), prepare=_capped_stream),
-    Case("XREADGROUP", "XREADGROUP+XACK (cycle)"),
-    Case("EVALSHA", "EVALSHA (1 call)",
-         line=("EVALSHA", SCRIPT_SHA, "1", "counter:__rand_int__"), prepare=_load_script),
-    Case("PUBLISH", "PUBLISH (1 subscriber)", line=("PUBLISH", CHANNEL.decode(), "xxx")),
-)
-NAMES = tuple(case.name for case in CASES)
+    def prepare(self, case: Case, server: Server, requests: int) -> None:
+        if case.setup is None:
+            return
+        if case.once:
+            if (server.port, case.name) in self.done:
+                return
+            self.done.add((server.port, case.name))
+        with Client(server.port) as client:
+            client.pipeline(case.setup(requests, self.keyspace), chunk=100)
 
 
 @dataclass
@@ -189,18 +108,14 @@ class Sample:
     p99_us: float = float("nan")
 
 
-def _consumer_run(server: Server, requests: int, clients: int, pipeline: int,
-                  latency: bool) -> Sample:
+def _consumer_run(case: Case, server: Server, ctx: Context, requests: int, clients: int,
+                  pipeline: int, latency: bool) -> Sample:
     cycles = total_cycles(max(1, requests // 2), clients, pipeline)
-    with Client(server.port) as client:
-        client.call("DEL", "bench:group-stream")
-        client.pipeline(encode(b"XADD", b"bench:group-stream", b"*", b"field", b"xxx")
-                        for _ in range(cycles))
-        client.call("XGROUP", "CREATE", "bench:group-stream", "g", "0")
+    ctx.prepare(case, server, cycles)
     times: list[float] | None = [] if latency else None
     before = cpu_seconds(server.pid)
     with pinned_to(CLIENT_CPU):
-        elapsed = consumer_cycles(server.port, b"bench:group-stream", b"g", cycles=cycles,
+        elapsed = consumer_cycles(server.port, GROUP_STREAM, b"g", cycles=cycles,
                                   clients=clients, pipeline=pipeline, latencies=times)
     used = cpu_seconds(server.pid) - before
     sample = Sample(cycles / elapsed, used * 1e6 / cycles)
@@ -212,9 +127,8 @@ def measure(case: Case, server: Server, ctx: Context, *, requests: int, clients:
     """One redis-benchmark run of ``case`` against ``server`` (the consumer-group loop for
     XREADGROUP+XACK): requests/s and server CPU µs per request (per cycle)."""
     if case.name == "XREADGROUP":
-        return _consumer_run(server, requests, clients, pipeline, latency=False)
-    if case.prepare is not None:
-        case.prepare(server, requests, ctx)
+        return _consumer_run(case, server, ctx, requests, clients, pipeline, latency=False)
+    ctx.prepare(case, server, requests)
     with _subscribed(case, server) as wait:
         before = cpu_seconds(server.pid)
         rows = redis_benchmark_csv(server.port, case.tests, requests=requests,
@@ -233,9 +147,8 @@ def measure_latency(case: Case, server: Server, ctx: Context, requests: int) -> 
     """One client, unpipelined: each request sent once the previous reply is read, timed
     from its send to its reply parsed; the p50 and p99 (and the server's CPU per request)."""
     if case.name == "XREADGROUP":
-        return _consumer_run(server, requests * 2, 1, 1, latency=True)
-    if case.prepare is not None:
-        case.prepare(server, requests, ctx)
+        return _consumer_run(case, server, ctx, requests * 2, 1, 1, latency=True)
+    ctx.prepare(case, server, requests)
     rand = random.Random(requests)
     batch = [encode(*(arg.replace("__rand_int__", f"{rand.randrange(ctx.keyspace):012d}")
                       for arg in case.line)) for _ in range(requests)]

@@ -45,18 +45,20 @@ class Server:
         return self.proc.pid
 
 
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop a server and reap it: SIGTERM, then SIGKILL for one that ignores it for 10 s."""
+def stop(proc: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    """Stop a server and reap it: SIGTERM, then SIGKILL for one that ignores it for
+    ``timeout`` seconds."""
     proc.terminate()
     try:
-        proc.wait(10)
+        proc.wait(timeout)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
 
 
-def _wait(port: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 15
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 15) -> None:
+    """Return once ``port`` accepts a connection; fail if ``proc`` exits first."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}")
@@ -66,24 +68,29 @@ def _wait(port: int, proc: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("server did not start")
 
 
+def server_argv(kind: str, port: int, workdir: str, exe: str | None = None) -> list[str]:
+    """The command line that starts ``redis`` (``exe``, or redis-server on PATH) or
+    ``resplite`` on ``port``, saving nothing (run it in ``workdir``)."""
+    if kind == "redis":
+        exe = exe or shutil.which("redis-server")
+        if exe is None:
+            raise SystemExit("redis-server is not installed: it is the reference to compare with")
+        return [exe, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
+    return [sys.executable, "-m", "resplite", "--port", str(port), "--save", "",
+            "--loglevel", "warning"]
+
+
 @contextlib.contextmanager
 def start(kind: str, *extra: str, exe: str | None = None) -> Iterator[Server]:
     """Start ``redis`` (``exe``, or redis-server on PATH) or ``resplite`` on a free port,
     pinned to the server core."""
     port = free_port()
     workdir = tempfile.mkdtemp(prefix=f"bench-{kind}-")
-    if kind == "redis":
-        exe = exe or shutil.which("redis-server")
-        if exe is None:
-            raise SystemExit("redis-server is not installed: it is the reference to compare with")
-        cmd = [exe, "--port", str(port), "--save", "", "--appendonly", "no", "--dir", workdir]
-    else:
-        cmd = [sys.executable, "-m", "resplite", "--port", str(port), "--save", "",
-               "--loglevel", "warning"]
+    cmd = server_argv(kind, port, workdir, exe=exe)
     proc = subprocess.Popen(pinned([*cmd, *extra], SERVER_CPU), cwd=workdir,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait(port, proc)
+        wait_for_port(port, proc)
         yield Server(kind, port, proc)
     finally:
         stop(proc)
