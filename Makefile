@@ -50,8 +50,10 @@ lint: $(VENV)/.test-deps
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# CPU per request, requests/s, latency and start time, side by side with redis-server (see the
+# README's Benchmarks section); BENCH_ARGS="--quick" or "--only SET GET" narrows it.
 bench: $(VENV)/.test-deps bytecode
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 pipeline: $(VENV)/.test-deps
 	$(BIN)/python -m resplite.spark.demo

@@ -174,7 +174,7 @@ def consumer_cycles(port: int, stream: bytes, group: bytes, *, cycles: int, clie
         sock.setblocking(False)
         read = encode(b"XREADGROUP", b"GROUP", group, b"c%d" % i, b"COUNT", b"1",
                       b"STREAMS", stream, b">")
-        state = {"sock": sock, "reader": hiredis.Reader(notEnoughData=_MISSING),
+        state: dict[str, Any] = {"sock": sock, "reader": hiredis.Reader(notEnoughData=_MISSING),
                  "read": read * pipeline, "left": per_client, "acking": False,
                  "pending": 0, "ids": [], "sent_at": 0.0}
         states.append(state)
