@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="measure only these (case-insensitive; default: all, and the start)")
     parser.add_argument("-n", "--requests", type=int,
                         help="requests per unpipelined run; pipelined runs send 4 times more "
-                             "(default 100000)")
+                             "(default 50000)")
     parser.add_argument("-r", "--rounds", type=int, help="rounds per figure (default 3)")
     parser.add_argument("-P", "--pipeline", type=int, action="append",
                         help="a pipeline depth to run, may repeat (default: 1 and 16)")
@@ -338,7 +338,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"unknown --only name(s) {' '.join(unknown)}; choose from "
                      + " ".join((*NAMES, "startup")))
     names = tuple("startup" if name == "STARTUP" else name for name in names)
-    requests = args.requests or (2000 if args.quick else 100_000)
+    requests = args.requests or (2000 if args.quick else 50_000)
     run(names, requests=requests, rounds=args.rounds or (1 if args.quick else 3),
         pipelines=tuple(args.pipeline or (1, 16)), keyspace=args.keyspace,
         latency_requests=args.latency_requests or max(1000, requests // 10),
