@@ -116,6 +116,7 @@ def feed(name: str, count: int, total: int, pipeline: int, keyspace: int) -> Non
     from resplite.engine.state import ServerState
     from resplite.server import connection as module
     from resplite.server.connection import Connection
+    from resplite.server.turns import UNSHARED
 
     # A read is handled whole: with no event loop to hand the rest of a long one to a later
     # turn, and cachegrind's slowdown making any read "long", fairness slicing is off.
@@ -126,6 +127,8 @@ def feed(name: str, count: int, total: int, pipeline: int, keyspace: int) -> Non
     def connection() -> Connection:
         conn = Connection(state, state.dispatcher)
         conn.connection_made(FakeTransport())  # type: ignore[arg-type]
+        # No loop to share turns with: say so once, rather than have every read look for one.
+        conn.turns = UNSHARED
         return conn
 
     conn = connection()
