@@ -148,6 +148,8 @@ def feed(name: str, count: int, total: int, pipeline: int, keyspace: int) -> Non
     done = client.commands_processed - before
     if done != len(reads) * pipeline * per_request:
         raise SystemExit(f"{done} commands run of {len(reads) * pipeline * per_request}")
+    if state.total_error_replies:
+        raise SystemExit(f"{state.total_error_replies} error replies: the count means nothing")
 
 
 def cachegrind(argv: list[str], out: Path) -> list[str]:
