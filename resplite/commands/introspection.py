@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from mypy_extensions import mypyc_attr
+
 from resplite.commands.helptext import help_reply
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
@@ -257,6 +259,7 @@ def docs_reply(spec: CommandSpec) -> dict[bytes, Any]:
     return reply
 
 
+@mypyc_attr(native_class=False)
 class _RepeatedName(bytes):
     """A map key that may appear twice: COMMAND DOCS names a command once per time asked."""
 

@@ -271,9 +271,6 @@ def _bulk_table(limit: int) -> tuple[int, ...]:
 class RequestReader:
     """Frames client requests; see the module docstring for how the two parsers cooperate."""
 
-    # False makes a reader that never uses hiredis (a reference for tests and benchmarks).
-    _use_hiredis: bool = True
-
     __slots__ = (
         "_argv",
         "_authenticated",
@@ -296,17 +293,21 @@ class RequestReader:
         "_pos",
         "_scan",
         "_stuck",
+        "_use_hiredis",
         "_window",
         "framing",
     )
 
-    def __init__(self, max_bulk_len: int = DEFAULT_MAX_BULK_LEN) -> None:
+    def __init__(self, max_bulk_len: int = DEFAULT_MAX_BULK_LEN, *,
+                 use_hiredis: bool = True) -> None:
+        # False makes a reader that never uses hiredis (a reference for tests and benchmarks).
+        self._use_hiredis = use_hiredis
         self._buf: bytes | bytearray = b""
         self._pos = 0
         self._error: ProtocolError | None = None
         # fast mode
         self._hr: hiredis.Reader | None = (
-            hiredis.Reader(notEnoughData=_HI_NEED) if self._use_hiredis else None
+            hiredis.Reader(notEnoughData=_HI_NEED) if use_hiredis else None
         )
         self._hfed = 0  # bytes of _buf given to hiredis
         self._window = _WINDOW_MIN

@@ -35,7 +35,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Final
 
+from mypy_extensions import mypyc_attr
 
+
+@mypyc_attr(native_class=False)
 class Status(str):
     """A simple string reply (``+OK``). A ``str`` subclass so it reads naturally in tests."""
 
@@ -91,18 +94,21 @@ class BigNumber:
         self.value = value
 
 
+@mypyc_attr(native_class=False)
 class OrderedSet(tuple[Any, ...]):
     """A set reply whose element order is fixed, e.g. COMMAND INFO's flags (``~`` / array)."""
 
     __slots__ = ()
 
 
+@mypyc_attr(native_class=False)
 class Push(list[Any]):
     """An out-of-band push message (``>``); RESP2 sends it as an array."""
 
     __slots__ = ()
 
 
+@mypyc_attr(native_class=False)
 class Pushes(tuple[Push, ...]):
     """Push messages that together are one command's reply: what (P|S)(UN)SUBSCRIBE answer,
     one message per channel. Like every push they are sent even while CLIENT REPLY is OFF."""
@@ -110,6 +116,7 @@ class Pushes(tuple[Push, ...]):
     __slots__ = ()
 
 
+@mypyc_attr(native_class=False)
 class Double(bytes):
     """A double already printed as text (``0.1``, ``-inf``): ``,`` in RESP3, a bulk string
     in RESP2. Handlers answer scores and other doubles with this, printed by
@@ -119,6 +126,7 @@ class Double(bytes):
     __slots__ = ()
 
 
+@mypyc_attr(native_class=False)
 class Raw(bytes):
     """Bytes already encoded for the wire, valid in both protocol versions."""
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterable, Iterator
 from itertools import chain, islice
-from typing import Final
 
-_LOAD: Final = 500  # a block is split in two when it passes twice this size
+# A block is split in two when it passes twice this size. Not Final, which compiled code
+# would fold in: tests make it tiny.
+_LOAD = 500
 
 
 class SortedIds:

@@ -69,6 +69,8 @@ from enum import IntEnum
 from typing import Final
 from weakref import WeakSet
 
+from mypy_extensions import mypyc_attr
+
 from resplite.store.consumer_group import INVALID_ENTRIES_READ, Consumer, ConsumerGroup
 from resplite.store.radix_shape import radix_node_count
 from resplite.store.sizes import BYTES_HEADER, INT_OBJECT
@@ -814,9 +816,14 @@ def packed_size(node: StreamNode) -> int:
     return BYTES_HEADER + len(form) + 2 * INT_OBJECT if form else 0
 
 
-PIECE_BYTES: Final = 64 * 1024
+# Not Final, which compiled code would fold in: tests make pieces small.
+PIECE_BYTES = 64 * 1024
 
 
+# An interpreted class (its methods still compiled): the stream's ``readers`` holds weak
+# references to readers, which mypyc's native classes do not support. A reader makes
+# pieces of 64 KiB, so its attribute reads are not what a range costs.
+@mypyc_attr(native_class=False)
 class RangePieces:
     """The wire form of a forward range of live entries (XRANGE's reply without its array
     header, what :meth:`Stream.resp_forward` appends), made piece by piece as it is asked
@@ -906,6 +913,7 @@ class RangePieces:
         return 0
 
 
+@mypyc_attr(native_class=False)
 class ReverseRangePieces(RangePieces):
     """:class:`RangePieces` of a reverse range (XREVRANGE's reply without its array
     header), newest first: ``nodes`` are the range's nodes newest first, ``i`` the index

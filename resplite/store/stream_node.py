@@ -873,14 +873,7 @@ class StreamNode:
         self.deleted = deleted
 
     def copy(self) -> StreamNode:
-        node = StreamNode.__new__(StreamNode)
-        node.master = self.master
-        node.master_ms = self.master_ms
-        node.master_seq = self.master_seq
-        node.fields = self.fields
-        node.resp_fields = None
-        node.packed = None
-        node.packed_crc = node.packed_shift = 0
+        node = StreamNode(self.master, self.fields)
         node.ms = array(self.ms.typecode, self.ms)
         node.seq = array(self.seq.typecode, self.seq)
         node.flags = bytearray(self.flags)

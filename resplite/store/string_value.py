@@ -32,6 +32,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Final
 
+from mypy_extensions import mypyc_attr
+
 SHARED_REFCOUNT = 2147483647  # how Redis reports the refcount of its shared objects
 SHARED_INTEGERS = 10000
 EMBSTR_SIZE_LIMIT = 44
@@ -40,24 +42,28 @@ _INT64_MAX = (1 << 63) - 1
 _BYTEARRAY_HEADER: Final = sys.getsizeof(bytearray())
 
 
+@mypyc_attr(native_class=False)
 class RawString(bytes):
     """A string Redis holds in its ``raw`` encoding whatever its content."""
 
     __slots__ = ()
 
 
+@mypyc_attr(native_class=False)
 class TextString(bytes):
     """A string never held as an integer: ``embstr`` or ``raw`` by length."""
 
     __slots__ = ()
 
 
+@mypyc_attr(native_class=False)
 class PrivateInt(bytes):
     """An integer-encoded string in an object of its own (reference count 1)."""
 
     __slots__ = ()
 
 
+@mypyc_attr(native_class=False)
 class MutableString(bytearray):
     """A string value changed in place; always ``raw`` (see the module docstring).
 

@@ -60,6 +60,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any, Final
 
+from mypy_extensions import mypyc_attr
 from sortedcontainers import SortedList
 
 from resplite.store.scanindex import ScanIndex
@@ -98,6 +99,7 @@ def order_key(score: float, member: bytes) -> bytes:
     return _pack_u64(bits ^ (_ALL if bits & _SIGN else _SIGN)) + member
 
 
+@mypyc_attr(native_class=False)
 class SmallOrder(list[bytes]):
     """The listpack shape: a sorted list with the calls of :class:`SortedList` that ZSet uses."""
 

@@ -11,7 +11,8 @@ measuring them.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from resplite.engine.state import ServerState
 from resplite.server import connection as connection_module
 from resplite.server import turns as turns_module
 from resplite.server.connection import FLUSH_BYTES, Connection
+from resplite.server.turns import Waiting
 
 
 def enc(*args: bytes) -> bytes:
@@ -271,21 +273,13 @@ def test_a_request_with_many_arguments_is_framed_over_several_turns(
     loop.call_soon(conn.data_received, enc(b"DEL", *keys) + enc(b"EXISTS", b"k10"))
     turn(loop)
     assert conn.sliced and not transport.writes
-    slices = 0
-    next_slice = Connection._next_slice
-
-    def counted(self: Connection) -> None:
-        nonlocal slices
-        slices += 1
-        next_slice(self)
-
-    monkeypatch.setattr(Connection, "_next_slice", counted)
+    order = count_slices(loop, monkeypatch)
     loop.call_soon(canary.data_received, enc(b"PING"))
     while conn.sliced:
         turn(loop)
     assert canary_transport.writes == [b"+PONG\r\n"]
     # A few quotas a slice at most: many slices for 24 quotas.
-    assert slices >= 5
+    assert sum(c is conn for c in order) >= 5
     assert b"".join(transport.writes) == b":2\r\n:0\r\n"
 
 
@@ -390,18 +384,26 @@ def test_replies_held_for_the_append_only_file_count_against_the_output_limit(
     state, conn, transport = connect()
     feed(loop, conn, enc(b"CONFIG", b"SET", b"client-output-buffer-limit", b"normal 1mb 0 0"))
     feed(loop, conn, enc(b"SET", b"big", b"x" * FLUSH_BYTES))
-    # The log always has something not yet written: every reply is held for a turn.
+    # The log always has something not yet written (a transaction being logged, of which
+    # before_reply never writes a part): every reply is held for a turn.
     state.aof.buffer.append(b"*1\r\n$4\r\nPING\r\n")
-    state.aof.before_reply = lambda: None  # type: ignore[method-assign]
+    state.aof.multi_open = True
     most = 0
-    release = Connection.release
+    call_soon = loop.call_soon
 
-    def watched_release(self: Connection) -> None:
-        nonlocal most
-        most = max(most, sum(map(len, self.held)))
-        release(self)
+    def watched_call_soon(callback: Callable[..., object], *args: Any,
+                          **kwargs: Any) -> asyncio.Handle:
+        # What the held replies are when the connection's release runs.
+        if callback == conn.release:
+            def release() -> None:
+                nonlocal most
+                most = max(most, sum(map(len, conn.held)))
+                conn.release()
 
-    monkeypatch.setattr(Connection, "release", watched_release)
+            return call_soon(release, *args, **kwargs)
+        return call_soon(callback, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_soon", watched_call_soon)
     transport.writes.clear()
     feed(loop, conn, enc(b"GET", b"big") * 100)
     # Held at most a slice's replies at a time, and the client that does not read is
@@ -567,16 +569,26 @@ def test_large_reads_inside_multi_or_a_script_are_the_data_when_they_ran(
 # -- the loop's turns shared among busy connections; what a client that does not read costs --
 
 
-def count_slices(monkeypatch: pytest.MonkeyPatch) -> list[Connection]:
-    """Record every slice run from the queue, in order (the connection that ran it)."""
-    order: list[Connection] = []
-    next_slice = Connection._next_slice
+class RecordingQueue(deque[Waiting]):
+    """The loop's queue of waiting connections, recording each taken for a slice."""
 
-    def counted(self: Connection) -> None:
-        order.append(self)
-        next_slice(self)
+    def __init__(self, waiting: Iterable[Waiting], order: list[Waiting]) -> None:
+        super().__init__(waiting)
+        self.order = order
 
-    monkeypatch.setattr(Connection, "_next_slice", counted)
+    def popleft(self) -> Waiting:
+        conn = super().popleft()
+        self.order.append(conn)
+        return conn
+
+
+def count_slices(loop: asyncio.AbstractEventLoop,
+                 monkeypatch: pytest.MonkeyPatch) -> list[Waiting]:
+    """Record every slice run from the loop's queue, in order (the connection that ran
+    it): a slice is a connection taken from the queue (turns.py, ``next_turn``)."""
+    order: list[Waiting] = []
+    turns = turns_module.turns_of(loop)
+    monkeypatch.setattr(turns, "queue", RecordingQueue(turns.queue, order))
     return order
 
 
@@ -593,7 +605,7 @@ def test_a_newcomer_is_served_before_every_busy_connection_has_had_a_slice(
     assert not any(transport.reading for _, transport in busy)
     # From now on every turn of the loop does one slice of work.
     monkeypatch.setattr(turns_module, "TURN_NS", 0)
-    order = count_slices(monkeypatch)
+    order = count_slices(loop, monkeypatch)
     # A request or a few run at once, whatever the turn has done.
     canary, canary_transport = connect_to(state)
     loop.call_soon(canary.data_received, enc(b"PING"))
@@ -628,7 +640,7 @@ def test_waiting_connections_get_their_slices_in_turn(
         loop.call_soon(conn.data_received, enc(b"INCR", b"n") * 3000)
     turn(loop)
     monkeypatch.setattr(turns_module, "TURN_NS", 0)
-    order = count_slices(monkeypatch)
+    order = count_slices(loop, monkeypatch)
     for _ in range(9):
         turn(loop)
     # Round robin: each goes once before any goes again.
@@ -648,7 +660,7 @@ def test_a_turn_gives_each_waiting_connection_at_most_one_slice(
         loop.call_soon(conn.data_received, enc(b"INCR", b"n") * 1000)
     turn(loop)
     assert all(conn.sliced for conn in conns)
-    order = count_slices(monkeypatch)
+    order = count_slices(loop, monkeypatch)
     # One turn's work, run here rather than from the loop: each once, however large the
     # budget, and those with work left wait for the next turn.
     turns_module.turns_of(loop).next_turn()

@@ -12,25 +12,30 @@ from __future__ import annotations
 import random
 import time
 import tracemalloc
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resplite.protocol.errors import ProtocolError
-from resplite.protocol.reader import NEED_DATA, RequestReader, split_inline, string2ll
+from resplite.protocol.reader import (
+    DEFAULT_MAX_BULK_LEN,
+    NEED_DATA,
+    RequestReader,
+    split_inline,
+    string2ll,
+)
 
 K64 = 64 * 1024
 
 
-class SlowReader(RequestReader):
+def slow_reader(max_bulk_len: int = DEFAULT_MAX_BULK_LEN) -> RequestReader:
     """The reference: the same reader with the hiredis fast path switched off."""
+    return RequestReader(max_bulk_len, use_hiredis=False)
 
-    _use_hiredis = False
 
-
-READERS = [RequestReader, SlowReader]
+READERS: list[Callable[..., RequestReader]] = [RequestReader, slow_reader]
 
 
 def enc(*args: bytes) -> bytes:
@@ -61,7 +66,7 @@ def byte_by_byte(data: bytes) -> list[bytes]:
 def all_ways(data: bytes, *, splits: bool = True, **limits: object) -> list[Result]:
     """Results of every reader kind, fed whole, byte by byte and cut at each offset."""
 
-    def make(cls: type[RequestReader]) -> RequestReader:
+    def make(cls: Callable[..., RequestReader]) -> RequestReader:
         reader = cls()
         for name, value in limits.items():
             setattr(reader, name, value)
@@ -506,7 +511,7 @@ def test_fast_and_slow_parsers_agree_on_any_input(parts: list[bytes], cuts: list
                                                   authenticated: bool) -> None:
     """hiredis with its hand-overs must frame arbitrary bytes exactly as the slow parser."""
     data = b"".join(parts)
-    reference = SlowReader()
+    reference = slow_reader()
     reference.authenticated = authenticated
     expected = collect(reference, [data])
     for chunks in ([data], _split(data, cuts)):
@@ -540,7 +545,7 @@ def test_element_mode_frames_many_arguments_as_the_slow_parser(
     for index, element in picks:
         elements[index % count] = element
     data = b"*%d\r\n" % count + b"".join(elements) + tail
-    expected = collect(SlowReader(), [data])
+    expected = collect(slow_reader(), [data])
     for chunks in ([data], _split(data, cuts), [data[i : i + 7] for i in range(0, len(data), 7)]):
         assert collect(RequestReader(), chunks) == expected
 
@@ -583,7 +588,7 @@ def test_an_element_quota_changes_nothing_but_when_requests_come(
     for index, element in picks:
         elements[index % count] = element
     data = b"*%d\r\n" % count + b"".join(elements) + tail
-    expected = collect(SlowReader(), [data])
+    expected = collect(slow_reader(), [data])
     for chunks in ([data], _split(data, cuts)):
         reader = RequestReader()
         reader.element_quota = quota

@@ -8,6 +8,7 @@ import pytest
 
 from resplite.commands import command_table
 from resplite.commands.config import rewrite_file
+from resplite.engine.client import Client
 from resplite.engine.clock import Clock
 from resplite.engine.config import Config, ConfigError, parse_args
 from resplite.engine.info import bytes_to_human, fields, render, select_sections
@@ -50,15 +51,17 @@ def test_render_layout_and_clock() -> None:
     assert render(state, ["nosuch"]) == b""
 
 
+def _client(addr: str = "") -> Client:
+    state = ServerState(Config(), table=command_table())
+    return Client(state, state.new_client_id(), None, addr=addr)
+
+
 def test_slowlog_trims_arguments_like_redis() -> None:
     log = SlowLog(Config(), Clock())
-
-    class FakeClient:
-        addr = "127.0.0.1:5000"
-        name = b"n"
-
+    client = _client(addr="127.0.0.1:5000")
+    client.name = b"n"
     argv = [b"CMD", b"x" * 200] + [b"a"] * 40
-    log.record(FakeClient(), argv, 12)  # type: ignore[arg-type]
+    log.record(client, argv, 12)
     entry = log.latest(1)[0]
     assert len(entry.argv) == 32
     assert entry.argv[1] == b"x" * 128 + b"... (72 more bytes)"
@@ -72,12 +75,9 @@ def test_slowlog_keeps_the_newest_entries() -> None:
     config.set("slowlog-max-len", "2", at_startup=True)
     log._set_max_len("slowlog-max-len", 2)
 
-    class FakeClient:
-        addr = ""
-        name = b""
-
+    client = _client()
     for i in range(5):
-        log.record(FakeClient(), [b"%d" % i], 1)  # type: ignore[arg-type]
+        log.record(client, [b"%d" % i], 1)
     assert [e.argv for e in log.latest(-1)] == [[b"4"], [b"3"]]
     assert [e.id for e in log.latest(1)] == [4]
 
