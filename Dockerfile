@@ -17,8 +17,13 @@ WORKDIR /src
 COPY pyproject.toml ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/requirements.txt \
     && /opt/resplite/bin/pip install -r /tmp/requirements.txt
+# A C compiler for the compiled modules (setup.py; the image has Python's headers). Only
+# this stage has it: the runtime stage takes the virtualenv alone.
+RUN apt-get update -qq \
+    && apt-get install -y -qq --no-install-recommends gcc libc6-dev >/dev/null \
+    && rm -rf /var/lib/apt/lists/*
 # Then the package itself, without touching the dependencies again.
-COPY README.md ./
+COPY README.md setup.py ./
 COPY resplite ./resplite
 RUN /opt/resplite/bin/pip install --no-deps . \
     && /opt/resplite/bin/python -m compileall -q /opt/resplite/lib

@@ -6,7 +6,12 @@ Run it with ``resplite-server`` or ``python -m resplite``; embed it in tests wit
 
 from __future__ import annotations
 
+from resplite import build
 from resplite.version import REDIS_VERSION, __version__
+
+# Before any compiled module is imported: the finder settles whether they load from their
+# extensions or from their sources (stale extensions, RESPLITE_PURE_PYTHON; see build.py).
+build.install()
 
 # typing.TYPE_CHECKING without importing typing: ``resplite-server --version`` imports this
 # package, and typing would be most of what it costs (type checkers read the name itself).

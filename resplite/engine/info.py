@@ -28,6 +28,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from resplite import build
 from resplite.engine import acl, compat
 from resplite.store.keyspace import EXPIRE_COST, KEY_COST
 from resplite.version import REDIS_VERSION, __version__
@@ -164,6 +165,7 @@ def _server(state: ServerState) -> Lines:
     if state.unix_socket:
         lines.append((f"listener{listener}", f"name=unix,bind={state.unix_socket}"))
     lines.append(("resplite_version", __version__))
+    lines.append(("resplite_build", build.kind()))
     return lines
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 
+from resplite import build
 from resplite.engine.config_names import IMPLEMENTED
 from resplite.version import REDIS_VERSION, __version__
 
@@ -121,6 +122,10 @@ def _serve(config: Config) -> int:
             banner = process.logo(config, server.port)
             if banner is not None:
                 log.info("%s", banner.rstrip())
+            # Which build runs; and why compiled modules that are there are not used (an
+            # edited source: `make` compiles them again; RESPLITE_PURE_PYTHON).
+            unused = build.reason()
+            log.info("resplite_build:%s%s", build.kind(), f" ({unused})" if unused else "")
             if not isinstance(server, Server):
                 log.warning("Cluster of %d nodes in this process, on ports %s",
                             len(server.ports), ", ".join(map(str, server.ports)))

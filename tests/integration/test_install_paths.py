@@ -30,6 +30,9 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    # What is installed, and how, is checked here, not the compiled modules (minutes of C
+    # compilation; the suite runs on them): a pure-Python build.
+    env["RESPLITE_PURE_PYTHON"] = "1"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     return env
 
@@ -37,10 +40,11 @@ def _env() -> dict[str, str]:
 def _source(tmp: Path) -> Path:
     source = tmp / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(ROOT / name, source / name)
     shutil.copytree(ROOT / "resplite", source / "resplite",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*", "*.so",
+                                                  "compiled-sources.txt"))
     return source
 
 

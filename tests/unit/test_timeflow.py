@@ -23,7 +23,7 @@ T0 = 1_700_000_000_000
 
 
 class Recorder:
-    """Stands in for a client connection; logs deliveries with the clock reading."""
+    """A client's connection that logs deliveries with the clock reading."""
 
     def __init__(self, name: str, log: list[tuple[str, Any, int]], clock: Clock) -> None:
         self.name, self.log, self.clock = name, log, clock
@@ -31,9 +31,23 @@ class Recorder:
     def deliver(self, reply: Any) -> None:
         self.log.append((self.name, reply, self.clock.time_ms()))
 
+    def send(self, data: bytes) -> None: ...
+
     def close(self) -> None: ...
 
+    def abort(self) -> None: ...
+
     def resume(self) -> None: ...
+
+    def set_authenticated(self, authenticated: bool) -> None: ...
+
+    def set_max_bulk_len(self, limit: int) -> None: ...
+
+    def output_buffer_size(self) -> int:
+        return 0
+
+    def query_buffer_size(self) -> int:
+        return 0
 
 
 Log = list[tuple[str, Any, int]]
