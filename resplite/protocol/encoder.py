@@ -59,6 +59,11 @@ def _bulk(out: list[bytes], value: bytes, resp: int) -> None:
     out.append(b"\r\n")
 
 
+def _bytearray(out: list[bytes], value: bytearray, resp: int) -> None:
+    # A copy, that the reply never changes with the array; and _bulk takes bytes only.
+    _bulk(out, bytes(value), resp)
+
+
 def _int(out: list[bytes], value: int, resp: int) -> None:
     out.append(_INT_CACHE[value] if 0 <= value < 1024 else b":%d\r\n" % value)
 
@@ -202,7 +207,7 @@ _EMITTERS: dict[type, _Emit] = {
     type(NULL_ARRAY): _null_array,
     Verbatim: _verbatim,
     BigNumber: _bignum,
-    bytearray: _bulk,
+    bytearray: _bytearray,
     memoryview: lambda out, v, resp: _bulk(out, bytes(v), resp),
 }
 

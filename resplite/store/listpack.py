@@ -77,7 +77,7 @@ def encode_int(v: int) -> bytes:
     return b"\xf4" + (v & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little") + b"\x09"
 
 
-def encode_str(s: bytes) -> bytes:
+def encode_str(s: bytes | bytearray) -> bytes:
     """The element for the string ``s``, stored as an integer when it reads as one."""
     n = len(s)
     if n <= 20 and n and (48 <= s[0] <= 57 or s[0] == 45):
