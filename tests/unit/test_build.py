@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 import redis
+from support.servers import running
 
 from resplite import build
-from support.servers import running
 
 ROOT = Path(__file__).resolve().parents[2]
 SUFFIX = EXTENSION_SUFFIXES[0]
@@ -51,7 +51,7 @@ def test_the_build_is_the_expected_one_and_every_listed_module_comes_from_it() -
         assert not files or build.reason() is not None
 
 
-def test_info_and_the_startup_log_say_which_build_the_server_runs() -> None:
+def test_info_says_which_build_the_server_runs() -> None:
     with running("resplite", "--loglevel", "notice") as server:
         client = redis.Redis(port=server.port)
         try:
@@ -62,7 +62,7 @@ def test_info_and_the_startup_log_say_which_build_the_server_runs() -> None:
     assert info["resplite_build"] == build.kind()
 
 
-def test_the_startup_log_line(tmp_path: Path) -> None:
+def test_the_startup_log_says_which_build_runs(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     with running("resplite", "--loglevel", "notice", "--logfile", str(log)) as server:
         redis.Redis(port=server.port).close()
