@@ -69,8 +69,9 @@ def test_version_and_help_import_nothing_of_the_server() -> None:
         print(json.dumps({"modules": sorted(sys.modules)}))
     """)
     ours = sorted(m for m in found["modules"] if m.startswith("resplite"))
-    assert ours == ["resplite", "resplite.engine", "resplite.engine.config_names",
-                    "resplite.server", "resplite.server.cli", "resplite.version"]
+    assert ours == ["resplite", "resplite.build", "resplite.engine",
+                    "resplite.engine.config_names", "resplite.server", "resplite.server.cli",
+                    "resplite.version"]
     assert "asyncio" not in found["modules"]
     assert "lupa" not in found["modules"]
     assert "typing" not in found["modules"]  # most of what is left to import, here
