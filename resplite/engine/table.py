@@ -140,10 +140,16 @@ class CommandSpec:
     def with_subcommands(self, subcommands: Mapping[bytes, CommandSpec]) -> CommandSpec:
         """A copy of this container with other subcommands (its handler, if deferred, is
         bound with the original's)."""
-        copy = CommandSpec.__new__(CommandSpec)
-        for slot in CommandSpec.__slots__:
-            setattr(copy, slot, getattr(self, slot))
-        copy.subcommands = subcommands
+        copy = CommandSpec(
+            name=self.name, fullname=self.fullname, container=self.container,
+            arity=self.arity, flags=self.flags, flag_list=self.flag_list,
+            acl_categories=self.acl_categories, hints=self.hints, key_specs=self.key_specs,
+            first_key=self.first_key, last_key=self.last_key, key_step=self.key_step,
+            movablekeys=self.movablekeys, doc=self.doc, handler=self.handler,
+            subcommands=subcommands, is_write=self.is_write, dirties=self.dirties,
+            is_denyoom=self.is_denyoom, is_noauth=self.is_noauth,
+            is_no_multi=self.is_no_multi, is_blocking=self.is_blocking,
+            is_transaction_control=self.is_transaction_control, since=self.since)
         handler = self.handler
         if isinstance(handler, Deferred):
             handler.also_bind(copy)
