@@ -11,7 +11,8 @@ An editable install builds the extensions in place, beside the sources.
 
 The snapshot codecs in C (:data:`NATIVE`: LZF compression, RDB strings, listpacks) are
 ordinary extensions, all optional: where one cannot be built the install goes on and
-resplite uses the pure-Python code it replaces. They are built whether or not mypyc runs.
+resplite uses the pure-Python code it replaces. They are built whether or not mypyc runs,
+unless ``RESPLITE_PURE_PYTHON`` asks for no C at all.
 """
 
 from __future__ import annotations
@@ -179,4 +180,6 @@ NATIVE = [
     Extension("resplite.store._listpack", ["resplite/store/_listpack.c"], optional=True),
 ]
 
-setup(distclass=RespliteDistribution, cmdclass={"build_ext": BuildExt}, ext_modules=NATIVE)
+# RESPLITE_PURE_PYTHON=1 builds no C at all (a wheel for any platform: py3-none-any).
+setup(distclass=RespliteDistribution, cmdclass={"build_ext": BuildExt},
+      ext_modules=NATIVE if os.environ.get(FORCE_PURE, "") in ("", "0") else [])
