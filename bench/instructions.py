@@ -43,8 +43,8 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from bench.bench_hotpath import FakeTransport
 from bench.cases import CASES, CHANNEL, GROUP_STREAM, NAMES, Case
 from bench.clients import (
     Client,
@@ -81,31 +81,6 @@ def requests_for(case: Case, total: int, pipeline: int, keyspace: int) -> list[b
     one = [encode(*(arg.replace("__rand_int__", f"{rand.randrange(keyspace):012d}")
                     for arg in case.line)) for _ in range(total)]
     return [b"".join(one[i:i + pipeline]) for i in range(0, total, pipeline)]
-
-
-class FakeTransport:
-    """Just enough of an asyncio transport for a Connection; what it is given is dropped."""
-
-    def write(self, data: bytes) -> None:
-        pass
-
-    def is_closing(self) -> bool:
-        return False
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return ("127.0.0.1", 40000) if name in ("peername", "sockname") else default
-
-    def close(self) -> None:
-        pass
-
-    def pause_reading(self) -> None:
-        pass
-
-    def resume_reading(self) -> None:
-        pass
 
 
 def feed(name: str, count: int, total: int, pipeline: int, keyspace: int) -> None:
