@@ -114,3 +114,13 @@ def test_hypothesis_keeps_no_example_database() -> None:
 
     assert settings().database is None
     assert settings().derandomize == bool(os.environ.get("CI"))
+
+
+def test_the_ci_entry_point_parses_and_runs_make_test() -> None:
+    """CI runs `.ci/run` on a fresh machine: a script bash cannot parse fails there only."""
+    script = TESTS.parent / ".ci" / "run"
+    done = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = [line.strip() for line in script.read_text().splitlines()]
+    assert lines[-1] == "make test"
