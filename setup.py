@@ -175,9 +175,11 @@ NATIVE = [
               depends=["resplite/algorithms/lzf_codec.h"], optional=True),
     # RDB strings, the commonest record of a snapshot (resplite.formats.rdb_format).
     Extension("resplite.formats._rdb", ["resplite/formats/_rdb.c"],
-              depends=["resplite/algorithms/lzf_codec.h"], optional=True),
+              depends=["resplite/algorithms/lzf_codec.h", "resplite/algorithms/canonical_int.h"],
+              optional=True),
     # Listpacks as snapshots read them, and stream nodes' listpacks as they write them.
-    Extension("resplite.store._listpack", ["resplite/store/_listpack.c"], optional=True),
+    Extension("resplite.store._listpack", ["resplite/store/_listpack.c"],
+              depends=["resplite/algorithms/canonical_int.h"], optional=True),
 ]
 
 # RESPLITE_PURE_PYTHON=1 builds no C at all (a wheel for any platform: py3-none-any).

@@ -16,7 +16,6 @@ from resplite.engine.client import REPLY_ON
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, PONG, Status
-from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -118,8 +117,7 @@ def hello(client: Client, argv: list[bytes]) -> Any:
     client.set_resp(protover)
     return {
         b"server": b"redis",
-        b"version": compat.reported(client.server.config["redis-compat-version"],
-                                    REDIS_VERSION).encode(),
+        b"version": compat.reported(client.server.config["redis-compat-version"]).encode(),
         b"proto": protover,
         b"id": client.id,
         b"mode": b"standalone",

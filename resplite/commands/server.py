@@ -39,7 +39,6 @@ from resplite.engine.persistence import LoadError
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Raw, Status, Verbatim
 from resplite.store.list import List
-from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -338,7 +337,7 @@ def lolwut(client: Client, argv: list[bytes]) -> Any:
     if len(argv) >= 3 and argv[1].lower() == b"version" and parse_int(argv[2]) is None:
         raise CommandError(errors.NOT_INTEGER)
     # Redis draws art for versions 5 and 6; resplite only states the version it follows.
-    version = compat.reported(client.server.config["redis-compat-version"], REDIS_VERSION)
+    version = compat.reported(client.server.config["redis-compat-version"])
     return Verbatim(f"Redis ver. {version}\n".encode())
 
 

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from resplite.version import REDIS_VERSION
+
 Version = tuple[int, int]
 
 #: The versions a server can answer as, oldest first; the last is the default.
@@ -72,7 +74,7 @@ def text(version: Version) -> str:
     return f"{version[0]}.{version[1]}"
 
 
-def reported(version: Version, newest: str) -> str:
+def reported(version: Version, newest: str = REDIS_VERSION) -> str:
     """The ``redis_version`` a server answering as ``version`` reports: ``newest``
     (resplite's REDIS_VERSION) for the newest line, else that line's ``.0`` release."""
     if text(version) == DEFAULT:

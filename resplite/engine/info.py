@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from resplite import build
 from resplite.engine import acl, compat
 from resplite.store.keyspace import EXPIRE_COST, KEY_COST
-from resplite.version import REDIS_VERSION, __version__
+from resplite.version import __version__
 
 if TYPE_CHECKING:
     from resplite.engine.state import ServerState
@@ -132,7 +132,7 @@ def _server(state: ServerState) -> Lines:
 
     uname = platform.uname()
     lines: Lines = [
-        ("redis_version", compat.reported(state.config["redis-compat-version"], REDIS_VERSION)),
+        ("redis_version", compat.reported(state.config["redis-compat-version"])),
         ("redis_git_sha1", "00000000"),
         ("redis_git_dirty", 0),
         ("redis_build_id", _build_id()),

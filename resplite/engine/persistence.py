@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING, Any, Final
 
 from resplite.engine import compat
 from resplite.engine.errors import CommandError
-from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
     from resplite.engine.state import ServerState
@@ -316,8 +315,7 @@ class Persistence:
         lru = policy.endswith("-lru")
         lfu = policy.endswith("-lfu")
         aux = [
-            (b"redis-ver", compat.reported(config["redis-compat-version"],
-                                           REDIS_VERSION).encode()),
+            (b"redis-ver", compat.reported(config["redis-compat-version"]).encode()),
             (b"redis-bits", b"64"),
             (b"ctime", b"%d" % (state.clock.time_ms() // 1000)),
             (b"used-mem", b"%d" % state.used_memory()),

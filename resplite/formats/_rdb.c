@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../algorithms/canonical_int.h"
 #include "../algorithms/lzf_codec.h"
 
 #define ENC_INT8 0
@@ -50,31 +51,11 @@ static int put_len(uint8_t *p, uint64_t n)
 }
 
 /* The integer a string of at most 11 bytes is written as (listpack_size.integer_value's
- * rule: canonical decimal, no leading zero, no "-0"), when it fits 32 bits. */
+ * rule), when it fits 32 bits. */
 static int small_integer(const uint8_t *s, Py_ssize_t n, int32_t *value)
 {
-    if (n == 0 || n > 11)
-        return 0;
-    if (n == 1) {
-        if (s[0] < '0' || s[0] > '9')
-            return 0;
-        *value = s[0] - '0';
-        return 1;
-    }
-    int negative = s[0] == '-';
-    const uint8_t *p = s + negative;
-    Py_ssize_t len = n - negative;
-    if (p[0] < '1' || p[0] > '9')
-        return 0;
-    int64_t v = 0;
-    for (Py_ssize_t i = 0; i < len; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return 0;
-        v = v * 10 + (p[i] - '0');  /* at most 11 digits: no overflow */
-    }
-    if (negative)
-        v = -v;
-    if (v < INT32_MIN || v > INT32_MAX)
+    int64_t v;
+    if (n > 11 || !canonical_int64(s, n, &v) || v < INT32_MIN || v > INT32_MAX)
         return 0;
     *value = (int32_t)v;
     return 1;

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../algorithms/canonical_int.h"
+
 #define NUMELE_UNKNOWN 65535
 #define SAME_FIELDS 2
 
@@ -253,45 +255,11 @@ static int put_int(Out *o, int64_t v)
     return 0;
 }
 
-/* listpack_size.integer_value: the canonical decimal of a signed 64-bit integer. */
-static int int_value(const uint8_t *s, Py_ssize_t n, int64_t *value)
-{
-    if (n == 0 || n > 20)
-        return 0;
-    if (n == 1) {
-        if (s[0] < '0' || s[0] > '9')
-            return 0;
-        *value = s[0] - '0';
-        return 1;
-    }
-    int negative = s[0] == '-';
-    const uint8_t *p = s + negative;
-    Py_ssize_t len = n - negative;
-    if (len > 19 || p[0] < '1' || p[0] > '9')
-        return 0;
-    uint64_t v = 0;
-    for (Py_ssize_t i = 0; i < len; i++) {
-        if (p[i] < '0' || p[i] > '9')
-            return 0;
-        v = v * 10 + (uint64_t)(p[i] - '0');  /* 19 digits fit 64 bits unsigned */
-    }
-    if (negative) {
-        if (v > (uint64_t)INT64_MAX + 1)
-            return 0;
-        *value = (int64_t)(0 - v);
-    } else {
-        if (v > (uint64_t)INT64_MAX)
-            return 0;
-        *value = (int64_t)v;
-    }
-    return 1;
-}
-
 /* listpack.encode_str */
 static int put_str(Out *o, const uint8_t *s, Py_ssize_t n)
 {
     int64_t v;
-    if (n <= 20 && n && ((s[0] >= '0' && s[0] <= '9') || s[0] == '-') && int_value(s, n, &v))
+    if (n <= 20 && n && ((s[0] >= '0' && s[0] <= '9') || s[0] == '-') && canonical_int64(s, n, &v))
         return put_int(o, v);
     if (reserve(o, n + 10) < 0)
         return -1;

@@ -53,7 +53,6 @@ from resplite.engine.keyspecs import command_keys
 from resplite.engine.scripting import NO_PUMP, BusyPump, convert, functions
 from resplite.engine.scripting.functions import FunctionInfo, Library, LibraryContext
 from resplite.protocol.replies import ErrorReply, Raw, Status
-from resplite.version import REDIS_VERSION
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -217,7 +216,7 @@ class Scripting:
             from resplite.engine.scripting.natives import Lrand48
 
             self.rand = Lrand48()
-        version = compat.reported(self.state.config["redis-compat-version"], REDIS_VERSION)
+        version = compat.reported(self.state.config["redis-compat-version"])
         return {
             "command": self._command,
             "setresp": self._setresp,
