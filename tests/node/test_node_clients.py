@@ -15,16 +15,12 @@ CI, where they fail.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import node as node_support
 
 NODE_DIR = Path(__file__).resolve().parent
 SCRIPTS = sorted(p.name for p in NODE_DIR.glob("*.test.mjs") if not p.name.startswith("cluster-"))
@@ -33,36 +29,13 @@ CLUSTER_SCRIPTS = sorted(p.name for p in NODE_DIR.glob("cluster-*.test.mjs"))
 pytestmark = pytest.mark.xdist_group("node")
 
 
-@contextlib.contextmanager
-def _install_lock() -> Iterator[None]:
-    # Two xdist workers must not run npm in the same folder at once.
-    path = Path(tempfile.gettempdir()) / f"resplite-npm-{os.getuid()}.lock"
-    with open(path, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def _node() -> str:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
+    why = node_support.missing()
+    if why is not None:
         if os.environ.get("CI"):
-            pytest.fail("node and npm are required for the node client tests in CI")
-        pytest.skip("node or npm is not installed: the node client tests need both")
-    stamp = NODE_DIR / "node_modules" / ".package-lock.json"
-    sources = [NODE_DIR / "package.json", NODE_DIR / "package-lock.json"]
-    with _install_lock():
-        newest = max(p.stat().st_mtime for p in sources if p.exists())
-        if not stamp.exists() or stamp.stat().st_mtime < newest:
-            command = "ci" if sources[1].exists() else "install"
-            done = subprocess.run(
-                [npm, command, "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=NODE_DIR, capture_output=True, text=True, timeout=600,
-            )
-            assert done.returncode == 0, f"npm {command} failed:\n{done.stdout}\n{done.stderr}"
-    return node
+            pytest.fail(f"the node client tests are required in CI: {why}")
+        pytest.skip(f"{why}: the node client tests need both")
+    return node_support.node_with_packages()
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
