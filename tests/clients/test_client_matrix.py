@@ -356,3 +356,12 @@ def test_docs_table_versions_are_the_installed_ones() -> None:
         checked += 1
     if checked == 0:
         pytest.skip("none of the Debian or npm clients is installed")
+
+
+def test_ci_installs_every_debian_client() -> None:
+    """CI runs on a fresh machine: .ci/run must install each client the matrix takes from
+    Debian, or the matrix fails there."""
+    script = (REPO / ".ci" / "run").read_text()
+    for client in CLIENTS:
+        if client.debian is not None:
+            assert f"missing+=({client.debian})" in script, client.name

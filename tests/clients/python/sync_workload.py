@@ -2,7 +2,7 @@
 LIBRARY HOST PORT PREFIX``, LIBRARY being ``redis`` or ``valkey``.
 
 Prints one ``PASS step``, ``FAIL step: why`` or ``SKIP step: why`` line per step, in the order
-of tests/clients/README's list, and exits 1 when a step failed. Every key and channel starts
+of test_client_matrix.STEPS, and exits 1 when a step failed. Every key and channel starts
 with PREFIX, so that clients can share a server.
 """
 
