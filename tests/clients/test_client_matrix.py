@@ -3,11 +3,12 @@ real redis-server.
 
 Each program under tests/clients/<language>/ takes ``HOST PORT PREFIX`` (some also the library
 to use) and runs the steps of :data:`STEPS` through its client's own API, printing ``PASS step``,
-``FAIL step: why`` or ``SKIP step: why`` for each: strings, hashes, lists with BLPOP, sorted
-sets, SCAN and HSCAN iterated to cursor 0 over enough keys to take many calls, a 1,000-command
-pipeline, MULTI/EXEC with a WATCH conflict from another connection, pub/sub, EVAL/EVALSHA with
-the NOSCRIPT error, the consumer-group cycle (XGROUP CREATE, XADD, XREADGROUP, XACK, XPENDING,
-XAUTOCLAIM), XINFO STREAM FULL, and RESP3 where the client speaks it. Every key and channel of
+``FAIL step: why`` or ``SKIP step: why`` for each: strings, hashes, lists with BLPOP (one
+blocked until another connection pushes), sorted sets, SCAN and HSCAN iterated to cursor 0
+over enough keys to take many calls, a 1,000-command pipeline, MULTI/EXEC with a WATCH
+conflict from another connection, pub/sub, EVAL/EVALSHA with the NOSCRIPT error, the
+consumer-group cycle (XGROUP CREATE, XADD, XREADGROUP, XACK, XPENDING, XAUTOCLAIM), XINFO
+STREAM FULL, and RESP3 where the client speaks it. Every key and channel of
 a run starts with its own prefix, so the clients share one server per kind.
 
 A client whose toolchain or library is missing is skipped with the reason (in CI, where

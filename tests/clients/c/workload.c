@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *host, *p;
 static int port, failed;
@@ -119,6 +120,25 @@ static int lists_blpop(void) {
     snprintf(key, sizeof key, "%sl", p);
     CHECK(is_array(got, 2) && is_str(got->element[0], key) && is_str(got->element[1], "b"),
           "BLPOP 2 keys");
+    /* A BLPOP that blocks until another connection pushes: sent, not waited for. */
+    redisAppendCommand(c, "BLPOP %swait 60", p);
+    int written = 0;
+    while (!written) CHECK(redisBufferWrite(c, &written) == REDIS_OK, "sending BLPOP");
+    redisContext *other = dial();
+    int blocked = 0;
+    for (int i = 0; i < 6000 && !blocked; i++) {  /* 60 s at most */
+        redisReply *list = redisCommand(other, "CLIENT LIST");
+        blocked = list && list->type == REDIS_REPLY_STRING && strstr(list->str, "cmd=blpop");
+        if (list) freeReplyObject(list);
+        if (!blocked) nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    if (blocked) keep(redisCommand(other, "RPUSH %swait late", p));
+    redisFree(other);
+    CHECK(blocked, "BLPOP never blocked");
+    void *woken = NULL;
+    CHECK(redisGetReply(c, &woken) == REDIS_OK, "woken BLPOP: %s", c->errstr);
+    keep(woken);
+    CHECK(is_array(woken, 2) && is_str(((redisReply *)woken)->element[1], "late"), "woken BLPOP");
     return 1;
 }
 

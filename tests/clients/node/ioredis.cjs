@@ -28,6 +28,15 @@ async function step(name, fn) {
   }
 }
 
+// Resolves once a client is blocked in BLPOP (CLIENT LIST shows it).
+async function untilBlocked(conn, clientList) {
+  const deadline = Date.now() + 60000;
+  while (!(await clientList(conn)).includes('cmd=blpop')) {
+    check(Date.now() < deadline, 'BLPOP never blocked');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 async function main() {
   const r = client();
 
@@ -54,6 +63,16 @@ async function main() {
     check(same(await r.lrange(`${p}l`, 0, -1), ['a', 'b', 'c']), 'LRANGE');
     check(same(await r.blpop(`${p}l`, 5), [`${p}l`, 'a']), 'BLPOP');
     check(same(await r.blpop(`${p}empty`, `${p}l`, 5), [`${p}l`, 'b']), 'BLPOP 2 keys');
+    // A BLPOP that blocks until another connection pushes.
+    const other = client();
+    try {
+      const woken = r.blpop(`${p}wait`, 60);
+      await untilBlocked(other, (c) => c.client('LIST'));
+      await other.rpush(`${p}wait`, 'late');
+      check(same(await woken, [`${p}wait`, 'late']), 'woken BLPOP');
+    } finally {
+      other.disconnect();
+    }
   });
 
   await step('sorted_sets', async () => {

@@ -36,6 +36,15 @@ async function step(name, fn) {
   }
 }
 
+// Resolves once a client is blocked in BLPOP (CLIENT LIST shows it).
+async function untilBlocked(conn, clientList) {
+  const deadline = Date.now() + 60000;
+  while (!(await clientList(conn)).includes('cmd=blpop')) {
+    check(Date.now() < deadline, 'BLPOP never blocked');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 async function main() {
   const r = await client();
 
@@ -63,6 +72,16 @@ async function main() {
     check(same(await r.blPop(`${p}l`, 5), { key: `${p}l`, element: 'a' }), 'BLPOP');
     check(same(await r.blPop([`${p}empty`, `${p}l`], 5), { key: `${p}l`, element: 'b' }),
       'BLPOP 2 keys');
+    // A BLPOP that blocks until another connection pushes.
+    const other = await client();
+    try {
+      const woken = r.blPop(`${p}wait`, 60);
+      await untilBlocked(other, (c) => c.sendCommand(['CLIENT', 'LIST']));
+      await other.rPush(`${p}wait`, 'late');
+      check(same(await woken, { key: `${p}wait`, element: 'late' }), 'woken BLPOP');
+    } finally {
+      await other.close();
+    }
   });
 
   await step('sorted_sets', async () => {

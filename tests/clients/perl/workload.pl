@@ -57,6 +57,20 @@ step('lists_blpop', sub {
     check(same([$r->lrange("${p}l", 0, -1)], [qw(a b c)]), 'LRANGE');
     check(same([$r->blpop("${p}l", 5)], ["${p}l", 'a']), 'BLPOP');
     check(same([$r->blpop("${p}empty", "${p}l", 5)], ["${p}l", 'b']), 'BLPOP 2 keys');
+    # A BLPOP that blocks until another connection pushes: given a callback, it is sent
+    # without waiting for the reply.
+    my @got;
+    $r->blpop("${p}wait", 60, sub { my ($reply, $error) = @_; @got = $error ? ($error) : @$reply });
+    my $other = client();
+    my $deadline = time + 60;
+    until ($other->client_list =~ /cmd=blpop/) {
+        check(time < $deadline, 'BLPOP never blocked');
+        select(undef, undef, undef, 0.01);
+    }
+    $other->rpush("${p}wait", 'late');
+    $other->quit;
+    $r->wait_all_responses;
+    check(same(\@got, ["${p}wait", 'late']), "woken BLPOP: @got");
 });
 
 step('sorted_sets', sub {

@@ -25,46 +25,64 @@ function step(string $name, callable $fn): void {
     }
 }
 
-// Publishes $msg on $channel from another process once the channel has a subscriber: the
-// subscribe call of both libraries blocks this one until a message arrives.
-function publish_when_subscribed(string $channel, string $msg) {
-    global $HOST, $PORT, $LIB;
+// Runs a command from another process once a condition holds: the subscribe and BLPOP calls
+// of both libraries block this one until the command's effect arrives. $when is "subscribed"
+// (the channel, $args[1], has a subscriber) or "blocked" (a client is blocked in BLPOP).
+function run_when(string $when, array $args) {
+    global $HOST, $PORT;
     $code = <<<'PHP'
-[$_, $host, $port, $channel, $msg] = $argv;
+[$_, $host, $port, $when] = $argv;
+$args = array_slice($argv, 4);
 $s = fsockopen($host, (int)$port, $errno, $errstr, 60);
 stream_set_timeout($s, 60);
-$cmd = function (array $args) use ($s) {
-    $out = '*' . count($args) . "\r\n";
-    foreach ($args as $a) { $out .= '$' . strlen($a) . "\r\n$a\r\n"; }
-    fwrite($s, $out);
+$read = function () use ($s, &$read) {
     $line = fgets($s);
-    if ($line[0] === '*') {  // PUBSUB NUMSUB: [channel, count]
-        $items = [];
-        for ($i = 0; $i < (int)substr($line, 1); $i++) {
-            $head = fgets($s);
-            $items[] = $head[0] === '$' ? rtrim(fgets($s)) : (int)substr($head, 1);
-        }
-        return $items;
+    $rest = substr($line, 1, -2);
+    switch ($line[0]) {
+        case '$':
+            return (int)$rest < 0 ? null : substr(fread_all($s, (int)$rest + 2), 0, -2);
+        case '*':
+            $items = [];
+            for ($i = 0; $i < (int)$rest; $i++) { $items[] = $read(); }
+            return $items;
+        case ':':
+            return (int)$rest;
+        default:
+            return $rest;
     }
-    return (int)substr($line, 1);
 };
+function fread_all($s, int $n): string {
+    $out = '';
+    while (strlen($out) < $n && !feof($s)) { $out .= fread($s, $n - strlen($out)); }
+    return $out;
+}
+$cmd = function (array $argv) use ($s, $read) {
+    $out = '*' . count($argv) . "\r\n";
+    foreach ($argv as $a) { $out .= '$' . strlen($a) . "\r\n$a\r\n"; }
+    fwrite($s, $out);
+    return $read();
+};
+$ready = $when === 'subscribed'
+    ? fn () => $cmd(['PUBSUB', 'NUMSUB', $args[1]])[1] >= 1
+    : fn () => str_contains($cmd(['CLIENT', 'LIST']), 'cmd=blpop');
 $deadline = microtime(true) + 60;
-while ($cmd(['PUBSUB', 'NUMSUB', $channel])[1] < 1 && microtime(true) < $deadline) {
+while (!$ready() && microtime(true) < $deadline) {
     usleep(10000);
 }
-echo $cmd(['PUBLISH', $channel, $msg]);
+echo $cmd($args);
 PHP;
-    $proc = proc_open([PHP_BINARY, '-r', $code, '--', $HOST, (string)$PORT, $channel, $msg],
+    $proc = proc_open([PHP_BINARY, '-r', $code, '--', $HOST, (string)$PORT, $when, ...$args],
                       [1 => ['pipe', 'w']], $pipes);
     return [$proc, $pipes[1]];
 }
 
-function finish_publisher(array $publisher): int {
-    [$proc, $out] = $publisher;
-    $receivers = (int)stream_get_contents($out);
+// What the command of run_when() answered (an integer reply), once its process has ended.
+function finish(array $helper): int {
+    [$proc, $out] = $helper;
+    $reply = (int)stream_get_contents($out);
     fclose($out);
     proc_close($proc);
-    return $receivers;
+    return $reply;
 }
 
 if ($LIB === 'phpredis') {
@@ -120,6 +138,11 @@ step('lists_blpop', function () use ($r, $P, $LIB) {
     check($r->lrange("{$P}l", 0, -1) == ['a', 'b', 'c'], 'LRANGE');
     check($r->blpop(["{$P}l"], 5) == ["{$P}l", 'a'], 'BLPOP');
     check($r->blpop(["{$P}empty", "{$P}l"], 5) == ["{$P}l", 'b'], 'BLPOP 2 keys');
+    // A BLPOP that blocks until another connection pushes.
+    $pusher = run_when('blocked', ['RPUSH', "{$P}wait", 'late']);
+    $got = $r->blpop(["{$P}wait"], 60);
+    check(finish($pusher) == 1, 'RPUSH');
+    check($got == ["{$P}wait", 'late'], 'woken BLPOP ' . json_encode($got));
 });
 
 step('sorted_sets', function () use ($r, $P, $LIB) {
@@ -248,7 +271,7 @@ step('multi_watch', function () use ($r, $P, $LIB) {
 
 step('pubsub', function () use ($P, $LIB) {
     $sub = client();
-    $publisher = publish_when_subscribed("{$P}chan", 'hi');
+    $publisher = run_when('subscribed', ['PUBLISH', "{$P}chan", 'hi']);
     $got = null;
     if ($LIB === 'phpredis') {
         // phpredis 5 has no way out of subscribe() from its callback: after UNSUBSCRIBE, or an
@@ -273,7 +296,7 @@ step('pubsub', function () use ($P, $LIB) {
         }
         unset($loop);
     }
-    check(finish_publisher($publisher) == 1, 'PUBLISH receivers');
+    check(finish($publisher) == 1, 'PUBLISH receivers');
     check($got == ["{$P}chan", 'hi'], 'message ' . json_encode($got));
 });
 

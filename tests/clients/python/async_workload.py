@@ -63,8 +63,7 @@ async def main() -> None:
         check(await r.rpush(f"{P}l", "a", "b", "c") == 3, "RPUSH")
         check(await r.lrange(f"{P}l", 0, -1) == ["a", "b", "c"], "LRANGE")
         check(tuple(await r.blpop([f"{P}l"], timeout=5)) == (f"{P}l", "a"), "BLPOP")
-        # Unlike the sync workload, this one really blocks: another connection pushes
-        # while BLPOP waits on the empty key.
+        # A BLPOP that blocks until another connection pushes.
         pusher = client()
         try:
             waiting = asyncio.ensure_future(r.blpop([f"{P}empty"], timeout=60))

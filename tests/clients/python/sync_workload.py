@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -62,6 +64,21 @@ def lists_blpop() -> None:
     check(tuple(r.blpop([f"{P}l"], timeout=5)) == (f"{P}l", "a"), "BLPOP")
     # The first key is empty: BLPOP serves the first non-empty one without blocking.
     check(tuple(r.blpop([f"{P}empty", f"{P}l"], timeout=5)) == (f"{P}l", "b"), "BLPOP 2 keys")
+    # A BLPOP that blocks until another connection pushes.
+    other = lib.Redis(host=HOST, port=PORT, decode_responses=True, socket_timeout=60)
+    got: list[Any] = []
+    waiter = threading.Thread(target=lambda: got.append(r.blpop([f"{P}wait"], timeout=60)))
+    waiter.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not any(c.get("cmd") == "blpop" for c in other.client_list()):
+            check(time.monotonic() < deadline and waiter.is_alive(), "BLPOP never blocked")
+            time.sleep(0.01)
+        other.rpush(f"{P}wait", "late")
+    finally:
+        waiter.join(120)
+        other.close()
+    check(len(got) == 1 and tuple(got[0]) == (f"{P}wait", "late"), f"woken BLPOP: {got}")
 
 
 def sorted_sets() -> None:

@@ -48,6 +48,20 @@ step("lists_blpop") do
   check(R.lrange("#{P}l", 0, -1) == %w[a b c], "LRANGE")
   check(R.blpop("#{P}l", timeout: 5) == ["#{P}l", "a"], "BLPOP")
   check(R.blpop(["#{P}empty", "#{P}l"], timeout: 5) == ["#{P}l", "b"], "BLPOP 2 keys")
+  # A BLPOP that blocks until another connection pushes.
+  other = client
+  waiter = Thread.new { R.blpop("#{P}wait", timeout: 60) }
+  begin
+    deadline = Time.now + 60
+    until other.call("CLIENT", "LIST").include?("cmd=blpop")
+      check(Time.now < deadline && waiter.alive?, "BLPOP never blocked")
+      sleep 0.01
+    end
+    other.rpush("#{P}wait", "late")
+    check(waiter.join(120)&.value == ["#{P}wait", "late"], "woken BLPOP")
+  ensure
+    other.close
+  end
 end
 
 step("sorted_sets") do

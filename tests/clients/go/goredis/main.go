@@ -103,6 +103,24 @@ func main() {
 		got, err = r.BLPop(5*time.Second, p+"empty", p+"l").Result()
 		ok(err)
 		check(reflect.DeepEqual(got, []string{p + "l", "b"}), "BLPOP 2 keys %v", got)
+		// A BLPOP that blocks until another connection pushes.
+		other := redis.NewClient(opts)
+		defer other.Close()
+		woken := make(chan *redis.StringSliceCmd, 1)
+		go func() { woken <- r.BLPop(60*time.Second, p+"wait") }()
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(other.ClientList().Val(), "cmd=blpop") {
+			check(time.Now().Before(deadline), "BLPOP never blocked")
+			time.Sleep(10 * time.Millisecond)
+		}
+		ok(other.RPush(p+"wait", "late").Err())
+		select {
+		case cmd := <-woken:
+			ok(cmd.Err())
+			check(reflect.DeepEqual(cmd.Val(), []string{p + "wait", "late"}), "woken BLPOP %v", cmd.Val())
+		case <-time.After(120 * time.Second):
+			panic("BLPOP was not woken")
+		}
 	})
 	step("sorted_sets", func() {
 		check(r.ZAdd(p+"z", redis.Z{Score: 1, Member: "a"}, redis.Z{Score: 2, Member: "b"},

@@ -77,6 +77,15 @@ func fields(v interface{}) map[string]interface{} {
 	return m
 }
 
+// waitBlocked returns once a client is blocked in BLPOP (CLIENT LIST shows it).
+func waitBlocked(conn redis.Conn) {
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(must(redis.String(conn.Do("CLIENT", "LIST"))).(string), "cmd=blpop") {
+		check(time.Now().Before(deadline), "BLPOP never blocked")
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func main() {
 	addr, p = os.Args[1]+":"+os.Args[2], os.Args[3]
 	c = dial()
@@ -105,6 +114,26 @@ func main() {
 		check(reflect.DeepEqual(strs(do("BLPOP", p+"l", 5)), []string{p + "l", "a"}), "BLPOP")
 		got := strs(do("BLPOP", p+"empty", p+"l", 5))
 		check(reflect.DeepEqual(got, []string{p + "l", "b"}), "BLPOP 2 keys: %v", got)
+		// A BLPOP that blocks until another connection pushes.
+		other := dial()
+		defer other.Close()
+		woken := make(chan interface{}, 1)
+		go func() {
+			reply, err := redis.Strings(c.Do("BLPOP", p+"wait", 60))
+			if err != nil {
+				woken <- err
+				return
+			}
+			woken <- reply
+		}()
+		waitBlocked(other)
+		must(other.Do("RPUSH", p+"wait", "late"))
+		select {
+		case reply := <-woken:
+			check(reflect.DeepEqual(reply, []string{p + "wait", "late"}), "woken BLPOP: %v", reply)
+		case <-time.After(120 * time.Second):
+			panic("BLPOP was not woken")
+		}
 	})
 	step("sorted_sets", func() {
 		check(i64(do("ZADD", p+"z", 1, "a", 2, "b", 3, "c")) == 3, "ZADD")
