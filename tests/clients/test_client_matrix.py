@@ -173,6 +173,8 @@ def _php_missing(library: str) -> Callable[[], str | None]:
 
 def _perl_missing(module: str, package: str) -> Callable[[], str | None]:
     def missing() -> str | None:
+        if shutil.which("perl") is None:
+            return "perl is not installed"
         if _run_ok("perl", f"-M{module}", "-e", "1"):
             return None
         return f"the Perl module {module} is not installed (Debian: {package})"
