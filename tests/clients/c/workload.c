@@ -128,7 +128,7 @@ static int lists_blpop(void) {
     int blocked = 0;
     for (int i = 0; i < 6000 && !blocked; i++) {  /* 60 s at most */
         redisReply *list = redisCommand(other, "CLIENT LIST");
-        blocked = list && list->type == REDIS_REPLY_STRING && strstr(list->str, "cmd=blpop");
+        blocked = list && list->type == REDIS_REPLY_STRING && strstr(list->str, " flags=b ");
         if (list) freeReplyObject(list);
         if (!blocked) nanosleep(&(struct timespec){0, 10000000}, NULL);
     }

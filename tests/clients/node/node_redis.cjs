@@ -36,10 +36,11 @@ async function step(name, fn) {
   }
 }
 
-// Resolves once a client is blocked in BLPOP (CLIENT LIST shows it).
+// Resolves once a client is blocked (CLIENT LIST flags=b; its cmd= would name an earlier BLPOP
+// that has returned too).
 async function untilBlocked(conn, clientList) {
   const deadline = Date.now() + 60000;
-  while (!(await clientList(conn)).includes('cmd=blpop')) {
+  while (!(await clientList(conn)).includes(' flags=b ')) {
     check(Date.now() < deadline, 'BLPOP never blocked');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }

@@ -64,19 +64,21 @@ $cmd = function (array $argv) use ($s, $read) {
 };
 $ready = $when === 'subscribed'
     ? fn () => $cmd(['PUBSUB', 'NUMSUB', $args[1]])[1] >= 1
-    : fn () => str_contains($cmd(['CLIENT', 'LIST']), 'cmd=blpop');
+    : fn () => str_contains($cmd(['CLIENT', 'LIST']), ' flags=b ');
 $deadline = microtime(true) + 60;
-while (!$ready() && microtime(true) < $deadline) {
+while (!($seen = $ready()) && microtime(true) < $deadline) {
     usleep(10000);
 }
-echo $cmd($args);
+$reply = $cmd($args);  // unblocks the parent either way
+echo $seen ? $reply : -1;
 PHP;
     $proc = proc_open([PHP_BINARY, '-r', $code, '--', $HOST, (string)$PORT, $when, ...$args],
                       [1 => ['pipe', 'w']], $pipes);
     return [$proc, $pipes[1]];
 }
 
-// What the command of run_when() answered (an integer reply), once its process has ended.
+// What the command of run_when() answered (an integer reply; -1 when the condition never
+// held), once its process has ended.
 function finish(array $helper): int {
     [$proc, $out] = $helper;
     $reply = (int)stream_get_contents($out);

@@ -67,7 +67,7 @@ async def main() -> None:
         pusher = client()
         try:
             waiting = asyncio.ensure_future(r.blpop([f"{P}empty"], timeout=60))
-            while not any(c.get("cmd") == "blpop" for c in await pusher.client_list()):
+            while not any(c.get("flags") == "b" for c in await pusher.client_list()):
                 await asyncio.sleep(0.01)  # until BLPOP is blocked (step limit: 120 s)
             await pusher.rpush(f"{P}empty", "late")
             check(tuple(await waiting) == (f"{P}empty", "late"), "BLPOP woken by RPUSH")

@@ -64,14 +64,15 @@ def lists_blpop() -> None:
     check(tuple(r.blpop([f"{P}l"], timeout=5)) == (f"{P}l", "a"), "BLPOP")
     # The first key is empty: BLPOP serves the first non-empty one without blocking.
     check(tuple(r.blpop([f"{P}empty", f"{P}l"], timeout=5)) == (f"{P}l", "b"), "BLPOP 2 keys")
-    # A BLPOP that blocks until another connection pushes.
+    # A BLPOP that blocks until another connection pushes, once CLIENT LIST flags it blocked
+    # (its cmd= field would also name the BLPOPs above, which have returned).
     other = lib.Redis(host=HOST, port=PORT, decode_responses=True, socket_timeout=60)
     got: list[Any] = []
     waiter = threading.Thread(target=lambda: got.append(r.blpop([f"{P}wait"], timeout=60)))
     waiter.start()
     try:
         deadline = time.monotonic() + 60
-        while not any(c.get("cmd") == "blpop" for c in other.client_list()):
+        while not any(c.get("flags") == "b" for c in other.client_list()):
             check(time.monotonic() < deadline and waiter.is_alive(), "BLPOP never blocked")
             time.sleep(0.01)
         other.rpush(f"{P}wait", "late")

@@ -53,7 +53,7 @@ step("lists_blpop") do
   waiter = Thread.new { R.blpop("#{P}wait", timeout: 60) }
   begin
     deadline = Time.now + 60
-    until other.call("CLIENT", "LIST").include?("cmd=blpop")
+    until other.call("CLIENT", "LIST").include?(" flags=b ")
       check(Time.now < deadline && waiter.alive?, "BLPOP never blocked")
       sleep 0.01
     end

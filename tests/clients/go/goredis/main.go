@@ -109,7 +109,7 @@ func main() {
 		woken := make(chan *redis.StringSliceCmd, 1)
 		go func() { woken <- r.BLPop(60*time.Second, p+"wait") }()
 		deadline := time.Now().Add(60 * time.Second)
-		for !strings.Contains(other.ClientList().Val(), "cmd=blpop") {
+		for !strings.Contains(other.ClientList().Val(), " flags=b ") {
 			check(time.Now().Before(deadline), "BLPOP never blocked")
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -77,10 +77,11 @@ func fields(v interface{}) map[string]interface{} {
 	return m
 }
 
-// waitBlocked returns once a client is blocked in BLPOP (CLIENT LIST shows it).
+// waitBlocked returns once a client is blocked (CLIENT LIST flags=b; its cmd= would name an
+// earlier BLPOP that has returned too).
 func waitBlocked(conn redis.Conn) {
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(must(redis.String(conn.Do("CLIENT", "LIST"))).(string), "cmd=blpop") {
+	for !strings.Contains(must(redis.String(conn.Do("CLIENT", "LIST"))).(string), " flags=b ") {
 		check(time.Now().Before(deadline), "BLPOP never blocked")
 		time.Sleep(10 * time.Millisecond)
 	}
