@@ -39,10 +39,21 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
     "xinfo-stream-idmp": (
         "8.6", "XINFO STREAM has the idempotency fields (idmp-duration, idmp-maxsize, "
         "pids-tracked, iids-tracked, iids-added, iids-duplicates)"),
+    # 8.0's source still adds the suffix; 8.6.3 does not (the release between is not
+    # pinned down: 8.6 is the first line compared byte for byte).
+    "unknown-command-bare": (
+        "8.6", "an unknown command given no arguments is refused without \", with args "
+        "beginning with: \""),
     "xinfo-nacked-count": (
         "8.8", "XINFO STREAM FULL gives each group nacked-count"),
     "slowlog-argc": (
         "8.10", "SLOWLOG GET entries have a 7th element, the command's whole argument count"),
+    "acl-sanitize-payload": (
+        "7.2", "new users (the default user too) have the sanitize-payload flag (ACL LIST, "
+        "ACL GETUSER)"),
+    "acl-command-rules": (
+        "7.2", "ACL LIST / GETUSER give a user's command and category rules in the order "
+        "they were set, each once, instead of rebuilding them from categories"),
     "client-list-lib": (
         "7.2", "CLIENT LIST / INFO have lib-name and lib-ver"),
     "client-list-watch": (

@@ -32,26 +32,18 @@ Where the tests are: ``README.md`` in this folder.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
 from support.newer import T0, Conn
 from support.pair import Normalizer, Pair, PairFactory, loose_ids, open_pair
 from support.servers import (
+    Reference,
     ServerPairFactory,
     ServerProcess,
-    line,
-    missing_reference,
-    reference_path,
-    server_version,
-    start_redis,
-    start_resplite,
+    require_reference,
 )
-
-from resplite.engine import compat
 
 if TYPE_CHECKING:
     from resplite.testing.embedded import ClockControl, ServerHandle
@@ -59,38 +51,8 @@ if TYPE_CHECKING:
 __all__ = ["Normalizer", "Pair", "Reference", "loose_ids", "open_pair"]
 
 
-@dataclass(frozen=True)
-class Reference:
-    """A reference redis-server binary, its version, and the ``redis-compat-version`` resplite
-    answers as beside it (the reference's release line, when resplite can answer as it)."""
-
-    exe: str
-    version: str  # "8.6.3"
-
-    @property
-    def line(self) -> str:
-        return line(self.version)
-
-    @property
-    def compat_version(self) -> str | None:
-        return self.line if self.line in compat.VERSIONS else None
-
-    def start_redis(self, *extra: str, save: str | None = "") -> ServerProcess:
-        return start_redis(*extra, save=save, exe=self.exe)
-
-    def start_resplite(self, *extra: str, save: str | None = "") -> ServerProcess:
-        return start_resplite(*extra, save=save, redis_version=self.compat_version)
-
-
 def _reference(version: str | None = None) -> Reference:
-    """The reference for ``version`` (None: the suite's, else the 7.0 one); a skip naming
-    what provides it when there is none, or a failure under CI."""
-    exe = reference_path(version)
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail(missing_reference(version))
-        pytest.skip(missing_reference(version))
-    return Reference(exe, server_version(exe))
+    return require_reference(version)
 
 
 def _require_redis() -> None:

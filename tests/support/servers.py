@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from resplite.engine import compat
 from support import procs
 
 
@@ -204,6 +205,50 @@ def start_resplite(*extra: str, save: str | None = "", loaded: bool = True,
     proc = _launch(args, workdir, loaded=loaded, stdout=subprocess.DEVNULL, stderr=None,
                    cwd=workdir, env=env)
     return ServerProcess("resplite", "127.0.0.1", port, proc, workdir)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference redis-server binary, its version, and the ``redis-compat-version`` resplite
+    answers as beside it (the reference's release line, when resplite can answer as it)."""
+
+    exe: str
+    version: str  # "8.6.3"
+
+    @property
+    def line(self) -> str:
+        return line(self.version)
+
+    @property
+    def compat_version(self) -> str | None:
+        return self.line if self.line in compat.VERSIONS else None
+
+    def start_redis(self, *extra: str, save: str | None = "") -> ServerProcess:
+        return start_redis(*extra, save=save, exe=self.exe)
+
+    def start_resplite(self, *extra: str, save: str | None = "") -> ServerProcess:
+        return start_resplite(*extra, save=save, redis_version=self.compat_version)
+
+
+def reference(version: str | None = None) -> Reference:
+    """The suite's reference (None), or the 7.0 one; RuntimeError naming what provides it
+    when there is none (the compat fixtures skip instead)."""
+    exe = reference_path(version)
+    if exe is None:
+        raise RuntimeError(missing_reference(version))
+    return Reference(exe, server_version(exe))
+
+
+def require_reference(version: str | None = None) -> Reference:
+    """:func:`reference` for a test: without one, the test skips naming what provides it,
+    except under CI, where it fails."""
+    import pytest
+
+    if reference_path(version) is None:
+        if os.environ.get("CI"):
+            pytest.fail(missing_reference(version))
+        pytest.skip(missing_reference(version))
+    return reference(version)
 
 
 @contextlib.contextmanager
