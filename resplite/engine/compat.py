@@ -63,6 +63,28 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
     "client-list-reads": (
         "8.8", "CLIENT LIST / INFO have read-events, parse-batch-cmd-sum and "
         "parse-batch-cnt"),
+    "scan-cursor-string2ull": (
+        "7.4", "SCAN cursors are read by string2ull: a negative or empty cursor is invalid, "
+        "one with leading blanks is taken"),
+    "kvobj": (
+        "8.0", "a key and its value share one object: OBJECT REFCOUNT is 1 for every value "
+        "(small integers are not shared), and a string is embstr only while value and key "
+        "together take at most 41 bytes"),
+    "lua-os-clock": (
+        "7.4", "scripts have the os library, with os.clock alone"),
+    "fast-float-strtod": (
+        "8.0", "SORT scores and score range bounds (ZRANGEBYSCORE, ZCOUNT...) are read by "
+        "fast_float: no leading blank, no hexadecimal, and an out-of-range SORT score is "
+        "taken"),
+    # Redis's pull request 14296, merged in August 2025, after 8.2.0.
+    "cjson-array-mt": (
+        "8.4", "scripts have cjson.decode_array_with_array_mt; cjson.encode writes a table "
+        "whose metatable has __is_cjson_array as an array"),
+    "double-d2string": (
+        "7.2", "a script's {double=...} reply is printed as d2string prints doubles (0.1, "
+        "1e+300, nan) where 7.0 printed %.17g (0.10000000000000001, -nan for 0/0)"),
+    "lset-int-index": (
+        "7.2", "LSET keeps the low 32 bits of its index (-9223372036854775808 is 0)"),
 }
 
 

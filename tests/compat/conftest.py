@@ -25,7 +25,9 @@ directives given (as processes, or as a ``Pair``).
 ``server``, ``conn``, ``rconn`` and ``xs`` are resplite alone (answering as its default,
 the newest version), its clock frozen at ``support.newer.T0``: for tests marked
 ``@pytest.mark.redis_version("x.y")`` that assert a newer Redis than the reference, whose
-binary is not installed (``support/newer.py``).
+binary is not installed (``support/newer.py``). Such a test that uses ``pair`` (to compare
+what both servers share) gets a resplite answering as the newest version in it, beside the
+reference.
 
 Where the tests are: ``README.md`` in this folder.
 """
@@ -43,7 +45,10 @@ from support.servers import (
     ServerPairFactory,
     ServerProcess,
     require_reference,
+    start_resplite,
 )
+
+from resplite.engine import compat
 
 if TYPE_CHECKING:
     from resplite.testing.embedded import ClockControl, ServerHandle
@@ -72,12 +77,25 @@ def reference(request: pytest.FixtureRequest) -> Reference:
     return _reference(_asked_version(request))
 
 
+def _newer_than_reference(request: pytest.FixtureRequest, version: str | None) -> bool:
+    """Whether the test is marked ``@pytest.mark.redis_version("x.y")`` with a version newer
+    than its reference's line: its resplite then answers as its default, newest version (the
+    reference still answers as itself)."""
+    marker = request.node.get_closest_marker("redis_version")
+    if marker is None:
+        return False
+    line = _reference(version).compat_version
+    return line is None or compat.parse(str(marker.args[0])) > compat.parse(line)
+
+
 class _SessionServers:
-    """One reference and one resplite per reference asked for, started on first use and
-    stopped at the end of the session."""
+    """One reference and one resplite per reference asked for (and a resplite answering as
+    the newest version, for the tests of newer behaviour), started on first use and stopped
+    at the end of the session."""
 
     def __init__(self) -> None:
         self.started: dict[str | None, tuple[ServerProcess, ServerProcess]] = {}
+        self.newest: dict[str | None, ServerProcess] = {}
 
     def get(self, version: str | None) -> tuple[ServerProcess, ServerProcess]:
         if version not in self.started:
@@ -91,7 +109,14 @@ class _SessionServers:
             self.started[version] = (redis, ours)
         return self.started[version]
 
+    def get_newest(self, version: str | None) -> ServerProcess:
+        if version not in self.newest:
+            self.newest[version] = start_resplite()
+        return self.newest[version]
+
     def stop(self) -> None:
+        for ours in self.newest.values():
+            ours.stop()
         for redis, ours in self.started.values():
             ours.stop()
             redis.stop()
@@ -113,8 +138,12 @@ def redis_ref(request: pytest.FixtureRequest, _session_servers: _SessionServers)
 @pytest.fixture
 def resplite_srv(request: pytest.FixtureRequest,
                  _session_servers: _SessionServers) -> ServerProcess:
-    """The session's resplite, answering as the reference's version."""
-    return _session_servers.get(_asked_version(request))[1]
+    """The session's resplite, answering as the reference's version (as the newest, for a
+    test marked with a newer ``redis_version``)."""
+    version = _asked_version(request)
+    if _newer_than_reference(request, version):
+        return _session_servers.get_newest(version)
+    return _session_servers.get(version)[1]
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
