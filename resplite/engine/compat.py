@@ -83,6 +83,20 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
     "double-d2string": (
         "7.2", "a script's {double=...} reply is printed as d2string prints doubles (0.1, "
         "1e+300, nan) where 7.0 printed %.17g (0.10000000000000001, -nan for 0/0)"),
+    "local-loopback": (
+        "7.2", "every 127.x.x.x client is local (protected mode, local-only settings), not "
+        "127.0.0.1 alone; protected mode's -DENIED text says \"Set up an\" where 7.0 had "
+        "\"Setup a an\""),
+    "rdb-11": (
+        "7.2", "FUNCTION DUMP payloads carry RDB version 11 (7.0: 10), and FUNCTION RESTORE "
+        "takes payloads up to the version it writes"),
+    "rdb-12": (
+        "7.4", "FUNCTION DUMP payloads carry RDB version 12"),
+    "rdb-13": (
+        "8.6", "FUNCTION DUMP payloads carry RDB version 13"),
+    # Absent from the source of October 2024, present in 8.6.3; taken as 8.0's.
+    "payload-crc-zero": (
+        "8.0", "FUNCTION RESTORE takes a payload whose checksum is 0 as one without a checksum"),
     "lset-int-index": (
         "7.2", "LSET keeps the low 32 bits of its index (-9223372036854775808 is 0)"),
 }
@@ -135,6 +149,15 @@ def available(spec_since: str, version: Version) -> bool:
 
 
 _INTRODUCED: Final = {key: parse(first) for key, (first, _) in DIFFERENCES.items()}
+
+
+def rdb_version(version: Version) -> int:
+    """The RDB version a Redis of ``version`` writes in its payloads (FUNCTION DUMP) and
+    reads up to (10 for 7.0, 11 for 7.2, 12 from 7.4, 13 from 8.6)."""
+    for key, rdb in (("rdb-13", 13), ("rdb-12", 12), ("rdb-11", 11)):
+        if follows(version, key):
+            return rdb
+    return 10
 
 
 def follows(version: Version, key: str) -> bool:

@@ -5,8 +5,9 @@ a canonical decimal that fits a signed 64-bit integer (at most 20 bytes), ``embs
 bytes, ``raw`` beyond; and small integers (0..9999) share one object, whose reference count
 reads as 2147483647. Redis 8 stores each key in one object with its value: an ``embstr``
 value stays one only while value and key fit a 64-byte line together (``key_len`` of
-:func:`encoding`), and no value is shared (the caller asks :func:`refcount` so). Most values are stored by commands that apply exactly that rule, so
-their encoding is derived from the bytes alone and costs nothing to track.
+:func:`encoding`), and no value is shared (the caller asks :func:`refcount` so). Most
+values are stored by commands that apply exactly that rule, so their encoding is derived
+from the bytes alone and costs nothing to track.
 
 Three commands leave a value whose encoding the bytes do not tell; they store it as one of
 the marker subclasses below (empty ``__slots__``: no memory beyond a plain ``bytes``):

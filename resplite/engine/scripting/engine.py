@@ -872,11 +872,15 @@ class Scripting:
             self.load_library(code, replace=False, into=scratch, timeout_ms=0)
         self._join(scratch, "append")
 
+    def _rdb_version(self) -> int:
+        return compat.rdb_version(self.state.config["redis-compat-version"])
+
     def dump_functions(self) -> bytes:
-        return functions.dump_payload(list(self.libraries.libraries.values()))
+        return functions.dump_payload(list(self.libraries.libraries.values()), self._rdb_version())
 
     def restore_functions(self, payload: bytes, policy: str) -> None:
-        if not functions.verify_payload(payload):
+        zero_crc = compat.follows(self.state.config["redis-compat-version"], "payload-crc-zero")
+        if not functions.verify_payload(payload, self._rdb_version(), zero_crc):
             raise CommandError("ERR DUMP payload version or checksum are wrong")
         codes = functions.read_payload(payload)
         scratch = LibraryContext()
