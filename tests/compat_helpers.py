@@ -140,3 +140,19 @@ def play(pair: Pair, *steps: Step) -> None:
             pair.both(*step)
         else:
             pair.check(*step)
+
+
+_REF_VERSIONS: dict[int, tuple[int, int]] = {}
+
+
+def ref_version(pair: Pair) -> tuple[int, int]:
+    """The reference redis-server's ``(major, minor)``, from its INFO (asked once per server):
+    where Redis changed a reply since 7.0, a test compares byte for byte with a reference
+    that has the change, and checks the 7.0 text against one that has not."""
+    port = pair.ref.sock.getpeername()[1]
+    if port not in _REF_VERSIONS:
+        info = pair.ref.call("INFO", "server")
+        match = re.search(rb"redis_version:(\d+)\.(\d+)", info)
+        assert match is not None, info
+        _REF_VERSIONS[port] = int(match[1]), int(match[2])
+    return _REF_VERSIONS[port]

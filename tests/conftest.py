@@ -26,11 +26,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    import shutil
-    import subprocess
+    from support.servers import missing_reference, reference_path, server_version
 
-    exe = shutil.which("redis-server")
+    exe = reference_path()
     if exe is None:
-        return "reference redis-server: not installed (compat tests will skip)"
-    version = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip()
-    return f"reference redis-server: {version} (CI={os.environ.get('CI', '')})"
+        return f"reference redis-server: none (compat tests will skip): {missing_reference()}"
+    return (f"reference redis-server: {server_version(exe)} at {exe} "
+            f"(CI={os.environ.get('CI', '')})")

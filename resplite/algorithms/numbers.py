@@ -54,6 +54,25 @@ _HEX = re.compile(rb"[+-]?0x([0-9a-f]+\.?[0-9a-f]*|\.[0-9a-f]+)(?:p[+-]?\d+)?", 
 _SMALLEST_NORMAL = 2.2250738585072014e-308
 
 
+def parse_fast_float(arg: bytes) -> float | None:
+    """A C string read whole by Redis 8's ``fast_float_strtod`` (SORT scores, score range
+    bounds), or None.
+
+    The grammar is ``strtod``'s less leading white space and hexadecimal: a sign (``+``
+    too), a decimal number with an optional exponent, ``inf``/``infinity``; the string ends
+    at its first NUL byte, and the empty string reads as 0. NaN and anything left over are
+    refused; a value out of range is not (an overflow reads as an infinity, an underflow as
+    zero or a subnormal number).
+    """
+    text = arg.split(b"\0", 1)[0]
+    if not text:
+        return 0.0
+    m = _DECIMAL.fullmatch(text)
+    if m is None or (m.group(1) is None and m.group(2) is None):
+        return None
+    return float(text)
+
+
 def parse_strtod(arg: bytes) -> float | None:
     """A C string read whole by glibc's ``strtod``, as SORT reads scores, or None.
 

@@ -55,6 +55,9 @@ _STRTOD = re.compile(
 )
 
 
+_HEX_START = re.compile(rb"[+-]?0[xX]")
+
+
 def strtod(text: bytes) -> tuple[float, int, bool]:
     """What C's ``strtod`` makes of ``text``: (value, bytes consumed, range error).
 
@@ -123,8 +126,11 @@ def _parse_score_slow(arg: bytes) -> float | None:
     return value
 
 
-def parse_score_bound(arg: bytes) -> tuple[float, bool] | None:
-    """A score range bound (ZRANGEBYSCORE ``min``/``max``): (value, exclusive), or None."""
+def parse_score_bound(arg: bytes, fast_float: bool = False) -> tuple[float, bool] | None:
+    """A score range bound (ZRANGEBYSCORE ``min``/``max``): (value, exclusive), or None.
+
+    ``fast_float``: as Redis 8 reads it (``fast_float_strtod``: no leading white space, no
+    hexadecimal); else as ``strtod`` does (Redis 7)."""
     exclusive = arg[:1] == b"("
     text = arg[1:] if exclusive else arg
     nul = text.find(b"\0")
@@ -132,6 +138,8 @@ def parse_score_bound(arg: bytes) -> tuple[float, bool] | None:
         text = text[:nul]  # strtod sees a C string
     if not text:
         return 0.0, exclusive
+    if fast_float and (text[0] in _SPACE or _HEX_START.match(text)):
+        return None
     if text[0] not in _SPACE and b"_" not in text and text[-1] not in _SPACE:
         try:
             value = float(text)

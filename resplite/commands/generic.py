@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import INT64_MAX, INT64_MIN, c_option, int_arg, parse_int
 from resplite.commands.helptext import help_reply
-from resplite.engine import errors
+from resplite.engine import compat, errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC
 from resplite.engine.registry import command
@@ -183,11 +183,33 @@ def keys(client: Client, argv: list[bytes]) -> list[bytes]:
 
 
 _CURSOR = re.compile(rb"(?:[+-]?\d+)?")  # strtoul: empty reads as 0
+_CANONICAL_LL = re.compile(rb"0|-?[1-9]\d{0,18}")  # what string2ll takes (range checked apart)
+_STRTOULL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)(\d+)")
 
 
-def parse_scan_cursor(arg: bytes) -> int:
-    """A cursor as Redis reads it with ``strtoul``: sign allowed, wraps negatives, no spaces."""
-    text = arg.split(b"\x00", 1)[0]  # C sees the string up to its first NUL
+def parse_scan_cursor(arg: bytes, client: Client) -> int:
+    """A cursor as the Redis being answered as reads it (C sees ``arg`` up to its first NUL).
+
+    Redis 7.4 on (``string2ull``): a canonical integer must not be negative; anything else
+    goes to ``strtoull``, which skips leading blanks and wraps a signed value, but needs a
+    digit and refuses what passes 2**64 - 1. Before: ``strtoul``, no leading blank, the
+    empty string reading as 0 and a negative value wrapping."""
+    text = arg.split(b"\x00", 1)[0]
+    if not compat.follows(client.server.config["redis-compat-version"], "scan-cursor-string2ull"):
+        return _parse_cursor_strtoul(text)
+    if _CANONICAL_LL.fullmatch(text) and INT64_MIN <= (value := int(text)) <= INT64_MAX:
+        if value < 0:
+            raise CommandError(errors.INVALID_CURSOR)
+        return value
+    match = _STRTOULL.fullmatch(text)
+    digits = b"" if match is None else match[2].lstrip(b"0") or b"0"
+    if match is None or len(digits) > 20 or int(digits) > _ULONG_MAX:
+        raise CommandError(errors.INVALID_CURSOR)
+    magnitude = int(digits)
+    return (-magnitude) & _ULONG_MAX if match[1] == b"-" else magnitude
+
+
+def _parse_cursor_strtoul(text: bytes) -> int:
     if not _CURSOR.fullmatch(text):
         raise CommandError(errors.INVALID_CURSOR)
     digits = text[1:] if text[:1] in (b"+", b"-") else text
@@ -230,7 +252,7 @@ def parse_scan_options(
 
 @command("scan")
 def scan(client: Client, argv: list[bytes]) -> list[Any]:
-    cursor = parse_scan_cursor(argv[1])
+    cursor = parse_scan_cursor(argv[1], client)
     count = 10
     pattern: bytes | None = None
     wanted_type: str | None = None
@@ -529,7 +551,8 @@ def object_encoding(client: Client, argv: list[bytes]) -> bytes | None:
     if value is None:
         return None
     if isinstance(value, bytes):
-        return string_value.encoding(value).encode()
+        embedded = compat.follows(client.server.config["redis-compat-version"], "kvobj")
+        return string_value.encoding(value, len(argv[2]) if embedded else -1).encode()
     return value.encoding.encode()  # type: ignore[no-any-return]
 
 
@@ -542,8 +565,10 @@ def object_refcount(client: Client, argv: list[bytes]) -> int | None:
         return 1
     config = client.server.config
     # Under a memory limit with an LRU or LFU policy Redis stops sharing small integers:
-    # each key then needs its own access field.
-    shared = not (config["maxmemory"] and _policy(client).endswith(("-lru", "-lfu")))
+    # each key then needs its own access field. Redis 8 copies every value into an object
+    # of its own, holding the key too, so none is shared.
+    shared = not ((config["maxmemory"] and _policy(client).endswith(("-lru", "-lfu")))
+                  or compat.follows(config["redis-compat-version"], "kvobj"))
     return string_value.refcount(value, shared)
 
 

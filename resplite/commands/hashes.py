@@ -318,7 +318,7 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
 
 @command("hscan")
 def hscan(client: Client, argv: list[bytes]) -> list[Any]:
-    cursor = parse_scan_cursor(argv[2])
+    cursor = parse_scan_cursor(argv[2], client)
     h = read_hash(client, argv[1])
     if h is None:
         return [b"0", []]  # Redis answers before it looks at the options

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import INT64_MAX, c_option, parse_int, timeout_ms
 from resplite.commands.generic import lookup, lookup_read
-from resplite.engine import errors
+from resplite.engine import compat, errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, LIST
@@ -189,6 +189,9 @@ def lset(client: Client, argv: list[bytes]) -> Any:
     if lst is None:
         raise CommandError(errors.NO_SUCH_KEY)
     index = _long(argv[2])
+    if compat.follows(client.server.config["redis-compat-version"], "lset-int-index"):
+        # Redis 7.2 on passes the index on as a C int: the low 32 bits, signed.
+        index = ((index + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
     value = argv[3]
     fill = _fill(client)
     lst.grow(fill, len(value), 1)

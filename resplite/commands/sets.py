@@ -387,7 +387,7 @@ def sdiffstore(client: Client, argv: list[bytes]) -> int:
 
 @command("sscan")
 def sscan(client: Client, argv: list[bytes]) -> list[Any]:
-    cursor = parse_scan_cursor(argv[2])
+    cursor = parse_scan_cursor(argv[2], client)
     s = read_set(client, argv[1])
     if s is None:
         return [b"0", []]  # Redis answers before it looks at the options

@@ -16,7 +16,8 @@ Theory of operation, in Redis's order (its ``sort.c``):
    sorted set keeps that order (reversed by DESC); a set keeps its iteration order.
 4. Otherwise each element gets a sort key: itself, or the value :func:`lookup_by_pattern`
    finds for it (a string key, or a hash field with ``->``). Numeric keys are read by
-   ``strtod`` (anything else fails the whole command with "One or more scores can't be
+   ``fast_float_strtod`` (Redis 8; Redis 7's ``strtod`` as ``redis-compat-version`` 7.x)
+   (anything else fails the whole command with "One or more scores can't be
    converted into double"; a missing value counts as 0) and ties are broken by comparing
    the elements; ALPHA compares the bytes (as ``strcoll`` in the C locale: up to the first
    NUL byte, except under STORE, which compares whole strings), a missing BY value sorting
@@ -34,11 +35,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from resplite.algorithms.numbers import parse_int, parse_strtod
+from resplite.algorithms.numbers import parse_fast_float, parse_int, parse_strtod
 from resplite.commands.args import c_option
 from resplite.commands.generic import lookup_read, type_name
 from resplite.commands.hashes import live_hash
-from resplite.engine import acl, errors
+from resplite.engine import acl, compat, errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, LIST
 from resplite.engine.registry import command
@@ -200,9 +201,11 @@ def _sorted(client: Client, items: list[bytes], sortby: bytes | None, alpha: boo
         keyed.sort(key=lambda pair: pair[0], reverse=desc)
         return [e for _, e in keyed]
     scored = []
+    parse = (parse_fast_float if compat.follows(
+        client.server.config["redis-compat-version"], "fast-float-strtod") else parse_strtod)
     for e in items:
         by = e if sortby is None else lookup_by_pattern(client, sortby, e)
-        score = 0.0 if by is None else parse_strtod(by)
+        score = 0.0 if by is None else parse(by)
         if score is None:
             raise CommandError(errors.SORT_NOT_DOUBLE)
         scored.append((score, e))

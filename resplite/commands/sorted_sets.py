@@ -61,7 +61,7 @@ from resplite.commands.generic import (
     parse_scan_options,
     type_name,
 )
-from resplite.engine import errors
+from resplite.engine import compat, errors
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, ZSET
@@ -362,9 +362,10 @@ def zrevrank(client: Client, argv: list[bytes]) -> Any:
 # -- ranges -------------------------------------------------------------------------------------
 
 
-def _score_range(lo: bytes, hi: bytes) -> tuple[float, bool, float, bool]:
-    low = parse_score_bound(lo)
-    high = parse_score_bound(hi)
+def _score_range(client: Client, lo: bytes, hi: bytes) -> tuple[float, bool, float, bool]:
+    fast = compat.follows(client.server.config["redis-compat-version"], "fast-float-strtod")
+    low = parse_score_bound(lo, fast)
+    high = parse_score_bound(hi, fast)
     if low is None or high is None:
         raise CommandError(errors.MIN_MAX_NOT_FLOAT)
     return low[0], low[1], high[0], high[1]
@@ -409,7 +410,7 @@ def _rank_span(length: int, start: int, end: int) -> tuple[int, int]:
 
 @command("zcount")
 def zcount(client: Client, argv: list[bytes]) -> int:
-    lo, lo_ex, hi, hi_ex = _score_range(argv[2], argv[3])
+    lo, lo_ex, hi, hi_ex = _score_range(client, argv[2], argv[3])
     zs = _read_zset(client, argv[1])
     if zs is None:
         return 0
@@ -499,7 +500,7 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
     if kind == _RANK:
         first, last = int_arg(lo_arg), int_arg(hi_arg)
     elif kind == _SCORE:
-        bounds = _score_range(lo_arg, hi_arg)
+        bounds = _score_range(client, lo_arg, hi_arg)
     else:
         lex_lo, lex_hi = _lex_range(lo_arg, hi_arg)
 
@@ -590,7 +591,7 @@ def zremrangebyrank(client: Client, argv: list[bytes]) -> int:
 
 @command("zremrangebyscore")
 def zremrangebyscore(client: Client, argv: list[bytes]) -> int:
-    bounds = _score_range(argv[2], argv[3])
+    bounds = _score_range(client, argv[2], argv[3])
     zs = _zset(client, argv[1])
     if zs is None:
         return 0
@@ -985,7 +986,7 @@ def zintercard(client: Client, argv: list[bytes]) -> Any:
 
 @command("zscan")
 def zscan(client: Client, argv: list[bytes]) -> list[Any]:
-    cursor = parse_scan_cursor(argv[2])
+    cursor = parse_scan_cursor(argv[2], client)
     zs = _read_zset(client, argv[1])
     if zs is None:
         return [b"0", []]  # Redis answers before it looks at the options

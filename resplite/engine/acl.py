@@ -34,7 +34,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from resplite.engine import errors
+from resplite.engine import compat, errors
 from resplite.engine.keyspecs import command_keys, has_keys
 from resplite.protocol.reader import split_inline
 from resplite.store.glob import glob_match
@@ -164,14 +164,15 @@ class Selector:
     """The commands, keys and channels one selector of a user allows."""
 
     __slots__ = ("allchannels", "allcommands", "allkeys", "allowed", "channels", "firstargs",
-                 "future", "patterns", "root")
+                 "future", "patterns", "root", "rules")
 
     def __init__(self, root: bool = False, allkeys: bool = False, allchannels: bool = False,
                  allcommands: bool = False, future: bool = False,
                  allowed: set[str] | None = None,
                  firstargs: dict[str, list[bytes]] | None = None,
                  patterns: list[KeyPattern] | None = None,
-                 channels: list[bytes] | None = None) -> None:
+                 channels: list[bytes] | None = None,
+                 rules: list[str] | None = None) -> None:
         self.root = root
         self.allkeys = allkeys
         self.allchannels = allchannels
@@ -183,13 +184,25 @@ class Selector:
         self.firstargs: dict[str, list[bytes]] = {} if firstargs is None else firstargs
         self.patterns: list[KeyPattern] = [] if patterns is None else patterns
         self.channels: list[bytes] = [] if channels is None else channels
+        # The command and category rules since the last +@all / -@all, in the order given,
+        # each once (Redis 7.2's command_rules): how Redis 7.2 and later describe them.
+        self.rules: list[str] = [] if rules is None else rules
 
     def copy(self) -> Selector:
         return Selector(
             self.root, self.allkeys, self.allchannels, self.allcommands, self.future,
             set(self.allowed), {k: list(v) for k, v in self.firstargs.items()},
             [KeyPattern(p.pattern, p.flags) for p in self.patterns], list(self.channels),
+            list(self.rules),
         )
+
+    def add_rule(self, name: str, allow: bool) -> None:
+        """ACLUpdateCommandRules: drop the earlier rules about ``name`` (and, for a command,
+        about its subcommands and first arguments), then append this one."""
+        name = name.lower()
+        prefix = name + "|"
+        self.rules = [r for r in self.rules if r[1:] != name and not r[1:].startswith(prefix)]
+        self.rules.append(("+" if allow else "-") + name)
 
 
 class User:
@@ -261,12 +274,22 @@ _REASONS = {DENIED_CMD: "command", DENIED_KEY: "key", DENIED_CHANNEL: "channel",
 _LOG_GROUPING_MS = 60_000
 
 
+_NEWEST = compat.parse(compat.DEFAULT)
+
+
 class Acl:
     """Every user of one server, the ACL log, and the rules' grammar."""
 
-    def __init__(self, table: Mapping[bytes, CommandSpec], pubsub_default: str) -> None:
+    def __init__(self, table: Mapping[bytes, CommandSpec], pubsub_default: str,
+                 version: compat.Version = _NEWEST) -> None:
         self.index = CommandIndex(table)
         self.pubsub_default = pubsub_default
+        # Redis 7.2 and later create every user (the default one too) with sanitize-payload,
+        # and describe command rules in the order given; 7.0 with neither flag, and rebuilds
+        # the rules from categories (the compat DIFFERENCES "acl-sanitize-payload" and
+        # "acl-command-rules").
+        self.sanitize_default = compat.follows(version, "acl-sanitize-payload")
+        self.ordered_rules = compat.follows(version, "acl-command-rules")
         self.users: dict[str, User] = {}
         self.log: list[LogEntry] = []
         self.next_log_id = 0
@@ -278,6 +301,8 @@ class Acl:
 
     def _new_default(self) -> User:
         user = User("default")
+        if self.sanitize_default:
+            user.sanitize = "sanitize-payload"
         for op in (b"+@all", b"~*", b"&*", b"on", b"nopass"):
             self.apply(user, op)
         user.refresh()
@@ -287,6 +312,8 @@ class Acl:
 
     def new_user(self, name: str) -> User:
         user = User(name)
+        if self.sanitize_default:
+            user.sanitize = "sanitize-payload"
         if self.pubsub_default == "allchannels":
             user.root.allchannels = True
         user.refresh()
@@ -402,11 +429,13 @@ class Acl:
             sel.allcommands = True
             sel.future = True
             sel.firstargs.clear()
+            sel.rules.clear()
         elif word in (b"nocommands", b"-@all"):
             sel.allowed = set()
             sel.allcommands = False
             sel.future = False
             sel.firstargs.clear()
+            sel.rules.clear()
         elif op[:1] in (b"~", b"%"):
             self._add_key_pattern(sel, op)
         elif op[:1] == b"&":
@@ -424,11 +453,13 @@ class Acl:
             if spec is None:
                 raise AclError(UNKNOWN_COMMAND)
             self._change(sel, spec.fullname, False)
+            sel.add_rule(spec.fullname, False)
         elif op[:1] in (b"+", b"-") and op[1:2] == b"@":
             category = op[2:].decode("utf-8", "surrogateescape").lower()
             if category not in index.category:
                 raise AclError(UNKNOWN_COMMAND)
             self._set_category(sel, category, op[:1] == b"+")
+            sel.add_rule("@" + category, op[:1] == b"+")
         else:
             raise AclError(SYNTAX)
 
@@ -470,6 +501,7 @@ class Acl:
             if spec is None:
                 raise AclError(UNKNOWN_COMMAND)
             self._change(sel, spec.fullname, True)
+            sel.add_rule(spec.fullname, True)
             return
         head, _, sub = name.rpartition(b"|")
         spec = index.lookup(head)
@@ -484,12 +516,14 @@ class Acl:
             if target is None:
                 raise AclError(UNKNOWN_COMMAND)
             self._change(sel, target.fullname, True)
-            return
-        # The first argument of a command without subcommands (+select|0): deprecated in
-        # Redis, still honoured.
-        allowed = sel.firstargs.setdefault(spec.fullname, [])
-        if not any(sub.lower() == a.lower() for a in allowed):
-            allowed.append(sub)
+        else:
+            # The first argument of a command without subcommands (+select|0): deprecated in
+            # Redis, still honoured.
+            allowed = sel.firstargs.setdefault(spec.fullname, [])
+            if not any(sub.lower() == a.lower() for a in allowed):
+                allowed.append(sub)
+        # Redis records this rule as written (lowercased), not by the command's full name.
+        sel.add_rule(name.decode("utf-8", "surrogateescape"), True)
 
     def _set_bit(self, sel: Selector, fullname: str, allow: bool) -> None:
         if allow:
@@ -514,8 +548,11 @@ class Acl:
     # -- descriptions ------------------------------------------------------------------------
 
     def describe_commands(self, sel: Selector) -> str:
-        """ACLDescribeSelectorCommandRules: +@all/-@all, best-fitting categories, then
-        single commands, so that applying the rules rebuilds exactly ``sel.allowed``."""
+        """ACLDescribeSelectorCommandRules: +@all/-@all, then (Redis 7.2 and later) the
+        rules as given, or (7.0) the best-fitting categories and single commands; either way
+        applying the rules rebuilds exactly ``sel.allowed``."""
+        if self.ordered_rules:
+            return self._describe_ordered(sel)
         index = self.index
         additive = not sel.future
         rules = ["-@all" if additive else "+@all"]
@@ -547,6 +584,15 @@ class Acl:
             rules.extend(self._single_rules(sel, fake, spec.fullname))
             for sub in index.subs.get(spec.fullname, ()):
                 rules.extend(self._single_rules(sel, fake, sub))
+        if fake.allowed != sel.allowed:  # the description must rebuild the very same set
+            raise AssertionError(f"ACL description does not rebuild the rules: {rules}")
+        return " ".join(rules)
+
+    def _describe_ordered(self, sel: Selector) -> str:
+        rules = ["+@all" if sel.future else "-@all", *sel.rules]
+        fake = Selector()
+        for rule in rules:
+            self.apply_selector(fake, rule.encode("utf-8", "surrogateescape"))
         if fake.allowed != sel.allowed:  # the description must rebuild the very same set
             raise AssertionError(f"ACL description does not rebuild the rules: {rules}")
         return " ".join(rules)

@@ -45,7 +45,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from resplite.engine import acl, errors, gates
+from resplite.engine import acl, compat, errors, gates
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
@@ -156,7 +156,8 @@ class Dispatcher:
         if spec is None:
             spec = self.table.get(argv[0].lower())
             if spec is None:
-                return errors.unknown_command(argv[0], argv[1:])
+                return errors.unknown_command(argv[0], argv[1:], compat.follows(
+                    self.server.config["redis-compat-version"], "unknown-command-bare"))
         if spec.subcommands:
             if len(argv) < 2:
                 # Alone, a container is a command of its own: COMMAND runs, the others

@@ -99,18 +99,19 @@ def _c_string(arg: bytes) -> bytes:
     return arg.split(b"\0", 1)[0]
 
 
-def unknown_command(name: bytes, args: list[bytes]) -> str:
+def unknown_command(name: bytes, args: list[bytes], bare: bool = True) -> str:
     """Redis's text: the arguments are quoted one by one until 128 bytes have been shown,
-    the last one cut to what is left of the 128."""
+    the last one cut to what is left of the 128. Without arguments, ``bare`` (Redis 8.6)
+    ends the text at the name; Redis 7.0 adds ", with args beginning with: " regardless."""
+    text = f"ERR unknown command '{user_text(_c_string(name))}'"
+    if bare and not args:
+        return text
     shown = b""
     for arg in args:
         if len(shown) >= 128:
             break
         shown += b"'" + _c_string(arg)[: 128 - len(shown)] + b"' "
-    return (
-        f"ERR unknown command '{user_text(_c_string(name))}', with args beginning with: "
-        + shown.decode("utf-8", "surrogateescape")
-    )
+    return text + ", with args beginning with: " + shown.decode("utf-8", "surrogateescape")
 
 
 def unknown_subcommand(sub: bytes, container: str) -> str:

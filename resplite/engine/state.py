@@ -259,7 +259,7 @@ class ServerState:
         config.on_change("client-query-buffer-limit", self._set_query_buffer_limit)
         # Users: requirepass is the default user's password; "user" lines of the config
         # file, then the ACL file, define the others (a bad one stops the start).
-        self.acl = Acl(table, config["acl-pubsub-default"])
+        self.acl = Acl(table, config["acl-pubsub-default"], config["redis-compat-version"])
         self.acl.set_default_password(config["requirepass"])
         config.on_change("requirepass", self._set_requirepass)
         config.on_change("acl-pubsub-default", self._set_pubsub_default)

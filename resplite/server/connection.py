@@ -60,8 +60,8 @@ is OFF, as in Redis.
 Limits, as Redis enforces them:
 
 * protected mode: while ``protected-mode`` is on and the default user needs no password, a
-  client that is not local (Unix socket, 127.0.0.1 or ::1) gets Redis's ``-DENIED`` text and
-  is closed at once;
+  client that is not local (Unix socket, 127.x.x.x or ::1; 127.0.0.1 alone as Redis 7.0)
+  gets Redis's ``-DENIED`` text and is closed at once;
 * the query buffer: when the bytes waiting unparsed (the partial request, a huge bulk
   included) pass ``client-query-buffer-limit``, the client is closed, a warning logged and
   the event counted (INFO ``client_query_buffer_limit_disconnections``);
@@ -81,7 +81,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
-from resplite.engine import gates
+from resplite.engine import compat, gates
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.client import REPLY_OFF, Client
 from resplite.protocol.encoder import EMITTERS, encode_into
@@ -118,7 +118,7 @@ _EMITTERS = {cls: emit for cls, emit in EMITTERS.items() if cls is not Chunked}
 def _sent(out: list[bytes], reply: Any, resp: int) -> None:
     """The emitter of a reply already sent."""
 _MAX_CLIENTS_ERROR = b"-ERR max number of clients reached\r\n"
-DENIED = (
+_DENIED_70 = (
     b"-DENIED Redis is running in protected mode because protected "
     b"mode is enabled and no password is set for the default user. "
     b"In this mode connections are only accepted from the loopback interface. "
@@ -139,6 +139,8 @@ DENIED = (
     b"NOTE: You only need to do one of the above things in order for "
     b"the server to start accepting connections from the outside.\r\n"
 )
+# Redis 7.2 corrected the fourth solution's wording ("Set up an").
+DENIED = _DENIED_70.replace(b"4) Setup a an authentication", b"4) Set up an authentication")
 
 
 class Connection(asyncio.Protocol):
@@ -198,11 +200,12 @@ class Connection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("sockname")
         fd_sock = transport.get_extra_info("socket")
-        local = is_local(fd_sock, peer)
+        loopback = compat.follows(server.config["redis-compat-version"], "local-loopback")
+        local = is_local(fd_sock, peer, loopback)
         if not local and protected_mode_refuses(server):
             # Refused before it counts as a connection, as Redis's clientAcceptHandler does.
             server.rejected_connections += 1
-            transport.write(DENIED)
+            transport.write(DENIED if loopback else _DENIED_70)
             transport.close()
             self.closing = True
             return
@@ -680,14 +683,17 @@ def _format_addr(addr: Any) -> str:
     return ""
 
 
-def is_local(sock: socket.socket | None, peer: Any) -> bool:
-    """Redis's islocalClient: a Unix socket peer, or one at exactly 127.0.0.1 or ::1 (other
-    loopback addresses such as 127.0.0.2 are not local to Redis, nor to resplite)."""
+def is_local(sock: socket.socket | None, peer: Any, loopback: bool = True) -> bool:
+    """Redis's connIsLocal: a Unix socket peer, or one at ::1 or at 127.x.x.x (``loopback``,
+    Redis 7.2 on), else exactly 127.0.0.1 (Redis 7.0: 127.0.0.2 is not local)."""
     if sock is not None and sock.family == socket.AF_UNIX:
         return True
     if not isinstance(peer, tuple) or not peer:
         return False
-    return str(peer[0]) in ("127.0.0.1", "::1")
+    address = str(peer[0])
+    if loopback and address.startswith("127."):
+        return True
+    return address in ("127.0.0.1", "::1")
 
 
 def protected_mode_refuses(server: ServerState) -> bool:

@@ -3,8 +3,11 @@
 A string is stored as ``bytes``. Redis picks an encoding when a value is stored: ``int`` for
 a canonical decimal that fits a signed 64-bit integer (at most 20 bytes), ``embstr`` up to 44
 bytes, ``raw`` beyond; and small integers (0..9999) share one object, whose reference count
-reads as 2147483647. Most values are stored by commands that apply exactly that rule, so
-their encoding is derived from the bytes alone and costs nothing to track.
+reads as 2147483647. Redis 8 stores each key in one object with its value: an ``embstr``
+value stays one only while value and key fit a 64-byte line together (``key_len`` of
+:func:`encoding`), and no value is shared (the caller asks :func:`refcount` so). Most
+values are stored by commands that apply exactly that rule, so their encoding is derived
+from the bytes alone and costs nothing to track.
 
 Three commands leave a value whose encoding the bytes do not tell; they store it as one of
 the marker subclasses below (empty ``__slots__``: no memory beyond a plain ``bytes``):
@@ -37,6 +40,9 @@ from mypy_extensions import mypyc_attr
 SHARED_REFCOUNT = 2147483647  # how Redis reports the refcount of its shared objects
 SHARED_INTEGERS = 10000
 EMBSTR_SIZE_LIMIT = 44
+# Redis 8's kvobjSet: a 16-byte object, the key with 3 bytes of header and terminator, the
+# value with 4, within a 64-byte cache line.
+KV_EMBED_LIMIT = 64 - 16 - 3 - 4
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 _BYTEARRAY_HEADER: Final = sys.getsizeof(bytearray())
@@ -130,13 +136,20 @@ def as_long(value: bytes) -> int | None:
     return number if _INT64_MIN <= number <= _INT64_MAX else None
 
 
-def encoding(value: bytes) -> str:
-    """The name OBJECT ENCODING gives to a stored string."""
+def encoding(value: bytes, key_len: int = -1) -> str:
+    """The name OBJECT ENCODING gives to a stored string.
+
+    ``key_len`` (0 or more): the length of the key holding it, in Redis 8, which embeds the
+    key and an ``embstr`` value in one 64-byte allocation, so that a value stays ``embstr``
+    only while value and key together take at most :data:`KV_EMBED_LIMIT` bytes. Redis 7
+    (``key_len`` -1) looks at the value alone."""
     cls = value.__class__
     if cls is RawString:
         return "raw"
     if cls is not TextString and as_long(value) is not None:
         return "int"
+    if key_len >= 0:
+        return "embstr" if len(value) + key_len <= KV_EMBED_LIMIT else "raw"
     return "embstr" if len(value) <= EMBSTR_SIZE_LIMIT else "raw"
 
 

@@ -1,10 +1,20 @@
-"""Compatibility fixtures: the same commands go to a real redis-server and to resplite.
+"""Compatibility fixtures: the same commands go to a reference Redis and to resplite.
+
+The reference is Redis 8.6.3: the ``redis-server`` named by ``$RESPLITE_REFERENCE_SERVER``
+(``tools/build-redis-reference.sh`` builds it; ``.ci/run`` sets it), else the one on PATH.
+Its version is read from the binary, and resplite is started beside it with that release
+line as its ``redis-compat-version`` (``8.6``), so version-dependent replies (COMMAND's
+table, HELLO, INFO, CLIENT LIST's fields) compare as they are. A test about Redis 7.x is
+marked ``@pytest.mark.reference("7.0")``: its fixtures then use the 7.0 reference
+(``$RESPLITE_REFERENCE_SERVER_70``, else a redis-server 7.0 on PATH) and a resplite answering
+as 7.0. ``reference`` is the test's :class:`Reference`.
 
 ``pair`` gives two raw connections, one to each server, already switched to the protocol
 version under test (the fixture runs every test under RESP2 and RESP3), on freshly flushed
 servers. ``pair.check(*cmd)`` sends the command to both and asserts the raw reply bytes are
-equal. Servers are started once per test process on free ports. Without a redis-server the
-tests skip visibly, except under CI, where its absence is an error.
+equal. Servers are started once per test process (and reference) on free ports. Without the
+reference the tests skip visibly, naming the build script, except under CI, where its
+absence is an error.
 
 ``events`` is a watcher pair subscribed to every keyspace and keyevent channel
 (``support/notifications.py`` compares what it receives).
@@ -12,16 +22,18 @@ tests skip visibly, except under CI, where its absence is an error.
 ``server_pair_factory`` and ``pair_factory`` start servers of the test's own, with the extra
 directives given (as processes, or as a ``Pair``).
 
-``server``, ``conn``, ``rconn`` and ``xs`` are resplite alone, its clock frozen at
-``support.newer.T0``: for tests marked ``@pytest.mark.redis_version("x.y")`` that assert a
-newer Redis than the reference, whose binary is not installed (``support/newer.py``).
+``server``, ``conn``, ``rconn`` and ``xs`` are resplite alone (answering as its default,
+the newest version), its clock frozen at ``support.newer.T0``: for tests marked
+``@pytest.mark.redis_version("x.y")`` that assert a newer Redis than the reference, whose
+binary is not installed (``support/newer.py``). Such a test that uses ``pair`` (to compare
+what both servers share) gets a resplite answering as the newest version in it, beside the
+reference.
 
 Where the tests are: ``README.md`` in this folder.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -29,39 +41,109 @@ import pytest
 from support.newer import T0, Conn
 from support.pair import Normalizer, Pair, PairFactory, loose_ids, open_pair
 from support.servers import (
+    Reference,
     ServerPairFactory,
     ServerProcess,
-    redis_server_path,
-    start_redis,
+    require_reference,
     start_resplite,
 )
+
+from resplite.engine import compat
 
 if TYPE_CHECKING:
     from resplite.testing.embedded import ClockControl, ServerHandle
 
-__all__ = ["Normalizer", "Pair", "loose_ids", "open_pair"]
+__all__ = ["Normalizer", "Pair", "Reference", "loose_ids", "open_pair"]
+
+
+def _reference(version: str | None = None) -> Reference:
+    return require_reference(version)
 
 
 def _require_redis() -> None:
-    if redis_server_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("redis-server is required for the compatibility tests in CI")
-        pytest.skip("redis-server is not installed: compatibility tests need the reference")
+    _reference()
+
+
+def _asked_version(request: pytest.FixtureRequest) -> str | None:
+    """The version a ``@pytest.mark.reference("7.0")`` marker asks for (None: the suite's)."""
+    marker = request.node.get_closest_marker("reference")
+    return None if marker is None else str(marker.args[0])
+
+
+@pytest.fixture
+def reference(request: pytest.FixtureRequest) -> Reference:
+    """The test's reference: the suite's (Redis 8.6.3), or the 7.0 one for a test marked
+    ``@pytest.mark.reference("7.0")``."""
+    return _reference(_asked_version(request))
+
+
+def _newer_than_reference(request: pytest.FixtureRequest, version: str | None) -> bool:
+    """Whether the test is marked ``@pytest.mark.redis_version("x.y")`` with a version newer
+    than its reference's line: its resplite then answers as its default, newest version (the
+    reference still answers as itself)."""
+    marker = request.node.get_closest_marker("redis_version")
+    if marker is None:
+        return False
+    line = _reference(version).compat_version
+    return line is None or compat.parse(str(marker.args[0])) > compat.parse(line)
+
+
+class _SessionServers:
+    """One reference and one resplite per reference asked for (and a resplite answering as
+    the newest version, for the tests of newer behaviour), started on first use and stopped
+    at the end of the session."""
+
+    def __init__(self) -> None:
+        self.started: dict[str | None, tuple[ServerProcess, ServerProcess]] = {}
+        self.newest: dict[str | None, ServerProcess] = {}
+
+    def get(self, version: str | None) -> tuple[ServerProcess, ServerProcess]:
+        if version not in self.started:
+            ref = _reference(version)
+            redis = ref.start_redis()
+            try:
+                ours = ref.start_resplite()
+            except BaseException:
+                redis.stop()
+                raise
+            self.started[version] = (redis, ours)
+        return self.started[version]
+
+    def get_newest(self, version: str | None) -> ServerProcess:
+        if version not in self.newest:
+            self.newest[version] = start_resplite()
+        return self.newest[version]
+
+    def stop(self) -> None:
+        for ours in self.newest.values():
+            ours.stop()
+        for redis, ours in self.started.values():
+            ours.stop()
+            redis.stop()
 
 
 @pytest.fixture(scope="session")
-def redis_ref() -> Iterator[ServerProcess]:
-    _require_redis()
-    server = start_redis()
-    yield server
-    server.stop()
+def _session_servers() -> Iterator[_SessionServers]:
+    servers = _SessionServers()
+    yield servers
+    servers.stop()
 
 
-@pytest.fixture(scope="session")
-def resplite_srv() -> Iterator[ServerProcess]:
-    server = start_resplite()
-    yield server
-    server.stop()
+@pytest.fixture
+def redis_ref(request: pytest.FixtureRequest, _session_servers: _SessionServers) -> ServerProcess:
+    """The session's reference redis-server (the test's reference version)."""
+    return _session_servers.get(_asked_version(request))[0]
+
+
+@pytest.fixture
+def resplite_srv(request: pytest.FixtureRequest,
+                 _session_servers: _SessionServers) -> ServerProcess:
+    """The session's resplite, answering as the reference's version (as the newest, for a
+    test marked with a newer ``redis_version``)."""
+    version = _asked_version(request)
+    if _newer_than_reference(request, version):
+        return _session_servers.get_newest(version)
+    return _session_servers.get(version)[1]
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
@@ -75,15 +157,14 @@ def pair(request: pytest.FixtureRequest, redis_ref: ServerProcess,
 
 
 @pytest.fixture
-def server_pair_factory() -> Iterator[ServerPairFactory]:
-    """Start a dedicated redis-server and resplite with extra directives."""
+def server_pair_factory(reference: Reference) -> Iterator[ServerPairFactory]:
+    """Start a dedicated reference redis-server and resplite with extra directives."""
     started: list[ServerProcess] = []
 
     def make(*extra: str) -> tuple[ServerProcess, ServerProcess]:
-        _require_redis()
-        ref = start_redis(*extra)
+        ref = reference.start_redis(*extra)
         started.append(ref)
-        ours = start_resplite(*extra)
+        ours = reference.start_resplite(*extra)
         started.append(ours)
         return ref, ours
 
@@ -93,17 +174,16 @@ def server_pair_factory() -> Iterator[ServerPairFactory]:
 
 
 @pytest.fixture
-def pair_factory() -> Iterator[PairFactory]:
-    """Start a redis-server and a resplite with the same extra arguments, as a Pair."""
+def pair_factory(reference: Reference) -> Iterator[PairFactory]:
+    """Start a reference redis-server and a resplite with the same extra arguments, as a
+    Pair."""
     started: list[ServerProcess] = []
     pairs: list[Pair] = []
 
     def make(*extra: str, resp: int = 2) -> Pair:
-        if redis_server_path() is None:
-            pytest.skip("redis-server is not installed")
-        ref = start_redis(*extra)
+        ref = reference.start_redis(*extra)
         started.append(ref)
-        ours = start_resplite(*extra)
+        ours = reference.start_resplite(*extra)
         started.append(ours)
         p = open_pair(ref, ours, resp)
         pairs.append(p)

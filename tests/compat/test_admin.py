@@ -22,10 +22,11 @@ from pathlib import Path
 import pytest
 from support import normalize
 from support.helpshape import assert_same_shape, implemented
+from support.newer import Conn
 from support.pair import Pair, open_pair
 from support.raw import RawClient
 from support.resptree import Node, parse, to_python
-from support.servers import ServerProcess, redis_server_path, start_redis, start_resplite
+from support.servers import ServerProcess, require_reference
 
 
 def test_slowlog(pair: Pair) -> None:
@@ -54,20 +55,21 @@ def test_slowlog(pair: Pair) -> None:
 
 
 @pytest.mark.redis_version("8.10")
-def test_slowlog_entries_carry_the_argument_count(pair: Pair) -> None:
+def test_slowlog_entries_carry_the_argument_count(rconn: Conn) -> None:
     """A seventh element: the command's whole argument count, also when the arguments shown
-    stop at 32 (the 7.0 reference has six elements)."""
-    ours = pair.ours
-    with pair.configured(slowlog_log_slower_than="0"):
-        ours.call("SLOWLOG", "RESET")
-        ours.call("SADD", "s", *[str(i) for i in range(31)])
-        entry = to_python(parse(ours.call("SLOWLOG", "GET", "1")))[0]
+    stop at 32 (Redis 8.10's slowlog.c; the 8.6.3 reference has six elements, as resplite
+    answering as 8.6: test_compat_version.py)."""
+    rconn.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+    try:
+        rconn.call("SLOWLOG", "RESET")
+        rconn.call("SADD", "s", *[str(i) for i in range(31)])
+        entry = rconn.v("SLOWLOG", "GET", "1")[0]
         assert len(entry) == 7 and entry[6] == 33
         assert len(entry[3]) == 32 and entry[3][-1] == "... (2 more arguments)"
-        ref_entry = to_python(parse(pair.ref.call("SLOWLOG", "GET", "1")))[0]
-        assert len(ref_entry) == 6
-    ours.call("SLOWLOG", "RESET")
-    ours.call("DEL", "s")
+    finally:
+        rconn.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        rconn.call("SLOWLOG", "RESET")
+        rconn.call("DEL", "s")
 
 
 def test_acl_stand_ins(pair: Pair) -> None:
@@ -117,7 +119,7 @@ def test_help_has_the_shape_of_redis(pair: Pair, container: str) -> None:
 
 # -- ACL: users, rules, permission checks, the log, ACL files -------------------------------
 #
-# ACL against a real Redis 7.0: users, rules, descriptions, permission checks and their
+# ACL against the reference Redis: users, rules, descriptions, permission checks and their
 # NOPERM texts, AUTH and HELLO with users, the ACL log, ACL files and configuration users.
 #
 # The ACL tests run on a pair of servers of their own (users would leak into the shared pair),
@@ -132,11 +134,20 @@ def test_help_has_the_shape_of_redis(pair: Pair, container: str) -> None:
 PW = "s3cret"
 
 
+def _start_pair(*extra: str) -> tuple[ServerProcess, ServerProcess]:
+    """The reference and a resplite answering as its version, with ``extra`` directives."""
+    ref = require_reference()
+    redis = ref.start_redis(*extra)
+    try:
+        return redis, ref.start_resplite(*extra)
+    except BaseException:
+        redis.stop()
+        raise
+
+
 @pytest.fixture(scope="module")
 def acl_servers() -> Iterator[tuple[ServerProcess, ServerProcess]]:
-    if redis_server_path() is None:
-        pytest.skip("redis-server is not installed")
-    ref, ours = start_redis(), start_resplite()
+    ref, ours = _start_pair()
     yield ref, ours
     ref.stop()
     ours.stop()
@@ -537,7 +548,7 @@ def test_save_and_load_need_an_acl_file(acl_pair: Pair) -> None:
 
 
 def _pair_with(*extra: str) -> tuple[Pair, ServerProcess, ServerProcess]:
-    ref, ours = start_redis(*extra), start_resplite(*extra)
+    ref, ours = _start_pair(*extra)
     return open_pair(ref, ours, 2), ref, ours
 
 
@@ -567,8 +578,8 @@ def test_acl_file_save_and_load(tmp_path: Path) -> None:
         path.write_text("user default on nopass ~* &* +@all\n"
                         "user alice on #" + "ab" * 32 + " ~k* +get\n")
         files[kind] = path
-    ref = start_redis("--aclfile", str(files["redis"]))
-    ours = start_resplite("--aclfile", str(files["resplite"]))
+    ref = require_reference().start_redis("--aclfile", str(files["redis"]))
+    ours = require_reference().start_resplite("--aclfile", str(files["resplite"]))
     pair = open_pair(ref, ours, 2)
     try:
         pair.check("ACL", "LIST")
@@ -616,13 +627,14 @@ def _start_with_conf(kind: str, conf: Path) -> ServerProcess:
     from support.servers import _wait_for_port, free_port
 
     port = free_port()
+    ref = require_reference()
     if kind == "redis":
-        exe = redis_server_path()
-        assert exe is not None
-        args = [exe, str(conf), "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+        args = [ref.exe, str(conf), "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
     else:
         args = [sys.executable, "-m", "resplite", str(conf), "--port", str(port),
                 "--bind", "127.0.0.1", "--save", ""]
+        if ref.compat_version is not None:
+            args += ["--redis-compat-version", ref.compat_version]
     workdir = tempfile.mkdtemp(prefix=f"{kind}-acl-")
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             cwd=workdir)
@@ -645,7 +657,7 @@ def test_bad_users_in_the_config_file_stop_the_start(
     from support.servers import free_port
 
     for args in (
-        [redis_server_path() or "redis-server", str(conf), "--port", str(free_port())],
+        [require_reference().exe, str(conf), "--port", str(free_port())],
         [sys.executable, "-m", "resplite", str(conf), "--port", str(free_port())],
     ):
         proc = subprocess.run(args, capture_output=True, timeout=30)

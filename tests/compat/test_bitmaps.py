@@ -10,7 +10,7 @@ resplite alone, with the version marked.
 from __future__ import annotations
 
 import pytest
-from compat_helpers import Command, run
+from compat_helpers import Command, ref_version, run
 from support import normalize
 from support.pair import Pair
 from support.raw import RawClient
@@ -319,9 +319,18 @@ def test_bitcount_and_bitpos_check_arguments_before_the_key(pair: Pair) -> None:
     assert ours.call("BITPOS", "nokey", "1", "0", "1", "BIT") == b":-1\r\n"
     assert ours.call("BITPOS", "nokey", "0", "0", "1", "BIT") == b":0\r\n"
     assert ours.call("BITCOUNT", "nokey", "0", "1", "BIT") == b":0\r\n"
-    # The reference (7.0) looks the key up first.
-    assert pair.ref.call("BITCOUNT", "nokey", "0") == b":0\r\n"
-    assert pair.ref.call("BITPOS", "nokey", "1", "x") == b":-1\r\n"
+    if ref_version(pair) >= (7, 4):
+        for cmd in (("BITCOUNT", "nokey", "0"), ("BITCOUNT", "nokey", "0", "1", "2"),
+                    ("BITCOUNT", "nokey", "a", "1"), ("BITCOUNT", "nokey", "0", "1", "BITS"),
+                    ("BITPOS", "nokey", "1", "x"), ("BITPOS", "nokey", "0", "0", "1", "x"),
+                    ("BITPOS", "nokey", "1", "0", "1", "2", "3"), ("BITPOS", "nokey", "2"),
+                    ("BITPOS", "nokey", "1", "0", "1", "BIT"),
+                    ("BITPOS", "nokey", "0", "0", "1", "BIT"),
+                    ("BITCOUNT", "nokey", "0", "1", "BIT")):
+            pair.check(*cmd)
+    else:  # Redis 7.0 looks the key up first.
+        assert pair.ref.call("BITCOUNT", "nokey", "0") == b":0\r\n"
+        assert pair.ref.call("BITPOS", "nokey", "1", "x") == b":-1\r\n"
 
 
 def _get(client: RawClient, key: str) -> bytes:
@@ -364,8 +373,18 @@ def test_bitop_diff_diff1_andor_one(pair: Pair) -> None:
     assert ours.call("BITOP", "ONE", "d", "x", "h").startswith(b"-WRONGTYPE")
     assert ours.call("BITOP", "DIFF", "d", "nokey", "nokey2") == b":0\r\n"
     assert ours.call("EXISTS", "d") == b":0\r\n"
-    # Redis 7.0 knows only AND, OR, XOR and NOT.
-    assert pair.ref.call("BITOP", "DIFF", "d", "a", "b") == b"-ERR syntax error\r\n"
+    if ref_version(pair) >= (8, 2):
+        ref = pair.ref
+        ref.call("SET", "x", b"\xf0\xff\x0f")
+        ref.call("SET", "y1", b"\x30\x0f")
+        ref.call("SET", "y2", b"\x0c\x00\x01\x80")
+        ref.call("HSET", "h", "f", "v")
+        for op, *keys in (*cases, ("DIFF", "x"), ("diff1", "x"), ("ANDOR", "x"),
+                          ("ONE", "x", "h"), ("DIFF", "nokey", "nokey2")):
+            pair.check("BITOP", op, "d", *keys)
+            pair.check("GET", "d")
+    else:  # Redis 7.0 knows only AND, OR, XOR and NOT.
+        assert pair.ref.call("BITOP", "DIFF", "d", "a", "b") == b"-ERR syntax error\r\n"
 
 
 _LOOKUP_COMMANDS = [

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from support.raw import RawClient, encode_command
-from support.servers import ServerProcess, free_port, redis_server_path, start_redis, start_resplite
+from support.servers import ServerProcess, free_port, require_reference, start_resplite
 
 MB = 1 << 20
 
@@ -48,10 +48,13 @@ def servers() -> Iterator[StartServers]:
     started: list[ServerProcess] = []
 
     def make(*extra: str, redis: bool = True) -> list[ServerProcess]:
-        if redis and redis_server_path() is None:
-            pytest.skip("redis-server is not installed")
-        made = [start_redis(*extra)] if redis else []
-        made.append(start_resplite(*extra))
+        if not redis:
+            made = [start_resplite(*extra)]
+        else:
+            # resplite answers as the reference's version beside it.
+            reference = require_reference()
+            made = [reference.start_redis(*extra)]
+            made.append(reference.start_resplite(*extra))
         started.extend(made)
         return made
 
@@ -347,6 +350,25 @@ def _local_non_loopback_address() -> str | None:
     return None if address.startswith("127.") else address
 
 
+def _loopback_is_local() -> bool:
+    """Whether the reference takes every 127.x.x.x client as local (Redis 7.2 on; 7.0 only
+    127.0.0.1)."""
+    major, minor = (int(part) for part in require_reference().line.split("."))
+    return (major, minor) >= (7, 2)
+
+
+def _outsider() -> tuple[str, str | None]:
+    """An address the reference does not take as local, and the one to connect to: 127.0.0.2
+    for Redis 7.0, else an address of this machine that is not loopback (the test skips
+    without one; the servers must then bind it too)."""
+    if not _loopback_is_local():
+        return "127.0.0.2", None
+    outside = _local_non_loopback_address()
+    if outside is None:
+        pytest.skip("no address of this machine that Redis 7.2+ takes as not local")
+    return outside, outside
+
+
 def _connect_from(source: str, server: ServerProcess, target: str | None = None) -> socket.socket:
     sock = socket.socket()
     sock.bind((source, 0))
@@ -355,9 +377,12 @@ def _connect_from(source: str, server: ServerProcess, target: str | None = None)
 
 
 def test_protected_mode_denies_non_local_clients_as_redis(servers: StartServers) -> None:
-    # 127.0.0.2 is a loopback address but not "local" to Redis (only 127.0.0.1 and ::1 are).
-    sources = ["127.0.0.2"]
+    # 127.0.0.2 is a loopback address but not "local" to Redis 7.0 (only 127.0.0.1 and ::1
+    # are); 7.2 takes every 127.x.x.x as local.
+    sources = [] if _loopback_is_local() else ["127.0.0.2"]
     outside = _local_non_loopback_address()
+    if outside is None and not sources:
+        pytest.skip("no address of this machine that Redis 7.2+ takes as not local")
     bind = ["127.0.0.1"]
     if outside is not None:
         sources.append(outside)
@@ -371,21 +396,31 @@ def test_protected_mode_denies_non_local_clients_as_redis(servers: StartServers)
                                                       b"mode"), (server.name, source, got)
             assert got.endswith(b"the server to start accepting connections from the "
                                 b"outside.\r\n")
+        if _loopback_is_local():
+            sock = _connect_from("127.0.0.2", server)
+            sock.sendall(b"PING\r\n")
+            sock.settimeout(5)
+            assert sock.recv(100) == b"+PONG\r\n", server.name
+            sock.close()
         _alive(server)
 
 
 def test_protected_mode_denied_text_is_redis_byte_for_byte(servers: StartServers) -> None:
     texts = []
-    for server in servers("--protected-mode", "yes"):
-        sock = _connect_from("127.0.0.2", server)
+    source, target = _outsider()
+    bind = ("--bind", "127.0.0.1", target) if target else ()
+    for server in servers("--protected-mode", "yes", *bind):
+        sock = _connect_from(source, server, target)
         texts.append(_closed(sock))
         sock.close()
     assert texts[0] == texts[1]
 
 
 def test_protected_mode_lets_clients_in_with_a_password_or_when_off(servers: StartServers) -> None:
-    for server in servers("--protected-mode", "yes", "--requirepass", "pw"):
-        sock = _connect_from("127.0.0.2", server)
+    source, target = _outsider()
+    bind = ("--bind", "127.0.0.1", target) if target else ()
+    for server in servers("--protected-mode", "yes", "--requirepass", "pw", *bind):
+        sock = _connect_from(source, server, target)
         sock.sendall(b"AUTH pw\r\nPING\r\n")
         sock.settimeout(5)
         got = b""
@@ -396,11 +431,11 @@ def test_protected_mode_lets_clients_in_with_a_password_or_when_off(servers: Sta
         admin = RawClient(server.host, server.port)
         assert admin.call("AUTH", "pw") == b"+OK\r\n"
         assert admin.call("CONFIG", "SET", "requirepass", "") == b"+OK\r\n"
-        denied = _connect_from("127.0.0.2", server)
+        denied = _connect_from(source, server, target)
         assert (_closed(denied) or b"").startswith(b"-DENIED")
         denied.close()
         assert admin.call("CONFIG", "SET", "protected-mode", "no") == b"+OK\r\n"
-        allowed = _connect_from("127.0.0.2", server)
+        allowed = _connect_from(source, server, target)
         allowed.sendall(b"PING\r\n")
         allowed.settimeout(5)
         assert allowed.recv(100) == b"+PONG\r\n"

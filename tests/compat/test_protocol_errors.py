@@ -240,16 +240,28 @@ def _ids(cases: list[Case]) -> list[str]:
     return [case.name for case in cases]
 
 
+#: Framing Redis 8 changed and resplite's reader keeps as Redis 7.0 does: a NUL byte no longer
+#: hides a bulk line's end (memchr, not strchr), and a bulk line without its end is no longer
+#: refused once 64 KB are buffered but only at a later read. Compared with the 7.0 reference.
+FRAMED_AS_70 = frozenset({"nul hides the bulk line end", "bulk line over 64 KB",
+                          "non-bulk line over 64 KB"})
+
+
+def _params(cases: list[Case]) -> list[object]:
+    return [pytest.param(case, id=case.name, marks=[pytest.mark.reference("7.0")]
+                         if case.name in FRAMED_AS_70 else []) for case in cases]
+
+
 # -- the reference agrees with the reader ------------------------------------------------------
 
-@pytest.mark.parametrize("case", OPEN, ids=_ids(OPEN))
+@pytest.mark.parametrize("case", _params(OPEN))
 def test_redis_frames_valid_input_as_the_reader(case: Case, redis_ref: ServerProcess) -> None:
     expected = implied_by_reader(case.chunks, authenticated=True)
     assert expected[1] is False
     assert exchange(redis_ref, case.chunks) == expected
 
 
-@pytest.mark.parametrize("case", ERROR, ids=_ids(ERROR))
+@pytest.mark.parametrize("case", _params(ERROR))
 def test_redis_protocol_error_is_the_readers(case: Case, redis_ref: ServerProcess) -> None:
     expected = implied_by_reader(case.chunks, authenticated=True)
     assert expected[1] is True and b"-ERR Protocol error: " in expected[0]
@@ -265,7 +277,7 @@ def test_redis_unauthenticated_limits_are_the_readers(
 
 # -- resplite agrees with the reference --------------------------------------------------------
 
-@pytest.mark.parametrize("case", OPEN + ERROR, ids=_ids(OPEN + ERROR))
+@pytest.mark.parametrize("case", _params(OPEN + ERROR))
 def test_resplite_frames_as_redis(case: Case, redis_ref: ServerProcess,
                                   resplite_srv: ServerProcess) -> None:
     assert exchange(resplite_srv, case.chunks) == exchange(redis_ref, case.chunks)

@@ -142,12 +142,21 @@ def test_rq_enqueue_and_burst_worker(client: redis.Redis) -> None:
 
 
 @pytest.mark.parametrize("name", [
-    "python", "debug", "getfenv", "setfenv", "require", "module", "package", "os", "io",
+    "python", "debug", "getfenv", "setfenv", "require", "module", "package", "io",
     "dofile", "loadfile", "print", "newproxy", "jit",
 ])
 def test_what_a_script_cannot_reach(client: redis.Redis, name: str) -> None:
     with pytest.raises(redis.ResponseError, match="nonexistent global variable"):
         client.eval(f"return {name}", 0)
+
+
+def test_os_has_clock_alone(client: redis.Redis) -> None:
+    # Redis 7.4's sandboxed os library: os.clock, the processor time used, and nothing else.
+    assert client.eval("local n = {} for k in pairs(os) do n[#n + 1] = k end return n", 0) == [
+        b"clock"]
+    assert client.eval("return type(os.clock())", 0) == b"number"
+    with pytest.raises(redis.ResponseError, match="Attempt to modify a readonly table"):
+        client.eval("os.execute = 1", 0)
 
 
 def test_no_python_object_is_reachable_from_the_globals(client: redis.Redis) -> None:

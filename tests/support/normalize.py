@@ -38,8 +38,39 @@ _SHAPES = (
 
 
 def hello(data: bytes) -> bytes:
-    """Blank the server version and client id of every HELLO map inside a reply."""
+    """Blank the server version and client id of every HELLO map inside a reply, and drop
+    Redis 8's built-in modules from its ``modules`` (:func:`without_builtin_modules`)."""
     return dump(_blank_hello(parse(data)))
+
+
+#: The modules Redis 8 builds in and lists in HELLO and MODULE LIST: vector sets, which
+#: resplite does not implement (so it lists no module).
+BUILTIN_MODULES = frozenset({b"vectorset"})
+
+
+def _module_name(entry: Node) -> bytes | None:
+    kind, payload = entry
+    if not isinstance(payload, list):
+        return None
+    pairs = payload if kind == b"%" else list(zip(payload[::2], payload[1::2], strict=False))
+    for key, value in pairs:
+        if key[1] == b"name" and isinstance(value[1], bytes):
+            return value[1]
+    return None
+
+
+def _drop_builtin_modules(node: Node) -> Node:
+    kind, payload = node
+    if not isinstance(payload, list):
+        return node
+    return (kind, [m for m in payload if _module_name(m) not in BUILTIN_MODULES])
+
+
+def without_builtin_modules(data: bytes) -> bytes:
+    """A MODULE LIST reply without Redis 8's built-in modules (errors pass through)."""
+    if data[:1] not in (b"*", b"~"):
+        return data
+    return dump(_drop_builtin_modules(parse(data)))
 
 
 def _blank_hello(node: Node) -> Node:
@@ -58,6 +89,8 @@ def _blank_hello(node: Node) -> Node:
             value = (b"$", b"<version>")
         elif key[1] == b"id":
             value = (b":", b"0")
+        elif key[1] == b"modules":
+            value = _drop_builtin_modules(value)
         out.append((key, _blank_hello(value)))
     if kind == b"%":
         return (b"%", out)

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resplite.algorithms import scores
+from resplite.algorithms.numbers import parse_fast_float, parse_strtod
 from resplite.algorithms.scores import (
     LEX_MAX,
     LEX_MIN,
@@ -278,3 +279,40 @@ def test_lex_bounds() -> None:
     assert lex_compare(LEX_MIN, b"") == -1 and lex_compare(LEX_MAX, b"\xff") == 1
     assert lex_compare(b"ab", b"a") == 1 and lex_compare(LEX_MIN, LEX_MIN) == 0
     assert scores.LexValue is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "redis7", "redis8"),
+    [
+        (b" 2", (2.0, False), None), (b"( 2", (2.0, True), None), (b"0x10", (16.0, False), None),
+        (b"-0X1p1", (-2.0, False), None), (b"+1", (1.0, False), (1.0, False)),
+        (b"", (0.0, False), (0.0, False)), (b"(", (0.0, True), (0.0, True)),
+        (b"1e400", (math.inf, False), (math.inf, False)), (b"2\x00x", (2.0, False), (2.0, False)),
+        (b"nan", None, None), (b"0", (0.0, False), (0.0, False)),
+    ],
+)
+def test_score_bounds_as_strtod_and_as_fast_float_read_them(
+    text: bytes, redis7: tuple[float, bool] | None, redis8: tuple[float, bool] | None
+) -> None:
+    """Redis 7 reads a range bound with strtod; Redis 8 with fast_float, which takes no
+    leading blank and no hexadecimal."""
+    assert parse_score_bound(text, fast_float=False) == redis7
+    assert parse_score_bound(text, fast_float=True) == redis8
+
+
+@pytest.mark.parametrize(
+    ("text", "strtod_reads", "fast_float_reads"),
+    [
+        (b"1.5", 1.5, 1.5), (b"+1", 1.0, 1.0), (b"-inf", -math.inf, -math.inf),
+        (b"", 0.0, 0.0), (b" 4", 4.0, None), (b"0x10", 16.0, None), (b"5.", 5.0, 5.0),
+        (b"1e400", None, math.inf), (b"1e-400", None, 0.0), (b"4e-320", None, 4e-320),
+        (b"7\x00junk", 7.0, 7.0), (b"nan", None, None), (b"1x", None, None), (b" ", None, None),
+    ],
+)
+def test_sort_scores_as_redis_7_and_8_read_them(
+    text: bytes, strtod_reads: float | None, fast_float_reads: float | None
+) -> None:
+    """SORT's numeric keys: strtod with its ERANGE refusals (Redis 7), fast_float without
+    them but without leading blanks or hexadecimal either (Redis 8)."""
+    assert parse_strtod(text) == strtod_reads
+    assert parse_fast_float(text) == fast_float_reads

@@ -23,11 +23,16 @@ def test_function_payload_round_trip() -> None:
 
     codes = [b"#!lua name=a\n" + b"redis.register_function('f', function() end)" * 3,
              b"#!lua name=b\nx"]
-    payload = dump_payload([Lib(c) for c in codes])  # type: ignore[misc]
-    assert verify_payload(payload)
+    payload = dump_payload([Lib(c) for c in codes], 12)  # type: ignore[misc]
+    assert payload[-10:-8] == b"\x0c\x00"  # the RDB version given
+    assert verify_payload(payload, 12) and verify_payload(payload, 13)
+    assert not verify_payload(payload, 11)  # a Redis that cannot read it refuses it
     assert read_payload(payload) == codes
-    assert not verify_payload(payload[:-1] + bytes([payload[-1] ^ 1]))
-    assert not verify_payload(b"short")
+    assert not verify_payload(payload[:-1] + bytes([payload[-1] ^ 1]), 12)
+    assert not verify_payload(b"short", 12)
+    no_checksum = payload[:-8] + bytes(8)
+    assert verify_payload(no_checksum, 12, zero_crc=True)
+    assert not verify_payload(no_checksum, 12)
 
 
 @pytest.mark.parametrize(("value", "text"), [

@@ -47,3 +47,15 @@ def test_refcount_of_shared_small_integers() -> None:
 def test_as_long_follows_string2l() -> None:
     assert as_long(b"123") == 123 and as_long(b"-7") == -7
     assert as_long(b"-") is None and as_long(b"1a") is None and as_long(b"") is None
+
+
+def test_redis_8_embeds_the_key_with_an_embstr_value() -> None:
+    # Redis 8's kvobjSet: value and key together within 41 bytes (64 less the object, the
+    # key's header and terminator, the value's); integers and raw markers are unaffected.
+    assert encoding(b"x" * 38, key_len=3) == "embstr"
+    assert encoding(b"x" * 39, key_len=3) == "raw"
+    assert encoding(b"x" * 44, key_len=3) == "raw"
+    assert encoding(b"", key_len=41) == "embstr" and encoding(b"", key_len=42) == "raw"
+    assert encoding(b"12345", key_len=100) == "int"
+    assert encoding(TextString(b"1.5"), key_len=1) == "embstr"
+    assert encoding(RawString(b"x"), key_len=1) == "raw"

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.keyslot import key_slot
 from resplite.algorithms.numbers import parse_int
+from resplite.algorithms.scores import d2string
 from resplite.engine import acl, compat, errors
 from resplite.engine.cluster import CROSSSLOT, TRYAGAIN
 from resplite.engine.errors import CommandError
@@ -230,6 +231,13 @@ class Scripting:
             "register_function": self._register_function,
             "version": version.encode(),
             "version_num": compat.version_num(version),
+            "cjson_array_mt": compat.follows(
+                self.state.config["redis-compat-version"], "cjson-array-mt"),
+            "os_clock": time.process_time if compat.follows(
+                self.state.config["redis-compat-version"], "lua-os-clock") else None,
+            # Lua hands an integral number over as a Python int.
+            "d2string": (lambda d: d2string(float(d))) if compat.follows(
+                self.state.config["redis-compat-version"], "double-d2string") else None,
         }
 
     @property
@@ -864,11 +872,15 @@ class Scripting:
             self.load_library(code, replace=False, into=scratch, timeout_ms=0)
         self._join(scratch, "append")
 
+    def _rdb_version(self) -> int:
+        return compat.rdb_version(self.state.config["redis-compat-version"])
+
     def dump_functions(self) -> bytes:
-        return functions.dump_payload(list(self.libraries.libraries.values()))
+        return functions.dump_payload(list(self.libraries.libraries.values()), self._rdb_version())
 
     def restore_functions(self, payload: bytes, policy: str) -> None:
-        if not functions.verify_payload(payload):
+        zero_crc = compat.follows(self.state.config["redis-compat-version"], "payload-crc-zero")
+        if not functions.verify_payload(payload, self._rdb_version(), zero_crc):
             raise CommandError("ERR DUMP payload version or checksum are wrong")
         codes = functions.read_payload(payload)
         scratch = LibraryContext()

@@ -27,8 +27,6 @@ from typing import Any
 
 from resplite.engine.errors import CommandError
 
-FUNCTIONS_SINCE = 10  # the RDB version that introduced OPCODE_FUNCTION2 (Redis 7.0)
-
 NAME_RULES = (
     "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
     "least one character long"
@@ -138,7 +136,9 @@ def extract_metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
 # dumps or restores functions does not load them.
 
 
-def dump_payload(libraries: list[Library]) -> bytes:
+def dump_payload(libraries: list[Library], rdb_version: int) -> bytes:
+    """FUNCTION DUMP's payload, stamped with ``rdb_version`` (the one the Redis answered as
+    writes: :func:`resplite.engine.compat.rdb_version`)."""
     from resplite.algorithms.crc64 import crc64
     from resplite.formats import rdb_format
     from resplite.formats.rdb_format import OPCODE_FUNCTION2
@@ -147,19 +147,22 @@ def dump_payload(libraries: list[Library]) -> bytes:
     for lib in libraries:
         body.append(OPCODE_FUNCTION2)
         rdb_format.write_string(body, lib.code, compress=True)
-    body += struct.pack("<H", FUNCTIONS_SINCE)
+    body += struct.pack("<H", rdb_version)
     return bytes(body) + struct.pack("<Q", crc64(0, body))
 
 
-def verify_payload(payload: bytes) -> bool:
+def verify_payload(payload: bytes, rdb_version: int, zero_crc: bool = False) -> bool:
+    """Whether ``payload`` ends with a version up to ``rdb_version`` and its checksum
+    (``zero_crc``: a checksum of 0 stands for none, as Redis 8 reads it)."""
     from resplite.algorithms.crc64 import crc64
-    from resplite.formats.rdb_format import RDB_VERSION
 
     if len(payload) < 10:
         return False
     version = payload[-10] | (payload[-9] << 8)
-    if version > RDB_VERSION:
+    if version > rdb_version:
         return False
+    if zero_crc and payload[-8:] == bytes(8):
+        return True
     return struct.pack("<Q", crc64(0, payload[:-8])) == payload[-8:]
 
 

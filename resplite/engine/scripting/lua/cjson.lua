@@ -3,6 +3,10 @@
 -- configured precision); decoding follows the C tokenizer: the text ends at its first NUL
 -- byte, numbers are read as strtod reads them (so hex, inf and nan are accepted by default),
 -- and errors name the token found and its 1-based position.
+--
+-- From Redis 8.4 (py.cjson_array_mt): cjson.decode_array_with_array_mt, which makes decode give
+-- each array a read-only metatable marked __is_cjson_array, and encode writes any table so
+-- marked as an array, empty or not.
 
 return function(helpers, py)
     local type, tostring, tonumber, select, pcall, error = type, tostring, tonumber, select, pcall, error
@@ -11,8 +15,16 @@ return function(helpers, py)
         string.byte, string.sub, string.find, string.format, string.gsub, string.char, string.lower
     local t_concat = table.concat
     local floor, huge = math.floor, math.huge
-    local getmetatable, ipairs, newproxy = getmetatable, ipairs, newproxy
+    local getmetatable, ipairs, newproxy, unpack = getmetatable, ipairs, newproxy, unpack
     local typename_of, debug_getinfo, c_int = helpers.typename_of, helpers.getinfo, helpers.c_int
+    local array_mt_known = py.cjson_array_mt
+    local raw_getmetatable, readonly = debug.getmetatable, helpers.readonly
+
+    -- What C's lua_getmetatable + lua_getfield(mt, "__is_cjson_array") see.
+    local function marked_array(t)
+        local mt = raw_getmetatable(t)
+        return mt ~= nil and mt.__is_cjson_array and true or false
+    end
 
     -- cjson.null: Redis uses a NULL light userdata; any userdata that compares equal works.
     local null = newproxy(false)
@@ -33,10 +45,16 @@ return function(helpers, py)
         error(setmetatable({msg = msg}, Failure), 0)
     end
 
+    local function packed(...)
+        return {n = select("#", ...), ...}
+    end
+
     local function entry(fn, level)
         return function(...)
-            local results = {pcall(fn, ...)}
-            if results[1] then return results[2], results[3], results[4] end
+            -- As many results as the function gives (decode one, encode_sparse_array three):
+            -- cjson.encode(cjson.decode(s)) must see one argument.
+            local results = packed(pcall(fn, ...))
+            if results[1] then return unpack(results, 2, results.n) end
             local e = results[2]
             if type(e) == "table" and getmetatable(e) == Failure then
                 if e.narg then
@@ -61,7 +79,7 @@ return function(helpers, py)
             sparse_convert = 0, sparse_ratio = 2, sparse_safe = 10,
             encode_max_depth = 1000, decode_max_depth = 1000,
             encode_invalid_numbers = 0, decode_invalid_numbers = 1,
-            keep_buffer = 1, precision = 14,
+            keep_buffer = 1, precision = 14, array_mt = 0,
         }
 
         -- -- encoding ------------------------------------------------------------------
@@ -125,7 +143,16 @@ return function(helpers, py)
                 if depth > cfg.encode_max_depth then
                     fail(s_format("Cannot serialise, excessive nesting (%d)", depth))
                 end
-                local len = array_length(v)
+                local len
+                if array_mt_known and marked_array(v) then
+                    len = #v
+                    if len == 0 then
+                        out[#out + 1] = "[]"
+                        return
+                    end
+                else
+                    len = array_length(v)
+                end
                 if len > 0 then
                     out[#out + 1] = "["
                     for i = 1, len do
@@ -399,6 +426,9 @@ return function(helpers, py)
             local function array()
                 descend()
                 local t = {}
+                if cfg.array_mt == 1 then
+                    setmetatable(t, readonly({__is_cjson_array = true}))
+                end
                 local kind, value, index = next_token()
                 if kind == "T_ARR_END" then
                     depth = depth - 1
@@ -530,6 +560,12 @@ return function(helpers, py)
         module.decode_invalid_numbers = function(...)
             too_many(1, ...)
             return enum_option(1, (...), "decode_invalid_numbers", ONOFF)
+        end
+        if array_mt_known then
+            module.decode_array_with_array_mt = function(...)
+                too_many(1, ...)
+                return enum_option(1, (...), "array_mt", ONOFF)
+            end
         end
 
         for name, fn in next, module do module[name] = entry(fn) end

@@ -12,7 +12,7 @@
 -- result to begin with (2), one more for an array's element, three for a map's value or a
 -- set's member (the inner table, the key, the value or the key's copy), four for a map's key.
 
-return function(helpers)
+return function(helpers, py)
     local type, next, rawget = type, next, rawget
     local s_format, s_gsub, s_sub = string.format, string.gsub, string.sub
     local t_concat = table.concat
@@ -25,7 +25,14 @@ return function(helpers)
         return (s_gsub(s, "[\r\n]", " "))
     end
 
+    -- Redis 7.2 on prints a double as d2string does (py.d2string); 7.0 with "%.17g".
+    local d2string = py.d2string
     local function double_text(d)
+        if d2string then
+            -- Lua hands -0.0 over as the integer 0: its sign is read here.
+            if d == 0 then return 1 / d < 0 and "-0" or "0" end
+            return d2string(d)
+        end
         if d == huge then return "inf" end
         if d == -huge then return "-inf" end
         return s_format("%.17g", d)

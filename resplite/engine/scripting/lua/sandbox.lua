@@ -5,8 +5,8 @@
 -- Scripts never see this state's own global table: every chunk they compile (the script,
 -- loadstring, load) gets `env`, an empty read-only proxy of `B`, which holds exactly the
 -- names Redis's scripts see. `debug`, `setfenv`, `getfenv`, `newproxy`, `print`, `dofile`,
--- `loadfile`, `require`, `module`, `package`, `os`, `io` and lupa's `python` are not among
--- them, and the Python helpers arrive in `py` and are only ever held as upvalues here.
+-- `loadfile`, `require`, `module`, `package`, `io`, `os` (but for os.clock from Redis 7.4 on)
+-- and lupa's `python` are not among them, and the Python helpers arrive in `py` and are only ever held as upvalues here.
 --
 -- Redis's own Lua has read-only tables; stock Lua 5.1 does not, so every protected table is
 -- an empty proxy whose metatable reads through to the real contents and refuses writes. The
@@ -547,6 +547,11 @@ B.coroutine = readonly(coroutine_b)
 B.table = readonly(table_b)
 B.string = string_p
 B.math = readonly(math_b)
+if py.os_clock then
+    -- Redis 7.4 on: the os library, with clock alone (the processor time used, seconds).
+    local os_clock = py.os_clock
+    B.os = readonly({clock = function() return os_clock() end})
+end
 B.cjson = readonly(cjson)
 B.struct = readonly(struct)
 B.cmsgpack = readonly(cmsgpack)
@@ -748,7 +753,7 @@ coroutine_b.wrap = function(f)
     return co_wrap(hooked(f))
 end
 
-local encode_reply = libs.reply(helpers)
+local encode_reply = libs.reply(helpers, py)
 
 local FAIL, FAIL_RAW = 1, 2
 local ERROR, STATUS, ENCODED, BOOLEAN = 3, 4, 5, 6
