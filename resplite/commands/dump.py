@@ -83,8 +83,8 @@ def _sanitizes(client: Client) -> bool:
         client.user.sanitize != "skip-sanitize-payload"
 
 
-@command("restore-asking")
-@command("restore")
+@command("restore-asking", counts_changes=True)
+@command("restore", counts_changes=True)
 def restore(client: Client, argv: list[bytes]) -> Any:
     replace = absttl = False
     idle = freq = -1
@@ -134,10 +134,16 @@ def restore(client: Client, argv: list[bytes]) -> Any:
     if ttl and ttl <= now and not server.persistence.loading:
         if deleted:
             db.signal_modified(key)
+            client.propagate_as([b"DEL", key])
+            server.dirty += 1
             server.notify(GENERIC, b"del", key, db.index)
         return OK
+    if ttl and not absttl:
+        # Logged with the absolute time, as Redis rewrites it: the same expiry on replay.
+        client.propagate_as([argv[0], key, b"%d" % ttl, *argv[3:], b"ABSTTL"])
     db.put(key, value, ttl or None, None)
     db.restore_access(key, idle if idle >= 0 else None, freq if freq >= 0 else None)
     db.signal_modified(key)
+    server.dirty += 1
     server.notify(GENERIC, b"restore", key, db.index)
     return OK

@@ -441,30 +441,37 @@ def _expire(client: Client, argv: list[bytes], seconds: bool, relative: bool) ->
     if when <= now:
         db.delete(key)
         event = b"del"
+        # Logged as the deletion it was, as Redis propagates it.
+        client.propagate_as([b"DEL", key])
     else:
         db.set_expire(key, when)
         event = b"expire"
+        # Logged as PEXPIREAT of the absolute time, the options kept (as Redis rewrites
+        # argv[0] and argv[2]): a replay sets the same expiry whenever it runs.
+        client.propagate_as([b"PEXPIREAT", key, b"%d" % when, *argv[3:]])
     db.signal_modified(key)
-    client.server.notify(GENERIC, event, key, db.index)
+    server = client.server
+    server.dirty += 1
+    server.notify(GENERIC, event, key, db.index)
     return 1
 
 
-@command("expire")
+@command("expire", counts_changes=True)
 def expire(client: Client, argv: list[bytes]) -> int:
     return _expire(client, argv, seconds=True, relative=True)
 
 
-@command("pexpire")
+@command("pexpire", counts_changes=True)
 def pexpire(client: Client, argv: list[bytes]) -> int:
     return _expire(client, argv, seconds=False, relative=True)
 
 
-@command("expireat")
+@command("expireat", counts_changes=True)
 def expireat(client: Client, argv: list[bytes]) -> int:
     return _expire(client, argv, seconds=True, relative=False)
 
 
-@command("pexpireat")
+@command("pexpireat", counts_changes=True)
 def pexpireat(client: Client, argv: list[bytes]) -> int:
     return _expire(client, argv, seconds=False, relative=False)
 

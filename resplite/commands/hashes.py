@@ -196,6 +196,13 @@ def hincrbyfloat(client: Client, argv: list[bytes]) -> bytes:
         raise CommandError(errors.INCR_NAN_OR_INF) from None
     text = longdouble.format_human(result)
     _store_field(client, key, h, field, text, b"hincrbyfloat")
+    # Logged as the value it left, as Redis does (a replay must not depend on how another
+    # machine rounds the addition); the field's TTL, which HSET would drop, follows it.
+    client.propagate_as([b"HSET", key, field, text])
+    stored = client.db.data.get(key)
+    when = stored.ttl_of(field) if isinstance(stored, Hash) else None
+    if when is not None:
+        client.propagate_as([b"HPEXPIREAT", key, b"%d" % when, b"FIELDS", b"1", field])
     return text
 
 

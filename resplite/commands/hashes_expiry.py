@@ -148,28 +148,37 @@ def _hexpire(client: Client, argv: list[bytes], seconds: bool, relative: bool) -
     h.mark_ex()
     now = client.server.clock.time_ms()
     results = _set_ttls(h, fields, when, condition, now)
-    changed = any(r in (SET, DELETED) for r in results)
-    client.db.expired_fields += results.count(DELETED)
-    _finish(client, key, h, changed, b"hdel" if DELETED in results else b"hexpire")
+    deleted = [f for f, r in zip(fields, results, strict=True) if r == DELETED]
+    updated = [f for f, r in zip(fields, results, strict=True) if r == SET]
+    client.db.expired_fields += len(deleted)
+    # Logged as Redis propagates it: HDEL of the fields a time already past removed, and
+    # HPEXPIREAT of the absolute time for the fields it set (the condition kept).
+    if deleted:
+        client.propagate_as([b"HDEL", key, *deleted])
+    if updated:
+        client.propagate_as([b"HPEXPIREAT", key, b"%d" % when, *argv[3:at], b"FIELDS",
+                             b"%d" % len(updated), *updated])
+    client.server.dirty += len(deleted) + len(updated)
+    _finish(client, key, h, bool(deleted or updated), b"hdel" if deleted else b"hexpire")
     return results
 
 
-@command("hexpire")
+@command("hexpire", counts_changes=True)
 def hexpire(client: Client, argv: list[bytes]) -> list[int]:
     return _hexpire(client, argv, seconds=True, relative=True)
 
 
-@command("hpexpire")
+@command("hpexpire", counts_changes=True)
 def hpexpire(client: Client, argv: list[bytes]) -> list[int]:
     return _hexpire(client, argv, seconds=False, relative=True)
 
 
-@command("hexpireat")
+@command("hexpireat", counts_changes=True)
 def hexpireat(client: Client, argv: list[bytes]) -> list[int]:
     return _hexpire(client, argv, seconds=True, relative=False)
 
 
-@command("hpexpireat")
+@command("hpexpireat", counts_changes=True)
 def hpexpireat(client: Client, argv: list[bytes]) -> list[int]:
     return _hexpire(client, argv, seconds=False, relative=False)
 
@@ -265,8 +274,11 @@ _HGETEX_UNITS = {b"ex": (True, True), b"px": (False, True), b"exat": (True, Fals
                  b"pxat": (False, False)}
 
 
-@command("hgetex")
+@command("hgetex", counts_changes=True)
 def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
+    """HGETEX: logged as the change it made to the fields it found, as Redis propagates
+    it: HPERSIST, HPEXPIREAT of the absolute time, or HDEL (a time already past); nothing
+    when it only read."""
     key = argv[1]
     h = lookup_hash(client, key)
     option = _word(argv[2])
@@ -302,6 +314,16 @@ def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
                 deleted = True
             else:
                 h.set_ttl(field, when)
+    if changed:
+        found = [f for f, v in zip(fields, values, strict=True) if v is not None]
+        if persist:
+            client.propagate_as([b"HPERSIST", key, b"FIELDS", b"%d" % len(found), *found])
+        elif deleted:
+            client.propagate_as([b"HDEL", key, *found])
+        elif when is not None:
+            client.propagate_as([b"HPEXPIREAT", key, b"%d" % when, b"FIELDS",
+                                 b"%d" % len(found), *found])
+        client.server.dirty += len(found)
     event = b"hpersist" if persist else b"hdel" if deleted else b"hexpire"
     _finish(client, key, h, changed, event)
     return values
@@ -311,10 +333,13 @@ _HSETEX_TIMES = {b"ex": (True, True), b"px": (False, True), b"exat": (True, Fals
                  b"pxat": (False, False)}
 
 
-@command("hsetex")
+@command("hsetex", counts_changes=True)
 def hsetex(client: Client, argv: list[bytes]) -> int:
+    """HSETEX: with a relative time (EX / PX) or EXAT, logged with ``PXAT`` of the
+    absolute time in its place, as Redis propagates it."""
     argc = len(argv)
     when: int | None = None
+    time_at = -1  # where EX / PX / EXAT / PXAT is
     keep_ttl = False
     fnx = fxx = False
     first = -1
@@ -341,6 +366,8 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
                 if i >= argc - 1:
                     raise CommandError(errors.HSETEX_MISSING_TIME)
                 seconds, relative = _HSETEX_TIMES[word]
+                if word != b"pxat":
+                    time_at = i
                 i += 1
                 when = _expire_time(client, argv[i], seconds, relative, "hsetex")
         elif word in (b"fxx", b"fnx"):
@@ -389,6 +416,9 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
             else:
                 h.set_ttl(field, when)
     h.fit_size(max_entries)
+    if when is not None and time_at >= 0:
+        client.propagate_as([*argv[:time_at], b"PXAT", b"%d" % when, *argv[time_at + 2:]])
+    client.server.dirty += 1
     if when is None:
         _finish(client, key, h, True, b"hset")
     else:

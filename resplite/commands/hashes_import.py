@@ -11,8 +11,8 @@ other type (WRONGTYPE). The hash it builds has the fields in the fieldset's orde
 encoding HSET would give the same pairs (a listpack unless ``hash-max-listpack-entries`` or
 ``-value`` is exceeded); Redis may keep such hashes in a shared-layout encoding, which no
 reply shows. It reports ``hset`` as its keyspace event and is logged to the append-only file
-as ``DEL`` plus ``HSET`` of the pairs (:func:`resplite.engine.propagate.himport_forms`), since
-a replay has no fieldset.
+as ``DEL`` plus ``HSET`` of the pairs (in MULTI/EXEC, as one command logged as several is),
+since a replay has no fieldset.
 
 The error texts contain what client libraries' tests against Redis look for ("no such
 fieldset", "duplicate field name", "value count"); their exact wording is resplite's.
@@ -61,10 +61,17 @@ def himport_set(client: Client, argv: list[bytes]) -> Status:
         h.convert()
     else:
         h.fit_lengths([*fields, *values], max_value)
+    pairs: list[bytes] = []
     for field, value in zip(fields, values, strict=True):
         h.set(field, value)
+        pairs.append(field)
+        pairs.append(value)
     db = client.db
     db.set(key, h, looked_up=True)
+    # A replay has no fieldset (it lives on the connection that prepared it): logged as
+    # the hash it left.
+    client.propagate_as([b"DEL", key])
+    client.propagate_as([b"HSET", key, *pairs])
     db.signal_modified(key)
     client.server.notify(HASH, b"hset", key, db.index)
     return OK

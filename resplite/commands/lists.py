@@ -297,10 +297,14 @@ def _pop_first_list(client: Client, keys: list[bytes], head: bool, count: int | 
         lst = _list(client, key)
         if lst is None:
             continue
+        pop = b"LPOP" if head else b"RPOP"
         if count is None:
             value: Any = lst.pop_head() if head else lst.pop_tail()
+            client.propagate_as([pop, key])  # as Redis logs BLPOP / BRPOP
         else:
             value = lst.pop_many(count, head)
+            # As Redis logs LMPOP / BLMPOP: the pop of the key it served, with the count.
+            client.propagate_as([pop, key, b"%d" % len(value)])
         _removed(client, key, lst, b"lpop" if head else b"rpop",
                  1 if count is None else len(value))
         return [key, value]
@@ -415,13 +419,25 @@ def _move_many(client: Client, source: bytes, target: bytes, from_head: bool, to
     return placed
 
 
+def _propagate_moved(client: Client, argv: list[bytes], at: int, moved: int) -> None:
+    """LMOVEM / BLMOVEM that moved elements are logged as ``LMOVEM source destination
+    wherefrom whereto EXACTLY n ordering`` (``at``: the index of the how-many block), so
+    that a replay moves the same elements whatever the list holds then (BLMOVEM's timeout
+    dropped, as Redis 8.10 rewrites it)."""
+    ordering = argv[at + 2] if len(argv) == at + 3 else b"OBO"
+    client.propagate_as([b"LMOVEM", *argv[1:5], b"EXACTLY", b"%d" % moved, ordering])
+
+
 @command("lmovem", counts_changes=True)
 def lmovem(client: Client, argv: list[bytes]) -> Any:
     from_head = _side(argv[3])
     to_head = _side(argv[4])
     count, exactly, obo = _parse_how_many(argv, 5)
     reply = _move_many(client, argv[1], argv[2], from_head, to_head, count, exactly, obo)
-    return NULL_ARRAY if reply is None else reply
+    if reply is None:
+        return NULL_ARRAY
+    _propagate_moved(client, argv, 5, len(reply))
+    return reply
 
 
 # -- blocking ------------------------------------------------------------------------------------
@@ -474,10 +490,14 @@ def blmpop(client: Client, argv: list[bytes]) -> Any:
 
 
 def _block_move(
-    client: Client, source: bytes, target: bytes, from_head: bool, to_head: bool, timeout: int
+    client: Client, source: bytes, target: bytes, from_head: bool, to_head: bool, timeout: int,
+    form: list[bytes],
 ) -> Any:
+    """BLMOVE / BRPOPLPUSH, logged when they move as ``form`` (LMOVE / RPOPLPUSH)."""
     if _list(client, source) is not None:
-        return _move(client, source, target, from_head, to_head)
+        moved = _move(client, source, target, from_head, to_head)
+        client.propagate_as(form)
+        return moved
     if not client.may_block:
         return None  # a null bulk inside MULTI; a timeout answers a null array
     request = BlockRequest(keys=[source], timeout_ms=timeout, retry=lambda: None,
@@ -486,7 +506,9 @@ def _block_move(
     def retry() -> Any:
         if _list(client, source) is None:
             return request
-        return _move(client, source, target, from_head, to_head)
+        value = _move(client, source, target, from_head, to_head)
+        client.propagate_as(form)
+        return value
 
     request.retry = retry
     return request
@@ -497,13 +519,15 @@ def blmove(client: Client, argv: list[bytes]) -> Any:
     from_head = _side(argv[3])
     to_head = _side(argv[4])
     timeout = timeout_ms(argv[5], client.server.clock.time_ms())
-    return _block_move(client, argv[1], argv[2], from_head, to_head, timeout)
+    return _block_move(client, argv[1], argv[2], from_head, to_head, timeout,
+                       [b"LMOVE", *argv[1:5]])
 
 
 @command("brpoplpush", counts_changes=True)
 def brpoplpush(client: Client, argv: list[bytes]) -> Any:
     timeout = timeout_ms(argv[3], client.server.clock.time_ms())
-    return _block_move(client, argv[1], argv[2], False, True, timeout)
+    return _block_move(client, argv[1], argv[2], False, True, timeout,
+                       [b"RPOPLPUSH", argv[1], argv[2]])
 
 
 @command("blmovem", counts_changes=True)
@@ -521,7 +545,10 @@ def blmovem(client: Client, argv: list[bytes]) -> Any:
         src = _list(client, source)
         if src is None or (exactly and src.length < count):
             return None
-        return _move_many(client, source, target, from_head, to_head, count, exactly, obo)
+        moved = _move_many(client, source, target, from_head, to_head, count, exactly, obo)
+        if moved is not None:
+            _propagate_moved(client, argv, 6, len(moved))
+        return moved
 
     reply = attempt()
     if reply is not None:

@@ -224,8 +224,15 @@ def smembers(client: Client, argv: list[bytes]) -> OrderedSet:
 # -- random members -----------------------------------------------------------------------------
 
 
-@command("spop")
+# The most members one SREM that SPOP is logged as carries (Redis's SPOP_MOVE_STRATEGY_MUL
+# batch: 1024).
+_SREM_BATCH = 1024
+
+
+@command("spop", counts_changes=True)
 def spop(client: Client, argv: list[bytes]) -> Any:
+    """SPOP: a random choice, so never logged as sent but as what it removed, as Redis
+    propagates it: SREM of the members it chose (in batches), DEL when it took them all."""
     if len(argv) > 3:
         raise CommandError(errors.SYNTAX)
     key = argv[1]
@@ -235,6 +242,8 @@ def spop(client: Client, argv: list[bytes]) -> Any:
         if s is None:
             return None
         member = s.pop_random()
+        client.propagate_as([b"SREM", key, member])
+        client.server.dirty += 1
         notify = client.server.notify
         notify(SET_EVENTS, b"spop", key, db.index)
         if not len(s):
@@ -248,15 +257,23 @@ def spop(client: Client, argv: list[bytes]) -> Any:
     s = lookup_set(client, key)
     if s is None or count == 0:
         return EMPTY_SET
-    notify = client.server.notify
+    server = client.server
+    notify = server.notify
     notify(SET_EVENTS, b"spop", key, db.index)
     if count >= len(s):
         # The whole set, answered as SUNION of it would answer it.
         popped = setstore.union([s], limits(client)).members()
+        server.dirty += len(popped)
         db.delete(key)
+        client.propagate_as([b"DEL", key])
         notify(GENERIC, b"del", key, db.index)
     else:
         popped = s.pop_many(count, limits(client))
+        server.dirty += len(popped)
+        if server.aof_on:
+            chosen = list(popped)
+            for at in range(0, len(chosen), _SREM_BATCH):
+                client.propagate_as([b"SREM", key, *chosen[at:at + _SREM_BATCH]])
     db.signal_modified(key)
     return OrderedSet(popped)
 

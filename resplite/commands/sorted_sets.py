@@ -625,7 +625,9 @@ def _first_zset(client: Client, keys: list[bytes]) -> tuple[bytes, ZSet] | None:
 def _pop(client: Client, key: bytes, zs: ZSet, count: int, highest: bool) -> list[Entry]:
     popped = zs.pop(count, highest)
     db = client.db
-    notify = client.server.notify
+    server = client.server
+    server.dirty += len(popped)
+    notify = server.notify
     notify(ZSET, b"zpopmax" if highest else b"zpopmin", key, db.index)
     if not zs.scores:
         db.delete(key)
@@ -653,12 +655,12 @@ def _zpop(client: Client, argv: list[bytes], highest: bool) -> Any:
     return [x for score, member in popped for x in (member, score_reply(score))]
 
 
-@command("zpopmin")
+@command("zpopmin", counts_changes=True)
 def zpopmin(client: Client, argv: list[bytes]) -> Any:
     return _zpop(client, argv, highest=False)
 
 
-@command("zpopmax")
+@command("zpopmax", counts_changes=True)
 def zpopmax(client: Client, argv: list[bytes]) -> Any:
     return _zpop(client, argv, highest=True)
 
@@ -679,6 +681,8 @@ def _bzpop_serve(client: Client, keys: list[bytes], highest: bool) -> Any:
         return None
     key, zs = found
     (score, member), = _pop(client, key, zs, 1, highest)
+    # As Redis logs BZPOPMIN / BZPOPMAX: the pop of the key it served.
+    client.propagate_as([b"ZPOPMAX" if highest else b"ZPOPMIN", key])
     return [key, member, score_reply(score)]
 
 
@@ -698,12 +702,12 @@ def _bzpop(client: Client, argv: list[bytes], highest: bool) -> Any:
     return request
 
 
-@command("bzpopmin")
+@command("bzpopmin", counts_changes=True)
 def bzpopmin(client: Client, argv: list[bytes]) -> Any:
     return _bzpop(client, argv, highest=False)
 
 
-@command("bzpopmax")
+@command("bzpopmax", counts_changes=True)
 def bzpopmax(client: Client, argv: list[bytes]) -> Any:
     return _bzpop(client, argv, highest=True)
 
@@ -740,17 +744,19 @@ def _mpop_serve(client: Client, keys: list[bytes], highest: bool, count: int) ->
         return None
     key, zs = found
     popped = _pop(client, key, zs, count, highest)
+    # As Redis logs ZMPOP / BZMPOP: the pop of the key it served, with the count.
+    client.propagate_as([b"ZPOPMAX" if highest else b"ZPOPMIN", key, b"%d" % len(popped)])
     return [key, [[member, score_reply(score)] for score, member in popped]]
 
 
-@command("zmpop")
+@command("zmpop", counts_changes=True)
 def zmpop(client: Client, argv: list[bytes]) -> Any:
     keys, highest, count = _mpop_args(argv, 1)
     reply = _mpop_serve(client, keys, highest, count)
     return NULL_ARRAY if reply is None else reply
 
 
-@command("bzmpop")
+@command("bzmpop", counts_changes=True)
 def bzmpop(client: Client, argv: list[bytes]) -> Any:
     keys, highest, count = _mpop_args(argv, 2)
     timeout = timeout_ms(argv[1], client.server.clock.time_ms())

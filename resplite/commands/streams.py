@@ -68,6 +68,8 @@ class TrimArgs:
     seq_given: bool = True
     idmp_pid: bytes | None = None  # IDMP / IDMPAUTO producer id
     idmp_iid: bytes | None = None  # IDMP's idempotent id (None with IDMPAUTO)
+    threshold_pos: int = 0  # where the MAXLEN / MINID threshold is
+    limit_pos: int = -1  # where LIMIT is (-1: not given)
 
 
 def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
@@ -93,6 +95,7 @@ def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
                 i += 1
             elif more >= 2 and nxt == b"=":
                 i += 1
+            args.threshold_pos = i + 1
             if upper == b"MAXLEN":
                 maxlen = int_arg(argv[i + 1])
                 if maxlen < 0:
@@ -108,6 +111,7 @@ def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
             if args.limit < 0:
                 raise CommandError(errors.LIMIT_NEGATIVE)
             limit_given = True
+            args.limit_pos = i
             i += 1
         elif policy is None and (found := parse_ref_policy(upper)) is not None:
             policy = found
@@ -140,7 +144,8 @@ def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
             raise CommandError(errors.SYNTAX)
         i += 1
     args.id_pos = i
-    if args.idmp_pid is not None and args.id_given:
+    if args.idmp_pid is not None and args.id_given and not client.server.persistence.loading:
+        # (Replayed from the append-only file, XADD IDMP carries the id it generated.)
         raise CommandError(errors.IDMP_EXPLICIT_ID)
     if args.limit and args.strategy is None:
         raise CommandError(errors.LIMIT_WITHOUT_STRATEGY)
@@ -165,6 +170,27 @@ def parse_add_trim(client: Client, argv: list[bytes], xadd: bool) -> TrimArgs:
 def _trim(stream: Stream, args: TrimArgs) -> int:
     assert args.strategy is not None
     return stream.trim(args.strategy, args.threshold, args.approx, args.limit, args.policy)
+
+
+def _logged_form(argv: list[bytes], args: TrimArgs | None, stream: Stream,
+                 sid: bytes | None) -> list[bytes]:
+    """XADD / XTRIM as Redis propagates them: the id XADD generated in place of ``*`` or
+    ``<ms>-*`` (``sid``), and an approximate trim made exact (``=`` and the length or first
+    id it left, its LIMIT dropped), since where ``~`` stops depends on the node layout, which
+    a replay from a rewritten base need not share."""
+    out = list(argv)
+    if sid is not None:
+        out[2 if args is None else args.id_pos] = sid
+    if args is not None and args.approx:
+        at = args.threshold_pos
+        out[at - 1] = b"="
+        if args.strategy == TrimStrategy.MAXLEN:
+            out[at] = b"%d" % stream.length
+        else:
+            out[at] = format_id(stream.first_id if stream.length else stream.last_id + 1)
+        if args.limit_pos >= 0:
+            del out[args.limit_pos:args.limit_pos + 2]
+    return out
 
 
 @command("xadd", counts_changes=True)
@@ -201,7 +227,10 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         if last_ms[0] != ms:
             last_ms[0] = ms
             last_ms[1] = b"%d-" % ms
-        return last_ms[1] + (_SMALL_SEQ[seq] if seq < 1024 else b"%d" % seq)
+        reply: bytes = last_ms[1] + (_SMALL_SEQ[seq] if seq < 1024 else b"%d" % seq)
+        if server.aof_on:
+            client.propagate_as([argv[0], key, reply, *argv[3:]])
+        return reply
     if argv[2] == b"*":
         args = None
         field_pos = 3
@@ -260,7 +289,11 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
     if trimmed:
         notify(STREAM, b"xtrim", key, db.index)
     server.dirty += 1
-    return format_id(sid)
+    new = format_id(sid)
+    generated = args is None or not args.id_given or not args.seq_given
+    if server.aof_on and (generated or (args is not None and args.approx)):
+        client.propagate_as(_logged_form(argv, args, stream, new if generated else None))
+    return new
 
 
 def _range(client: Client, argv: list[bytes], rev: bool) -> Any:
@@ -392,6 +425,8 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
         return 0
     removed = _trim(stream, args)
     if removed:
+        if args.approx:
+            client.propagate_as(_logged_form(argv, args, stream, None))
         client.db.signal_modified(argv[1])
         client.server.notify(STREAM, b"xtrim", argv[1], client.db_index)
         client.server.dirty += removed

@@ -21,7 +21,7 @@ from resplite.engine.errors import CommandError
 from resplite.engine.notify import STREAM
 from resplite.protocol.replies import Chunked, Raw
 from resplite.store.stream import RefPolicy, Stream
-from resplite.store.stream_ids import parse_id, parse_interval_id
+from resplite.store.stream_ids import format_id, parse_id, parse_interval_id
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -160,3 +160,36 @@ def consumer_for(client: Client, group: ConsumerGroup, key: bytes, name: bytes,
         server.dirty += 1
         server.notify(STREAM, b"xgroup-createconsumer", key, client.db_index)
     return consumer
+
+
+# -- how the group commands are logged ----------------------------------------------------------
+#
+# XREADGROUP, XCLAIM and XAUTOCLAIM depend on the clock (delivery times, min-idle-time), so
+# as in Redis each pending entry they touched is logged as the state it is left in, ``XCLAIM
+# key group owner 0 id TIME ms RETRYCOUNT n FORCE JUSTID LASTID last-id`` (an entry dropped
+# from the PEL as XACK), a consumer they name as ``XGROUP CREATECONSUMER`` and a group whose
+# position moved as ``XGROUP SETID key group last-id ENTRIESREAD n``.
+
+
+def propagate_consumer(client: Client, key: bytes, group_name: bytes, name: bytes) -> None:
+    client.propagate_as([b"XGROUP", b"CREATECONSUMER", key, group_name, name])
+
+
+def propagate_pending(client: Client, key: bytes, group_name: bytes, group: ConsumerGroup,
+                      sid: int) -> None:
+    """Log the pending entry ``sid`` of ``group`` as the state it is in now."""
+    nack = group.pel.get(sid)
+    raw = format_id(sid)
+    if nack is None:
+        client.propagate_as([b"XACK", key, group_name, raw])
+    elif nack.consumer is not None:
+        client.propagate_as([
+            b"XCLAIM", key, group_name, nack.consumer.name, b"0", raw,
+            b"TIME", b"%d" % nack.delivery_time, b"RETRYCOUNT", b"%d" % nack.delivery_count,
+            b"FORCE", b"JUSTID", b"LASTID", format_id(group.last_id)])
+
+
+def propagate_setid(client: Client, key: bytes, group_name: bytes,
+                    group: ConsumerGroup) -> None:
+    client.propagate_as([b"XGROUP", b"SETID", key, group_name, format_id(group.last_id),
+                         b"ENTRIESREAD", b"%d" % group.entries_read])

@@ -32,6 +32,9 @@ from resplite.commands.streams_common import (
     get_stream,
     int_arg,
     interval_id,
+    propagate_consumer,
+    propagate_pending,
+    propagate_setid,
     read_stream,
     require_id,
 )
@@ -392,12 +395,15 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
     pel = group.pel
     out: list[Any] = []
     changes = 0
+    key, group_name = argv[1], argv[2]
+    propagate_consumer(client, key, group_name, argv[3])
     for sid in ids:
         nack = pel.get(sid)
         fields = stream.get(sid)
         if fields is None:
             if nack is not None:
                 group.ack(sid)  # the entry is gone: so is its pending record
+                propagate_pending(client, key, group_name, group, sid)
                 changes += 1
             continue
         forced = force and nack is None
@@ -419,6 +425,9 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
             nack.count_delivery()
         out.append(format_id(sid) if justid else [format_id(sid), fields])
         consumer.active_time = now
+        propagate_pending(client, key, group_name, group, sid)
+    if moved_last and not changes:
+        propagate_setid(client, key, group_name, group)
     server.dirty += changes or moved_last
     return out
 
@@ -453,6 +462,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     now = _now(client)
     consumer = consumer_for(client, group, argv[1], argv[3], now)
     consumer.seen_time = now
+    propagate_consumer(client, argv[1], argv[2], argv[3])
     pel = group.pel
     attempts = count * 10
     claimed: list[Any] = []
@@ -482,6 +492,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
         else:
             nack.count_delivery()
             claimed.append([format_id(sid), fields])
+        propagate_pending(client, argv[1], argv[2], group, sid)
         count -= 1
         consumer.active_time = now
     cursor = 0
@@ -491,6 +502,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
             cursor = nxt
     for sid in deleted:
         group.ack(sid)
+        propagate_pending(client, argv[1], argv[2], group, sid)
     client.server.dirty += len(claimed) + len(deleted)
     if justid:
         claimed_reply: Any = bulk_array(claimed)

@@ -56,6 +56,9 @@ from resplite.commands.streams_common import (
     CHUNKED_ENTRIES,
     consumer_for,
     int_arg,
+    propagate_consumer,
+    propagate_pending,
+    propagate_setid,
     range_reply,
     reply_count,
     require_id,
@@ -360,6 +363,21 @@ def _entries(stream: Stream, start: int, count: int, budget: Budget) -> Any:
     return out
 
 
+def _propagate_read(client: Client, group_name: bytes,
+                    named: list[tuple[bytes, ConsumerGroup, Consumer]], now: int) -> None:
+    """XREADGROUP is logged, as Redis propagates it, as the state it left in each group it
+    read: the consumer, every pending entry delivered now (the PEL's entries delivered at or
+    after ``now``; one delivered earlier in the same millisecond is logged again, which
+    changes nothing) and the group's position (logged only when the read changed
+    something)."""
+    mask = (1 << 128) - 1
+    for key, group, consumer in named:
+        propagate_consumer(client, key, group_name, consumer.name)
+        for pair in group.by_time().irange(minimum=now << 128):
+            propagate_pending(client, key, group_name, group, pair & mask)
+        propagate_setid(client, key, group_name, group)
+
+
 def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
     clock = client.server.clock
     now = clock.time_ms()
@@ -410,6 +428,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
     budget = Budget(args.maxsize)
     server = client.server
     min_pel_time: int | None = None
+    named: list[tuple[bytes, ConsumerGroup, Consumer]] = []  # where the consumer was named
     for idx in range(nstreams):
         if (args.maxcount and not left) or budget.spent():
             break  # the reply is full: the remaining streams are left out
@@ -438,6 +457,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
                 gt = group.last_id
             consumer = consumer_for(client, group, key, args.consumer, now)
             consumer.seen_time = now
+            named.append((key, group, consumer))
         elif stream.length and stream.last_live_id() > gt:
             serve = True
         claimed_only = False
@@ -482,6 +502,8 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
         # signal as a change of the keys: the keyspace re-measures the streams.
         for idx in range(nstreams):
             client.db.recharge(argv[first + idx])
+        if server.aof_on:
+            _propagate_read(client, group_name, named, now)
     if served:
         if budget.chunked:
             return _chunked_reply(client.resp, served)

@@ -233,6 +233,17 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     db.set(key, argv[2], keep_ttl=bool(flags & _KEEPTTL), looked_up=True)
     if when is not None:
         db.set_expire(key, when)
+    if flags & _COMPARE or (when is not None and not flags & _PXAT):
+        # Logged as the plain SET it amounted to, a relative expiry made absolute (as Redis
+        # rewrites it to ``SET key value PXAT ms``): its replay needs neither the old
+        # value nor the clock.
+        form = [b"SET", key, argv[2]]
+        if when is not None:
+            form.append(b"PXAT")
+            form.append(b"%d" % when)
+        elif flags & _KEEPTTL:
+            form.append(b"KEEPTTL")
+        client.propagate_as(form)
     db.signal_modified(key)
     server = client.server
     server.dirty += 1
@@ -263,6 +274,7 @@ def _set_expiring(client: Client, argv: list[bytes], flag: int) -> Any:
     db = client.db
     db.set(key, argv[3])
     db.set_expire(key, when)
+    client.propagate_as([b"SET", key, argv[3], b"PXAT", b"%d" % when])
     db.signal_modified(key)
     client.server.notify(STRING, b"set", key, db.index)
     client.server.notify(GENERIC, b"expire", key, db.index)
@@ -285,12 +297,13 @@ def getset(client: Client, argv: list[bytes]) -> bytes | None:
     old = _string(lookup_read(client, key))
     db = client.db
     db.set(key, argv[2], looked_up=True)
+    client.propagate_as([b"SET", key, argv[2]])  # as Redis logs it
     db.signal_modified(key)
     client.server.notify(STRING, b"set", key, db.index)
     return old
 
 
-@command("getdel")
+@command("getdel", counts_changes=True)
 def getdel(client: Client, argv: list[bytes]) -> bytes | None:
     key = argv[1]
     value = _string(lookup_read(client, key))
@@ -298,12 +311,18 @@ def getdel(client: Client, argv: list[bytes]) -> bytes | None:
         db = client.db
         db.delete(key)
         db.signal_modified(key)
-        client.server.notify(GENERIC, b"del", key, db.index)
+        client.propagate_as([b"DEL", key])  # as Redis logs it
+        server = client.server
+        server.dirty += 1
+        server.notify(GENERIC, b"del", key, db.index)
     return value
 
 
-@command("getex")
+@command("getex", counts_changes=True)
 def getex(client: Client, argv: list[bytes]) -> bytes | None:
+    """GETEX: never logged as sent (its expiry may be relative), but as the change it made,
+    as Redis propagates it: DEL (an absolute time already past), PEXPIREAT or PERSIST;
+    nothing when it changed nothing."""
     flags, expire_arg, _ = _parse_options(argv, _GETEX_OPTIONS, 2)
     key = argv[1]
     value = _string(lookup_read(client, key))
@@ -311,17 +330,24 @@ def getex(client: Client, argv: list[bytes]) -> bytes | None:
         return None
     when = _expire_at(client, flags, expire_arg, "getex")
     db = client.db
-    notify = client.server.notify
-    if flags & (_EXAT | _PXAT) and when is not None and when <= client.server.clock.time_ms():
+    server = client.server
+    notify = server.notify
+    if flags & (_EXAT | _PXAT) and when is not None and when <= server.clock.time_ms():
         db.delete(key)
         db.signal_modified(key)
+        client.propagate_as([b"DEL", key])
+        server.dirty += 1
         notify(GENERIC, b"del", key, db.index)
     elif when is not None:
         db.set_expire(key, when)
         db.signal_modified(key)
+        client.propagate_as([b"PEXPIREAT", key, b"%d" % when])
+        server.dirty += 1
         notify(GENERIC, b"expire", key, db.index)
     elif flags & _PERSIST and db.persist(key):
         db.signal_modified(key)
+        client.propagate_as([b"PERSIST", key])
+        server.dirty += 1
         notify(GENERIC, b"persist", key, db.index)
     return value
 
@@ -385,6 +411,10 @@ def msetex(client: Client, argv: list[bytes]) -> int:
     server = client.server
     notify = server.notify
     keep_ttl = bool(flags & _KEEPTTL)
+    if when is not None and not flags & _PXAT:
+        # The same absolute time for every key, whenever the log is replayed.
+        condition = [b"NX"] if flags & _NX else [b"XX"] if flags & _XX else []
+        client.propagate_as([*argv[:end], *condition, b"PXAT", b"%d" % when])
     for i in range(2, end, 2):
         key = argv[i]
         db.set(key, argv[i + 1], keep_ttl=keep_ttl)
@@ -458,6 +488,9 @@ def incrbyfloat(client: Client, argv: list[bytes]) -> bytes:
     text = TextString(longdouble.format_human(result))
     db = client.db
     db.set(key, text, keep_ttl=True, looked_up=True)
+    # Logged as the value it left, as Redis does: a replay elsewhere must not depend on
+    # how that machine rounds the addition.
+    client.propagate_as([b"SET", key, bytes(text), b"KEEPTTL"])
     db.signal_modified(key)
     client.server.notify(STRING, b"incrbyfloat", key, db.index)
     return bytes(text)
@@ -551,6 +584,14 @@ def increx(client: Client, argv: list[bytes]) -> list[Any]:
     elif persist and db.persist(key):
         db.signal_modified(key)
         server.notify(GENERIC, b"persist", key, db.index)
+    # Logged as the state it left (its expiry may be relative): the value with its
+    # absolute expiry, or DEL when a time already past removed the key.
+    if key not in db.data:
+        client.propagate_as([b"DEL", key])
+    else:
+        expiry = db.expires.get(key)
+        client.propagate_as([b"SET", key, new_text] if expiry is None
+                            else [b"SET", key, new_text, b"PXAT", b"%d" % expiry])
     if floating:
         return [Double(new_text), Double(delta)]
     return [int(new_text), int(delta)]
@@ -739,7 +780,7 @@ _DELEX_CONDITIONS = {b"IFEQ": _IFEQ, b"IFNE": _IFNE, b"IFDEQ": _IFDEQ, b"IFDNE":
 def delex(client: Client, argv: list[bytes]) -> int:
     """DELEX key [IFEQ value | IFNE value | IFDEQ digest | IFDNE digest]: 1 when the key was
     deleted. Without a condition any type goes; with one the key must hold a string.
-    Logged in the append-only file as ``DEL key`` (:mod:`resplite.engine.propagate`).
+    Logged in the append-only file as ``DEL key``.
 
     Redis's order: the argument count (two or four, else the arity error), then the key
     (missing: 0 whatever the condition), then the condition's name, the type and the
@@ -767,6 +808,7 @@ def delex(client: Client, argv: list[bytes]) -> int:
     else:
         db.delete(key)
     db.signal_modified(key)
+    client.propagate_as([b"DEL", key])
     server.notify(GENERIC, b"del", key, db.index)
     server.dirty += 1
     return 1

@@ -13,7 +13,8 @@ With ``appendonly yes`` the folder ``dir``/``appenddirname`` holds
   ``aof-use-rdb-preamble no`` ``.base.aof``, commands (:meth:`Aof.base_chunks`); either
   form is read, Redis's included;
 * incr files ``<appendfilename>.<seq>.incr.aof``: the writes since, as RESP arrays of
-  the commands as Redis propagates them (:mod:`resplite.engine.propagate`), with a
+  the commands as Redis propagates them (each write's handler records the form it is
+  logged as, :meth:`resplite.engine.client.Client.propagate_as`), with a
   ``SELECT`` whenever the database changes and MULTI/EXEC around a transaction's writes.
 
 Writes are appended to an in-memory buffer as they happen (:meth:`Aof.feed`); the shell calls
@@ -518,6 +519,23 @@ class Aof:
         self.offset += 1
         if client is not None:
             client.woff = self.offset
+
+    def feed_all(self, client: Client | None, db: int, forms: list[list[bytes]]) -> None:
+        """Log the forms one command recorded (:meth:`Client.propagate_as`): several are
+        wrapped in MULTI/EXEC, as Redis's propagatePendingCommands does, unless a
+        transaction or a script already wraps them."""
+        if len(forms) < 2 or self.held is not None or self.loading or (
+                client is not None and client.executing_multi):
+            for argv in forms:
+                self.feed(client, db, argv)
+            return
+        # (SELECT, when due, goes inside the MULTI, as Redis propagates it.)
+        self.buffer.append(b"*1\r\n$5\r\nMULTI\r\n")
+        self.multi_open = True
+        for argv in forms:
+            self.feed(client, db, argv)
+        self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+        self.multi_open = False
 
     def hold(self) -> None:
         """A script starts: its writes wait for :meth:`release`."""

@@ -109,6 +109,7 @@ class Client:
         "parse_batch_cmds",
         "parse_batches",
         "patterns",
+        "propagated",
         "read_events",
         "reply_mode",
         "resp",
@@ -171,6 +172,10 @@ class Client:
         self.last_command = "NULL"
         # The append-only file's offset after this client's last logged write (WAITAOF).
         self.woff = 0
+        # What the command running now asked to be logged as (propagate_as): None while it
+        # asked nothing, so that it is logged as received. The dispatcher takes it after the
+        # call.
+        self.propagated: list[list[bytes]] | None = None
         # CLIENT LIST's traffic counters (Redis 8.0 / 8.8), kept by the connection: bytes
         # read and written, commands run, reads, and the commands parsed per read that
         # brought any (sum and count of such reads).
@@ -207,6 +212,23 @@ class Client:
         # Input bytes waiting unparsed (the connection sets it as data arrives), and what
         # the server's clients_memory counts for this client (see ServerState.charge_client).
         self.mem_charged = 0
+
+    def propagate_as(self, argv: list[bytes]) -> None:
+        """Log the command running now as ``argv`` instead of as it was received, as Redis's
+        alsoPropagate: a write whose replay would differ (a relative expiry, a random or
+        clock-dependent choice, an id it generated) records what it did, in commands
+        that replay to the same data set whatever the clock says then.
+
+        Called more than once, each form is logged in turn (in MULTI/EXEC when there are
+        several and no transaction or script already wraps them). Nothing is recorded
+        while the append-only file is off: nothing would take it.
+        """
+        if self.server.aof_on:
+            forms = self.propagated
+            if forms is None:
+                self.propagated = [argv]
+            else:
+                forms.append(argv)
 
     def reply_wanted(self) -> bool:
         """Whether the reply now due is sent, stepping the CLIENT REPLY mode (not ON)."""

@@ -27,7 +27,8 @@
    least ``slowlog-log-slower-than`` long enter the slow log, those of at least
    ``latency-monitor-threshold`` ms the latency monitor (``command`` / ``fast-command``),
    and every duration goes into the command's latency histogram. Then, as in Redis's ``call()``,
-   a write that changed the data set is logged in the append-only file, a tracking client's
+   a write that changed the data set is logged in the append-only file (as the forms its
+   handler recorded with ``client.propagate_as``, else as received), a tracking client's
    read keys are remembered and MONITOR clients are shown the command.
 
 The fast path: while ``client.gates | server.gates`` is 0 (:mod:`resplite.engine.gates`),
@@ -50,14 +51,6 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.engine.keyspecs import command_keys
-from resplite.engine.propagate import (
-    FIELD_EXPIRY_MANY,
-    SELF_LOGGED,
-    field_expiry_forms,
-    group_forms,
-    himport_forms,
-    logged_form,
-)
 from resplite.engine.scripting import SCRIPT_COMMANDS
 from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
@@ -430,9 +423,11 @@ class Dispatcher:
         server = self.server
         if server.aof_on:
             if server.dirty != dirty and spec.is_write:
-                self._log_write(client, spec, argv, reply)
+                self._log_write(client, argv, reply)
             elif spec.fullname == "exec":
                 server.aof.end_exec()
+        if client.propagated is not None:
+            client.propagated = None  # recorded by a call that changed nothing after all
         tracking = client.tracking
         if tracking is not None:
             # (A script's reads are remembered for its caller as they run, not the
@@ -445,26 +440,17 @@ class Dispatcher:
         if server.monitors and not (spec.flags & _NOT_MONITORED):
             server.feed_monitors(client, spec.fullname, argv)
 
-    def _log_write(self, client: Client, spec: CommandSpec, argv: list[bytes],
-                   reply: Any) -> None:
-        """Log a write that changed the data set in the append-only file, in the form Redis
-        propagates it (:mod:`resplite.engine.propagate`). An error reply changed nothing
-        (though it may have been counted as a change)."""
-        if isinstance(reply, ErrorReply) or spec.fullname in SELF_LOGGED:
-            return
-        db = client.db
-        aof = self.server.aof
-        forms = group_forms(spec.fullname, argv, reply, db.data)
-        if forms is None and spec.fullname in FIELD_EXPIRY_MANY:
-            forms = field_expiry_forms(argv, db.data)
-        elif forms is None and spec.fullname == "himport|set":
-            forms = himport_forms(argv, db.data)
+    def _log_write(self, client: Client, argv: list[bytes], reply: Any) -> None:
+        """Log a write that changed the data set in the append-only file: as the forms the
+        command recorded (:meth:`Client.propagate_as`, logged whatever the reply, since they
+        describe what was done), else as it was received unless it failed (an error reply
+        changed nothing, though it may have been counted as a change)."""
+        forms = client.propagated
         if forms is not None:
-            for form in forms:
-                aof.feed(client, client.db_index, form)
-            return
-        aof.feed(client, client.db_index,
-                 logged_form(spec.fullname, argv, reply, db.expires, db.data))
+            client.propagated = None
+            self.server.aof.feed_all(client, client.db_index, forms)
+        elif not isinstance(reply, ErrorReply):
+            self.server.aof.feed(client, client.db_index, argv)
 
     def _failed(self, spec: CommandSpec, exc: Exception) -> ErrorReply:
         """The one error reply for a command that raised, counted in the statistics."""

@@ -51,7 +51,6 @@ from resplite.engine.monitor import monitor_line, redact
 from resplite.engine.output import Output
 from resplite.engine.pause import ClientPause
 from resplite.engine.persistence import Persistence
-from resplite.engine.propagate import group_forms, unblocked_form
 from resplite.engine.pubsub import PubSub
 from resplite.engine.scheduler import NO_TIMERS, Scheduler
 from resplite.engine.scripting import NO_PUMP, BusyPump
@@ -530,16 +529,15 @@ class ServerState:
 
     def _run_retry(self, client: Client, blocked: BlockedState, key: bytes | None) -> Any:
         """Re-run a blocked command; a change it makes is logged in the append-only file
-        as the non-blocking command it amounts to, as Redis propagates it."""
+        as the non-blocking command it amounts to, as Redis propagates it: the blocking
+        commands' handlers record that form (``client.propagate_as``) whenever they serve."""
         dirty = self.dirty
         result = blocked.request.retry()
+        forms = client.propagated
+        client.propagated = None
         if self.aof_on and self.dirty != dirty:
-            argv = blocked.request.argv
-            forms = group_forms(blocked.command, argv, result, client.db.data)
-            if forms is None:
-                forms = [unblocked_form(blocked.command, argv, key, result)]
-            for form in forms:
-                self.aof.feed(client, blocked.db_index, form)
+            self.aof.feed_all(client, blocked.db_index,
+                              forms if forms is not None else [blocked.request.argv])
         return result
 
     def _acting_as(self, client: Client | None) -> Client | None:

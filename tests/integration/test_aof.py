@@ -466,6 +466,57 @@ def test_script_writes_are_logged_as_redis_logs_them(tmp_path: Path) -> None:
     assert files["resplite"].count(b"MULTI") == 3  # two scripts, one transaction
 
 
+def _rewritten_workload(client: redis.Redis) -> None:
+    """Writes Redis logs in another form than they were sent, with no clock in the form."""
+    run = client.execute_command
+    run("RPUSH", "l", "a", "b", "c", "d", "e")
+    run("LMPOP", "1", "l", "LEFT", "COUNT", "2")  # LPOP l 2
+    run("BLMPOP", "1", "2", "nol", "l", "RIGHT", "COUNT", "9")  # RPOP l 3
+    run("RPUSH", "l", "a", "b")
+    run("BLPOP", "nol", "l", "1")  # LPOP l
+    run("BLMOVE", "l", "l2", "RIGHT", "LEFT", "1")  # LMOVE
+    run("BRPOPLPUSH", "l2", "l3", "1")  # RPOPLPUSH
+    run("ZADD", "z", "1", "a", "2", "b", "3", "c")
+    run("ZMPOP", "1", "z", "MAX", "COUNT", "9")  # ZPOPMAX z 3
+    run("ZADD", "z", "1", "a", "2", "b")
+    run("BZPOPMIN", "z", "1")  # ZPOPMIN z
+    run("BZMPOP", "1", "1", "z", "MAX")  # ZPOPMAX z 1
+    run("SET", "s", "v")
+    run("GETSET", "s", "w")  # SET s w
+    run("GETDEL", "s")  # DEL s
+    run("GETDEL", "s")  # nothing
+    run("SET", "f", "1.5")
+    run("INCRBYFLOAT", "f", "0.25")  # SET f 1.75 KEEPTTL
+    run("HSET", "h", "x", "1")
+    run("HINCRBYFLOAT", "h", "x", "0.5")  # HSET h x 1.5
+    run("SADD", "st", "a", "b")
+    run("SPOP", "st", "5")  # DEL st
+    run("SPOP", "st")  # nothing
+    run("SET", "e", "v")
+    run("EXPIRE", "e", "-1")  # DEL e
+    run("EXPIRE", "e", "100")  # nothing
+    run("SET", "g", "v")
+    run("GETEX", "g")  # nothing
+    run("GETEX", "g", "PERSIST")  # nothing: no TTL to remove
+    run("PEXPIREAT", "g", "1")  # DEL g
+    run("XADD", "x", "1-1", "f", "v")
+    run("XADD", "x", "2-*", "f", "v")  # the id it made
+    run("XADD", "x", "MAXLEN", "~", "1", "3-1", "f", "v")  # MAXLEN = 3
+    run("XTRIM", "x", "MAXLEN", "~", "1")  # trims nothing: not logged
+
+
+def test_rewritten_writes_are_logged_as_redis_logs_them(tmp_path: Path) -> None:
+    """The incr file equals Redis 7.0's byte for byte for writes Redis rewrites."""
+    files = {}
+    for kind in ("redis", "resplite"):
+        folder = tmp_path / kind
+        folder.mkdir()
+        with running(kind, "--dir", str(folder), *AOF) as srv:
+            _rewritten_workload(redis.Redis.from_url(srv.url))
+        files[kind] = (folder / "appendonlydir" / "appendonly.aof.1.incr.aof").read_bytes()
+    assert files["resplite"] == files["redis"]
+
+
 def test_libraries_and_script_writes_survive_a_restart(tmp_path: Path) -> None:
     with running("resplite", "--dir", str(tmp_path), *AOF) as first:
         client = redis.Redis.from_url(first.url)
