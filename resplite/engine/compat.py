@@ -54,6 +54,9 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
     "acl-command-rules": (
         "7.2", "ACL LIST / GETUSER give a user's command and category rules in the order "
         "they were set, each once, instead of rebuilding them from categories"),
+    "client-name-c-string": (
+        "7.2", "CLIENT SETNAME / SETINFO and HELLO SETNAME check a name only up to its first "
+        "NUL byte"),
     "client-list-lib": (
         "7.2", "CLIENT LIST / INFO have lib-name and lib-ver"),
     "client-list-watch": (
