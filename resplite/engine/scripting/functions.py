@@ -153,12 +153,12 @@ def dump_payload(libraries: list[Library]) -> bytes:
 
 def verify_payload(payload: bytes) -> bool:
     from resplite.algorithms.crc64 import crc64
-    from resplite.formats.rdb_format import RDB_VERSION
+    from resplite.formats.rdb_format import NEWEST_READABLE
 
     if len(payload) < 10:
         return False
     version = payload[-10] | (payload[-9] << 8)
-    if version > RDB_VERSION:
+    if version > NEWEST_READABLE:
         return False
     return struct.pack("<Q", crc64(0, payload[:-8])) == payload[-8:]
 
