@@ -61,6 +61,9 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "7.2", "CLIENT LIST / INFO have lib-name and lib-ver"),
     "client-list-watch": (
         "7.4", "CLIENT LIST / INFO have watch, the number of keys the client watches"),
+    "multi-oom-denyoom-only": (
+        "7.4", "over maxmemory, a command queued in MULTI is refused only if it could grow "
+        "memory (denyoom), as outside MULTI; 7.0 refuses every queued command"),
     "client-list-io": (
         "8.0", "CLIENT LIST / INFO have io-thread, tot-net-in, tot-net-out and tot-cmds"),
     "client-list-reads": (
