@@ -604,9 +604,8 @@ def test_persistence_defaults_are_redis_s() -> None:
     """Started without a save option (or any other persistence directive), resplite answers
     CONFIG GET for every persistence setting as Redis does: Redis's built-in save rules
     included, so a stop writes the snapshot the next start loads."""
-    require_reference()
-    ref = require_reference()
-    servers = [ref.start_redis(save=None), ref.start_resplite(save=None)]
+    reference = require_reference()
+    servers = [reference.start_redis(save=None), reference.start_resplite(save=None)]
     try:
         ref, ours = (RawClient(s.host, s.port) for s in servers)
         for name in PERSISTENCE:
