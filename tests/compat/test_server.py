@@ -100,6 +100,13 @@ def test_info_everything(pair: Pair) -> None:
     assert dict(ours["Keyspace"])["db0"].startswith("keys=1,expires=0,avg_ttl=0")
 
 
+@pytest.mark.reference("7.0")
+def test_info_as_redis_7_0(pair: Pair) -> None:
+    """Answering as 7.0: INFO's sections, fields and their order are 7.0's."""
+    test_info_default_sections(pair)
+    test_info_everything(pair)
+
+
 def test_info_all_default_and_section_selection(pair: Pair) -> None:
     for args in (("all",), ("default",), ("SERVER",), ("clients", "server"),
                  ("keyspace", "server", "keyspace"), ("commandstats",), ("errorstats",),
