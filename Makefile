@@ -55,13 +55,18 @@ run: $(VENV)/.run-deps $(VENV)/.build bytecode
 # The whole suite runs on the build `make build` made (compiled where a C compiler is
 # present; RESPLITE_EXPECT_BUILD, if set, is the one it must be), then the unit and compat
 # tests once more on the pure-Python source.
+# The compat suite compares with Redis 8.6.3: $$RESPLITE_REFERENCE_SERVER if set, else the
+# build tools/build-redis-reference.sh makes once (about 5 minutes) and caches in ~/.cache.
+REFERENCE := RESPLITE_REFERENCE_SERVER="$${RESPLITE_REFERENCE_SERVER:-$$(tools/build-redis-reference.sh)}"
+
 test: $(VENV)/.test-deps $(VENV)/.build bytecode
 	$(BIN)/ruff check resplite tests bench
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	@# The run fails, naming them, if a process it started (a server, a worker) outlives it.
-	$(BIN)/python tests/support/procs.py $(BIN)/pytest -n 2 --dist loadgroup -q -rs
-	RESPLITE_PURE_PYTHON=1 RESPLITE_EXPECT_BUILD=pure $(BIN)/python tests/support/procs.py \
+	$(REFERENCE) $(BIN)/python tests/support/procs.py $(BIN)/pytest -n 2 --dist loadgroup -q -rs
+	$(REFERENCE) RESPLITE_PURE_PYTHON=1 RESPLITE_EXPECT_BUILD=pure \
+		$(BIN)/python tests/support/procs.py \
 		$(BIN)/pytest -n 2 --dist loadgroup -q -rs tests/unit tests/compat
 
 lint: $(VENV)/.test-deps

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerate the facts in ``resplite/commands/specs/*.json`` from a reference redis-server.
 
-A developer tool, not part of the package. It asks a local Redis 7.0 for ``COMMAND INFO`` and
+A developer tool, not part of the package. It asks the reference Redis (8.6.3:
+``$RESPLITE_REFERENCE_SERVER``, ``tools/build-redis-reference.sh``) for ``COMMAND INFO`` and
 ``COMMAND DOCS`` (over RESP3, on a raw socket, so that sets, maps and their order arrive as Redis
 sends them) for every command resplite implements, and writes one JSON file per command or
 subcommand (``xgroup-create.json`` for ``XGROUP CREATE``).
@@ -346,58 +347,20 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 
 # Spec files (by stem) whose facts do not come from the reference server, and why.
 HAND_MAINTAINED: dict[str, str] = {
-    "client-setinfo": "added in Redis 7.2",
-    "client-no-touch": "added in Redis 7.2",
-    "client-kill": "Redis 7.4 argument tree (MAXAGE filter; 7.2's argument names)",
-    "xadd": "Redis 8.6 argument tree (KEEPREF | DELREF | ACKED; IDMPAUTO | IDMP)",
-    "xtrim": "Redis 8.2 argument tree (KEEPREF | DELREF | ACKED)",
     "xreadgroup": "Redis 8.10 argument tree (CLAIM min-idle-time; MAXCOUNT, MAXSIZE)",
     "xread": "Redis 8.10 argument tree (MAXCOUNT, MAXSIZE)",
-    "xinfo-stream": "Redis 8.8 history (idempotency fields, nacked-count)",
-    "xcfgset": "added in Redis 8.6",
+    "xinfo-stream": "Redis 8.8 history (nacked-count)",
     "xnack": "added in Redis 8.8",
-    "xdelex": "added in Redis 8.2",
-    "xackdel": "added in Redis 8.2",
-    "hscan": "Redis 7.4 argument tree (NOVALUES)",
-    "bitop": "Redis 8.2 argument tree (DIFF | DIFF1 | ANDOR | ONE)",
-    "set": "Redis 8.4 argument tree (IFEQ | IFNE | IFDEQ | IFDNE)",
-    "msetex": "added in Redis 8.4",
-    "delex": "added in Redis 8.4",
-    "digest": "added in Redis 8.4",
-    **{
-        stem: "hash field expiry, added in Redis 7.4"
-        for stem in ("hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",
-                     "hexpiretime", "hpexpiretime", "hpersist")
-    },
-    "hgetdel": "added in Redis 8.0",
-    "hgetex": "added in Redis 8.0",
-    "hsetex": "added in Redis 8.0",
-    "zrank": "Redis 7.2 argument tree (WITHSCORE)",
     "slowlog-get": "Redis 8.10 history (the argument count)",
-    "zrevrank": "Redis 7.2 argument tree (WITHSCORE)",
     **{
         name: "Redis 8.8 argument tree (AGGREGATE COUNT)"
         for name in ("zunion", "zinter", "zunionstore", "zinterstore")
     },
-    "cluster-myshardid": "added in Redis 7.2",
-    "cluster-slot-stats": "added in Redis 8.2",
-    "waitaof": "added in Redis 7.2",
-    "wait": "Redis 7.2 and 7.4 flags (blocking; no longer noscript)",
-    **{
-        name: "Redis 7.2 flags (no longer noscript: in a script it does not block)"
-        for name in ("blpop", "brpop", "blmove", "brpoplpush", "bzpopmin", "bzpopmax")
-    },
-    "cluster-slots": "Redis 7.2 flags (loading)",
-    "cluster-shards": "Redis 7.2 flags (loading)",
-    "command-getkeys": "Redis 7.2 arity (-3: the command alone is checked by the subcommand)",
-    "command-getkeysandflags": "Redis 7.2 arity (-3)",
     "sunioncard": "added in Redis 8.10",
     "sdiffcard": "added in Redis 8.10",
     "lmovem": "added in Redis 8.10",
     "increx": "added in Redis 8.8",
     "himport": "added in Redis 8.10",
-    "hotkeys": "added in Redis 8.6",
-    **{f"hotkeys-{sub}": "added in Redis 8.6" for sub in COMMANDS["hotkeys"]},
     **{f"himport-{sub}": "added in Redis 8.10" for sub in COMMANDS["himport"]},
     "blmovem": "added in Redis 8.10",
     "resplite.clock": "resplite's own command",
@@ -800,7 +763,10 @@ def write_catalog(check: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, help="port of a running reference redis-server")
-    parser.add_argument("--server", default="redis-server", help="redis-server binary to start")
+    parser.add_argument(
+        "--server", default=os.environ.get("RESPLITE_REFERENCE_SERVER") or "redis-server",
+        help="redis-server binary to start (default: $RESPLITE_REFERENCE_SERVER, else the "
+             "one on PATH)")
     parser.add_argument("--check", action="store_true", help="write nothing, report staleness")
     args = parser.parse_args(argv)
     return _generate_specs(args) or write_catalog(args.check)
@@ -814,7 +780,8 @@ def _generate_specs(args: argparse.Namespace) -> int:
             return generate(RespClient(sock), args.check)
     binary = shutil.which(args.server)
     if binary is None:
-        print(f"{args.server} not found; install Redis 7.0 or pass --port", file=sys.stderr)
+        print(f"{args.server} not found; build Redis 8.6.3 with "
+              "tools/build-redis-reference.sh, or pass --port", file=sys.stderr)
         return 2
     workdir = Path(tempfile.mkdtemp(prefix="gen-specs-"))
     proc, sock_path = start_reference_server(binary, workdir)

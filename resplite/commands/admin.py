@@ -368,11 +368,17 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
     net = used - startup
     rss = info.resident_memory()
     keys = sum(len(db.data) for db in server.keyspace.dbs)
+    version = server.config["redis-compat-version"]
+    # Redis 7.4's and 8.6's fields (compat DIFFERENCES "memory-stats-7.4" / "-8.6"): no
+    # replica buffers, per-slot lookup tables or rehashing here, so those count nothing.
+    newer = compat.follows(version, "memory-stats-8.6")
+    since_74 = compat.follows(version, "memory-stats-7.4")
     stats: dict[bytes, Any] = {
         b"peak.allocated": peak,
         b"total.allocated": used,
         b"startup.allocated": startup,
         b"replication.backlog": 0,
+        **({b"replica.fullsync.buffer": 0} if newer else {}),
         b"clients.slaves": 0,
         b"clients.normal": server.clients_memory,
         b"cluster.links": 0,
@@ -380,13 +386,21 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         b"lua.caches": server.script_memory,
         b"functions.caches": 0,
     }
+    if newer:
+        vm = dict(server.scripting.memory_lines())["used_memory_vm_total"]
+        stats[b"script.VMs"] = vm
     for index, main, expires in info.db_overheads(server):
         stats[b"db.%d" % index] = {
             b"overhead.hashtable.main": main,
             b"overhead.hashtable.expires": expires,
         }
+    if since_74:
+        stats[b"overhead.db.hashtable.lut"] = 0
+        stats[b"overhead.db.hashtable.rehashing"] = 0
+    stats[b"overhead.total"] = overhead
+    if since_74:
+        stats[b"db.dict.rehashing.count"] = 0
     stats.update({
-        b"overhead.total": overhead,
         b"keys.count": keys,
         b"keys.bytes-per-key": net // keys if keys else 0,
         b"dataset.bytes": dataset,
@@ -396,6 +410,7 @@ def memory_stats(client: Client, argv: list[bytes]) -> Any:
         b"allocator.allocated": used,
         b"allocator.active": used,
         b"allocator.resident": used,
+        **({b"allocator.muzzy": 0} if since_74 else {}),
         b"allocator-fragmentation.ratio": Double(b"1"),
         b"allocator-fragmentation.bytes": 0,
         b"allocator-rss.ratio": Double(b"1"),

@@ -165,6 +165,11 @@ def _argv_size(argv: list[bytes]) -> int:
     return sum(len(arg) for arg in argv)
 
 
+def _c_text(value: bytes) -> str:
+    """A name as Redis prints it into a CLIENT LIST line (%s): up to its first NUL byte."""
+    return value.split(b"\0", 1)[0].decode("utf-8", "surrogateescape")
+
+
 def client_info_line(client: Client, current_argv: list[bytes] | None = None) -> bytes:
     """One CLIENT LIST line (without its newline) describing ``client``."""
     now = client.server.clock.monotonic_ms()
@@ -177,7 +182,7 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
     watch = f"watch={len(client.watched)} " if compat.follows(version, "client-list-watch") else ""
     line = (
         f"id={client.id} addr={client.addr} laddr={client.laddr} fd={client.fd} "
-        f"name={client.name.decode('utf-8', 'surrogateescape')} "
+        f"name={_c_text(client.name)} "
         f"age={max(now - client.created_ms, 0) // 1000} "
         f"idle={max(now - client.last_interaction_ms, 0) // 1000} "
         f"flags={_flags(client)} db={client.db_index} sub={len(client.channels)} "
@@ -189,8 +194,7 @@ def client_info_line(client: Client, current_argv: list[bytes] | None = None) ->
         f"redir={tracking.redirect if tracking is not None else -1} resp={client.resp}"
     )
     if compat.follows(version, "client-list-lib"):
-        line += (f" lib-name={client.lib_name.decode('utf-8', 'surrogateescape')}"
-                 f" lib-ver={client.lib_ver.decode('utf-8', 'surrogateescape')}")
+        line += f" lib-name={_c_text(client.lib_name)} lib-ver={_c_text(client.lib_ver)}"
     if compat.follows(version, "client-list-io"):
         # The I/O thread (one here: 0) and the traffic so far.
         line += (f" io-thread=0 tot-net-in={client.net_in} tot-net-out={client.net_out}"
@@ -247,7 +251,7 @@ def client_list(client: Client, argv: list[bytes]) -> Any:
 @command("client|setname")
 def client_setname(client: Client, argv: list[bytes]) -> Any:
     name = argv[2]
-    if name and not valid_client_name(name):
+    if name and not valid_client_name(name, client):
         raise CommandError(errors.BAD_CLIENT_NAME)
     client.name = name
     return OK
@@ -264,7 +268,7 @@ def client_setinfo(client: Client, argv: list[bytes]) -> Any:
     lowered = attr.lower()
     if lowered not in (b"lib-name", b"lib-ver"):
         raise CommandError(errors.unrecognized_option(attr))
-    if not valid_client_name(value):
+    if not valid_client_name(value, client):
         raise CommandError(errors.bad_client_attr(attr))
     if lowered == b"lib-name":
         client.lib_name = value

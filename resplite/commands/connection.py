@@ -75,8 +75,12 @@ def auth(client: Client, argv: list[bytes]) -> Any:
     return OK
 
 
-def valid_client_name(name: bytes) -> bool:
-    """Redis allows names of printable ASCII without spaces."""
+def valid_client_name(name: bytes, client: Client) -> bool:
+    """Redis allows names of printable ASCII without spaces. Redis 7.2 and later check them
+    as C strings, up to the first NUL byte, and keep the rest unchecked (compat DIFFERENCES
+    "client-name-c-string")."""
+    if compat.follows(client.server.config["redis-compat-version"], "client-name-c-string"):
+        name = name.split(b"\0", 1)[0]
     return all(33 <= b <= 126 for b in name)
 
 
@@ -111,7 +115,7 @@ def hello(client: Client, argv: list[bytes]) -> Any:
     if not client.authenticated:
         raise CommandError(_HELLO_NOAUTH)
     if name is not None:
-        if not valid_client_name(name):
+        if not valid_client_name(name, client):
             raise CommandError(_BAD_CLIENT_NAME)
         client.name = name
     client.set_resp(protover)

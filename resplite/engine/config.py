@@ -50,6 +50,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import socket
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -716,13 +717,30 @@ def _hostname(text: str) -> str:
 
 
 def _node_name(text: str) -> str:
-    if any(c in "!#$%&()*+:;<>?@[]^{|}~" for c in text):
+    # Redis 8.6's isValidAuxChar: control characters and the nodes.conf delimiters are
+    # refused (7.2 refused only the punctuation up to "~").
+    if any(c in "!#$%&()*+:;<>?@[]^{|}~,= \"'\\" or ord(c) < 32 or ord(c) == 127
+           for c in text):
         raise ConfigError("Announced human node name contained invalid character")
+    return text
+
+
+def _announce_ip(text: str) -> str:
+    # Redis 8.6 checks it as inet_pton does (empty: none announced).
+    if text:
+        for family in (socket.AF_INET, socket.AF_INET6):
+            try:
+                socket.inet_pton(family, text)
+                return text
+            except (OSError, ValueError):
+                pass
+        raise ConfigError("Cluster announce IP must be a valid IPv4 or IPv6 address")
     return text
 
 
 # Catalogue strings that Redis checks beyond being a string.
 _STRING_CHECKS: dict[str, Parser] = {
+    "cluster-announce-ip": _announce_ip,
     "cluster-announce-hostname": _hostname,
     "cluster-announce-human-nodename": _node_name,
 }

@@ -15,7 +15,7 @@
    and while ``used_memory`` is over ``maxmemory`` keys are evicted as the policy allows
    (:mod:`resplite.engine.evict`, for every command, as Redis's processCommand does); if
    memory stays over with nothing left to evict a ``denyoom`` command is refused with
-   ``-OOM`` (inside MULTI every queued command counts as one);
+   ``-OOM`` (inside MULTI, for Redis 7.0, every queued command counts as one);
 6. a RESP2 client in Pub/Sub mode may run only (P|S)(UN)SUBSCRIBE, PING, QUIT and RESET; a
    MONITOR client may not touch the keyspace;
 7. CLIENT PAUSE: a command the pause covers is held back (before MULTI queueing, as Redis);
@@ -497,6 +497,10 @@ class Dispatcher:
         if spec.fullname == "exec":
             # EXEC counts as a write of the worst command it would run.
             return any(self._denyoom(q, args) for q, args in queued)
+        # Redis 7.0 refuses every queued command (its queue grows memory); 7.4 and later
+        # only the denyoom ones (compat DIFFERENCES "multi-oom-denyoom-only").
+        if compat.follows(self.server.config["redis-compat-version"], "multi-oom-denyoom-only"):
+            return False
         return spec.fullname not in _EXEMPT_FROM_OOM_IN_MULTI
 
     def _reject(self, client: Client, spec: CommandSpec | None, message: str) -> ErrorReply:

@@ -319,7 +319,7 @@ XAUTOCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
 XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
 # Idempotent producers (Redis 8.6): XADD IDMP / IDMPAUTO and XCFGSET.
 IDMP_TWICE = "ERR IDMP/IDMPAUTO specified multiple times"
-IDMP_EXPLICIT_ID = "ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"
+IDMP_EXPLICIT_ID = "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"
 IDMP_EMPTY_PID = "ERR IDMP requires a non-empty producer ID"
 IDMP_EMPTY_IID = "ERR IDMP requires a non-empty idempotent ID"
 IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"

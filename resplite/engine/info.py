@@ -276,6 +276,15 @@ def _rates(state: ServerState) -> tuple[int, float, float]:
     )
 
 
+def _expired(state: ServerState, keys: int) -> Lines:
+    """expired_keys and expired_subkeys, in the order of the version answered as."""
+    lines: Lines = [("expired_keys", keys),
+                    ("expired_subkeys", sum(db.expired_fields for db in state.keyspace.dbs))]
+    if compat.follows(state.config["redis-compat-version"], "info-expired-subkeys-first"):
+        lines.reverse()
+    return lines
+
+
 def _stats(state: ServerState) -> Lines:
     ops, kin, kout = _rates(state)
     expired = sum(db.expired_keys for db in state.keyspace.dbs)
@@ -297,8 +306,7 @@ def _stats(state: ServerState) -> Lines:
         ("sync_full", 0),
         ("sync_partial_ok", 0),
         ("sync_partial_err", 0),
-        ("expired_keys", expired),
-        ("expired_subkeys", sum(db.expired_fields for db in state.keyspace.dbs)),
+        *_expired(state, expired),
         *state.expiry.info_lines(),
         ("evicted_keys", state.evictor.evicted_keys),
         ("evicted_clients", state.evicted_clients),

@@ -1,4 +1,4 @@
-"""Every directive Redis 7.4 and 8.0 accept, as data: name, type, default, bounds, flags.
+"""Every directive Redis 7.4 to 8.6 accept, as data: name, type, default, bounds, flags.
 
 This is the catalogue behind "a stock redis.conf loads": :mod:`resplite.engine.config` turns
 each row it does not declare itself into a directive with the same CONFIG GET / SET type and
@@ -151,7 +151,7 @@ CATALOGUE: tuple[RedisDirective, ...] = (
     _enum('syslog-facility', 'local0',
         ('user', 'local0', 'local1', 'local2', 'local3', 'local4', 'local5', 'local6', 'local7'),
         mutable=False),
-    _enum('repl-diskless-load', 'disabled', ('disabled', 'on-empty-db', 'swapdb')),
+    _enum('repl-diskless-load', 'disabled', ('disabled', 'on-empty-db', 'swapdb', 'flushdb')),
     _enum('loglevel', 'notice', ('debug', 'verbose', 'notice', 'warning', 'nothing')),
     _enum('maxmemory-policy', 'noeviction',
         ('volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl', 'allkeys-lru',
@@ -264,6 +264,16 @@ CATALOGUE: tuple[RedisDirective, ...] = (
     _string('tls-protocols', ''),
     _string('tls-ciphers', ''),
     _string('tls-ciphersuites', ''),
+    # Redis 8.2 - 8.6 (config.c of 8.6.3).
+    _int('aof-load-corrupt-tail-max-size', 0, 0, LONG_MAX),
+    _int('cluster-compatibility-sample-ratio', 0, 0, 100),
+    _memory('cluster-slot-migration-handoff-max-lag-bytes', 1048576, 0, LONG_MAX),
+    _int('cluster-slot-migration-write-pause-timeout', 10000, 0, LONG_MAX),
+    _enum('cluster-slot-stats-enabled', 'no', ('no', 'yes', 'cpu', 'net', 'mem'), multi=True),
+    _bool('key-memory-histograms', False),
+    _int('lookahead', 16, 1, INT_MAX),
+    _memory('replica-full-sync-buffer-limit', 0, 0, LONG_MAX),
+    _enum('tls-auth-clients-user', 'off', ('CN', 'off')),
 )
 
 # Directives Redis reads that are not in its table: a file line of their own (include,

@@ -168,7 +168,7 @@ def read_snapshot(
         version = int(magic[5:])
     except ValueError:
         raise r.error("unreadable RDB version in the signature", 5) from None
-    if version < f.OLDEST_READABLE or version > f.RDB_VERSION:
+    if version < f.OLDEST_READABLE or version > f.NEWEST_READABLE:
         raise r.error(f"can't handle RDB format version {version}", 5)
     report = LoadReport(version=version)
     db = 0

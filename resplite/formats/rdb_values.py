@@ -66,6 +66,10 @@ from resplite.store.set import HASHTABLE, INTSET, LISTPACK, Set
 from resplite.store.set import Limits as SetLimits
 from resplite.store.sorted_ids import SortedIds
 from resplite.store.stream import Stream
+from resplite.store.stream_idmp import DEFAULT_DURATION as IDMP_DEFAULT_DURATION
+from resplite.store.stream_idmp import DEFAULT_MAXSIZE as IDMP_DEFAULT_MAXSIZE
+from resplite.store.stream_idmp import DURATION_RANGE as IDMP_DURATION_RANGE
+from resplite.store.stream_idmp import MAXSIZE_RANGE as IDMP_MAXSIZE_RANGE
 from resplite.store.stream_idmp import IdmpState
 from resplite.store.stream_ids import MAX_ID
 from resplite.store.stream_node import SAME_FIELDS, StreamNode
@@ -464,7 +468,7 @@ def payload_valid(payload: bytes, check_crc: bool = True) -> bool:
     if len(payload) < 10:
         return False
     version = payload[-10] | (payload[-9] << 8)
-    if version > f.RDB_VERSION:
+    if version > f.NEWEST_READABLE:
         return False
     if not check_crc:
         return True
@@ -521,7 +525,8 @@ def read_value(r: f.Reader, kind: int, key: bytes, limits: Limits = DEFAULT_LIMI
         return _read_set(r, kind, limits)
     if kind in (f.TYPE_ZSET, f.TYPE_ZSET_2, f.TYPE_ZSET_LISTPACK, f.TYPE_ZSET_ZIPLIST):
         return _read_zset(r, kind, limits)
-    if kind in (f.TYPE_STREAM_LISTPACKS, f.TYPE_STREAM_LISTPACKS_2, f.TYPE_STREAM_LISTPACKS_3):
+    if kind in (f.TYPE_STREAM_LISTPACKS, f.TYPE_STREAM_LISTPACKS_2, f.TYPE_STREAM_LISTPACKS_3,
+                f.TYPE_STREAM_LISTPACKS_4):
         return _read_stream(r, kind, limits.keep_stream_forms)
     reader = _EXTRA_READERS.get(kind)
     if reader is not None:
@@ -820,7 +825,50 @@ def _read_stream(r: f.Reader, kind: int, keep: bool = True) -> Stream:
         if group is None:
             raise r.error(f"duplicated consumer group name {name!r}")
         _read_group_pel(r, group, kind)
+    if kind >= f.TYPE_STREAM_LISTPACKS_4:
+        _read_stream_idmp(r, value)
     return value
+
+
+def _read_stream_idmp(r: f.Reader, value: Stream) -> None:
+    """Redis 8.6's idempotent-producer state: duration, maxsize, each producer's iids (with
+    their entry ids, oldest first), then the lifetime counters. A stream that never used
+    IDMP (the defaults, nothing tracked or counted) keeps none."""
+    duration = r.length("the IDMP duration")
+    if not IDMP_DURATION_RANGE[0] <= duration <= IDMP_DURATION_RANGE[1]:
+        raise r.error("Stream IDMP duration out of range")
+    maxsize = r.length("the IDMP max entries")
+    if not IDMP_MAXSIZE_RANGE[0] <= maxsize <= IDMP_MAXSIZE_RANGE[1]:
+        raise r.error("Stream IDMP max entries out of range")
+    tracked: list[tuple[int, int, bytes, bytes]] = []
+    producers: set[bytes] = set()
+    for _ in range(r.length("an IDMP producer count")):
+        pid = r.string("an IDMP producer id")
+        if pid in producers:
+            raise r.error("duplicated IDMP producer")
+        producers.add(pid)
+        for _ in range(r.length("an IDMP entry count")):
+            iid = r.string("an idempotent id")
+            sid = (r.length("an IDMP entry id") << 64) | r.length("an IDMP entry id")
+            tracked.append((sid, len(tracked), pid, iid))
+    added = r.length("the IDMP iids added")
+    duplicates = r.length("the IDMP duplicates")
+    if (not tracked and not added and not duplicates
+            and (duration, maxsize) == (IDMP_DEFAULT_DURATION, IDMP_DEFAULT_MAXSIZE)):
+        return
+    state = IdmpState(duration, maxsize)
+    state.iids_added = added
+    state.iids_duplicates = duplicates
+    # resplite keeps every producer's iids in one order, that of their entry ids.
+    for sid, _, pid, iid in sorted(tracked):
+        known = state.producers.get(pid)
+        if known is None:
+            known = state.producers[pid] = OrderedDict()
+        if iid in known:  # Redis skips a duplicate when it loads
+            continue
+        known[iid] = sid
+        state.order[(pid, iid)] = sid
+    value.idmp = state
 
 
 def _read_group_pel(r: f.Reader, group: ConsumerGroup, kind: int) -> None:

@@ -7,7 +7,10 @@ line as its ``redis-compat-version`` (``8.6``), so version-dependent replies (CO
 table, HELLO, INFO, CLIENT LIST's fields) compare as they are. A test about Redis 7.x is
 marked ``@pytest.mark.reference("7.0")``: its fixtures then use the 7.0 reference
 (``$RESPLITE_REFERENCE_SERVER_70``, else a redis-server 7.0 on PATH) and a resplite answering
-as 7.0. ``reference`` is the test's :class:`Reference`.
+as 7.0. A test marked ``@pytest.mark.redis_version("x.y")`` with a version newer than the
+reference gets a resplite answering as its newest version instead (in ``pair`` too: the
+reference side then serves what the versions share). ``reference`` is the test's
+:class:`Reference`.
 
 ``pair`` gives two raw connections, one to each server, already switched to the protocol
 version under test (the fixture runs every test under RESP2 and RESP3), on freshly flushed
@@ -25,9 +28,7 @@ directives given (as processes, or as a ``Pair``).
 ``server``, ``conn``, ``rconn`` and ``xs`` are resplite alone (answering as its default,
 the newest version), its clock frozen at ``support.newer.T0``: for tests marked
 ``@pytest.mark.redis_version("x.y")`` that assert a newer Redis than the reference, whose
-binary is not installed (``support/newer.py``). Such a test that uses ``pair`` (to compare
-what both servers share) gets a resplite answering as the newest version in it, beside the
-reference.
+binary is not installed (``support/newer.py``).
 
 Where the tests are: ``README.md`` in this folder.
 """
@@ -47,8 +48,6 @@ from support.servers import (
     require_reference,
     start_resplite,
 )
-
-from resplite.engine import compat
 
 if TYPE_CHECKING:
     from resplite.testing.embedded import ClockControl, ServerHandle
@@ -77,48 +76,40 @@ def reference(request: pytest.FixtureRequest) -> Reference:
     return _reference(_asked_version(request))
 
 
-def _newer_than_reference(request: pytest.FixtureRequest, version: str | None) -> bool:
-    """Whether the test is marked ``@pytest.mark.redis_version("x.y")`` with a version newer
-    than its reference's line: its resplite then answers as its default, newest version (the
-    reference still answers as itself)."""
+def _newest_for(request: pytest.FixtureRequest, reference: Reference) -> bool:
+    """Whether the test is marked with a Redis newer than the reference
+    (``@pytest.mark.redis_version("8.10")``): its resplite then answers as resplite's newest
+    version, so that the newer commands and replies it asserts on resplite exist."""
     marker = request.node.get_closest_marker("redis_version")
     if marker is None:
         return False
-    line = _reference(version).compat_version
-    return line is None or compat.parse(str(marker.args[0])) > compat.parse(line)
+    asked = tuple(int(part) for part in str(marker.args[0]).split(".")[:2])
+    return asked > tuple(int(part) for part in reference.line.split("."))
 
 
 class _SessionServers:
-    """One reference and one resplite per reference asked for (and a resplite answering as
-    the newest version, for the tests of newer behaviour), started on first use and stopped
-    at the end of the session."""
+    """One reference per reference asked for, and beside it one resplite answering as its
+    version (and one answering as the newest, for tests marked newer), each started on first
+    use and stopped at the end of the session."""
 
     def __init__(self) -> None:
-        self.started: dict[str | None, tuple[ServerProcess, ServerProcess]] = {}
-        self.newest: dict[str | None, ServerProcess] = {}
+        self.redis: dict[str | None, ServerProcess] = {}
+        self.ours: dict[tuple[str | None, bool], ServerProcess] = {}
 
-    def get(self, version: str | None) -> tuple[ServerProcess, ServerProcess]:
-        if version not in self.started:
-            ref = _reference(version)
-            redis = ref.start_redis()
-            try:
-                ours = ref.start_resplite()
-            except BaseException:
-                redis.stop()
-                raise
-            self.started[version] = (redis, ours)
-        return self.started[version]
-
-    def get_newest(self, version: str | None) -> ServerProcess:
-        if version not in self.newest:
-            self.newest[version] = start_resplite()
-        return self.newest[version]
+    def get(self, version: str | None, request: pytest.FixtureRequest,
+            ) -> tuple[ServerProcess, ServerProcess]:
+        ref = _reference(version)
+        if version not in self.redis:
+            self.redis[version] = ref.start_redis()
+        newest = _newest_for(request, ref)
+        if (version, newest) not in self.ours:
+            self.ours[version, newest] = (start_resplite() if newest else ref.start_resplite())
+        return self.redis[version], self.ours[version, newest]
 
     def stop(self) -> None:
-        for ours in self.newest.values():
+        for ours in self.ours.values():
             ours.stop()
-        for redis, ours in self.started.values():
-            ours.stop()
+        for redis in self.redis.values():
             redis.stop()
 
 
@@ -129,27 +120,27 @@ def _session_servers() -> Iterator[_SessionServers]:
     servers.stop()
 
 
-@pytest.fixture
-def redis_ref(request: pytest.FixtureRequest, _session_servers: _SessionServers) -> ServerProcess:
-    """The session's reference redis-server (the test's reference version)."""
-    return _session_servers.get(_asked_version(request))[0]
+@pytest.fixture(scope="session")
+def redis_ref(_session_servers: _SessionServers) -> ServerProcess:
+    """The session's reference redis-server (the suite's: a module may share it)."""
+    ref = _reference()
+    if None not in _session_servers.redis:
+        _session_servers.redis[None] = ref.start_redis()
+    return _session_servers.redis[None]
 
 
 @pytest.fixture
 def resplite_srv(request: pytest.FixtureRequest,
                  _session_servers: _SessionServers) -> ServerProcess:
-    """The session's resplite, answering as the reference's version (as the newest, for a
-    test marked with a newer ``redis_version``)."""
-    version = _asked_version(request)
-    if _newer_than_reference(request, version):
-        return _session_servers.get_newest(version)
-    return _session_servers.get(version)[1]
+    """The session's resplite, answering as the reference's version (as its newest, for a
+    test marked with a newer Redis)."""
+    return _session_servers.get(_asked_version(request), request)[1]
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
-def pair(request: pytest.FixtureRequest, redis_ref: ServerProcess,
-         resplite_srv: ServerProcess) -> Iterator[Pair]:
-    p = open_pair(redis_ref, resplite_srv, request.param)
+def pair(request: pytest.FixtureRequest, _session_servers: _SessionServers) -> Iterator[Pair]:
+    redis, ours = _session_servers.get(_asked_version(request), request)
+    p = open_pair(redis, ours, request.param)
     p.ref.call("FLUSHALL")
     p.ours.call("FLUSHALL")
     yield p
@@ -157,14 +148,17 @@ def pair(request: pytest.FixtureRequest, redis_ref: ServerProcess,
 
 
 @pytest.fixture
-def server_pair_factory(reference: Reference) -> Iterator[ServerPairFactory]:
+def server_pair_factory(request: pytest.FixtureRequest,
+                        reference: Reference) -> Iterator[ServerPairFactory]:
     """Start a dedicated reference redis-server and resplite with extra directives."""
     started: list[ServerProcess] = []
+
+    newest = _newest_for(request, reference)
 
     def make(*extra: str) -> tuple[ServerProcess, ServerProcess]:
         ref = reference.start_redis(*extra)
         started.append(ref)
-        ours = reference.start_resplite(*extra)
+        ours = start_resplite(*extra) if newest else reference.start_resplite(*extra)
         started.append(ours)
         return ref, ours
 
@@ -174,16 +168,19 @@ def server_pair_factory(reference: Reference) -> Iterator[ServerPairFactory]:
 
 
 @pytest.fixture
-def pair_factory(reference: Reference) -> Iterator[PairFactory]:
+def pair_factory(request: pytest.FixtureRequest,
+                 reference: Reference) -> Iterator[PairFactory]:
     """Start a reference redis-server and a resplite with the same extra arguments, as a
     Pair."""
     started: list[ServerProcess] = []
     pairs: list[Pair] = []
 
+    newest = _newest_for(request, reference)
+
     def make(*extra: str, resp: int = 2) -> Pair:
         ref = reference.start_redis(*extra)
         started.append(ref)
-        ours = reference.start_resplite(*extra)
+        ours = start_resplite(*extra) if newest else reference.start_resplite(*extra)
         started.append(ours)
         p = open_pair(ref, ours, resp)
         pairs.append(p)

@@ -104,6 +104,27 @@ def test_memory(pair: Pair) -> None:
     assert ours[:1] == ref[:1]
 
 
+@pytest.mark.reference("7.0")
+def test_memory_as_redis_7_0(pair: Pair) -> None:
+    """Answering as 7.0: MEMORY STATS without 7.4's and 8.6's fields."""
+    test_memory(pair)
+
+
+@pytest.mark.reference("7.0")
+def test_acl_texts_as_redis_7_0(pair: Pair) -> None:
+    """Answering as 7.0: new users without sanitize-payload, command rules rebuilt from
+    categories (Redis's order, not the order set), and an unknown command's text with the
+    args suffix even without arguments."""
+    try:
+        pair.check("ACL", "SETUSER", "alice", "+@hash", "+@string", "-hset")
+        pair.check("ACL", "GETUSER", "alice")
+        pair.check("ACL", "LIST")
+    finally:
+        for conn in (pair.ref, pair.ours):
+            conn.call("ACL", "DELUSER", "alice")
+    pair.check("NOSUCH")
+
+
 def _map_kinds(node: Node) -> dict[str, bytes]:
     """Key -> reply type of a map reply (RESP3 map or RESP2 flat array)."""
     kind, items = node

@@ -1,12 +1,13 @@
-"""DUMP and RESTORE against a real Redis 7.0, both ways, and RESTORE's errors byte for byte.
+"""DUMP and RESTORE against the reference Redis (8.6.3), both ways, and RESTORE's errors byte
+for byte.
 
-Payloads travel between the two servers: every payload Redis 7.0 writes restores into
-resplite with the same contents, and every payload resplite writes for a type Redis 7.0
-knows restores into Redis. resplite writes the oldest RDB version that knows the value's
-type (9 for strings and the types of Redis 5, 10 for listpack hashes and sorted sets and for
-lists, quicklists of listpack or plain nodes), so those go across; a listpack set or a
-stream (RDB types of Redis 7.2, version 11) is refused by Redis 7.0 for its version, exactly
-as a Redis 7.2 payload is.
+Payloads travel between the two servers: every payload Redis writes (RDB version 13 in 8.6,
+streams as type 26 with their idempotent-producer state) restores into resplite with the same
+contents, and every payload resplite writes restores into Redis. resplite writes the oldest
+RDB version that knows the value's type (9 for strings and the types of Redis 5, 10 for
+listpack hashes and sorted sets and for lists, quicklists of listpack or plain nodes, 11 for
+listpack sets and streams); Redis 7.0 refuses the version-11 ones for their version, exactly
+as it refuses a Redis 7.2 payload (the test marked for the 7.0 reference).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from compat_helpers import decode
 from support import stream_payload
-from support.pair import Pair
+from support.pair import Pair, loose_ids
 from support.raw import RawClient
 from support.stream_payload import StreamParts, build
 
@@ -169,6 +170,29 @@ def test_a_redis_stream_payload_restores_with_its_groups(pair: Pair) -> None:
             assert ours == ref, cmd
 
 
+def test_a_redis_8_6_stream_payload_keeps_its_idempotent_producers(pair: Pair) -> None:
+    """RDB type 26 (Redis 8.6, RDB version 13): the IDMP settings, every producer's iids
+    with their entries, and the lifetime counters restore into resplite."""
+    for pid, iid in (("p1", "a"), ("p2", "b"), ("p1", "c"), ("p1", "a")):  # a duplicate
+        pair.check("XADD", "s", "IDMP", pid, iid, "*", "f", "v", normalize=loose_ids)
+    pair.check("XCFGSET", "s", "IDMP-DURATION", "500", "IDMP-MAXSIZE", "50")
+    pair.check("XADD", "s", "IDMP", "p3", "d", "*", "f", "v", normalize=loose_ids)
+    payload: Any = decode(pair.ref.call("DUMP", "s"))
+    assert payload[0] == rdb_format.TYPE_STREAM_LISTPACKS_4
+    assert pair.ours.call("RESTORE", "copy", "0", payload) == b"+OK\r\n"
+    assert pair.ref.call("RESTORE", "copy", "0", payload) == b"+OK\r\n"
+    pair.check("XINFO", "STREAM", "copy", normalize=loose_ids)
+    # Still a duplicate after the restore: the same entry id as the first time.
+    ref, ours = pair.both("XADD", "copy", "IDMP", "p3", "d", "*", "f", "v")
+    assert ours == ref
+    pair.check("XINFO", "STREAM", "copy", normalize=loose_ids)
+    pair.check("XADD", "plain", "1-1", "f", "v")
+    plain: Any = decode(pair.ref.call("DUMP", "plain"))
+    assert pair.check("RESTORE", "plain-copy", "0", plain) == b"+OK\r\n"
+    pair.check("XINFO", "STREAM", "plain-copy", normalize=lambda reply: reply)
+
+
+@pytest.mark.reference("7.0")
 def test_newer_payloads_are_refused_by_redis_7_0_for_their_version(pair: Pair) -> None:
     pair.check("SADD", "k", "a", "b")
     pair.check("XADD", "s", "1-1", "f", "v")
@@ -241,7 +265,8 @@ def _build_stream(pair: Pair) -> StreamParts:
     pair.ref.call("XREADGROUP", "GROUP", "g1", "alice", "COUNT", "3", "STREAMS", "src", ">")
     pair.ref.call("XREADGROUP", "GROUP", "g1", "bob", "COUNT", "2", "STREAMS", "src", ">")
     payload: Any = decode(pair.ref.call("DUMP", "src"))
-    assert payload[0] == rdb_format.TYPE_STREAM_LISTPACKS_2
+    # Redis 7.0 writes type 19, 8.6 type 26 (with the IDMP state); rebuilt as 19 below.
+    assert payload[0] in (rdb_format.TYPE_STREAM_LISTPACKS_2, rdb_format.TYPE_STREAM_LISTPACKS_4)
     parts = stream_payload.parse(payload)
     assert [len(items) for _, items in parts.nodes] == [30, 30, 31]  # 4 entries each
     # Written again (uncompressed), the payload restores on both, as the original does.

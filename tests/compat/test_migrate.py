@@ -26,7 +26,13 @@ from support.notifications import drain
 from support.pair import Pair
 from support.raw import RawClient
 from support.resptree import parse, to_python
-from support.servers import ServerProcess, free_port, start_redis, start_resplite
+from support.servers import (
+    ServerProcess,
+    free_port,
+    require_reference,
+    start_redis,
+    start_resplite,
+)
 
 import resplite
 from resplite.algorithms.keyslot import key_slot
@@ -493,10 +499,26 @@ def _eventually(condition: Callable[[], bool]) -> None:
 # -- payload versions a Redis 7.0 target accepts ---------------------------------------------
 
 
-def test_what_redis_70_cannot_read_stays_here(pair: Pair, targets: Targets) -> None:
+@pytest.fixture
+def targets_70() -> Iterator[Targets]:
+    """Two Redis 7.0 targets (the 7.0 reference)."""
+    r70 = require_reference("7.0")
+    first = r70.start_redis()
+    try:
+        t = Targets(first, r70.start_redis())
+    except BaseException:
+        first.stop()
+        raise
+    yield t
+    t.close()
+
+
+@pytest.mark.redis_version("7.4")  # the source sets 7.4's field TTLs
+def test_what_redis_70_cannot_read_stays_here(pair: Pair, targets_70: Targets) -> None:
     """A stream whose consumer's active-time differs from its seen-time needs RDB 11: Redis
     7.0 refuses the payload, the key stays; listpack sets and other streams go in older
     forms it reads."""
+    targets = targets_70
     port = targets.servers[1].port
     conn = pair.ours
     conn.call("XADD", "s", "1-1", "a", "b")

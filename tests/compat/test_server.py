@@ -25,10 +25,36 @@ from support.raw import RawClient
 from support.resptree import parse, to_python
 from support.servers import ServerPairFactory, ServerProcess, start_resplite
 
-from resplite.version import REDIS_VERSION
+from resplite.engine import compat
 
-# Fields Redis 7.0 prints that resplite does not (none today; listed here with reasons).
-_NOT_REPORTED: dict[str, str] = {}
+# Fields and sections the 8.6.3 reference prints that resplite does not yet, with reasons.
+_NOT_REPORTED: dict[str, str] = {
+    "used_memory_peak_time": "Redis 8: when the peak was reached; resplite keeps no time",
+    "mem_replica_full_sync_buffer": "Redis 8: replication buffers (resplite has no replicas)",
+    "mem_cluster_slot_migration_output_buffer": "Redis 8.4+: atomic slot migration buffers",
+    "mem_cluster_slot_migration_input_buffer": "Redis 8.4+: atomic slot migration buffers",
+    "mem_cluster_slot_migration_input_buffer_peak": "Redis 8.4+: atomic slot migration buffers",
+    "rdb_saves_consecutive_failures": "Redis 8: not counted by resplite yet",
+    "expired_subkeys_active": "Redis 8: active-expiry share of expired_subkeys, not counted yet",
+    "expired_keys_active": "Redis 8: active-expiry share of expired_keys, not counted yet",
+}
+_SECTIONS_NOT_REPORTED = {
+    "Threads": "Redis 8's I/O threads (io_thread_0 reads and writes): not counted yet",
+    "Hotkeys": "Redis 8.6's HOTKEYS section: not printed yet",
+    "Keysizes": "Redis 8's key-size histograms: not kept yet",
+}
+
+
+def _sections(info: InfoSections) -> list[str]:
+    return [title for title in info if title not in _SECTIONS_NOT_REPORTED]
+
+
+def _without_builtin_modules(info: InfoSections) -> InfoSections:
+    """The Modules section without Redis 8's built-in vector-set module (resplite has none)."""
+    if "Modules" in info:
+        info["Modules"] = [(f, v) for f, v in info["Modules"]
+                           if not (f == "module" and v.startswith("name=vectorset,"))]
+    return info
 
 
 def _compare_sections(ref: InfoSections, ours: InfoSections, sections: Iterable[str]) -> None:
@@ -50,17 +76,21 @@ def _compare_sections(ref: InfoSections, ours: InfoSections, sections: Iterable[
 def test_info_default_sections(pair: Pair) -> None:
     pair.check("SET", "k", "v")
     ref, ours = pair.info()
-    assert list(ours) == list(ref)
-    _compare_sections(ref, ours, ref)
-    assert ours["Server"][0] == ("redis_version", REDIS_VERSION)
+    ref = _without_builtin_modules(ref)
+    assert list(ours) == _sections(ref)
+    _compare_sections(ref, ours, _sections(ref))
+    line = ".".join(dict(ref["Server"])["redis_version"].split(".")[:2])
+    assert ours["Server"][0] == ("redis_version", compat.reported(compat.parse(line)))
 
 
 def test_info_everything(pair: Pair) -> None:
     pair.check("SET", "k", "v")
     pair.check("NOSUCH")
     ref, ours = pair.info("everything")
-    assert list(ours) == list(ref)
-    _compare_sections(ref, ours, [t for t in ref if t not in ("Latencystats", "Commandstats")])
+    ref = _without_builtin_modules(ref)
+    assert list(ours) == _sections(ref)
+    _compare_sections(ref, ours, [t for t in _sections(ref)
+                                  if t not in ("Latencystats", "Commandstats")])
     stats = dict(ours["Commandstats"])
     assert re.fullmatch(
         r"calls=\d+,usec=\d+,usec_per_call=\d+\.\d\d,rejected_calls=\d+,failed_calls=\d+",
@@ -70,12 +100,19 @@ def test_info_everything(pair: Pair) -> None:
     assert dict(ours["Keyspace"])["db0"].startswith("keys=1,expires=0,avg_ttl=0")
 
 
+@pytest.mark.reference("7.0")
+def test_info_as_redis_7_0(pair: Pair) -> None:
+    """Answering as 7.0: INFO's sections, fields and their order are 7.0's."""
+    test_info_default_sections(pair)
+    test_info_everything(pair)
+
+
 def test_info_all_default_and_section_selection(pair: Pair) -> None:
     for args in (("all",), ("default",), ("SERVER",), ("clients", "server"),
                  ("keyspace", "server", "keyspace"), ("commandstats",), ("errorstats",),
                  ("nosuch",), ("server", "nosuch"), ("default", "commandstats")):
         ref, ours = pair.info(*args)
-        assert list(ours) == list(ref), args
+        assert list(ours) == _sections(ref), args
 
 
 def test_info_empty_for_unknown_section(pair: Pair) -> None:
@@ -173,8 +210,14 @@ def test_shutdown_save_saves_then_stops(server_pair_factory: ServerPairFactory) 
         assert os.path.getsize(os.path.join(srv.workdir, "dump.rdb")) > 0
 
 
+def _role_offset(reply: bytes) -> bytes:
+    """ROLE with the replication offset blanked: the reference's grows once a test has made
+    it keep a backlog (resplite keeps none)."""
+    return re.sub(rb"^(\*3\r\n\$6\r\nmaster\r\n):\d+", rb"\1:<offset>", reply)
+
+
 def test_role_wait_readonly(pair: Pair) -> None:
-    pair.check("ROLE")
+    pair.check("ROLE", normalize=_role_offset)
     pair.check("WAIT", "0", "0")
     pair.check("WAIT", "a", "0")
     pair.check("WAIT", "0", "-1")
@@ -186,10 +229,16 @@ def test_role_wait_readonly(pair: Pair) -> None:
     pair.check("READWRITE")
 
 
+def test_lolwut_errors(pair: Pair) -> None:
+    pair.check("LOLWUT", "VERSION", "abc")
+
+
+@pytest.mark.reference("7.0")
 def test_lolwut(pair: Pair) -> None:
+    # Redis 7.x prints its version; 8.x prints a shuffled poem (lolwut8.c), which resplite
+    # does not draw: it answers the version line as 7.x does, whatever its version.
     pair.check("LOLWUT", normalize=normalize.version)
     pair.check("LOLWUT", "foo", normalize=normalize.version)
-    pair.check("LOLWUT", "VERSION", "abc")
 
 
 def test_shutdown_argument_errors(pair: Pair) -> None:
@@ -363,41 +412,28 @@ def _acks(local: int, replicas: int) -> bytes:
     return b"*2\r\n:%d\r\n:%d\r\n" % (local, replicas)
 
 
-@pytest.mark.redis_version("7.2")
 def test_waitaof_without_an_append_only_file(pair: Pair) -> None:
     """appendonly no: no local fsync ever counts ([0, 0]), numlocal 1 is refused; the
     arguments are checked in Redis's order, with its texts."""
-    ours = pair.ours
-    assert ours.call("WAITAOF", "0", "0", "0") == _acks(0, 0)
-    ours.call("SET", "k", "v")
-    assert ours.call("WAITAOF", "0", "0", "0") == _acks(0, 0)
-    assert ours.call("WAITAOF", "1", "0", "0") == (
-        b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n")
-    not_int = b"-ERR value is not an integer or out of range\r\n"
-    positive = b"-ERR value is out of range, must be positive\r\n"
-    assert ours.call("WAITAOF", "x", "0", "0") == not_int
-    assert ours.call("WAITAOF", "2", "0", "0") == (
-        b"-ERR value is out of range, value must between 0 and 1\r\n")
-    assert ours.call("WAITAOF", "-1", "x", "0") == (
-        b"-ERR value is out of range, value must between 0 and 1\r\n")
-    assert ours.call("WAITAOF", "0", "-1", "0") == positive
-    assert ours.call("WAITAOF", "0", "x", "0") == positive
-    assert ours.call("WAITAOF", "0", "0", "-1") == b"-ERR timeout is negative\r\n"
-    assert ours.call("WAITAOF", "0", "0", "x") == (
-        b"-ERR timeout is not an integer or out of range\r\n")
-    assert ours.call("WAITAOF", "1", "0", "x") == (
-        b"-ERR timeout is not an integer or out of range\r\n")
-    assert ours.call("WAITAOF", "0", "0") == (
-        b"-ERR wrong number of arguments for 'waitaof' command\r\n")
+    pair.check("WAITAOF", "0", "0", "0")
+    pair.check("SET", "k", "v")
+    for args in (("0", "0", "0"), ("1", "0", "0"), ("x", "0", "0"), ("2", "0", "0"),
+                 ("-1", "x", "0"), ("0", "-1", "0"), ("0", "x", "0"), ("0", "0", "-1"),
+                 ("0", "0", "x"), ("1", "0", "x"), ("0", "0")):
+        pair.check("WAITAOF", *args)
     # No replica will answer: the timeout passes, then the counts as they are.
-    assert ours.call("WAITAOF", "0", "1", "20") == _acks(0, 0)
+    pair.check("WAITAOF", "0", "1", "20")
     # Inside MULTI (and scripts) it answers at once.
-    ours.call("MULTI")
-    ours.call("WAITAOF", "0", "1", "0")
-    assert ours.call("EXEC") == b"*1\r\n" + _acks(0, 0)
-    assert ours.call("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0") == _acks(0, 0)
-    # The reference (7.0) has no such command.
-    assert pair.ref.call("WAITAOF", "0", "0", "0").startswith(b"-ERR unknown command")
+    pair.check("MULTI")
+    pair.check("WAITAOF", "0", "1", "0")
+    pair.check("EXEC")
+    pair.check("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0")
+    assert pair.ours.call("WAITAOF", "0", "0", "0") == _acks(0, 0)
+
+
+@pytest.mark.reference("7.0")
+def test_waitaof_is_unknown_to_redis_7_0(pair: Pair) -> None:
+    pair.check("WAITAOF", "0", "0", "0")
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
@@ -500,14 +536,11 @@ def test_waitaof_with_redis_py(aof_server: tuple[ServerProcess, int]) -> None:
         r.close()
 
 
-@pytest.mark.redis_version("7.4")
 def test_wait_and_waitaof_run_in_scripts(pair: Pair) -> None:
     """Redis 7.4 dropped their noscript flag: in a script they answer at once."""
-    ours = pair.ours
-    assert ours.call("EVAL", "return redis.call('wait', 1, 0)", "0") == b":0\r\n"
-    assert ours.call("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0") == _acks(0, 0)
-    assert pair.ref.call("EVAL", "return redis.call('wait', 1, 0)", "0").startswith(
-        b"-ERR This Redis command is not allowed from script")
+    pair.check("EVAL", "return redis.call('wait', 1, 0)", "0")
+    pair.check("EVAL", "return redis.call('waitaof', 0, 1, 0)", "0")
+    assert pair.ours.call("EVAL", "return redis.call('wait', 1, 0)", "0") == b":0\r\n"
 
 
 def _stats(conn: RawClient) -> dict[str, int]:

@@ -666,9 +666,9 @@ def test_xadd_idmp_with_nomkstream_trimming_and_groups(xs: Conn) -> None:
 @pytest.mark.parametrize(("command", "error"), [
     (("IDMP", "p1", "*", "f", "v"), b"-ERR Invalid stream ID specified as stream command argument"),
     (("IDMP", "p1", "iid1", "1-1", "f", "v"),
-     b"-ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"),
+     b"-ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"),
     (("IDMPAUTO", "p1", "1-1", "f", "v"),
-     b"-ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"),
+     b"-ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"),
     (("IDMP", "p1", "i1", "IDMP", "p2", "i2", "*", "f", "v"),
      b"-ERR IDMP/IDMPAUTO specified multiple times"),
     (("IDMPAUTO", "p1", "IDMP", "p2", "i2", "*", "f", "v"),

@@ -5,6 +5,7 @@ not start is never touched, even one of the same kind. And no Hypothesis example
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -124,3 +125,34 @@ def test_the_ci_entry_point_parses_and_runs_make_test() -> None:
     assert done.returncode == 0, done.stderr
     lines = [line.strip() for line in script.read_text().splitlines()]
     assert lines[-1] == "make test"
+
+
+BUILD_REFERENCE = TESTS.parent / "tools" / "build-redis-reference.sh"
+
+
+def test_the_reference_build_prints_a_cached_binary_at_once(tmp_path: Path) -> None:
+    """A second run (the binary already built in the cache) builds nothing: it prints the
+    path, which `make test` and `.ci/run` put in RESPLITE_REFERENCE_SERVER."""
+    exe = tmp_path / "redis-8.6.3" / "src" / "redis-server"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    done = subprocess.run(["bash", str(BUILD_REFERENCE)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "REDIS_REFERENCE_CACHE": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{exe}\n"
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_the_reference_build_refuses_a_tarball_that_is_not_debian_s(tmp_path: Path) -> None:
+    """The source is checked against the SHA-256 Debian's .dsc lists before anything is
+    unpacked or built."""
+    fake = tmp_path / "fake.tar.gz"
+    fake.write_bytes(b"not redis")
+    cache = tmp_path / "cache"
+    done = subprocess.run(["bash", str(BUILD_REFERENCE)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "REDIS_REFERENCE_CACHE": str(cache),
+                                           "REDIS_REFERENCE_URL": fake.as_uri()})
+    assert done.returncode == 1
+    assert "SHA-256 differs" in done.stderr
+    assert not (cache / "redis-8.6.3").exists()

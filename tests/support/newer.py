@@ -1,10 +1,11 @@
-"""Helpers for compat tests that assert a newer Redis than the 7.0 reference, on resplite alone.
+"""Helpers for compat tests that assert a newer Redis than the reference, on resplite alone.
 
-Where Redis 7.2-8.x changed a behaviour (or added a command) and no reference binary of that
-version is installed, the test is marked ``@pytest.mark.redis_version("x.y")`` and run
-against resplite only, with its clock frozen at :data:`T0` (the ``server``, ``conn``,
-``rconn`` and ``xs`` fixtures of ``tests/compat/conftest.py``), so idle and delivery times
-are exact; its assertions are the facts of that Redis's documentation and source. Such a test
+Where Redis 8.8 or 8.10 changed a behaviour (or added a command) and no reference binary of
+that version is installed (the reference is 8.6.3), the test is marked
+``@pytest.mark.redis_version("x.y")`` and run against resplite only, with its clock frozen
+at :data:`T0` (the ``server``, ``conn``, ``rconn`` and ``xs`` fixtures of
+``tests/compat/conftest.py``), so idle and delivery times are exact; its assertions are the
+facts of that Redis's documentation and source. Such a test
 lives in the compat file of its command module, next to the byte-for-byte tests.
 """
 

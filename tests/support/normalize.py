@@ -17,11 +17,14 @@ import math
 import re
 from collections.abc import Callable
 
+from resplite.engine import compat
 from resplite.version import REDIS_VERSION
 from support.resptree import Node, dump, parse
 
-# The reference server's version and the one resplite reports.
-VERSIONS = (b"7.0.15", REDIS_VERSION.encode())
+# The references' versions and those resplite reports (its newest, or a line's ".0" release
+# under redis-compat-version).
+VERSIONS = (b"7.0.15", b"8.6.3", REDIS_VERSION.encode(),
+            *(f"{line}.0".encode() for line in compat.VERSIONS))
 
 # An extended XPENDING entry: id, consumer, then the idle time this blanks.
 _PENDING_IDLE = re.compile(rb"(\*4\r\n\$\d+\r\n\d+-\d+\r\n\$\d+\r\n[^\r]*\r\n):\d+\r\n")

@@ -67,11 +67,15 @@ def reference_path(version: str | None = None) -> str | None:
     with ``version="7.0"``, the 7.0 reference (``$RESPLITE_REFERENCE_SERVER_70``, else a
     7.0 ``redis-server`` on PATH). None when there is none."""
     if version is None:
-        return os.environ.get(REFERENCE_ENV) or redis_server_path()
+        named = os.environ.get(REFERENCE_ENV)
+        if named:
+            # A variable naming no runnable binary is no reference (not a silent fallback).
+            return named if os.access(named, os.X_OK) else None
+        return redis_server_path()
     if version != "7.0":
         raise ValueError(f"no second reference for Redis {version} (only 7.0)")
     exe = os.environ.get(REFERENCE_70_ENV) or redis_server_path()
-    if exe is None or line(server_version(exe)) != "7.0":
+    if exe is None or not os.access(exe, os.X_OK) or line(server_version(exe)) != "7.0":
         return None
     return exe
 
@@ -79,6 +83,9 @@ def reference_path(version: str | None = None) -> str | None:
 def missing_reference(version: str | None = None) -> str:
     """Why there is no reference, and how to get one."""
     if version is None:
+        named = os.environ.get(REFERENCE_ENV)
+        if named:
+            return f"{REFERENCE_ENV}={named} is not a runnable redis-server (see {BUILD_SCRIPT})"
         return (f"no reference redis-server: build Redis 8.6.3 with {BUILD_SCRIPT} and set "
                 f"{REFERENCE_ENV} to the path it prints (or put a redis-server on PATH)")
     return (f"no Redis {version} reference: set {REFERENCE_70_ENV} to a redis-server "

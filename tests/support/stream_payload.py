@@ -1,10 +1,10 @@
 """Stream DUMP payloads taken apart and put back together, for tests that corrupt one field.
 
-:func:`parse` reads a stream payload (RDB types 15, 19 and 21) into a :class:`StreamParts`
-whose every field is plain data (each node's listpack as its decoded elements); a test changes
-one of them and :func:`build` writes the payload again, in the type and RDB version asked for,
-with a correct CRC-64, so that only the changed field is wrong. Type 19 with RDB version 10
-is what Redis 7.0 reads.
+:func:`parse` reads a stream payload (RDB types 15, 19, 21 and Redis 8.6's 26) into a
+:class:`StreamParts` whose every field is plain data (each node's listpack as its decoded
+elements); a test changes one of them and :func:`build` writes the payload again, in the type
+and RDB version asked for, with a correct CRC-64, so that only the changed field is wrong.
+Type 19 with RDB version 10 is what Redis 7.0 reads.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ class StreamParts:
     max_deleted: tuple[int, int] = (0, 0)
     entries_added: int = 0
     groups: list[Group] = field(default_factory=list)
+    # Type 26: [duration, maxsize, [[pid, [[iid, ms, seq], ...]], ...], iids added, duplicates]
+    idmp: list[Any] = field(default_factory=lambda: [100, 100, [], 0, 0])
 
     def copy(self) -> StreamParts:
         return copy.deepcopy(self)
@@ -49,7 +51,7 @@ def parse(payload: bytes) -> StreamParts:
     r = f.Reader(payload[:-10])
     kind = r.byte()
     assert kind in (f.TYPE_STREAM_LISTPACKS, f.TYPE_STREAM_LISTPACKS_2,
-                    f.TYPE_STREAM_LISTPACKS_3), kind
+                    f.TYPE_STREAM_LISTPACKS_3, f.TYPE_STREAM_LISTPACKS_4), kind
     nodes = []
     for _ in range(r.length()):
         key = r.string()
@@ -73,6 +75,11 @@ def parse(payload: bytes) -> StreamParts:
             active = r.millis() if kind >= f.TYPE_STREAM_LISTPACKS_3 else seen
             consumers.append([cname, seen, active, [r.take(16) for _ in range(r.length())]])
         parts.groups.append(Group(name, last, read, pel, consumers))
+    if kind >= f.TYPE_STREAM_LISTPACKS_4:
+        duration, maxsize = r.length(), r.length()
+        producers = [[r.string(), [[r.string(), r.length(), r.length()]
+                                   for _ in range(r.length())]] for _ in range(r.length())]
+        parts.idmp = [duration, maxsize, producers, r.length(), r.length()]
     assert r.at_end()
     return parts
 
@@ -111,6 +118,19 @@ def build(parts: StreamParts, kind: int = f.TYPE_STREAM_LISTPACKS_2,
             f.write_len(out, len(ids))
             for sid in ids:
                 out += sid
+    if kind >= f.TYPE_STREAM_LISTPACKS_4:
+        duration, maxsize, producers, added, duplicates = parts.idmp
+        for n in (duration, maxsize, len(producers)):
+            f.write_len(out, n)
+        for pid, iids in producers:
+            f.write_string(out, pid, False)
+            f.write_len(out, len(iids))
+            for iid, ms, seq in iids:
+                f.write_string(out, iid, False)
+                f.write_len(out, ms)
+                f.write_len(out, seq)
+        f.write_len(out, added)
+        f.write_len(out, duplicates)
     if version is None:
         version = f.TYPE_SINCE[kind]
     out += version.to_bytes(2, "little")
