@@ -130,6 +130,14 @@ def redis_ref(_session_servers: _SessionServers) -> ServerProcess:
 
 
 @pytest.fixture
+def reference_srv(request: pytest.FixtureRequest,
+                  _session_servers: _SessionServers) -> ServerProcess:
+    """The session's reference redis-server for this test: the one its
+    ``@pytest.mark.reference`` asks for, else the suite's (``redis_ref``)."""
+    return _session_servers.get(_asked_version(request), request)[0]
+
+
+@pytest.fixture
 def resplite_srv(request: pytest.FixtureRequest,
                  _session_servers: _SessionServers) -> ServerProcess:
     """The session's resplite, answering as the reference's version (as its newest, for a

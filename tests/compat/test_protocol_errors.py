@@ -255,17 +255,17 @@ def _params(cases: list[Case]) -> list[object]:
 # -- the reference agrees with the reader ------------------------------------------------------
 
 @pytest.mark.parametrize("case", _params(OPEN))
-def test_redis_frames_valid_input_as_the_reader(case: Case, redis_ref: ServerProcess) -> None:
+def test_redis_frames_valid_input_as_the_reader(case: Case, reference_srv: ServerProcess) -> None:
     expected = implied_by_reader(case.chunks, authenticated=True)
     assert expected[1] is False
-    assert exchange(redis_ref, case.chunks) == expected
+    assert exchange(reference_srv, case.chunks) == expected
 
 
 @pytest.mark.parametrize("case", _params(ERROR))
-def test_redis_protocol_error_is_the_readers(case: Case, redis_ref: ServerProcess) -> None:
+def test_redis_protocol_error_is_the_readers(case: Case, reference_srv: ServerProcess) -> None:
     expected = implied_by_reader(case.chunks, authenticated=True)
     assert expected[1] is True and b"-ERR Protocol error: " in expected[0]
-    assert exchange(redis_ref, case.chunks) == expected
+    assert exchange(reference_srv, case.chunks) == expected
 
 
 @pytest.mark.parametrize("case", UNAUTHENTICATED, ids=_ids(UNAUTHENTICATED))
@@ -278,9 +278,9 @@ def test_redis_unauthenticated_limits_are_the_readers(
 # -- resplite agrees with the reference --------------------------------------------------------
 
 @pytest.mark.parametrize("case", _params(OPEN + ERROR))
-def test_resplite_frames_as_redis(case: Case, redis_ref: ServerProcess,
+def test_resplite_frames_as_redis(case: Case, reference_srv: ServerProcess,
                                   resplite_srv: ServerProcess) -> None:
-    assert exchange(resplite_srv, case.chunks) == exchange(redis_ref, case.chunks)
+    assert exchange(resplite_srv, case.chunks) == exchange(reference_srv, case.chunks)
 
 
 @pytest.mark.parametrize("case", UNAUTHENTICATED, ids=_ids(UNAUTHENTICATED))
