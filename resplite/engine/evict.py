@@ -35,8 +35,9 @@ per step up to 10 (500 µs, the default), then 15 % more per step, no limit at 1
 checked after every 16 keys. ``INFO stats`` reports ``evicted_keys`` and how long memory has
 been over the limit (``total_eviction_exceeded_time``, ``current_eviction_exceeded_time``).
 
-Sampling is the keyspace's own (:meth:`resplite.store.keyspace.Database.sample_keys`, O(1)
-expected a key); this module only scores (a sample at once), pools and deletes. A round
+Sampling is the keyspace's own (:meth:`resplite.store.keyspace.Database.sample_access`, O(1)
+expected a key, each key drawn with its idle time, LFU counter or expiry read by the same
+lookup that finds it live); this module only scores, pools and deletes. A round
 visits only the databases that hold keys (the keyspace meter's list), so evicting a key
 costs O(samples x databases in use), whatever the size of the data set.
 """
@@ -47,10 +48,9 @@ import bisect
 import logging
 import random
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from resplite.store.keyspace import Database
+from resplite.store.keyspace import SAMPLE_EXPIRY, SAMPLE_FREQUENCY, SAMPLE_IDLE, Database
 
 if TYPE_CHECKING:
     from resplite.engine.scheduler import TimerHandle
@@ -69,8 +69,6 @@ _now_ns = time.perf_counter_ns
 # there is nothing to take (it never happens while the keyspace holds a key to sample).
 _MAX_EMPTY_ROUNDS = 64
 
-Scores = Callable[[Database, list[bytes]], list[int]]
-
 POLICIES = (
     "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
     "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
@@ -85,20 +83,6 @@ def time_limit_us(tenacity: int) -> float:
     if tenacity < 100:
         return 500.0 * 1.15 ** (tenacity - 10)
     return float("inf")
-
-
-def _lru_scores(db: Database, keys: list[bytes]) -> list[int]:
-    return db.idle_ms_of(keys)
-
-
-def _lfu_scores(db: Database, keys: list[bytes]) -> list[int]:
-    return [255 - f for f in db.frequencies_of(keys)]
-
-
-def _ttl_scores(db: Database, keys: list[bytes]) -> list[int]:
-    # The sooner the expiry, the better the candidate.
-    get = db.expires.get
-    return [_SCORE_MAX - get(key, _SCORE_MAX) for key in keys]
 
 
 class Evictor:
@@ -249,13 +233,14 @@ class Evictor:
         pooled = self.pooled
         rng = self.rng
         insort = bisect.insort
-        scores: Scores
+        # The figure sampled with each key, and how it becomes a score (higher is evicted
+        # first): idle time as it is, 255 minus the LFU counter, the sooner expiry first.
         if policy.endswith("-lru"):
-            scores = _lru_scores
+            field = SAMPLE_IDLE
         elif policy.endswith("-lfu"):
-            scores = _lfu_scores
+            field = SAMPLE_FREQUENCY
         else:
-            scores = _ttl_scores
+            field = SAMPLE_EXPIRY
         # Only the databases that hold a key are in the meter's list (usually one or two):
         # a round costs O(samples) per database in use, not a visit to every database.
         in_use = self.server.keyspace.meter.dbs
@@ -269,8 +254,12 @@ class Evictor:
                 # pool refuses a candidate no better than its worst and otherwise drops its
                 # worst; a key already pooled is not added twice.
                 index = db.index
-                keys = db.sample_keys(samples, volatile, rng)
-                for key, value in zip(keys, scores(db, keys), strict=True):
+                keys, figures = db.sample_access(samples, volatile, field, rng)
+                if field == SAMPLE_FREQUENCY:
+                    figures = [255 - f for f in figures]
+                elif field == SAMPLE_EXPIRY:
+                    figures = [_SCORE_MAX - when for when in figures]
+                for key, value in zip(keys, figures, strict=True):
                     if len(pool) >= POOL_SIZE and value <= pool[0][0]:
                         continue
                     slot = (index, key)

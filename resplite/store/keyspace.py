@@ -74,7 +74,8 @@ whenever the total is read (:meth:`Meter.used`: before every command under ``max
 and for every report), charges the difference, so a burst of writes to one stream is
 measured once; :meth:`Database.recharge` charges one key at once, without a signal.
 
-Eviction sampling (:meth:`Database.sample_keys`): keys with an expiry are drawn from
+Eviction sampling (:meth:`Database.sample_keys`, and :meth:`Database.sample_access`, which
+reads each key's idle time, LFU counter or expiry with it): keys with an expiry are drawn from
 ``volatile_sampler``, a list of the keys with an expiry built the first time a
 ``volatile-*`` eviction needs it and appended to by :meth:`Database.set_expire` while it
 exists; any key from ``sampler``, a list of the keys built the first time an ``allkeys-*``
@@ -123,6 +124,10 @@ ReleaseHook = Callable[[Any], object]
 
 LRU_CLOCK_MAX = (1 << 24) - 1
 LFU_INIT_VAL = 5
+# What Database.sample_access reports of each key drawn.
+SAMPLE_IDLE = 0
+SAMPLE_FREQUENCY = 1
+SAMPLE_EXPIRY = 2
 # An index nobody scanned for this long is dropped (a later SCAN rebuilds it).
 SCAN_INDEX_IDLE_MS = 60_000
 # Databases up to this size are compacted in one cron tick when their table is sparse.
@@ -734,23 +739,6 @@ class Database:
         """The LFU counter of ``key`` after the decay due since its last decrement."""
         return self._lfu_decayed(self.access.get(key, LFU_INIT_VAL))
 
-    def idle_ms_of(self, keys: list[bytes]) -> list[int]:
-        """:meth:`idle_ms` of each of ``keys`` (eviction scores a sample at once)."""
-        get = self.access.get
-        clock = self.lru_clock
-        wrap = clock + LRU_CLOCK_MAX
-        out: list[int] = []
-        for key in keys:
-            lru = get(key, clock)
-            out.append(((clock if clock >= lru else wrap) - lru) * 1000)
-        return out
-
-    def frequencies_of(self, keys: list[bytes]) -> list[int]:
-        """:meth:`frequency` of each of ``keys``."""
-        get = self.access.get
-        decayed = self._lfu_decayed
-        return [decayed(get(key, LFU_INIT_VAL)) for key in keys]
-
     def _lfu_decayed(self, field: int) -> int:
         ldt = field >> 8
         counter = field & 255
@@ -872,6 +860,60 @@ class Database:
             if len(out) == count:
                 break
         return out
+
+    def sample_access(self, count: int, volatile: bool, field: int,
+                      rng: random.Random | None = None) -> tuple[list[bytes], list[int]]:
+        """:meth:`sample_keys` with each key's eviction figure, in one pass: its idle
+        milliseconds (``field`` :data:`SAMPLE_IDLE`), its decayed LFU counter
+        (:data:`SAMPLE_FREQUENCY`) or its expiry time (:data:`SAMPLE_EXPIRY`, with
+        ``volatile`` only). The lookup that tells a listed key is still there also reads
+        its figure (``access`` holds exactly the keys of ``data``), so a draw costs one
+        dict lookup where sampling then scoring cost two; that lookup, a random access into
+        a large table, is most of eviction's cost. Same draws, same O(count) expected."""
+        draw = (rng or random).random
+        keys: list[bytes] = []
+        figures: list[int] = []
+        access = self.access
+        expires = self.expires
+        # Where liveness is read: the keys with an expiry, or every key's access field.
+        live: dict[bytes, int] = expires if volatile else access
+        figure_of: dict[bytes, int] = expires if field == SAMPLE_EXPIRY else access
+        if volatile:
+            sampler = self.volatile_sampler
+            if sampler is None or len(sampler) > 2 * len(expires) + 1024:
+                sampler = self.volatile_sampler = list(expires)
+        else:
+            sampler = self.sampler
+            if sampler is None:
+                sampler = self.sampler = list(self.data)
+                self._update_slow_writes()
+        if len(live) <= count:
+            keys = list(live)
+            figures = [figure_of[key] for key in keys]
+        else:
+            # Each draw either finds a live key or removes a stale entry for good, so this
+            # ends and costs O(count) amortised.
+            while sampler:
+                i = int(draw() * len(sampler))
+                key = sampler[i]
+                value = live.get(key)
+                if value is None:
+                    # Deleted since it was listed: swap the last entry into its place.
+                    sampler[i] = sampler[-1]
+                    sampler.pop()
+                    continue
+                keys.append(key)
+                figures.append(value if live is figure_of else figure_of[key])
+                if len(keys) == count:
+                    break
+        if field == SAMPLE_IDLE:
+            clock = self.lru_clock
+            wrap = clock + LRU_CLOCK_MAX
+            return keys, [((clock if clock >= lru else wrap) - lru) * 1000 for lru in figures]
+        if field == SAMPLE_FREQUENCY:
+            decayed = self._lfu_decayed
+            return keys, [decayed(f) for f in figures]
+        return keys, figures
 
     def drop_sampler(self) -> None:
         """Stop keeping the lists of keys for eviction (the policy changed)."""

@@ -173,6 +173,46 @@ def test_volatile_samples_are_keys_with_an_expiry() -> None:
         assert picked and set(picked) <= set(db.expires)
 
 
+def test_sampled_figures_are_those_of_the_keys_drawn() -> None:
+    """sample_access draws live keys only (stale sampler entries are dropped) and reports
+    with each the figure eviction scores it by: idle time, LFU counter or expiry."""
+    from resplite.store.keyspace import SAMPLE_EXPIRY, SAMPLE_FREQUENCY, SAMPLE_IDLE
+
+    db, clock, _ = make_db()
+    for i in range(300):
+        db.set(b"k%d" % i, b"v")
+        if i % 3 == 0:
+            db.set_expire(b"k%d" % i, clock.time_ms() + 1000 * (i + 1))
+    db.sample_keys(5, False)  # the samplers exist from here on
+    db.sample_keys(5, True)
+    clock.advance(7_000)
+    db.tick()
+    for i in range(0, 300, 2):
+        db.read(b"k%d" % i)  # half the keys were used just now
+    for i in range(0, 300, 5):
+        db.delete(b"k%d" % i)  # and some are gone since they were listed
+    for _ in range(30):
+        keys, idle = db.sample_access(10, False, SAMPLE_IDLE)
+        assert len(keys) == 10 and all(key in db.data for key in keys)
+        assert idle == [db.idle_ms(key) for key in keys]
+        assert set(idle) == {0, 7000} or len(set(idle)) == 1
+        keys, when = db.sample_access(10, True, SAMPLE_EXPIRY)
+        assert keys and all(key in db.expires for key in keys)
+        assert when == [db.expires[key] for key in keys]
+        keys, idle = db.sample_access(10, True, SAMPLE_IDLE)
+        assert all(key in db.expires for key in keys)
+        assert idle == [db.idle_ms(key) for key in keys]
+    assert len(db.sampler or []) < 300  # stale entries met were dropped
+    small, _, _ = make_db()
+    small.set(b"a", b"1")
+    small.set(b"b", b"2")
+    keys, idle = small.sample_access(5, False, SAMPLE_IDLE)
+    assert sorted(keys) == [b"a", b"b"] and idle == [0, 0]
+    small.lfu = True
+    keys, freq = small.sample_access(5, False, SAMPLE_FREQUENCY)
+    assert freq == [small.frequency(key) for key in keys]
+
+
 def test_add_strings_stores_as_adding_one_by_one() -> None:
     """A snapshot's run of string keys stored at once leaves the same keys, access fields
     and memory figure as adding them one by one; a key already there, a key given twice or
