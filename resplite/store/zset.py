@@ -1,16 +1,19 @@
 """The sorted set value type: members (byte strings) ordered by score (a double), then member.
 
-Layout. ``scores`` maps each member to its score (O(1) ZSCORE, membership tests); ``order``
-holds one *key* per member, a byte string that sorts as Redis sorts entries: eight bytes of
-the score made order-preserving (:func:`order_key`: the IEEE-754 bits with the sign bit
-flipped, or every bit flipped for a negative score, so that ``memcmp`` order is numeric
-order), then the member. Comparing two keys is one ``memcmp`` then a length comparison,
-which is Redis's order exactly: by score, then by member compared byte-wise, shorter first
-on a common prefix. A key is one flat object that the cyclic garbage collector never scans
-and a comparison never leaves (a ``(score, member)`` tuple costs the same memory, is tracked
-by the collector, and compares through three objects). ``order`` takes one of two shapes,
-mirroring Redis's two encodings, so that OBJECT ENCODING answers what Redis would and a small
-sorted set stays small:
+Layout. ``keys`` maps each member to its *order key* (O(1) ZSCORE, membership tests), and
+``order`` holds the same key objects, one per member. A key is a byte string that sorts as
+Redis sorts entries: eight bytes of the score made order-preserving (:func:`order_key`: the
+IEEE-754 bits with the sign bit flipped, or every bit flipped for a negative score, so that
+``memcmp`` order is numeric order), then the member. Comparing two keys is one ``memcmp``
+then a length comparison, which is Redis's order exactly: by score, then by member compared
+byte-wise, shorter first on a common prefix. A key is one flat object that the cyclic
+garbage collector never scans and a comparison never leaves (a ``(score, member)`` tuple
+costs the same memory, is tracked by the collector, and compares through three objects). The
+score is read back from the key's eight bytes (:func:`key_score`), so a member costs its
+dict entry, its own bytes, its key and a list slot, and no ``float`` object: ``keys`` and
+``order`` share each key. ``order`` takes one of two shapes, mirroring Redis's two
+encodings, so that OBJECT ENCODING answers what Redis would and a small sorted set stays
+small:
 
 * ``listpack``: a plain Python list (:class:`SmallOrder`) kept sorted with :mod:`bisect`.
   Insertion and deletion move the tail of the list (O(n), n at most
@@ -20,12 +23,13 @@ sorted set stays small:
 
 Both shapes answer the same calls (``add``, ``remove``, ``bisect_left``/``bisect_right``,
 indexing and slicing, ``del`` of a slice); everything below is written once against that
-common surface, and hands out entries as ``(score, member)`` pairs, the score taken from
-``scores`` (so a ``-0.0`` keeps its sign). Scores ``-0.0`` and ``0.0`` compare equal (as in
-Redis), so both get the key of ``0.0`` and such entries are ordered by member; a stored score
-is never NaN. A listpack cannot hold ``-0.0`` (Redis writes an integral score into a
-listpack as an integer), so there it is stored as ``0.0``, while a skiplist keeps the sign,
-as Redis's does.
+common surface, and hands out entries as ``(score, member)`` pairs. Scores ``-0.0`` and
+``0.0`` compare equal (as in Redis), so both get the key of ``0.0`` and such entries are
+ordered by member; a stored score is never NaN. A listpack cannot hold ``-0.0`` (Redis writes
+an integral score into a listpack as an integer), so there it is stored as ``0.0``, while a
+skiplist keeps the sign, as Redis's does: the members whose score is ``-0.0`` are listed in
+``negzero`` (None while there is none), which is all a key cannot tell. ``scores`` is a
+read-only view (:class:`Scores`) of member to score over ``keys``.
 
 Encoding follows Redis's rules, decided by the commands (the store does not read the
 configuration): a sorted set becomes a skiplist when it would hold more entries than
@@ -44,10 +48,12 @@ hash order through a :class:`~resplite.store.scanindex.ScanIndex`, as hashes are
 Size: ``strbytes`` is the sum of the members' lengths, kept by every method that adds or
 removes members, so :meth:`ZSet.memory_usage` costs O(1) (see :mod:`resplite.store.sizes`).
 
-Invariants: ``len(scores) == len(order)``; ``order_key(s, m)`` is in ``order`` exactly
-when ``scores[m] == s``; no score is NaN; a sorted set stored in the keyspace is never empty
-(commands delete the key when its last member goes); ``strbytes`` is the sum of ``len(m)``
-over ``scores``.
+Invariants: ``len(keys) == len(order)``; ``keys[m]`` is the object in ``order`` whose
+bytes are ``order_key(s, m)`` for the score ``s`` of ``m``, and nothing else is in
+``order``; ``negzero`` holds exactly the members whose score is ``-0.0``, is None or
+non-empty, and is None on a listpack; no score is NaN; a sorted set stored in the keyspace is
+never empty (commands delete the key when its last member goes); ``strbytes`` is the sum of
+``len(m)`` over ``keys``.
 """
 
 from __future__ import annotations
@@ -64,7 +70,7 @@ from mypy_extensions import mypyc_attr
 from sortedcontainers import SortedList
 
 from resplite.store.scanindex import ScanIndex
-from resplite.store.sizes import BYTES_HEADER, DICT_ENTRY, FLOAT_OBJECT, POINTER
+from resplite.store.sizes import BYTES_HEADER, DICT_ENTRY, POINTER
 
 Entry = tuple[float, bytes]
 # A lexicographic range item: (-1 for "-", 1 for "+", 0 for a value; value; exclusive).
@@ -75,13 +81,15 @@ _INF = math.inf
 _WALK_OFFSET = 64
 # What an empty sorted set costs in each shape, and what each member adds beyond twice its
 # bytes (the member, and its order key: a bytes object of the 8-byte score and the member):
-# two string headers, the key's score bytes, the score, the dict entry and the list slot.
+# two string headers, the key's score bytes, the dict entry and the list slot.
 _BASE = 180
 _SKIPLIST_BASE = 420
-_MEMBER = 2 * BYTES_HEADER + 8 + FLOAT_OBJECT + DICT_ENTRY + POINTER
+_MEMBER = 2 * BYTES_HEADER + 8 + DICT_ENTRY + POINTER
 
 _pack_double = struct.Struct(">d").pack
+_unpack_double = struct.Struct(">d").unpack
 _unpack_u64 = struct.Struct(">Q").unpack
+_unpack_u64_from = struct.Struct(">Q").unpack_from
 _pack_u64 = struct.Struct(">Q").pack
 _SIGN = 1 << 63
 _ALL = (1 << 64) - 1
@@ -97,6 +105,13 @@ def order_key(score: float, member: bytes) -> bytes:
     """The key of an entry in ``order``: Redis's order as byte order."""
     bits: int = _unpack_u64(_pack_double(score if score else 0.0))[0]
     return _pack_u64(bits ^ (_ALL if bits & _SIGN else _SIGN)) + member
+
+
+def key_score(key: bytes) -> float:
+    """The score an order key holds (``0.0`` for either zero): :func:`order_key` undone."""
+    bits: int = _unpack_u64_from(key)[0]
+    score: float = _unpack_double(_pack_u64(bits ^ (_SIGN if bits & _SIGN else _ALL)))[0]
+    return score
 
 
 @mypyc_attr(native_class=False)
@@ -144,15 +159,54 @@ def lex_range_empty(lo: LexBound, hi: LexBound) -> bool:
     return c > 0 or (c == 0 and (lo[2] or hi[2]))
 
 
+class Scores:
+    """A read-only view of a sorted set's members and their scores, as a ``dict`` of member
+    to score would answer them (lookups O(1), iteration in member insertion order)."""
+
+    __slots__ = ("zset",)
+
+    def __init__(self, zset: ZSet) -> None:
+        self.zset = zset
+
+    def get(self, member: bytes) -> float | None:
+        return self.zset.score(member)
+
+    def __getitem__(self, member: bytes) -> float:
+        score = self.zset.score(member)
+        if score is None:
+            raise KeyError(member)
+        return score
+
+    def __len__(self) -> int:
+        return len(self.zset.keys)
+
+    def __bool__(self) -> bool:
+        return bool(self.zset.keys)
+
+    def __contains__(self, member: bytes) -> bool:
+        return member in self.zset.keys
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self.zset.keys)
+
+    def items(self) -> Iterator[tuple[bytes, float]]:
+        score_of = self.zset.score_of
+        return ((member, score_of(member, key)) for member, key in self.zset.keys.items())
+
+    def values(self) -> Iterator[float]:
+        return (score for _, score in self.items())
+
+
 class ZSet:
     """A Redis sorted set."""
 
-    __slots__ = ("order", "scan_index", "scores", "strbytes")
+    __slots__ = ("keys", "negzero", "order", "scan_index", "strbytes")
 
     type_name: Final = "zset"  # TYPE
 
     def __init__(self, entries: Iterable[Entry] = (), skiplist: bool = False) -> None:
-        self.scores: dict[bytes, float] = {}
+        self.keys: dict[bytes, bytes] = {}
+        self.negzero: set[bytes] | None = None
         self.order: Any = SortedList() if skiplist else SmallOrder()
         self.scan_index: ScanIndex | None = None
         self.strbytes = 0
@@ -164,17 +218,29 @@ class ZSet:
         """A sorted set of distinct members in one step (O(n log n)): a loader's path. The
         scores are stored as given (a listpack caller passes ``0.0`` for ``-0``)."""
         zs = cls(skiplist=skiplist)
-        zs.scores = {member: score for score, member in entries}
-        zs.strbytes = sum(map(len, zs.scores))
-        keys = sorted(order_key(score, member) for member, score in zs.scores.items())
-        zs.order = SortedList(keys) if skiplist else SmallOrder(keys)
+        keys = zs.keys
+        negzero: set[bytes] = set()
+        for score, member in entries:
+            keys[member] = order_key(score, member)
+            if score == 0.0 and math.copysign(1.0, score) < 0:
+                negzero.add(member)
+        if negzero and skiplist:
+            zs.negzero = negzero
+        zs.strbytes = sum(map(len, keys))
+        ordered = sorted(keys.values())
+        zs.order = SortedList(ordered) if skiplist else SmallOrder(ordered)
         return zs
 
     def __len__(self) -> int:
-        return len(self.scores)
+        return len(self.keys)
 
     def __repr__(self) -> str:
-        return f"<ZSet {self.encoding} members={len(self.scores)}>"
+        return f"<ZSet {self.encoding} members={len(self.keys)}>"
+
+    @property
+    def scores(self) -> Scores:
+        """Member to score, read-only (see :class:`Scores`)."""
+        return Scores(self)
 
     # -- encoding -------------------------------------------------------------------------
 
@@ -196,31 +262,61 @@ class ZSet:
         """Become a listpack again (only for a result Redis would store as one)."""
         if self.order.__class__ is not SmallOrder:
             self.order = SmallOrder(self.order)
-            scores = self.scores
-            for member, score in scores.items():
-                if score == 0.0:
-                    # A listpack writes an integral score as an integer: -0 becomes 0 (the
-                    # keys stay: both zeros have the same one).
-                    scores[member] = 0.0
+            # A listpack writes an integral score as an integer: -0 becomes 0 (the keys
+            # stay: both zeros have the same one).
+            self.negzero = None
             self.scan_index = None
 
     def fits(self, max_entries: int, max_value: int) -> bool:
         """Whether Redis would keep these members in a listpack (ZUNIONSTORE's test)."""
-        return len(self.scores) <= max_entries and all(
-            len(member) <= max_value for member in self.scores
+        return len(self.keys) <= max_entries and all(
+            len(member) <= max_value for member in self.keys
         )
 
     # -- members --------------------------------------------------------------------------
 
+    def score_of(self, member: bytes, key: bytes) -> float:
+        """The score of ``member``, whose order key is ``key``."""
+        score = key_score(key)
+        if score == 0.0:
+            negzero = self.negzero
+            if negzero is not None and member in negzero:
+                return -0.0
+        return score
+
     def score(self, member: bytes) -> float | None:
-        return self.scores.get(member)
+        key = self.keys.get(member)
+        if key is None:
+            return None
+        score = key_score(key)
+        if score == 0.0:
+            negzero = self.negzero
+            if negzero is not None and member in negzero:
+                return -0.0
+        return score
+
+    def _note_zero(self, member: bytes, score: float) -> None:
+        """Keep ``negzero`` for a member just given ``score`` (zero) on a skiplist."""
+        if math.copysign(1.0, score) < 0:
+            if self.negzero is None:
+                self.negzero = set()
+            self.negzero.add(member)
+        else:
+            self._forget_zero(member)
+
+    def _forget_zero(self, member: bytes) -> None:
+        negzero = self.negzero
+        if negzero is not None:
+            negzero.discard(member)
+            if not negzero:
+                self.negzero = None
 
     def add(self, member: bytes, score: float) -> bool:
         """Store ``member`` with ``score``; returns whether it is new (the score may change).
 
         The general path; :meth:`insert` and :meth:`update` are its two halves for callers
         that already know whether the member is there (ZADD), and agree with it."""
-        old = self.scores.get(member)
+        old = self.score(member)
         if old is None:
             self.insert(member, score)
             return True
@@ -229,16 +325,20 @@ class ZSet:
 
     def insert(self, member: bytes, score: float) -> None:
         """Store a member that is not there yet (the caller has checked)."""
-        if score == 0.0 and self.order.__class__ is SmallOrder:
-            score = 0.0  # a listpack writes an integral score as an integer: -0 becomes 0
-        scores = self.scores
-        scores[member] = score
-        self.order.add(order_key(score, member))
+        if score == 0.0:
+            if self.order.__class__ is SmallOrder:
+                score = 0.0  # a listpack writes an integral score as an integer: -0 becomes 0
+            else:
+                self._note_zero(member, score)
+        keys = self.keys
+        key = order_key(score, member)
+        keys[member] = key
+        self.order.add(key)
         self.strbytes += len(member)
         index = self.scan_index
         if index is not None:
             index.pending.append(member)
-            if len(index.pending) > len(scores) + 1024:
+            if len(index.pending) > len(keys) + 1024:
                 self.scan_index = None  # cheaper to rebuild at the next ZSCAN
 
     def update(self, member: bytes, old: float, score: float) -> None:
@@ -246,37 +346,50 @@ class ZSet:
         score changes nothing, not even the sign of a zero, as in Redis)."""
         if old == score:
             return
-        if score == 0.0 and self.order.__class__ is SmallOrder:
-            score = 0.0
+        if self.negzero is not None:
+            self._forget_zero(member)
+        if score == 0.0:
+            if self.order.__class__ is SmallOrder:
+                score = 0.0
+            else:
+                self._note_zero(member, score)
         order = self.order
-        order.remove(order_key(old, member))
-        order.add(order_key(score, member))
-        self.scores[member] = score
+        keys = self.keys
+        order.remove(keys[member])
+        key = order_key(score, member)
+        order.add(key)
+        keys[member] = key
 
     def remove(self, member: bytes) -> bool:
         """Remove ``member``; returns whether it was there. The scan index drops it lazily."""
-        score = self.scores.pop(member, None)
-        if score is None:
+        key = self.keys.pop(member, None)
+        if key is None:
             return False
-        self.order.remove(order_key(score, member))
+        self.order.remove(key)
         self.strbytes -= len(member)
+        if self.negzero is not None:
+            self._forget_zero(member)
         return True
 
     def rank(self, member: bytes, reverse: bool = False) -> int | None:
         """0-based position of ``member`` (from the highest score when ``reverse``)."""
-        score = self.scores.get(member)
-        if score is None:
+        key = self.keys.get(member)
+        if key is None:
             return None
-        rank: int = self.order.bisect_left(order_key(score, member))
-        return len(self.scores) - 1 - rank if reverse else rank
+        rank: int = self.order.bisect_left(key)
+        return len(self.keys) - 1 - rank if reverse else rank
 
     def _entries(self, keys: Iterable[bytes]) -> list[Entry]:
-        """(score, member) pairs of order keys, the scores as stored."""
-        scores = self.scores
+        """(score, member) pairs of order keys."""
         out = []
+        if self.negzero is None:
+            for key in keys:
+                out.append((key_score(key), key[8:]))
+            return out
+        score_of = self.score_of
         for key in keys:
             member = key[8:]
-            out.append((scores[member], member))
+            out.append((score_of(member, key), member))
         return out
 
     # -- positions ------------------------------------------------------------------------
@@ -304,8 +417,8 @@ class ZSet:
             keys = order.islice(0, position + 1, reverse=True)
         else:
             keys = order.islice(position)
-        scores = self.scores
-        return ((scores[key[8:]], key[8:]) for key in keys)
+        score_of = self.score_of
+        return ((score_of(key[8:], key), key[8:]) for key in keys)
 
     def delete_positions(self, start: int, stop: int) -> int:
         """Remove the entries at positions [start, stop); returns how many went."""
@@ -313,11 +426,14 @@ class ZSet:
         gone = order[start:stop]
         if not gone:
             return 0
-        scores = self.scores
+        keys = self.keys
         size = 0
         for key in gone:
-            del scores[key[8:]]
-            size += len(key) - 8
+            member = key[8:]
+            del keys[member]
+            size += len(member)
+            if self.negzero is not None:
+                self._forget_zero(member)
         self.strbytes -= size
         del order[start:stop]
         return len(gone)
@@ -333,11 +449,13 @@ class ZSet:
         else:
             gone = self._entries(order[:count])
             del order[:count]
-        scores = self.scores
+        keys = self.keys
         size = 0
         for _, member in gone:
-            del scores[member]
+            del keys[member]
             size += len(member)
+            if self.negzero is not None:
+                self._forget_zero(member)
         self.strbytes -= size
         return gone
 
@@ -506,7 +624,8 @@ class ZSet:
     def copy(self) -> ZSet:
         """An independent copy (COPY), in the same encoding and order."""
         twin = ZSet()
-        twin.scores = dict(self.scores)
+        twin.keys = dict(self.keys)
+        twin.negzero = None if self.negzero is None else set(self.negzero)
         twin.strbytes = self.strbytes
         order = self.order
         twin.order = SmallOrder(order) if order.__class__ is SmallOrder else SortedList(order)
@@ -516,7 +635,7 @@ class ZSet:
         """An estimate of the bytes the sorted set occupies, in O(1) (MEMORY USAGE,
         used_memory)."""
         base = _BASE if self.order.__class__ is SmallOrder else _SKIPLIST_BASE
-        return base + _MEMBER * len(self.scores) + 2 * self.strbytes
+        return base + _MEMBER * len(self.keys) + 2 * self.strbytes
 
     # -- iteration ------------------------------------------------------------------------
 
@@ -530,13 +649,14 @@ class ZSet:
             return 0, [key[8:] for key in self.order]
         index = self.scan_index
         if index is None:
-            index = self.scan_index = ScanIndex(self.scores)
-        return index.scan(self.scores, cursor, count)
+            index = self.scan_index = ScanIndex(self.keys)
+        return index.scan(self.keys, cursor, count)
 
     def random_entry(self, rng: random.Random | None = None) -> Entry:
         """One entry drawn uniformly (the sorted set must not be empty)."""
-        member: bytes = self.order[(rng or random).randrange(len(self.scores))][8:]
-        return self.scores[member], member
+        key: bytes = self.order[(rng or random).randrange(len(self.keys))]
+        member = key[8:]
+        return self.score_of(member, key), member
 
     def random_entries(self, count: int, rng: random.Random | None = None) -> list[Entry]:
         """``count`` entries drawn with repetition, in draw order (a negative count)."""

@@ -43,6 +43,11 @@ def _check(zs: ZSet, model: dict[bytes, float]) -> None:
     for key in zs.order:
         member = key[8:]
         assert key == order_key(zs.scores[member], member)
+        assert zs.keys[member] is key  # one key object per member, shared by both
+    minus_zero = {m for m, s in model.items() if s == 0.0 and math.copysign(1, s) < 0}
+    assert zs.negzero == (minus_zero or None)
+    assert {m: math.copysign(1, s) for m, s in zs.scores.items()} == {
+        m: math.copysign(1, s) for m, s in model.items()}
 
 
 @pytest.mark.parametrize("skiplist", [False, True], ids=["listpack", "skiplist"])
@@ -274,6 +279,22 @@ def test_insert_and_update_agree_with_add(skiplist: bool) -> None:
             gone = rng.choice(MEMBERS)
             assert general.remove(gone) == fast.remove(gone)
     assert list(general.order) == list(fast.order)
-    assert general.scores == fast.scores
+    assert dict(general.scores.items()) == dict(fast.scores.items())
     assert [math.copysign(1, s) for s in general.scores.values()] == [
         math.copysign(1, s) for s in fast.scores.values()]
+
+
+def test_a_loaded_or_copied_skiplist_keeps_minus_zero_and_its_scores() -> None:
+    entries = [(-0.0, b"n"), (0.0, b"p"), (-1.5, b"a"), (2.0, b"b"), (-math.inf, b"lo")]
+    zs = ZSet.from_entries(entries, skiplist=True)
+    twin = zs.copy()
+    for value in (zs, twin):
+        assert value.negzero == {b"n"}
+        assert [(math.copysign(1, s), s, m) for s, m in value.entries(0, len(value))] == [
+            (-1.0, -math.inf, b"lo"), (-1.0, -1.5, b"a"), (-1.0, -0.0, b"n"),
+            (1.0, 0.0, b"p"), (1.0, 2.0, b"b")]
+        assert all(value.keys[key[8:]] is key for key in value.order)
+    zs.remove(b"n")
+    assert zs.negzero is None and twin.negzero == {b"n"}
+    small = ZSet.from_entries([(0.0, b"n"), (1.0, b"a")], skiplist=False)
+    assert small.negzero is None and small.score(b"n") == 0.0
