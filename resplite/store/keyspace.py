@@ -210,6 +210,7 @@ class Database:
         "lfu_decay_time",
         "lfu_log_factor",
         "lru_clock",
+        "lru_stamp",
         "meter",
         "metered",
         "misses",
@@ -279,6 +280,7 @@ class Database:
         self._slow_writes = False
         self.unix_s = 0
         self.lru_clock = 0
+        self.lru_stamp: Any = 0
         self.tick()
 
     def __len__(self) -> int:
@@ -314,7 +316,7 @@ class Database:
             if self.lfu:
                 self._lfu_touch(key)
             else:
-                self.access[key] = self.lru_clock
+                self.access[key] = self.lru_stamp
         return value
 
     def read(self, key: bytes, touch: bool = True) -> Any:
@@ -331,7 +333,7 @@ class Database:
             if self.lfu:
                 self._lfu_touch(key)
             else:
-                self.access[key] = self.lru_clock
+                self.access[key] = self.lru_stamp
         return value
 
     def count_reads(self, keys: list[bytes], times: int, touch: bool = True) -> None:
@@ -347,9 +349,9 @@ class Database:
                     self._lfu_touch(key)
             return
         access = self.access
-        clock = self.lru_clock
+        stamp = self.lru_stamp
         for key in keys:
-            access[key] = clock
+            access[key] = stamp
 
     def peek(self, key: bytes) -> Any:
         """The live value of ``key``, or None, without counting as an access."""
@@ -408,7 +410,7 @@ class Database:
                 on_new(self.index, key)
             return
         old = data.get(key)
-        self.access[key] = self.lru_clock
+        self.access[key] = self.lru_stamp
         data[key] = value
         # The accounting (see the module docstring), SET's plain strings spelled out.
         if value.__class__ is bytes and old.__class__ is bytes:
@@ -429,7 +431,7 @@ class Database:
             return
         data = self.data
         old = data.get(key)
-        self.access[key] = self.lru_clock
+        self.access[key] = self.lru_stamp
         data[key] = value
         if value.__class__ is bytes and old.__class__ is bytes:
             delta = len(value) - len(old)
@@ -446,7 +448,7 @@ class Database:
         if self._slow_writes:
             self._note_write(key, False, True)
         else:
-            self.access[key] = self.lru_clock
+            self.access[key] = self.lru_stamp
         self.data[key] = value
         if value.__class__ is bytes and self.metered:
             # _replaced's new flat string, inline: the key SET creates and a load adds.
@@ -470,7 +472,7 @@ class Database:
         if len(batch) != len(keys) or not data.keys().isdisjoint(batch):
             return False
         data.update(batch)
-        self.access.update(dict.fromkeys(keys, self.lru_clock))
+        self.access.update(dict.fromkeys(keys, self.lru_stamp))
         if not self.metered:
             self._sign_up()
         self.used += _FLAT_KEY_COST * len(keys) + sum(map(len, keys)) + sum(map(len, values))
@@ -481,7 +483,7 @@ class Database:
         an LFU policy; ``new`` says the key is absent."""
         if not new:
             if not self.lfu:
-                self.access[key] = self.lru_clock
+                self.access[key] = self.lru_stamp
             elif not looked_up:
                 # The write's own lookup counts as an access; the counter survives the
                 # overwrite, as Redis keeps the old object's LFU field.
@@ -701,11 +703,15 @@ class Database:
         """Refresh the cached clocks that lookups stamp on keys."""
         self.unix_s = self.clock.time_ms() // 1000
         self.lru_clock = self.unix_s & LRU_CLOCK_MAX
+        # The same value as one int object that every key stamped until the next tick
+        # shares: a compiled build keeps ``lru_clock`` as a machine integer, and storing it
+        # would box a new int object for each key (32 bytes a key).
+        self.lru_stamp = self.lru_clock
 
-    def _fresh_access(self) -> int:
+    def _fresh_access(self) -> Any:
         if self.lfu:
             return (((self.unix_s // 60) & 0xFFFF) << 8) | LFU_INIT_VAL
-        return self.lru_clock
+        return self.lru_stamp
 
     def touch(self, key: bytes) -> None:
         """Count an access to an existing key (TOUCH, and lookups of writes)."""
@@ -713,7 +719,7 @@ class Database:
             if self.lfu:
                 self._lfu_touch(key)
             else:
-                self.access[key] = self.lru_clock
+                self.access[key] = self.lru_stamp
 
     def restore_access(self, key: bytes, idle_s: int | None, freq: int | None) -> None:
         """Set a key's access field from a snapshot or RESTORE (Redis's objectSetLRUOrLFU):

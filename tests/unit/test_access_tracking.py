@@ -101,3 +101,24 @@ def test_overwrite_under_lfu_keeps_the_counter_and_counts_the_write() -> None:
     db.get(b"k")
     db.set(b"k", b"x", looked_up=True)  # already counted by the read
     assert db.frequency(b"k") in (LFU_INIT_VAL + 1, LFU_INIT_VAL + 2)
+
+
+def test_keys_stamped_in_one_tick_share_one_access_object() -> None:
+    """The access table holds the clock's one int object per tick, not a copy per key (a
+    compiled build keeps the clock unboxed, and boxing it per store cost 32 bytes a key)."""
+    ks, clock = make()
+    db = ks[0]
+    db.set(b"a", b"1")
+    db.add(b"b", b"2")
+    db.set_signalled(b"c", b"3")
+    assert db.add_strings([b"d", b"e"], [b"4", b"5"])
+    db.get(b"a")
+    db.read(b"b")
+    db.touch(b"c")
+    stamps = [db.access[key] for key in (b"a", b"b", b"c", b"d", b"e")]
+    assert stamps[0] > 256  # beyond CPython's cached small ints
+    assert all(stamp is stamps[0] for stamp in stamps)
+    clock.advance(1_000)
+    db.get(b"a")
+    assert db.access[b"a"] == stamps[0] + 1 and db.access[b"a"] is not stamps[0]
+    assert db.idle_ms(b"b") == 1_000
