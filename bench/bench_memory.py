@@ -13,7 +13,10 @@ paths and first tables loaded), to the loaded one, divided by N:
 * stream entry: N entries of two fields with 8-byte values (:func:`bench.bench_streams.fill`).
 
 The header says which resplite build ran (``compiled`` or ``pure``): run it once as is and
-once with ``RESPLITE_PURE_PYTHON=1`` to see both.
+once with ``RESPLITE_PURE_PYTHON=1`` to see both.  A figure can differ by about 15 bytes
+from one run to the next (SET keys mostly: whether the tables a dict outgrew are given back
+to the system or stay resident depends on where the allocator placed them); compare runs,
+not single figures.
 
 **maxmemory** (``--only maxmemory``): both servers start with ``--maxmemory 100mb``
 (``noeviction``, then ``allkeys-lru``), then:
