@@ -171,7 +171,6 @@ def _server(state: ServerState) -> Lines:
 
 def _clients(state: ServerState) -> Lines:
     blocking = state.blocking
-    held = state.pause.held_count
     clients = state.clients.values()
     blocked = [c for c in clients if c.blocked is not None]
     return [
@@ -181,7 +180,7 @@ def _clients(state: ServerState) -> Lines:
         ("client_recent_max_input_buffer", 0),
         ("client_recent_max_output_buffer",
          max((c.output_memory() for c in clients), default=0)),
-        ("blocked_clients", max(blocking.count - held, 0)),
+        ("blocked_clients", blocking.count),
         ("tracking_clients", state.tracking.tracking_clients),
         ("pubsub_clients", sum(1 for c in clients if c.pubsub)),
         ("watching_clients", sum(1 for c in clients if c.watched)),

@@ -818,6 +818,20 @@ def test_eval_ro_and_no_writes_scripts_refuse_writes(pair: Pair) -> None:
     run(pair, ("EVALSHA", sha_ro, 1, "k"), ("EVALSHA_RO", sha_ro, 1, "k"))
 
 
+def test_read_only_scripts_refuse_may_replicate_commands(pair: Pair) -> None:
+    # PUBLISH and PFCOUNT are not writes, but Redis flags them may-replicate: a read-only
+    # script may not call them; any other script may.
+    publish = "return redis.call('publish', 'ch', 'm')"
+    pfcount = "return redis.call('pfcount', KEYS[1])"
+    run(
+        pair,
+        ("PFADD", "h", "a"),
+        ("EVAL_RO", publish, 0), ("EVAL", "#!lua flags=no-writes\n" + publish, 0),
+        ("EVAL_RO", pfcount, 1, "h"), ("EVAL", "#!lua flags=no-writes\n" + pfcount, 1, "h"),
+        ("EVAL", publish, 0), ("EVAL", pfcount, 1, "h"),
+    )
+
+
 def test_scripts_share_the_callers_transaction_and_database(pair: Pair) -> None:
     run(
         pair,
