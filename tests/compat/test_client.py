@@ -357,6 +357,28 @@ def test_client_pause_write_holds_may_replicate_commands_as_blocked_clients(pair
         publisher.close()
 
 
+def test_client_pause_write_lets_read_only_scripts_through(pair: Pair) -> None:
+    # EVAL_RO and EVALSHA_RO are not may-replicate, unlike EVAL: without a shebang, the
+    # first runs during a WRITE pause and the second is held.
+    read = "return redis.call('get', KEYS[1])"
+    sha = pair.check("SCRIPT", "LOAD", read)[5:-2]
+    other = pair.connect_extra()
+    try:
+        pair.check("SET", "k", "v")
+        pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+        other.check("EVAL_RO", read, 1, "k")
+        other.check("EVALSHA_RO", sha, 1, "k")
+        other.ref.send("EVAL", read, 1, "k")
+        other.ours.send("EVAL", read, 1, "k")
+        _expect_no_reply(other.ref)
+        _expect_no_reply(other.ours)
+        pair.check("CLIENT", "UNPAUSE")
+        assert other.ours.read_reply() == other.ref.read_reply() == b"$1\r\nv\r\n"
+    finally:
+        pair.check("CLIENT", "UNPAUSE")
+        other.close()
+
+
 def test_client_pause_holds_multi_queueing_and_ends_by_itself(pair: Pair) -> None:
     other = pair.connect_extra()
     try:

@@ -731,8 +731,9 @@ class Scripting:
     def command_flags(self, spec: CommandSpec, argv: list[bytes]) -> tuple[bool, bool, bool]:
         """(write, denyoom, may_replicate) of a script command as its script declares them
         (Redis's evalGetCommandFlags / fcallGetCommandFlags); the spec's own otherwise."""
-        # Redis marks these commands may-replicate; the script's flags can say otherwise.
-        base = (spec.is_write, spec.is_denyoom, True)
+        # EVAL, EVALSHA and FCALL are may-replicate (their _RO forms are not); a script's
+        # declared flags say otherwise.
+        base = (spec.is_write, spec.is_denyoom, "may_replicate" in spec.flags)
         name = spec.fullname
         flags: frozenset[str] | None
         if name in ("fcall", "fcall_ro"):
