@@ -30,6 +30,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from resplite.commands import debug_digest
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
 from resplite.engine import compat, errors, info
@@ -53,6 +54,13 @@ _STRTOD = re.compile(rb"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|i
 _ATOI = re.compile(rb"\s*[-+]?\d+")
 
 _DEBUG_HELP = help_reply("DEBUG", [
+    ("DIGEST", [
+        "Reply with the SHA-1 digest of the whole data set (Redis's: equal data sets give",
+        "equal digests there and here); all zeros when it is empty.",
+    ]),
+    ("DIGEST-VALUE <key> [<key> ...]", [
+        "Reply with the digest of the value at each <key> (all zeros for a missing key).",
+    ]),
     ("OBJECT <key>", [
         "Reply with a line about the value at <key>: its address, reference count,",
         "encoding, serialized length and access clock.",
@@ -472,4 +480,11 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return _debug_reload(client, argv[2:])
     if sub == b"populate" and 3 <= len(argv) <= 5:
         return _debug_populate(client, argv)
+    if sub == b"digest" and len(argv) == 2:
+        return Status(debug_digest.dataset_digest(client.server.keyspace.dbs).hex())
+    if sub == b"digest-value":
+        # The values as they are, logically expired ones included, as Redis's dbFind.
+        data = client.db.data
+        return [Status(debug_digest.value_digest(client.db, key, data[key]).hex()
+                       if key in data else "0" * 40) for key in argv[2:]]
     raise CommandError(errors.subcommand_syntax(argv))

@@ -232,11 +232,58 @@ def test_debug(pair: Pair) -> None:
         assert ref_m and our_m and ref_m[1] == our_m[1], (ref, ours)
 
 
+def test_debug_digest_and_digest_value_are_redis_s(pair: Pair) -> None:
+    """Redis's SHA-1 digests, bit for bit, for every type and encoding, in two databases."""
+    pair.check("FLUSHALL")
+    pair.check("DEBUG", "DIGEST")  # all zeros
+    commands: list[tuple[str | int, ...]] = [
+        ("SET", "str", "hello"), ("SET", "int", 12345), ("SET", "ttl", "v", "EX", 1000),
+        ("RPUSH", "list", "a", "b", 1),
+        ("RPUSH", "quick", *[f"element-{i}" * 10 for i in range(300)]),
+        ("SADD", "intset", 3, 1, 2), ("SADD", "lpset", "x", "y", 5),
+        ("SADD", "htset", *[f"m{i}" for i in range(300)]),
+        ("ZADD", "lpz", 1, "a", "2.5", "b", -3, "c", 7, 42),
+        ("ZADD", "skipz", *[x for i in range(200) for x in (str(i * 1.5), f"m{i}")]),
+        ("HSET", "lph", "f", "v", "g", "w"),
+        ("HSET", "hth", *[x for i in range(200) for x in (f"f{i}", "x" * 100)]),
+        ("XADD", "stream", "1-1", "f", "v", "g", "w"), ("XADD", "stream", "2-5", "f", "v2"),
+        ("XADD", "stream", "3-0", "f", "gone"), ("XDEL", "stream", "3-0"),
+        ("SELECT", 3), ("SET", "str", "hello"), ("SELECT", 0),
+    ]
+    for command in commands:
+        pair.check(*command)
+    pair.check("DEBUG", "DIGEST")
+    keys = ("str", "int", "ttl", "list", "quick", "intset", "lpset", "htset", "lpz", "skipz",
+            "lph", "hth", "stream", "missing")
+    pair.check("DEBUG", "DIGEST-VALUE", *keys)
+    pair.check("DEBUG", "DIGEST-VALUE")
+    pair.check("DEBUG", "DIGEST", "extra")
+    # Order counts for a list, not for a set; a TTL counts too.
+    pair.check("LMOVE", "list", "list", "LEFT", "RIGHT")
+    pair.check("SREM", "lpset", "x")
+    pair.check("SADD", "lpset", "x")
+    pair.check("PERSIST", "ttl")
+    pair.check("DEBUG", "DIGEST-VALUE", "list", "lpset", "ttl")
+    pair.check("DEBUG", "DIGEST")
+
+
+@pytest.mark.redis_version("7.4")
+def test_debug_digest_value_counts_a_hash_field_s_ttl(pair: Pair) -> None:
+    ours = pair.ours
+    ours.call("HSET", "h", "f", "v", "g", "w")
+    plain = ours.call("DEBUG", "DIGEST-VALUE", "h")
+    ours.call("HEXPIRE", "h", 1000, "FIELDS", 1, "f")
+    timed = ours.call("DEBUG", "DIGEST-VALUE", "h")
+    ours.call("HPERSIST", "h", "FIELDS", 1, "f")
+    assert timed != plain
+    assert ours.call("DEBUG", "DIGEST-VALUE", "h") == plain
+
+
 def test_debug_help_has_the_shape_of_redis(pair: Pair) -> None:
     # DEBUG is one command in resplite, not a container: its subcommands are listed here.
     ref, ours = pair.both("DEBUG", "HELP")
-    assert_same_shape(ref, ours, ours_has={"OBJECT", "POPULATE", "RELOAD", "SET-ACTIVE-EXPIRE",
-                                           "SLEEP", "HELP"})
+    assert_same_shape(ref, ours, ours_has={"DIGEST", "DIGEST-VALUE", "OBJECT", "POPULATE",
+                                           "RELOAD", "SET-ACTIVE-EXPIRE", "SLEEP", "HELP"})
     pair.check("DEBUG", "HELP", "x")
 
 
