@@ -38,7 +38,17 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.persistence import LoadError
 from resplite.engine.registry import command
-from resplite.protocol.replies import OK, Raw, Status, Verbatim
+from resplite.protocol.encoder import encode
+from resplite.protocol.replies import (
+    OK,
+    BigNumber,
+    Double,
+    OrderedSet,
+    Push,
+    Raw,
+    Status,
+    Verbatim,
+)
 from resplite.store.list import List
 
 if TYPE_CHECKING:
@@ -69,6 +79,10 @@ _DEBUG_HELP = help_reply("DEBUG", [
         "Create <count> string keys named <prefix>:<num> (prefix 'key' by default), each",
         "holding 'value:<num>', or <size> bytes starting with it; keys that exist are left",
         "as they are. Not written to the append-only file.",
+    ]),
+    ("PROTOCOL <type>", [
+        "Reply with a sample of a RESP type: string, integer, double, bignum, null, array,",
+        "set, map, attrib, push, verbatim, true or false.",
     ]),
     ("RELOAD [option ...]", [
         "Write the data set to the RDB file, empty it, and load the file back in. Options:",
@@ -400,6 +414,43 @@ def _debug_object(client: Client, key: bytes) -> Any:
     )
 
 
+_PROTOCOL_SAMPLES: dict[bytes, Any] = {
+    b"string": b"Hello World",
+    b"integer": 12345,
+    b"double": Double(b"3.141"),
+    b"bignum": BigNumber(1234567999999999999999999999999999999),
+    b"null": None,
+    b"array": [0, 1, 2],
+    b"set": OrderedSet((0, 1, 2)),
+    b"map": {0: False, 1: True, 2: False},
+    b"true": True,
+    b"false": False,
+    b"verbatim": Verbatim(b"This is a verbatim\nstring", "txt"),
+}
+
+
+def _debug_protocol(client: Client, name: bytes) -> Any:
+    """DEBUG PROTOCOL <type>: Redis's sample reply of each RESP type, for client tests. An
+    attribute (RESP3 only) and a push come before an ordinary reply, as in Redis."""
+    sample = _PROTOCOL_SAMPLES.get(name)
+    if sample is not None or name == b"null":
+        return sample
+    if name == b"attrib":
+        after = encode(b"Some real reply following the attribute", client.resp)
+        if client.resp < 3:
+            return Raw(after)
+        attribute = encode(b"key-popularity", 3) + encode([b"key:123", 90], 3)
+        return Raw(b"|1\r\n" + attribute + after)
+    if name == b"push":
+        if client.resp < 3:
+            raise CommandError("ERR RESP2 is not supported by this command")
+        return Raw(encode(Push([b"server-cpu-usage", 42]), 3)
+                   + encode(b"Some real reply following the push reply", 3))
+    raise CommandError("ERR Wrong protocol type name. Please use one of the following: "
+                       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|"
+                       "true|false")
+
+
 def _debug_reload(client: Client, options: list[bytes]) -> Any:
     words = {w.lower() for w in options}
     if not words <= {b"merge", b"nosave", b"noflush"}:
@@ -480,6 +531,8 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return _debug_reload(client, argv[2:])
     if sub == b"populate" and 3 <= len(argv) <= 5:
         return _debug_populate(client, argv)
+    if sub == b"protocol" and len(argv) == 3:
+        return _debug_protocol(client, argv[2].lower())
     if sub == b"digest" and len(argv) == 2:
         return Status(debug_digest.dataset_digest(client.server.keyspace.dbs).hex())
     if sub == b"digest-value":

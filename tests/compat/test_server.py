@@ -267,6 +267,20 @@ def test_debug_digest_and_digest_value_are_redis_s(pair: Pair) -> None:
     pair.check("DEBUG", "DIGEST")
 
 
+def test_debug_protocol(pair: Pair) -> None:
+    # Redis's sample of each RESP type; in RESP2 the RESP3 types are downgraded, an
+    # attribute is left out and a push refused.
+    for name in ("string", "integer", "double", "bignum", "null", "array", "set", "map",
+                 "attrib", "push", "verbatim", "true", "false", "TRUE", "nope"):
+        got = pair.check("DEBUG", "PROTOCOL", name)
+        if got.startswith(b">"):  # the push, then an ordinary reply
+            assert pair.ours.read_reply() == pair.ref.read_reply() == (
+                b"$40\r\nSome real reply following the push reply\r\n")
+    pair.check("DEBUG", "PROTOCOL")
+    pair.check("DEBUG", "PROTOCOL", "string", "extra")
+    pair.check("PING")
+
+
 @pytest.mark.redis_version("7.4")
 def test_debug_digest_value_counts_a_hash_field_s_ttl(pair: Pair) -> None:
     ours = pair.ours
@@ -283,7 +297,8 @@ def test_debug_help_has_the_shape_of_redis(pair: Pair) -> None:
     # DEBUG is one command in resplite, not a container: its subcommands are listed here.
     ref, ours = pair.both("DEBUG", "HELP")
     assert_same_shape(ref, ours, ours_has={"DIGEST", "DIGEST-VALUE", "OBJECT", "POPULATE",
-                                           "RELOAD", "SET-ACTIVE-EXPIRE", "SLEEP", "HELP"})
+                                           "PROTOCOL", "RELOAD", "SET-ACTIVE-EXPIRE", "SLEEP",
+                                           "HELP"})
     pair.check("DEBUG", "HELP", "x")
 
 
