@@ -78,10 +78,12 @@ def _fields(argv: list[bytes], at: int, count_error: str) -> list[bytes]:
     return argv[at + 2 :]
 
 
-def _finish(client: Client, key: bytes, h: Hash, changed: bool, *events: bytes) -> None:
+def _finish(client: Client, key: bytes, h: Hash, changed: bool, *events: bytes,
+            then_del: bool = False) -> None:
     """After fields changed: delete an emptied key, track the TTLs left, signal, and report
     ``events`` (in order; an emptied hash reports ``hdel`` and ``del`` instead, as Redis's
-    hashTypeSetExDone does)."""
+    HEXPIRE family does, or with ``then_del`` the events and then ``del``, as its HSETEX
+    does)."""
     db = client.db
     gone = not h.fields
     if gone:
@@ -91,12 +93,14 @@ def _finish(client: Client, key: bytes, h: Hash, changed: bool, *events: bytes) 
     if changed:
         db.signal_modified(key)
         notify = client.server.notify
-        if gone:
+        if gone and not then_del:
             notify(HASH, b"hdel", key, db.index)
             notify(GENERIC, b"del", key, db.index)
-        else:
-            for event in events:
-                notify(HASH, event, key, db.index)
+            return
+        for event in events:
+            notify(HASH, event, key, db.index)
+        if gone:
+            notify(GENERIC, b"del", key, db.index)
 
 
 # -- HEXPIRE family -------------------------------------------------------------------------------
@@ -392,5 +396,8 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
     if when is None:
         _finish(client, key, h, True, b"hset")
     else:
-        _finish(client, key, h, True, b"hset", b"hdel" if deleted else b"hexpire")
+        # Fields set with a time already past are set, then deleted: hset, hdel (and del
+        # when that empties the hash), as Redis 8.6 reports them.
+        _finish(client, key, h, True, b"hset", b"hdel" if deleted else b"hexpire",
+                then_del=True)
     return 1

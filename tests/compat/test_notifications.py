@@ -191,6 +191,42 @@ def test_hash_field_expiry_events() -> None:
         r.close()
 
 
+@pytest.mark.redis_version("8.6")
+def test_hsetex_with_a_past_time_sets_then_deletes() -> None:
+    """HSETEX with a time already past sets the fields and deletes them: hset, then hdel,
+    then del when the hash is left empty (Redis 8.6's hsetexCommand); a future time gives
+    hset, then hexpire."""
+    import redis
+
+    import resplite
+
+    with resplite.serve() as srv:
+        r = redis.Redis.from_url(srv.url)
+        r.config_set("notify-keyspace-events", "KA")
+        p = r.pubsub(ignore_subscribe_messages=True)
+        p.psubscribe("__keyspace@0__:*")
+        r.execute_command("HSETEX", "h", "PX", "0", "FIELDS", "1", "a", "1")
+        r.execute_command("HSET", "k", "keep", "1")
+        r.execute_command("HSETEX", "k", "PX", "0", "FIELDS", "1", "a", "1")
+        r.execute_command("HSETEX", "k", "EX", "100", "FIELDS", "1", "a", "1")
+        events: list[tuple[bytes, bytes]] = []
+        for _ in range(100):  # a bounded wait: a missing event fails the test, never hangs it
+            message = p.get_message(timeout=1)
+            if message is not None:
+                events.append((message["channel"], message["data"]))
+            if len(events) == 8:
+                break
+        h, k = b"__keyspace@0__:h", b"__keyspace@0__:k"
+        assert events == [
+            (h, b"hset"), (h, b"hdel"), (h, b"del"),
+            (k, b"hset"),
+            (k, b"hset"), (k, b"hdel"),
+            (k, b"hset"), (k, b"hexpire"),
+        ]
+        p.close()
+        r.close()
+
+
 def test_events_in_another_database(pair: Pair, events: Pair) -> None:
     pair.check("SELECT", "3")
     run(pair, events, "KEA", [("SET", "k", "v"), ("HSET", "h", "a", "b"), ("DEL", "k", "h")])
