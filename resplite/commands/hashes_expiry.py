@@ -25,15 +25,16 @@ from typing import TYPE_CHECKING
 
 from resplite.algorithms.numbers import parse_int
 from resplite.commands.args import int_arg
+from resplite.commands.generic import lookup
 from resplite.commands.hashes import create_hash, listpack_limits, lookup_hash, read_hash
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, HASH
 from resplite.engine.registry import command
+from resplite.store.hash import Hash
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
-    from resplite.store.hash import Hash
 
 # Redis's bound on field expiry times: the 48-bit expiry field, divided by four.
 HFE_MAX_ABS_TIME_MS = ((1 << 48) - 1) >> 2
@@ -358,7 +359,13 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
         raise CommandError(errors.wrong_arity("hsetex"))
 
     key = argv[1]
-    h = lookup_hash(client, key)
+    # Fields past their time go first (hexpired), but not the hash they leave empty: as in
+    # Redis's HSETEX, the command fills it, or deletes it (del) when it sets nothing.
+    h = lookup(client, key)
+    if h is not None and h.__class__ is not Hash:
+        raise CommandError(errors.WRONGTYPE)
+    if h is not None and h.ttls:
+        client.db.expire_fields(key, h, keep_empty=True)
     if h is None:
         if fxx:
             return 0
@@ -372,6 +379,7 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
         if not ok:
             if not h.fields:
                 client.db.delete(key)
+                client.server.notify(GENERIC, b"del", key, client.db_index)
             return 0
     max_entries, max_value = listpack_limits(client)
     if h.listpack:
