@@ -177,6 +177,34 @@ local function ro_foreach(...)
     return t_foreach(backing_of[t] or t, f)
 end
 
+-- unpack as Redis's Lua has it. Stock Lua 5.1 counts a range such as (-2, 2147483647) in a
+-- C int, which overflows (and takes the whole process down); Redis's copy counts it without
+-- overflow and refuses a range that does not fit on the stack (LUAI_MAXCSTACK, 8000 slots
+-- with the arguments), as it does here before the stock function ever sees one.
+local function safe_unpack(...)
+    local n, t, i, e = select("#", ...), ...
+    check_table(n, 1, t)
+    if i == nil then
+        i = 1
+    else
+        local v = tonumber(i)
+        if v == nil then argerror(1, 2, "number expected, got " .. type(i)) end
+        i = c_int(v)
+    end
+    if e == nil then
+        e = #t
+    else
+        local v = tonumber(e)
+        if v == nil then argerror(1, 3, "number expected, got " .. type(e)) end
+        e = c_int(v)
+    end
+    if i > e then return end
+    if e - i >= 2147483647 or e - i + 1 + n > 8000 then
+        error("too many results to unpack", 2)
+    end
+    return unpack(t, i, e)
+end
+
 -- Lua 5.1 would load precompiled chunks; Redis's Lua never does. A leading space makes the
 -- parser see the escape byte and fail with Redis's own message.
 local function text_only(s)
@@ -538,7 +566,7 @@ B.setmetatable = ro_setmetatable
 B.tonumber = tonumber
 B.tostring = tostring
 B.type = type
-B.unpack = unpack
+B.unpack = safe_unpack
 B.xpcall = xpcall
 B._VERSION = _VERSION
 B.ipairs = ipairs
