@@ -826,6 +826,15 @@ def test_unpack_refuses_ranges_that_do_not_fit(pair: Pair) -> None:
                  ("x", 1), (1, "y")):
         pair.check("EVAL", f"return #{{unpack({{1,2,3}}, {i!r}, {j!r})}}".replace("'", '"'), 0)
     pair.check("EVAL", "return {unpack({1,2,3})}", 0)
+    # The 8000 slots count the arguments: one table and 7999 values fit, as three do not.
+    fill = "local a = {} for i = 1, 7999 do a[i] = 1 end "
+    pair.check("EVAL", fill + "return #{unpack(a)}", 0)
+    pair.check("EVAL", fill + "return #{unpack(a, 1)}", 0)
+    pair.check("EVAL", fill + "return #{unpack(a, 1, 7998)}", 0)
+    pair.check("EVAL", fill + "return redis.call('rpush', KEYS[1], unpack(a))", 1, "l")
+    pair.check("EVAL", fill + "return redis.pcall('rpush', KEYS[1], unpack(a))", 1, "l")
+    pair.check("EVAL", fill + "a[5000] = nil return redis.pcall('rpush', KEYS[1], "
+               "unpack(a, 1, 7999))", 1, "l")
     pair.check("EVAL", "return {unpack()}", 0)
     pair.check("EVAL", "return {unpack(5)}", 0)
     pair.check("PING")

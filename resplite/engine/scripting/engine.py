@@ -219,6 +219,7 @@ class Scripting:
         version = compat.reported(self.state.config["redis-compat-version"])
         return {
             "command": self._command,
+            "command_packed": self._command_packed,
             "setresp": self._setresp,
             "set_repl": self._set_repl,
             "log": self._log,
@@ -531,6 +532,12 @@ class Scripting:
         raise CommandError(final)
 
     # -- what scripts call ---------------------------------------------------------------------
+
+    def _command_packed(self, count: Any, packed: Any) -> Any:
+        """redis.call / redis.pcall with more arguments than a call from Lua into Python
+        can carry (lupa's stops short of Lua's 8000 C-stack slots): ``count`` of them, in
+        the table ``packed``."""
+        return self._command(*[packed[i] for i in range(1, int(count) + 1)])
 
     def _command(self, *args: Any) -> Any:
         """redis.call / redis.pcall: answers the Lua value, or (value, kind) for the Lua side."""

@@ -202,7 +202,7 @@ local function safe_unpack(...)
     if e - i >= 2147483647 or e - i + 1 + n > 8000 then
         error("too many results to unpack", 2)
     end
-    return unpack(t, i, e)
+    return unpack(...)  -- the arguments as given: the stock function counts them as slots
 end
 
 -- Lua 5.1 would load precompiled chunks; Redis's Lua never does. A leading space makes the
@@ -325,12 +325,22 @@ end
 
 local script_resp = 2
 local py_command, py_setresp, py_log, py_sha1, py_acl = py.command, py.setresp, py.log, py.sha1hex, py.acl_check
+local py_command_packed = py.command_packed
 local py_set_repl = py.set_repl
 
 local OK_KIND, ERR_KIND, PLAIN_ERR_KIND = 1, 2, 3
 
+-- A call from Lua into Python carries fewer arguments than Redis lets a script pass to
+-- redis.call (lupa's stops short of the 8000 C-stack slots): past this many, they go packed.
+local PACK_PAST = 4000
+
 local function call(...)
-    local v, kind = py_command(...)
+    local v, kind
+    if select("#", ...) > PACK_PAST then
+        v, kind = py_command_packed(select("#", ...), {...})
+    else
+        v, kind = py_command(...)
+    end
     if kind == nil then return v end
     if kind == OK_KIND then return {ok = v} end
     if kind == ERR_KIND then error({err = v, ignore_error_stats_update = true}) end
@@ -338,7 +348,12 @@ local function call(...)
 end
 
 local function pcall_command(...)
-    local v, kind = py_command(...)
+    local v, kind
+    if select("#", ...) > PACK_PAST then
+        v, kind = py_command_packed(select("#", ...), {...})
+    else
+        v, kind = py_command(...)
+    end
     if kind == nil then return v end
     if kind == OK_KIND then return {ok = v} end
     if kind == ERR_KIND then return {err = v, ignore_error_stats_update = true} end
