@@ -272,6 +272,17 @@ def test_emptying_or_swapping_a_stale_watched_key_is_no_change(pair: Pair, case:
         pair.check("SELECT", "0")
 
 
+def test_a_transaction_sees_one_time(pair: Pair) -> None:
+    # Redis 7+ takes the time once for EXEC: a key set with PX 1 in the transaction has not
+    # expired for a GET after a DEBUG SLEEP in the same transaction.
+    pair.check("MULTI")
+    pair.check("SET", "k", "v", "PX", "1")
+    pair.check("DEBUG", "SLEEP", "0.01")
+    pair.check("GET", "k")
+    pair.check("EXISTS", "k")
+    pair.check("EXEC")
+
+
 def test_unwatch_forgets_keys(pair: Pair) -> None:
     pair.check("WATCH", "k")
     pair.check("UNWATCH")
