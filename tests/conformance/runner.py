@@ -8,8 +8,9 @@ tests that pass on each::
     unit/type/list            resplite 120/130        redis 130/130
 
 The reference is a built Redis source tree (its ``src/redis-server`` and ``tests/``), found in
-``$RESPLITE_REFERENCE_DIR``, by default ``~/.cache/redis-reference/redis-8.6.3``. What is left
-out of the suite, and why, is in ``suite.toml`` beside this file, and nowhere else.
+``$RESPLITE_REFERENCE_DIR``, else as the tree of the ``$RESPLITE_REFERENCE_SERVER`` binary,
+else in ``~/.cache/redis-reference/redis-8.6.3``. What is left out of the suite, and why, is
+in ``suite.toml`` beside this file, and nowhere else.
 
 Invariants:
 
@@ -50,6 +51,7 @@ from pathlib import Path
 
 SUITE_FILE = Path(__file__).with_name("suite.toml")
 REFERENCE_ENV = "RESPLITE_REFERENCE_DIR"
+SERVER_ENV = "RESPLITE_REFERENCE_SERVER"
 DEFAULT_REFERENCE = Path.home() / ".cache" / "redis-reference" / "redis-8.6.3"
 
 #: Wall-clock seconds one unit may take against one server before it counts as hung.
@@ -114,16 +116,26 @@ class UnitResult:
 
 
 def reference_dir() -> Path:
-    """The reference Redis tree ($RESPLITE_REFERENCE_DIR or the default cache folder)."""
+    """The reference Redis tree: $RESPLITE_REFERENCE_DIR; else the source tree of the
+    redis-server that $RESPLITE_REFERENCE_SERVER names (the compat suite's reference, built
+    in its source tree), when that tree has the test suite; else the default cache folder."""
     configured = os.environ.get(REFERENCE_ENV)
-    return Path(configured).expanduser() if configured else DEFAULT_REFERENCE
+    if configured:
+        return Path(configured).expanduser()
+    server = os.environ.get(SERVER_ENV)
+    if server:
+        tree = Path(server).expanduser().resolve().parent.parent
+        if (tree / "tests" / "test_helper.tcl").is_file():
+            return tree
+    return DEFAULT_REFERENCE
 
 
 def missing_prerequisite(reference: Path) -> str | None:
     """Why the suite cannot run here, or None when it can."""
     if not (reference / "src" / "redis-server").is_file():
         return (f"no reference Redis build at {reference} (set {REFERENCE_ENV} to a built "
-                "Redis 8.6.3 source tree: src/redis-server and tests/)")
+                f"Redis 8.6.3 source tree, src/redis-server and tests/, or {SERVER_ENV} to "
+                "the src/redis-server of one)")
     if not (reference / "tests" / "test_helper.tcl").is_file():
         return f"{reference} has no tests/test_helper.tcl (Redis's test suite)"
     if tclsh() is None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from conformance import runner
 
 GREEN, RED, END = "\x1b[0;32;49m", "\x1b[0;31;49m", "\x1b[0m"
@@ -51,3 +53,19 @@ def test_suite_file_lists_each_exclusion_with_its_reason(tmp_path: Path) -> None
     shipped = runner.Suite.load()
     assert all(reason.strip() for reason in [*shipped.excluded_tags.values(),
                                              *shipped.excluded_tests.values()])
+
+
+def test_the_reference_tree_is_found_from_either_variable(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tree = tmp_path / "redis-8.6.3"
+    (tree / "src").mkdir(parents=True)
+    (tree / "tests").mkdir()
+    (tree / "tests" / "test_helper.tcl").write_text("")
+    monkeypatch.delenv(runner.REFERENCE_ENV, raising=False)
+    monkeypatch.setenv(runner.SERVER_ENV, str(tree / "src" / "redis-server"))
+    assert runner.reference_dir() == tree.resolve()
+    monkeypatch.setenv(runner.REFERENCE_ENV, str(tmp_path / "elsewhere"))
+    assert runner.reference_dir() == tmp_path / "elsewhere"
+    monkeypatch.delenv(runner.REFERENCE_ENV)
+    monkeypatch.setenv(runner.SERVER_ENV, "/usr/bin/redis-server")  # no test suite beside it
+    assert runner.reference_dir() == runner.DEFAULT_REFERENCE
