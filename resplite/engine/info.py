@@ -188,7 +188,12 @@ def _clients(state: ServerState) -> Lines:
          sum(1 for c in blocked if c.blocked is not None and c.blocked.deadline_ms is not None)),
         ("total_watched_keys", len(state.watched_keys)),
         ("total_blocking_keys", len(blocking.waiting)),
-        ("total_blocking_keys_on_nokey", 0),
+        # Keys an XREADGROUP waits on: it is woken when its key goes (NOGROUP), not only
+        # when data comes (Redis's unblock_on_nokey).
+        ("total_blocking_keys_on_nokey", sum(
+            1 for waiters in blocking.waiting.values()
+            if any(c.blocked is not None and c.blocked.command == "xreadgroup"
+                   for c in waiters))),
     ]
 
 
