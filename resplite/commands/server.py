@@ -26,6 +26,7 @@ its duration, exactly as in Redis.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,10 @@ _DEBUG_HELP = help_reply("DEBUG", [
     ]),
     ("DIGEST-VALUE <key> [<key> ...]", [
         "Reply with the digest of the value at each <key> (all zeros for a missing key).",
+    ]),
+    ("LOADAOF", [
+        "Write out the append-only file, empty the data set and load it back from the",
+        "append-only files.",
     ]),
     ("OBJECT <key>", [
         "Reply with a line about the value at <key>: its address, reference count,",
@@ -451,6 +456,29 @@ def _debug_protocol(client: Client, name: bytes) -> Any:
                        "true|false")
 
 
+def _debug_loadaof(client: Client) -> Any:
+    """DEBUG LOADAOF: write out what the append-only file has in memory, empty the data set
+    and load it back from the files the manifest on disk names, as Redis does. Without a
+    manifest the data set is left empty and the answer is Redis's error."""
+    server = client.server
+    aof = server.aof
+    if server.aof_on:
+        aof.before_reply()
+    flush_database(server, None)
+    try:
+        if not os.path.isfile(aof.manifest_path):
+            raise LoadError(f"no append-only file manifest at {aof.manifest_path}")
+        aof.read_at_start()
+        aof.load()
+    except LoadError as exc:
+        log.warning("DEBUG LOADAOF: %s", exc)
+        raise CommandError("ERR Error trying to load the AOF files, check server logs.") \
+            from None
+    server.dirty = 0
+    log.info("Append Only File loaded by DEBUG LOADAOF")
+    return OK
+
+
 def _debug_reload(client: Client, options: list[bytes]) -> Any:
     words = {w.lower() for w in options}
     if not words <= {b"merge", b"nosave", b"noflush"}:
@@ -529,6 +557,8 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return _debug_object(client, argv[2])
     if sub == b"reload":
         return _debug_reload(client, argv[2:])
+    if sub == b"loadaof":
+        return _debug_loadaof(client)
     if sub == b"populate" and 3 <= len(argv) <= 5:
         return _debug_populate(client, argv)
     if sub == b"protocol" and len(argv) == 3:

@@ -20,7 +20,7 @@ import redis
 from compat_helpers import values
 from support import normalize
 from support.helpshape import assert_same_shape
-from support.pair import InfoSections, Pair
+from support.pair import InfoSections, Pair, PairFactory
 from support.raw import RawClient
 from support.resptree import parse, to_python
 from support.servers import ServerPairFactory, ServerProcess, start_resplite
@@ -267,6 +267,46 @@ def test_debug_digest_and_digest_value_are_redis_s(pair: Pair) -> None:
     pair.check("DEBUG", "DIGEST")
 
 
+def _until_no_aof_rewrite(pair: Pair) -> None:
+    """Wait until neither server runs or has scheduled an append-only file rewrite."""
+    for conn in (pair.ref, pair.ours):
+        for _ in range(3000):
+            text = conn.call("INFO", "persistence")
+            if b"aof_rewrite_in_progress:0" in text and b"aof_rewrite_scheduled:0" in text:
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError("the append-only file rewrite never ended")
+
+
+def test_debug_loadaof(pair_factory: PairFactory) -> None:
+    """DEBUG LOADAOF empties the data set and loads the append-only files back, those the
+    manifest on disk names, even once appendonly is off again."""
+    pair = pair_factory()
+    pair.check("SET", "a", "1")
+    pair.check("CONFIG", "SET", "appendonly", "yes")
+    _until_no_aof_rewrite(pair)
+    for command in (("SET", "b", "2"), ("XADD", "s", "1-1", "f", "v"), ("DEBUG", "LOADAOF"),
+                    ("DBSIZE",), ("GET", "b"), ("XRANGE", "s", "-", "+"),
+                    ("CONFIG", "SET", "appendonly", "no"), ("DEL", "b"), ("DEBUG", "LOADAOF"),
+                    ("DBSIZE",), ("GET", "b")):
+        pair.check(*command)
+
+
+@pytest.mark.redis_version("8.6")
+def test_debug_loadaof_without_an_append_only_file(server_pair_factory: ServerPairFactory) -> None:
+    # Redis 7.0 exits there; 8.6 empties the data set and answers an error.
+    _, srv = server_pair_factory()
+    ours = RawClient(srv.host, srv.port)
+    try:
+        ours.call("SET", "a", "1")
+        assert ours.call("DEBUG", "LOADAOF") == (
+            b"-ERR Error trying to load the AOF files, check server logs.\r\n")
+        assert ours.call("DBSIZE") == b":0\r\n"
+    finally:
+        ours.close()
+
+
 def test_debug_protocol(pair: Pair) -> None:
     # Redis's sample of each RESP type; in RESP2 the RESP3 types are downgraded, an
     # attribute is left out and a push refused.
@@ -296,9 +336,9 @@ def test_debug_digest_value_counts_a_hash_field_s_ttl(pair: Pair) -> None:
 def test_debug_help_has_the_shape_of_redis(pair: Pair) -> None:
     # DEBUG is one command in resplite, not a container: its subcommands are listed here.
     ref, ours = pair.both("DEBUG", "HELP")
-    assert_same_shape(ref, ours, ours_has={"DIGEST", "DIGEST-VALUE", "OBJECT", "POPULATE",
-                                           "PROTOCOL", "RELOAD", "SET-ACTIVE-EXPIRE", "SLEEP",
-                                           "HELP"})
+    assert_same_shape(ref, ours, ours_has={"DIGEST", "DIGEST-VALUE", "LOADAOF", "OBJECT",
+                                           "POPULATE", "PROTOCOL", "RELOAD",
+                                           "SET-ACTIVE-EXPIRE", "SLEEP", "HELP"})
     pair.check("DEBUG", "HELP", "x")
 
 
