@@ -11,6 +11,7 @@ form, so that replaying the log later gives the same data set whatever the clock
 * SET with a compare-and-set condition (IFEQ / IFNE / IFDEQ / IFDNE) is logged as the plain
   SET it turned into, DELEX as ``DEL key``;
 * XADD carries the id it resolved (``*`` or ``<ms>-*`` becomes the id the entry got);
+  XADD and XTRIM with an approximate trim (``~``) carry an exact one, to what it left;
 * SPOP becomes SREM of the members it chose;
 * hash field expiry: HEXPIRE / HPEXPIRE / HEXPIREAT / HGETEX become each field's state
   (HPEXPIREAT, HPERSIST, HDEL), HSETEX's EX / PX / EXAT becomes PXAT, RESTORE's relative
@@ -130,13 +131,40 @@ def logged_form(name: str, argv: list[bytes], reply: Any,
         text = bytes(value)
         return [b"SET", key, text] if when is None else [b"SET", key, text, b"PXAT", _ms(when)]
     if name == "xadd" and isinstance(reply, bytes):
-        i = xadd_id_index(argv)
-        if i < len(argv) and argv[i] != reply:
-            out = list(argv)
+        out = _exact_trim(argv, 2, xadd_id_index(argv), data)
+        i = xadd_id_index(out)
+        if i < len(out) and out[i] != reply:
+            out = list(out)
             out[i] = reply
-            return out
-        return argv
+        return out
+    if name == "xtrim":
+        return _exact_trim(argv, 2, len(argv), data)
     return argv
+
+
+def _exact_trim(argv: list[bytes], start: int, stop: int, data: Any) -> list[bytes]:
+    """XADD's or XTRIM's ``MAXLEN ~ n`` / ``MINID ~ id`` (looked for in ``argv[start:stop]``)
+    logged as ``=`` and what the trim left, the stream's length or its first id, as Redis
+    rewrites them: how much an approximate trim removes depends on the stream's nodes, so a
+    replay must trim exactly. LIMIT, which only an approximate trim takes, is left out."""
+    for i in range(start, min(stop, len(argv) - 2)):
+        if argv[i].upper() in (b"MAXLEN", b"MINID") and argv[i + 1] == b"~":
+            break
+    else:
+        return argv
+    stream = data.get(argv[1])
+    if argv[i].upper() == b"MAXLEN":
+        left = b"%d" % (len(stream) if stream is not None else 0)
+    else:
+        first = stream.first_entry() if stream is not None else None
+        sid = first[0] if first is not None else 0
+        left = b"%d-%d" % (sid >> 64, sid & ((1 << 64) - 1))
+    out = [*argv[:i + 1], b"=", left]
+    j = i + 3
+    if j + 1 < len(argv) and argv[j].upper() == b"LIMIT":
+        j += 2
+    out.extend(argv[j:])
+    return out
 
 
 def _set_words(argv: list[bytes], start: int) -> tuple[list[bytes], bool, bool]:
