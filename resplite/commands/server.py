@@ -559,6 +559,9 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return _debug_reload(client, argv[2:])
     if sub == b"loadaof":
         return _debug_loadaof(client)
+    if sub == b"set-disable-deny-scripts" and len(argv) == 3:  # unlisted in HELP, as in Redis
+        client.server.scripting.allow_noscript = _atoi(argv[2]) != 0
+        return OK
     if sub == b"populate" and 3 <= len(argv) <= 5:
         return _debug_populate(client, argv)
     if sub == b"protocol" and len(argv) == 3:

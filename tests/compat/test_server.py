@@ -307,6 +307,19 @@ def test_debug_loadaof_without_an_append_only_file(server_pair_factory: ServerPa
         ours.close()
 
 
+def test_debug_set_disable_deny_scripts(pair: Pair) -> None:
+    script = "return redis.call('debug', 'protocol', 'integer')"
+    try:
+        pair.check("EVAL", script, 0)  # DEBUG is denied to scripts
+        pair.check("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+        pair.check("EVAL", script, 0)
+        pair.check("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+        pair.check("EVAL", script, 0)
+        pair.check("DEBUG", "SET-DISABLE-DENY-SCRIPTS")
+    finally:
+        pair.check("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+
+
 def test_debug_protocol(pair: Pair) -> None:
     # Redis's sample of each RESP type; in RESP2 the RESP3 types are downgraded, an
     # attribute is left out and a push refused.
