@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 PORT   ?= 6379
 
-.PHONY: run test install install-dev lint bench pipeline dist clean bytecode build
+.PHONY: run test install install-dev lint bench pipeline dist clean bytecode build \
+	conformance conformance-fast
 
 # Every file the compiled modules (mypyc's and the C extensions) are made from: any change
 # builds them again.
@@ -78,6 +79,18 @@ lint: $(VENV)/.test-deps
 # README's Benchmarks section); BENCH_ARGS="--quick" or "--only SET GET" narrows it.
 bench: $(VENV)/.test-deps $(VENV)/.build bytecode
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Redis's own test suite (its TCL units, runtest in external mode) against resplite and the
+# reference Redis side by side: per unit, the tests that pass on each (tests/conformance/,
+# docs/testing.md). It needs a built Redis 8.6.3 source tree (RESPLITE_REFERENCE_DIR, by
+# default ~/.cache/redis-reference/redis-8.6.3) and tclsh; a summary goes to
+# build/conformance.json. CONFORMANCE_ARGS="unit/type/list --failures" narrows it.
+# conformance-fast runs the subset `make test` checks, against resplite alone.
+conformance: $(VENV)/.test-deps $(VENV)/.build bytecode
+	$(BIN)/python tests/conformance/runner.py --json build/conformance.json $(CONFORMANCE_ARGS)
+
+conformance-fast: $(VENV)/.test-deps $(VENV)/.build bytecode
+	$(BIN)/python tests/conformance/runner.py --servers resplite --failures ci
 
 pipeline: $(VENV)/.test-deps
 	$(BIN)/python -m resplite.spark.demo

@@ -95,7 +95,7 @@ def writable_bits(client: Client, key: bytes, max_bit: int) -> tuple[MutableStri
 # -- SETBIT / GETBIT ------------------------------------------------------------------------------
 
 
-@command("setbit")
+@command("setbit", counts_changes=True)
 def setbit(client: Client, argv: list[bytes]) -> int:
     key = argv[1]
     offset = bit_offset(client, argv[2])
@@ -110,6 +110,7 @@ def setbit(client: Client, argv: list[bytes]) -> int:
         buf[byte] = (buf[byte] | mask) if on else (buf[byte] & ~mask)
         client.db.signal_modified(key)
         client.server.notify(STRING, b"setbit", key, client.db_index)
+        client.server.dirty += 1  # only a change counts, as in Redis
     return 1 if old else 0
 
 
@@ -304,7 +305,8 @@ def _bitfield(client: Client, argv: list[bytes], read_only: bool) -> list[int | 
 
     key = argv[1]
     buf: bytes | bytearray
-    changed = grew = False
+    changes = 0
+    grew = False
     if not writes:
         stored = _read_string(client, key)
         buf = b"" if stored is None else stored
@@ -347,14 +349,15 @@ def _bitfield(client: Client, argv: list[bytes], read_only: bool) -> list[int | 
         replies.append(reply)
         bitops.set_bits(buf, offset, bits, new)
         if grew or old != new:
-            changed = True
-    if changed:
+            changes += 1
+    if changes:
         client.db.signal_modified(key)
         client.server.notify(STRING, b"setbit", key, client.db_index)
+        client.server.dirty += changes  # each write that changed something, as in Redis
     return replies
 
 
-@command("bitfield")
+@command("bitfield", counts_changes=True)
 def bitfield(client: Client, argv: list[bytes]) -> list[int | None]:
     return _bitfield(client, argv, read_only=False)
 

@@ -25,15 +25,16 @@ from typing import TYPE_CHECKING
 
 from resplite.algorithms.numbers import parse_int
 from resplite.commands.args import int_arg
+from resplite.commands.generic import lookup
 from resplite.commands.hashes import create_hash, listpack_limits, lookup_hash, read_hash
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, HASH
 from resplite.engine.registry import command
+from resplite.store.hash import Hash
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
-    from resplite.store.hash import Hash
 
 # Redis's bound on field expiry times: the 48-bit expiry field, divided by four.
 HFE_MAX_ABS_TIME_MS = ((1 << 48) - 1) >> 2
@@ -78,10 +79,12 @@ def _fields(argv: list[bytes], at: int, count_error: str) -> list[bytes]:
     return argv[at + 2 :]
 
 
-def _finish(client: Client, key: bytes, h: Hash, changed: bool, *events: bytes) -> None:
+def _finish(client: Client, key: bytes, h: Hash, changed: bool, *events: bytes,
+            then_del: bool = False) -> None:
     """After fields changed: delete an emptied key, track the TTLs left, signal, and report
     ``events`` (in order; an emptied hash reports ``hdel`` and ``del`` instead, as Redis's
-    hashTypeSetExDone does)."""
+    HEXPIRE family does, or with ``then_del`` the events and then ``del``, as its HSETEX
+    does)."""
     db = client.db
     gone = not h.fields
     if gone:
@@ -91,12 +94,14 @@ def _finish(client: Client, key: bytes, h: Hash, changed: bool, *events: bytes) 
     if changed:
         db.signal_modified(key)
         notify = client.server.notify
-        if gone:
+        if gone and not then_del:
             notify(HASH, b"hdel", key, db.index)
             notify(GENERIC, b"del", key, db.index)
-        else:
-            for event in events:
-                notify(HASH, event, key, db.index)
+            return
+        for event in events:
+            notify(HASH, event, key, db.index)
+        if gone:
+            notify(GENERIC, b"del", key, db.index)
 
 
 # -- HEXPIRE family -------------------------------------------------------------------------------
@@ -381,7 +386,13 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
         raise CommandError(errors.wrong_arity("hsetex"))
 
     key = argv[1]
-    h = lookup_hash(client, key)
+    # Fields past their time go first (hexpired), but not the hash they leave empty: as in
+    # Redis's HSETEX, the command fills it, or deletes it (del) when it sets nothing.
+    h = lookup(client, key)
+    if h is not None and h.__class__ is not Hash:
+        raise CommandError(errors.WRONGTYPE)
+    if h is not None and h.ttls:
+        client.db.expire_fields(key, h, keep_empty=True)
     if h is None:
         if fxx:
             return 0
@@ -395,6 +406,7 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
         if not ok:
             if not h.fields:
                 client.db.delete(key)
+                client.server.notify(GENERIC, b"del", key, client.db_index)
             return 0
     max_entries, max_value = listpack_limits(client)
     if h.listpack:
@@ -422,5 +434,8 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
     if when is None:
         _finish(client, key, h, True, b"hset")
     else:
-        _finish(client, key, h, True, b"hset", b"hdel" if deleted else b"hexpire")
+        # Fields set with a time already past are set, then deleted: hset, hdel (and del
+        # when that empties the hash), as Redis 8.6 reports them.
+        _finish(client, key, h, True, b"hset", b"hdel" if deleted else b"hexpire",
+                then_del=True)
     return 1

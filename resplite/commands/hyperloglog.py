@@ -158,6 +158,8 @@ def pfmerge(client: Client, argv: list[bytes]) -> Any:
 @command("pfdebug")
 def pfdebug(client: Client, argv: list[bytes]) -> Any:
     sub = argv[1]
+    if sub.split(b"\0", 1)[0].lower() == b"simd":
+        return _pfdebug_simd(argv)
     key = argv[2]
     value = lookup(client, key)
     if value is None:
@@ -184,6 +186,18 @@ def pfdebug(client: Client, argv: list[bytes]) -> Any:
         return 1 if hll.to_dense(buf) else 0
     except hll.CorruptHLL:
         raise CommandError(errors.HLL_CORRUPT) from None
+
+
+def _pfdebug_simd(argv: list[bytes]) -> Any:
+    """PFDEBUG SIMD ON|OFF (Redis 8.0): Redis switches its vectorized register merge, for its
+    tests; there is none here, so the answer is always that it is disabled, as on a CPU
+    without one. (Redis sends that status after the error for a bad argument too, two
+    replies to one command; only the error is sent here.)"""
+    if len(argv) != 3:
+        raise CommandError(errors.pfdebug_arity(argv[1]))
+    if argv[2].lower() not in (b"on", b"off"):
+        raise CommandError("ERR Argument must be ON or OFF")
+    return Status("disabled")
 
 
 # PFSELFTEST adds elements up to this many (Redis goes to ten million).

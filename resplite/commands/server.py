@@ -26,10 +26,12 @@ its duration, exactly as in Redis.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from resplite.commands import debug_digest
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
 from resplite.engine import compat, errors, info
@@ -37,7 +39,17 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.persistence import LoadError
 from resplite.engine.registry import command
-from resplite.protocol.replies import OK, Raw, Status, Verbatim
+from resplite.protocol.encoder import encode
+from resplite.protocol.replies import (
+    OK,
+    BigNumber,
+    Double,
+    OrderedSet,
+    Push,
+    Raw,
+    Status,
+    Verbatim,
+)
 from resplite.store.list import List
 
 if TYPE_CHECKING:
@@ -53,6 +65,17 @@ _STRTOD = re.compile(rb"\s*[-+]?(\d+\.?\d*([eE][-+]?\d+)?|\.\d+([eE][-+]?\d+)?|i
 _ATOI = re.compile(rb"\s*[-+]?\d+")
 
 _DEBUG_HELP = help_reply("DEBUG", [
+    ("DIGEST", [
+        "Reply with the SHA-1 digest of the whole data set (Redis's: equal data sets give",
+        "equal digests there and here); all zeros when it is empty.",
+    ]),
+    ("DIGEST-VALUE <key> [<key> ...]", [
+        "Reply with the digest of the value at each <key> (all zeros for a missing key).",
+    ]),
+    ("LOADAOF", [
+        "Write out the append-only file, empty the data set and load it back from the",
+        "append-only files.",
+    ]),
     ("OBJECT <key>", [
         "Reply with a line about the value at <key>: its address, reference count,",
         "encoding, serialized length and access clock.",
@@ -61,6 +84,10 @@ _DEBUG_HELP = help_reply("DEBUG", [
         "Create <count> string keys named <prefix>:<num> (prefix 'key' by default), each",
         "holding 'value:<num>', or <size> bytes starting with it; keys that exist are left",
         "as they are. Not written to the append-only file.",
+    ]),
+    ("PROTOCOL <type>", [
+        "Reply with a sample of a RESP type: string, integer, double, bignum, null, array,",
+        "set, map, attrib, push, verbatim, true or false.",
     ]),
     ("RELOAD [option ...]", [
         "Write the data set to the RDB file, empty it, and load the file back in. Options:",
@@ -392,6 +419,66 @@ def _debug_object(client: Client, key: bytes) -> Any:
     )
 
 
+_PROTOCOL_SAMPLES: dict[bytes, Any] = {
+    b"string": b"Hello World",
+    b"integer": 12345,
+    b"double": Double(b"3.141"),
+    b"bignum": BigNumber(1234567999999999999999999999999999999),
+    b"null": None,
+    b"array": [0, 1, 2],
+    b"set": OrderedSet((0, 1, 2)),
+    b"map": {0: False, 1: True, 2: False},
+    b"true": True,
+    b"false": False,
+    b"verbatim": Verbatim(b"This is a verbatim\nstring", "txt"),
+}
+
+
+def _debug_protocol(client: Client, name: bytes) -> Any:
+    """DEBUG PROTOCOL <type>: Redis's sample reply of each RESP type, for client tests. An
+    attribute (RESP3 only) and a push come before an ordinary reply, as in Redis."""
+    sample = _PROTOCOL_SAMPLES.get(name)
+    if sample is not None or name == b"null":
+        return sample
+    if name == b"attrib":
+        after = encode(b"Some real reply following the attribute", client.resp)
+        if client.resp < 3:
+            return Raw(after)
+        attribute = encode(b"key-popularity", 3) + encode([b"key:123", 90], 3)
+        return Raw(b"|1\r\n" + attribute + after)
+    if name == b"push":
+        if client.resp < 3:
+            raise CommandError("ERR RESP2 is not supported by this command")
+        return Raw(encode(Push([b"server-cpu-usage", 42]), 3)
+                   + encode(b"Some real reply following the push reply", 3))
+    raise CommandError("ERR Wrong protocol type name. Please use one of the following: "
+                       "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|"
+                       "true|false")
+
+
+def _debug_loadaof(client: Client) -> Any:
+    """DEBUG LOADAOF: write out what the append-only file has in memory, empty the data set
+    and load it back from the files the manifest on disk names, as Redis does. Without a
+    manifest the data set is left empty and the answer is Redis's error."""
+    server = client.server
+    aof = server.aof
+    if server.aof_on:
+        aof.before_reply()
+    flush_database(server, None)
+    try:
+        if not os.path.isfile(aof.manifest_path):
+            raise LoadError(f"no append-only file manifest at {aof.manifest_path}")
+        aof.read_at_start()
+        aof.load()
+    except LoadError as exc:
+        log.warning("DEBUG LOADAOF: %s", exc)
+        raise CommandError("ERR Error trying to load the AOF files, check server logs.") \
+            from None
+    server.dirty = 0
+    log.info("Append Only File loaded by DEBUG LOADAOF")
+    return OK
+
+
 def _debug_reload(client: Client, options: list[bytes]) -> Any:
     words = {w.lower() for w in options}
     if not words <= {b"merge", b"nosave", b"noflush"}:
@@ -470,6 +557,20 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return _debug_object(client, argv[2])
     if sub == b"reload":
         return _debug_reload(client, argv[2:])
+    if sub == b"loadaof":
+        return _debug_loadaof(client)
+    if sub == b"set-disable-deny-scripts" and len(argv) == 3:  # unlisted in HELP, as in Redis
+        client.server.scripting.allow_noscript = _atoi(argv[2]) != 0
+        return OK
     if sub == b"populate" and 3 <= len(argv) <= 5:
         return _debug_populate(client, argv)
+    if sub == b"protocol" and len(argv) == 3:
+        return _debug_protocol(client, argv[2].lower())
+    if sub == b"digest" and len(argv) == 2:
+        return Status(debug_digest.dataset_digest(client.server.keyspace.dbs).hex())
+    if sub == b"digest-value":
+        # The values as they are, logically expired ones included, as Redis's dbFind.
+        data = client.db.data
+        return [Status(debug_digest.value_digest(client.db, key, data[key]).hex()
+                       if key in data else "0" * 40) for key in argv[2:]]
     raise CommandError(errors.subcommand_syntax(argv))

@@ -69,6 +69,9 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
     call = server.dispatcher.call
     replies: list[Any] = []
     client.executing_multi = True
+    # The queued commands all see one time, as in Redis 7+ (its command time snapshot is
+    # taken once per outermost call): no key expires halfway through a transaction.
+    pinned = server.clock.pin()
     try:
         for spec, args in queued:
             user = client.acl
@@ -84,6 +87,8 @@ def exec_(client: Client, argv: list[bytes]) -> Any:
                     continue
             replies.append(call(client, spec, args))
     finally:
+        if pinned:
+            server.clock.unpin()
         client.executing_multi = False
         client.multi_dirty = False
     return replies

@@ -171,7 +171,6 @@ def _server(state: ServerState) -> Lines:
 
 def _clients(state: ServerState) -> Lines:
     blocking = state.blocking
-    held = state.pause.held_count
     clients = state.clients.values()
     blocked = [c for c in clients if c.blocked is not None]
     return [
@@ -181,7 +180,7 @@ def _clients(state: ServerState) -> Lines:
         ("client_recent_max_input_buffer", 0),
         ("client_recent_max_output_buffer",
          max((c.output_memory() for c in clients), default=0)),
-        ("blocked_clients", max(blocking.count - held, 0)),
+        ("blocked_clients", blocking.count),
         ("tracking_clients", state.tracking.tracking_clients),
         ("pubsub_clients", sum(1 for c in clients if c.pubsub)),
         ("watching_clients", sum(1 for c in clients if c.watched)),
@@ -189,7 +188,12 @@ def _clients(state: ServerState) -> Lines:
          sum(1 for c in blocked if c.blocked is not None and c.blocked.deadline_ms is not None)),
         ("total_watched_keys", len(state.watched_keys)),
         ("total_blocking_keys", len(blocking.waiting)),
-        ("total_blocking_keys_on_nokey", 0),
+        # Keys an XREADGROUP waits on: it is woken when its key goes (NOGROUP), not only
+        # when data comes (Redis's unblock_on_nokey).
+        ("total_blocking_keys_on_nokey", sum(
+            1 for waiters in blocking.waiting.values()
+            if any(c.blocked is not None and c.blocked.command == "xreadgroup"
+                   for c in waiters))),
     ]
 
 

@@ -6,12 +6,13 @@ buffered, unparsed, as for any blocked client) and the command is run through th
 dispatcher again when the pause ends, by timeout or CLIENT UNPAUSE. As in Redis:
 
 * ``ALL`` covers every command, the pausing client's own included (so a CLIENT UNPAUSE sent
-  during an ``ALL`` pause waits for the pause to end); ``WRITE`` covers write commands and an
-  EXEC whose transaction holds one; MULTI queueing is held too, because the check comes
+  during an ``ALL`` pause waits for the pause to end); ``WRITE`` covers write commands, the
+  commands that may replicate (PFCOUNT, which can rewrite its key, PUBLISH, ...) and an
+  EXEC whose transaction holds either; MULTI queueing is held too, because the check comes
   before queueing;
 * a second pause keeps the later end and the stricter mode;
-* held clients are not "blocked" for INFO's ``blocked_clients``, and CLIENT UNBLOCK does not
-  release them.
+* held clients count in INFO's ``blocked_clients`` (Redis blocks them, as postponed), but
+  CLIENT UNBLOCK does not release them.
 
 Invariants: ``active`` is true exactly while ``end_ms`` lies in the future of the clock (it is
 re-checked whenever asked, on a timer, and after every clock jump); ``held`` keeps the
@@ -103,7 +104,7 @@ class ClientPause:
         if spec.fullname in SCRIPT_COMMANDS:
             write, _, may_replicate = self.state.scripting.command_flags(spec, argv)
             return write or may_replicate
-        return spec.is_write
+        return spec.is_write or "may_replicate" in spec.flags
 
     def hold(self, client: Client, argv: list[bytes]) -> BlockRequest:
         """Park ``client``; its command runs again through the dispatcher when released."""
@@ -123,10 +124,6 @@ class ClientPause:
             and client.blocked is not None
             and client.blocked.request is request
         )
-
-    @property
-    def held_count(self) -> int:
-        return sum(1 for client in self.held if self.is_holding(client))
 
     def _release(self) -> None:
         held, self.held = self.held, {}

@@ -631,23 +631,39 @@ class ServerState:
         swapped with ``swapped_with``.
 
         As Redis's touchAllWatchedKeysInDb, a WATCH fails only if its key exists in the
-        emptied database (or in the one swapped in); every waited-on key of the databases
-        is made ready so blocked commands re-check what they wait for.
+        emptied database (or in the one swapped in), and only if that is a logical change:
+        a key already expired when WATCHed may go, or be replaced by another expired one,
+        and a missing key may be replaced by an expired one (the WATCH then counts it as
+        expired). Every waited-on key of the databases is made ready so blocked commands
+        re-check what they wait for.
         """
         dbs = list(range(len(self.keyspace))) if db is None else [db]
         if swapped_with is not None:
             dbs.append(swapped_with)
         targets = set(dbs)
-        for (wdb, key), watchers in self.watched_keys.items():
+        for slot, watchers in self.watched_keys.items():
+            wdb, key = slot
             if wdb not in targets:
                 continue
-            present = key in self.keyspace[wdb].data
-            if not present and swapped_with is not None:
-                other = swapped_with if wdb == db else db
-                present = other is not None and key in self.keyspace[other].data
-            if present:
-                for client in watchers:
-                    client.watch_dirty = True
+            emptied = key in self.keyspace[wdb].data
+            replacement = None
+            if swapped_with is not None and db is not None:
+                replacement = self.keyspace[swapped_with if wdb == db else db]
+                if key not in replacement.data:
+                    replacement = None
+            if not emptied and replacement is None:
+                continue
+            for client in watchers:
+                if client.watched.get(slot):  # expired when WATCHed
+                    if replacement is None:
+                        client.watched[slot] = False  # now deleted: no logical change
+                        continue
+                    if replacement.is_expired(key):
+                        continue
+                elif not emptied and replacement is not None and replacement.is_expired(key):
+                    client.watched[slot] = True
+                    continue
+                client.watch_dirty = True
         for index in targets:
             self.blocking.signal_db(index)
         if swapped_with is None and self.tracking_used:

@@ -162,6 +162,12 @@ class CommandSpec:
 # Commands that MULTI runs immediately instead of queueing, as Redis does.
 _TRANSACTION_CONTROL = frozenset({"exec", "discard", "multi", "watch", "quit", "reset"})
 
+# Commands Redis flags MAY_REPLICATE (its commands/*.json): they are not writes, but can
+# change or propagate something, so a WRITE pause holds them and a read-only script may not
+# call them. COMMAND hides the flag on purpose, so the catalog (made from COMMAND's replies)
+# lacks it: it joins ``flags`` here, never ``flag_list``, which COMMAND prints.
+_MAY_REPLICATE = frozenset({"eval", "evalsha", "fcall", "pfcount", "publish", "spublish"})
+
 
 def _derive_legacy_range(specs: tuple[KeySpec, ...]) -> tuple[int, int, int, bool]:
     """Redis's legacy (first, last, step) triple and whether the keys are movable.
@@ -229,6 +235,8 @@ def _make_spec(
     first, last, step, movable = _derive_legacy_range(key_specs)
     flag_list = tuple(data.get("command_flags") or ())
     flags = frozenset(flag_list)
+    if fullname in _MAY_REPLICATE:
+        flags |= {"may_replicate"}
     return CommandSpec(
         name=name,
         fullname=fullname,

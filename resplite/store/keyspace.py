@@ -945,13 +945,14 @@ class Database:
         if when is not None:
             heapq.heappush(self._field_heap, (when, key))
 
-    def expire_fields(self, key: bytes, value: Hash) -> list[bytes]:
+    def expire_fields(self, key: bytes, value: Hash, keep_empty: bool = False) -> list[bytes]:
         """Lazy field expiry at a lookup of the hash at ``key``: drop the fields that are
-        past their time (deleting the key if none is left) and signal when any went."""
+        past their time (deleting the key if none is left, unless ``keep_empty``: the caller
+        is about to fill it or delete it) and signal when any went."""
         gone = value.expire_due(self.clock.time_ms())
         if gone:
             self.expired_fields += len(gone)
-            if not value.fields:
+            if not value.fields and not keep_empty:
                 self.delete(key)
             if self.on_fields_expired is not None:
                 self.on_fields_expired(self.index, key)

@@ -450,3 +450,29 @@ def test_a_read_only_user_may_read_bitfields(pair: Pair) -> None:
     finally:
         user.close()
         pair.check("ACL", "DELUSER", "bitreader")
+
+
+def _dirty(pair: Pair) -> tuple[int, int]:
+    """The change counter (INFO's rdb_changes_since_last_save) on each server."""
+    ref, ours = pair.info("persistence")
+    return (int(dict(ref["Persistence"])["rdb_changes_since_last_save"]),
+            int(dict(ours["Persistence"])["rdb_changes_since_last_save"]))
+
+
+def test_setbit_and_bitfield_count_only_changes(pair: Pair) -> None:
+    # A new or longer string, or a bit that flips, is a change; setting a bit to what it
+    # already is, or a BITFIELD of GETs alone, is not. BITFIELD counts each changing write.
+    steps: list[tuple[str | int, ...]] = [
+        ("SETBIT", "a", 0, 0), ("BITFIELD", "b", "SET", "i5", 0, 0),
+        ("SETBIT", "a", 0, 0), ("BITFIELD", "b", "SET", "i5", 0, 0),
+        ("SETBIT", "a", 0, 1), ("SETBIT", "a", 0, 1), ("SETBIT", "a", 100, 0),
+        ("BITFIELD", "b", "SET", "u8", 0, 7, "SET", "u8", 0, 7, "INCRBY", "u8", 8, 0),
+        ("BITFIELD", "b", "GET", "u8", 0), ("BITFIELD", "b", "SET", "u4", 100, 0),
+        ("BITFIELD", "b", "OVERFLOW", "FAIL", "INCRBY", "u2", 0, 9),
+    ]
+    before = _dirty(pair)
+    for step in steps:
+        pair.check(*step)
+        after = _dirty(pair)
+        assert after[1] - before[1] == after[0] - before[0], step
+        before = after

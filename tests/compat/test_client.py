@@ -340,6 +340,62 @@ def test_client_pause_write_holds_writes_until_unpause(pair: Pair) -> None:
         other.close()
 
 
+def _blocked_clients(pair: Pair) -> tuple[str, str]:
+    ref, ours = pair.info("clients")
+    return dict(ref["Clients"])["blocked_clients"], dict(ours["Clients"])["blocked_clients"]
+
+
+def test_client_pause_write_holds_may_replicate_commands_as_blocked_clients(pair: Pair) -> None:
+    # PFCOUNT may rewrite its key and PUBLISH goes to replicas: a WRITE pause holds both,
+    # and the held clients count as blocked, on both servers alike.
+    pair.check("PFADD", "hll", "a")
+    counter, publisher = pair.connect_extra(), pair.connect_extra()
+    try:
+        pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+        for conn, cmd in ((counter, ("PFCOUNT", "hll")), (publisher, ("PUBLISH", "ch", "m"))):
+            conn.ref.send(*cmd)
+            conn.ours.send(*cmd)
+        for _ in range(1000):
+            if _blocked_clients(pair) == ("2", "2"):
+                break
+            import time
+
+            time.sleep(0.01)
+        assert _blocked_clients(pair) == ("2", "2")
+        _expect_no_reply(counter.ours)
+        _expect_no_reply(publisher.ours)
+        pair.check("CLIENT", "UNPAUSE")
+        assert counter.ours.read_reply() == counter.ref.read_reply() == b":1\r\n"
+        assert publisher.ours.read_reply() == publisher.ref.read_reply() == b":0\r\n"
+        assert _blocked_clients(pair) == ("0", "0")
+    finally:
+        pair.check("CLIENT", "UNPAUSE")
+        counter.close()
+        publisher.close()
+
+
+def test_client_pause_write_lets_read_only_scripts_through(pair: Pair) -> None:
+    # EVAL_RO and EVALSHA_RO are not may-replicate, unlike EVAL: without a shebang, the
+    # first runs during a WRITE pause and the second is held.
+    read = "return redis.call('get', KEYS[1])"
+    sha = pair.check("SCRIPT", "LOAD", read)[5:-2]
+    other = pair.connect_extra()
+    try:
+        pair.check("SET", "k", "v")
+        pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+        other.check("EVAL_RO", read, 1, "k")
+        other.check("EVALSHA_RO", sha, 1, "k")
+        other.ref.send("EVAL", read, 1, "k")
+        other.ours.send("EVAL", read, 1, "k")
+        _expect_no_reply(other.ref)
+        _expect_no_reply(other.ours)
+        pair.check("CLIENT", "UNPAUSE")
+        assert other.ours.read_reply() == other.ref.read_reply() == b"$1\r\nv\r\n"
+    finally:
+        pair.check("CLIENT", "UNPAUSE")
+        other.close()
+
+
 def test_client_pause_holds_multi_queueing_and_ends_by_itself(pair: Pair) -> None:
     other = pair.connect_extra()
     try:

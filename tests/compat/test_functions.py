@@ -103,6 +103,14 @@ SCENARIOS: dict[str, Scenario] = {
         ("FUNCTION", "LOAD", "#!lua NAME=x5\nredis.register_function('fx5', function() end)"),
         ("FUNCTION", "LOAD", '#!lua name="quoted"\nredis.register_function(\'q\', function() end)'),
         ("FCALL", "fx5", 0), ("FCALL", "fx6", 0), ("FCALL", "q", 0),
+        # The shebang is split as Redis splits arguments: a backslash outside quotes is an
+        # ordinary character (so not a name's), escapes work inside double quotes, and a
+        # NUL byte before the newline hides it, as in a C string.
+        ("FUNCTION", "LOAD", lib("bad\\0format", "redis.register_function('b', function() end)")),
+        ("FUNCTION", "LOAD", lib('"esc\\x41pe"', "redis.register_function('e', function() end)")),
+        ("FUNCTION", "LOAD", lib("nul\0after", "redis.register_function('n', function() end)")),
+        ("FUNCTION", "LOAD", lib("'open", "redis.register_function('o', function() end)")),
+        ("FUNCTION", "LIST", "LIBRARYNAME", "escApe"),
     ],
     "FUNCTION LOAD: options, REPLACE and existing libraries": [
         ("FUNCTION", "LOAD"), ("FUNCTION", "LOAD", "REPLACE"), ("FUNCTION", "LOAD", "FOO", "code"),

@@ -168,3 +168,17 @@ def test_pfcount_of_a_million_elements_equals_redis(pair: Pair) -> None:
     for start in range(0, 1_000_000, 5000):
         run(pair, ("PFADD", "h", *[b"m:%d" % i for i in range(start, start + 5000)]))
     run(pair, ("PFCOUNT", "h"), ("GET", "h"))
+
+
+@pytest.mark.redis_version("8.0")
+def test_pfdebug_simd(pair: Pair) -> None:
+    # Redis 8.0's switch for its vectorized merge, which its own tests flip; resplite has
+    # none, so it answers "disabled", as Redis does on a CPU without AVX2 or NEON. The
+    # argument is checked; the key position holds ON or OFF, not a key.
+    ours = pair.ours
+    assert ours.call("PFDEBUG", "SIMD", "ON") == b"+disabled\r\n"
+    assert ours.call("pfdebug", "simd", "off") == b"+disabled\r\n"
+    assert ours.call("PFDEBUG", "SIMD", "maybe") == b"-ERR Argument must be ON or OFF\r\n"
+    assert ours.call("PFDEBUG", "SIMD", "ON", "x") == (
+        b"-ERR wrong number of arguments for 'pfdebug' command\r\n")
+    assert ours.call("PING") == b"+PONG\r\n"  # one reply each, nothing left over

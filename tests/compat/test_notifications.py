@@ -191,6 +191,83 @@ def test_hash_field_expiry_events() -> None:
         r.close()
 
 
+@pytest.mark.redis_version("8.6")
+def test_hsetex_with_a_past_time_sets_then_deletes() -> None:
+    """HSETEX with a time already past sets the fields and deletes them: hset, then hdel,
+    then del when the hash is left empty (Redis 8.6's hsetexCommand); a future time gives
+    hset, then hexpire."""
+    import redis
+
+    import resplite
+
+    with resplite.serve() as srv:
+        r = redis.Redis.from_url(srv.url)
+        r.config_set("notify-keyspace-events", "KA")
+        p = r.pubsub(ignore_subscribe_messages=True)
+        p.psubscribe("__keyspace@0__:*")
+        r.execute_command("HSETEX", "h", "PX", "0", "FIELDS", "1", "a", "1")
+        r.execute_command("HSET", "k", "keep", "1")
+        r.execute_command("HSETEX", "k", "PX", "0", "FIELDS", "1", "a", "1")
+        r.execute_command("HSETEX", "k", "EX", "100", "FIELDS", "1", "a", "1")
+        events: list[tuple[bytes, bytes]] = []
+        for _ in range(100):  # a bounded wait: a missing event fails the test, never hangs it
+            message = p.get_message(timeout=1)
+            if message is not None:
+                events.append((message["channel"], message["data"]))
+            if len(events) == 8:
+                break
+        h, k = b"__keyspace@0__:h", b"__keyspace@0__:k"
+        assert events == [
+            (h, b"hset"), (h, b"hdel"), (h, b"del"),
+            (k, b"hset"),
+            (k, b"hset"), (k, b"hdel"),
+            (k, b"hset"), (k, b"hexpire"),
+        ]
+        p.close()
+        r.close()
+
+
+@pytest.mark.redis_version("8.6")
+def test_hsetex_on_a_hash_whose_last_field_expired() -> None:
+    """HSETEX drops the fields past their time (hexpired) but keeps the hash it empties:
+    FNX then fills it again (hset, hexpire, no del between), FXX leaves it to go (del)."""
+    import redis
+
+    import resplite
+
+    with resplite.serve(enable_debug_command=True) as srv:
+        r = redis.Redis.from_url(srv.url)
+        r.config_set("notify-keyspace-events", "KA")
+        r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")  # the field expires lazily
+        p = r.pubsub(ignore_subscribe_messages=True)
+        p.psubscribe("__keyspace@0__:*")
+        srv.clock.freeze()
+        for condition, expected_reply in ((b"FNX", 1), (b"FXX", 0)):
+            r.execute_command("HSET", condition, "f", "v")
+            r.execute_command("HPEXPIRE", condition, "10", "FIELDS", "1", "f")
+            srv.clock.advance(11)
+            assert r.execute_command("HSETEX", condition, condition, "PX", "1000",
+                                     "FIELDS", "1", "f", "v") == expected_reply
+        events: list[tuple[bytes, bytes]] = []
+        for _ in range(100):  # a bounded wait: a missing event fails the test, never hangs it
+            message = p.get_message(timeout=1)
+            if message is not None:
+                events.append((message["channel"], message["data"]))
+            if len(events) == 8:
+                break
+        fnx, fxx = b"__keyspace@0__:FNX", b"__keyspace@0__:FXX"
+        assert events == [
+            (fnx, b"hset"), (fnx, b"hexpire"), (fnx, b"hexpired"), (fnx, b"hset"),
+            (fnx, b"hexpire"),
+            (fxx, b"hset"), (fxx, b"hexpire"), (fxx, b"hexpired"),
+        ]
+        assert p.get_message(timeout=1) == {
+            "type": "pmessage", "pattern": b"__keyspace@0__:*", "channel": fxx, "data": b"del"}
+        assert r.exists("FNX", "FXX") == 1
+        p.close()
+        r.close()
+
+
 def test_events_in_another_database(pair: Pair, events: Pair) -> None:
     pair.check("SELECT", "3")
     run(pair, events, "KEA", [("SET", "k", "v"), ("HSET", "h", "a", "b"), ("DEL", "k", "h")])

@@ -817,6 +817,42 @@ def test_eval_ro_and_no_writes_scripts_refuse_writes(pair: Pair) -> None:
     run(pair, ("EVALSHA", sha_ro, 1, "k"), ("EVALSHA_RO", sha_ro, 1, "k"))
 
 
+def test_unpack_refuses_ranges_that_do_not_fit(pair: Pair) -> None:
+    # Stock Lua 5.1 overflows a C int counting these ranges (and crashed the server); Redis's
+    # Lua, and resplite's sandbox, refuse them, and any range past the C stack's 8000 slots.
+    for i, j in ((-2, 2147483647), (0, 2147483647), (-2147483648, -2), (1, "1e10"),
+                 (1, 7997), (1, 7998), (-1, -2), (1, -1), (-1, 5), ("2.7", "3.2"),
+                 ("x", 1), (1, "y")):
+        pair.check("EVAL", f"return #{{unpack({{1,2,3}}, {i!r}, {j!r})}}".replace("'", '"'), 0)
+    pair.check("EVAL", "return {unpack({1,2,3})}", 0)
+    # The 8000 slots count the arguments: one table and 7999 values fit, as three do not.
+    fill = "local a = {} for i = 1, 7999 do a[i] = 1 end "
+    pair.check("EVAL", fill + "return #{unpack(a)}", 0)
+    pair.check("EVAL", fill + "return #{unpack(a, 1)}", 0)
+    pair.check("EVAL", fill + "return #{unpack(a, 1, 7998)}", 0)
+    pair.check("EVAL", fill + "return redis.call('rpush', KEYS[1], unpack(a))", 1, "l")
+    pair.check("EVAL", fill + "return redis.pcall('rpush', KEYS[1], unpack(a))", 1, "l")
+    pair.check("EVAL", fill + "a[5000] = nil return redis.pcall('rpush', KEYS[1], "
+               "unpack(a, 1, 7999))", 1, "l")
+    pair.check("EVAL", "return {unpack()}", 0)
+    pair.check("EVAL", "return {unpack(5)}", 0)
+    pair.check("PING")
+
+
+def test_read_only_scripts_refuse_may_replicate_commands(pair: Pair) -> None:
+    # PUBLISH and PFCOUNT are not writes, but Redis flags them may-replicate: a read-only
+    # script may not call them; any other script may.
+    publish = "return redis.call('publish', 'ch', 'm')"
+    pfcount = "return redis.call('pfcount', KEYS[1])"
+    run(
+        pair,
+        ("PFADD", "h", "a"),
+        ("EVAL_RO", publish, 0), ("EVAL", "#!lua flags=no-writes\n" + publish, 0),
+        ("EVAL_RO", pfcount, 1, "h"), ("EVAL", "#!lua flags=no-writes\n" + pfcount, 1, "h"),
+        ("EVAL", publish, 0), ("EVAL", pfcount, 1, "h"),
+    )
+
+
 def test_scripts_share_the_callers_transaction_and_database(pair: Pair) -> None:
     run(
         pair,

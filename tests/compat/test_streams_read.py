@@ -325,6 +325,29 @@ def test_blocked_xread_ignores_type_changes_and_deletes(server: ServerHandle, co
 
 
 @pytest.mark.redis_version("7.2")
+def test_info_counts_the_keys_an_xreadgroup_waits_on(server: ServerHandle, conn: Conn) -> None:
+    # total_blocking_keys_on_nokey: keys with a client that their deletion wakes (a blocked
+    # XREADGROUP, answered NOGROUP then), as against a BLPOP, which waits on.
+    lister, reader = other(server), other(server)
+    try:
+        lister.send("BLPOP", "s", "0")
+        wait_blocked(conn)
+        counts = ("total_blocking_keys", "total_blocking_keys_on_nokey")
+        assert [conn.info("clients")[name] for name in counts] == ["1", "0"]
+        conn.call("XADD", "s", "1-1", "f", "v")
+        conn.call("XGROUP", "CREATE", "s", "g", "$")
+        reader.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+        wait_blocked(conn, 2)
+        assert [conn.info("clients")[name] for name in counts] == ["1", "1"]
+        conn.call("DEL", "s")
+        assert reader.read_reply().startswith(b"-NOGROUP")
+        assert [conn.info("clients")[name] for name in counts] == ["1", "0"]
+    finally:
+        lister.close()
+        reader.close()
+
+
+@pytest.mark.redis_version("7.2")
 def test_blocked_xreadgroup_rerun_that_finds_nothing_stays_blocked(
     server: ServerHandle, conn: Conn, resplite_clock: ClockControl
 ) -> None:

@@ -17,6 +17,8 @@ import time
 
 import pytest
 from support.pair import Pair
+from support.raw import RawClient
+from support.resptree import parse, to_python
 
 
 def test_misplaced_transaction_commands(pair: Pair) -> None:
@@ -220,6 +222,65 @@ def test_watch_of_already_expired_key(pair: Pair) -> None:
         pair.check("EXEC")
     finally:
         pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+def _ms(conn: RawClient) -> int:
+    seconds, micros = (int(x) for x in to_python(parse(conn.call("TIME"))))
+    return seconds * 1000 + micros // 1000
+
+
+def _until_past(pair: Pair, ms: int) -> None:
+    """Wait until ``ms`` milliseconds have passed on both servers' clocks (so a key set
+    with PX ``ms`` before the call is logically expired on both)."""
+    for conn in (pair.ref, pair.ours):
+        end = _ms(conn) + ms + 1
+        for _ in range(10_000):
+            if _ms(conn) > end:
+                break
+        else:
+            raise AssertionError("the server's clock did not move")
+
+
+@pytest.mark.parametrize("case", ["flushdb", "swapdb-to-none", "swapdb-from-none",
+                                  "swapdb-stale-for-stale"])
+def test_emptying_or_swapping_a_stale_watched_key_is_no_change(pair: Pair, case: str) -> None:
+    # Redis 7: a key that was already expired when WATCHed may be flushed away or swapped
+    # for nothing or for another expired key, and a missing key may be swapped for an
+    # expired one: none of it is a logical change, so EXEC runs.
+    pair.check("FLUSHALL")
+    pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    try:
+        if case == "swapdb-from-none":
+            pair.check("SET", "x", "foo", "PX", "1")
+            pair.check("SELECT", "1")
+        else:
+            if case == "swapdb-stale-for-stale":
+                pair.check("SET", "x", "bar", "PX", "1")
+            pair.check("SELECT", "1")
+            pair.check("SET", "x", "foo", "PX", "1")
+        _until_past(pair, 2)
+        pair.check("WATCH", "x")
+        if case == "flushdb":
+            pair.check("FLUSHDB")
+        else:
+            pair.check("SWAPDB", "0", "1")
+        pair.check("MULTI")
+        pair.check("PING")
+        assert pair.check("EXEC") == b"*1\r\n+PONG\r\n"
+    finally:
+        pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        pair.check("SELECT", "0")
+
+
+def test_a_transaction_sees_one_time(pair: Pair) -> None:
+    # Redis 7+ takes the time once for EXEC: a key set with PX 1 in the transaction has not
+    # expired for a GET after a DEBUG SLEEP in the same transaction.
+    pair.check("MULTI")
+    pair.check("SET", "k", "v", "PX", "1")
+    pair.check("DEBUG", "SLEEP", "0.01")
+    pair.check("GET", "k")
+    pair.check("EXISTS", "k")
+    pair.check("EXEC")
 
 
 def test_unwatch_forgets_keys(pair: Pair) -> None:

@@ -85,6 +85,25 @@ def test_relative_expiry_and_xadd_ids_are_logged_resolved(setup: Setup) -> None:
     assert logged[4] == [b"XADD", b"s", b"MAXLEN", b"=", b"1", sid, b"f", b"v"]
 
 
+def test_approximate_stream_trims_are_logged_exact(setup: Setup) -> None:
+    state, client, _, _ = setup
+    run = state.dispatcher.execute
+    run(client, [b"CONFIG", b"SET", b"stream-node-max-entries", b"10"])
+    for i in range(1, 31):
+        run(client, [b"XADD", b"s", b"%d-1" % i, b"f", b"v"])
+    run(client, [b"XADD", b"s", b"MAXLEN", b"~", b"15", b"LIMIT", b"100", b"31-1", b"f", b"v"])
+    left = run(client, [b"XLEN", b"s"])
+    run(client, [b"XTRIM", b"s", b"MINID", b"~", b"25-0"])
+    entry = state.keyspace[0].data[b"s"].first_entry()
+    assert entry is not None
+    first = b"%d-%d" % (entry[0] >> 64, entry[0] & ((1 << 64) - 1))
+    assert first != b"25-0"  # whole nodes only, here too
+    logged = _logged(state)
+    assert logged[-2] == [b"XADD", b"s", b"MAXLEN", b"=", b"%d" % left, b"31-1", b"f", b"v"]
+    assert logged[-1] == [b"XTRIM", b"s", b"MINID", b"=", first]
+    assert left > 15  # whole nodes only: the exact trim is not the one asked for
+
+
 def test_a_transaction_is_wrapped_in_multi_exec(setup: Setup) -> None:
     state, client, _, _ = setup
     run = state.dispatcher.execute

@@ -188,6 +188,9 @@ class Scripting:
     def __init__(self, state: ServerState, pump: BusyPump = NO_PUMP) -> None:
         self.state = state
         self.pump = pump
+        # DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call the commands flagged noscript
+        # (Redis's own tests use it to reach DEBUG and CLIENT from a script).
+        self.allow_noscript = False
         self.scripts: dict[bytes, Script] = {}
         self._lru: OrderedDict[bytes, None] = OrderedDict()
         self.scripts_bytes = 0
@@ -220,6 +223,7 @@ class Scripting:
         version = compat.reported(self.state.config["redis-compat-version"])
         return {
             "command": self._command,
+            "command_packed": self._command_packed,
             "setresp": self._setresp,
             "set_repl": self._set_repl,
             "log": self._log,
@@ -540,6 +544,12 @@ class Scripting:
 
     # -- what scripts call ---------------------------------------------------------------------
 
+    def _command_packed(self, count: Any, packed: Any) -> Any:
+        """redis.call / redis.pcall with more arguments than a call from Lua into Python
+        can carry (lupa's stops short of Lua's 8000 C-stack slots): ``count`` of them, in
+        the table ``packed``."""
+        return self._command(*[packed[i] for i in range(1, int(count) + 1)])
+
     def _command(self, *args: Any) -> Any:
         """redis.call / redis.pcall: answers the Lua value, or (value, kind) for the Lua side."""
         run = self.running
@@ -571,7 +581,7 @@ class Scripting:
         if (arity > 0 and n != arity) or n < -arity:
             return self._refuse(spec, "ERR Wrong number of args calling Redis command from script")
         flags = spec.flags
-        if "noscript" in flags:
+        if "noscript" in flags and not self.allow_noscript:
             return self._refuse(spec, "ERR This Redis command is not allowed from script")
         user = run.caller.acl
         if user is not None:
@@ -739,8 +749,9 @@ class Scripting:
     def command_flags(self, spec: CommandSpec, argv: list[bytes]) -> tuple[bool, bool, bool]:
         """(write, denyoom, may_replicate) of a script command as its script declares them
         (Redis's evalGetCommandFlags / fcallGetCommandFlags); the spec's own otherwise."""
-        # Redis marks these commands may-replicate; the script's flags can say otherwise.
-        base = (spec.is_write, spec.is_denyoom, True)
+        # EVAL, EVALSHA and FCALL are may-replicate (their _RO forms are not); a script's
+        # declared flags say otherwise.
+        base = (spec.is_write, spec.is_denyoom, "may_replicate" in spec.flags)
         name = spec.fullname
         flags: frozenset[str] | None
         if name in ("fcall", "fcall_ro"):

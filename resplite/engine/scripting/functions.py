@@ -21,11 +21,11 @@ restores into every Redis from 7.0 on. RESTORE accepts payloads of RDB version 1
 
 from __future__ import annotations
 
-import shlex
 import struct
 from typing import Any
 
 from resplite.engine.errors import CommandError
+from resplite.protocol.reader import split_inline
 
 NAME_RULES = (
     "ERR Library names can only contain letters, numbers, or underscores(_) and must be at "
@@ -94,11 +94,9 @@ class LibraryContext:
 
 
 def _split_args(line: bytes) -> list[bytes] | None:
-    """sdssplitargs of the shebang line: words, with quotes; None when unbalanced."""
-    try:
-        return [w.encode("latin-1") for w in shlex.split(line.decode("latin-1"), posix=True)]
-    except ValueError:
-        return None
+    """sdssplitargs of the shebang line (which holds no NUL byte): words, with Redis's
+    quoting (a backslash outside quotes is an ordinary character); None when unbalanced."""
+    return split_inline(line)
 
 
 def extract_metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
@@ -106,7 +104,8 @@ def extract_metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
     if not code.startswith(b"#!"):
         raise CommandError("ERR Missing library metadata")
     end = code.find(b"\n")
-    if end < 0:
+    # Redis looks for the newline in a C string: a NUL byte before it ends the search.
+    if end < 0 or b"\0" in code[:end]:
         raise CommandError("ERR Invalid library metadata")
     parts = _split_args(code[:end])
     if not parts:

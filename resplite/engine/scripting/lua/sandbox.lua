@@ -177,6 +177,34 @@ local function ro_foreach(...)
     return t_foreach(backing_of[t] or t, f)
 end
 
+-- unpack as Redis's Lua has it. Stock Lua 5.1 counts a range such as (-2, 2147483647) in a
+-- C int, which overflows (and takes the whole process down); Redis's copy counts it without
+-- overflow and refuses a range that does not fit on the stack (LUAI_MAXCSTACK, 8000 slots
+-- with the arguments), as it does here before the stock function ever sees one.
+local function safe_unpack(...)
+    local n, t, i, e = select("#", ...), ...
+    check_table(n, 1, t)
+    if i == nil then
+        i = 1
+    else
+        local v = tonumber(i)
+        if v == nil then argerror(1, 2, "number expected, got " .. type(i)) end
+        i = c_int(v)
+    end
+    if e == nil then
+        e = #t
+    else
+        local v = tonumber(e)
+        if v == nil then argerror(1, 3, "number expected, got " .. type(e)) end
+        e = c_int(v)
+    end
+    if i > e then return end
+    if e - i >= 2147483647 or e - i + 1 + n > 8000 then
+        error("too many results to unpack", 2)
+    end
+    return unpack(...)  -- the arguments as given: the stock function counts them as slots
+end
+
 -- Lua 5.1 would load precompiled chunks; Redis's Lua never does. A leading space makes the
 -- parser see the escape byte and fail with Redis's own message.
 local function text_only(s)
@@ -297,12 +325,22 @@ end
 
 local script_resp = 2
 local py_command, py_setresp, py_log, py_sha1, py_acl = py.command, py.setresp, py.log, py.sha1hex, py.acl_check
+local py_command_packed = py.command_packed
 local py_set_repl = py.set_repl
 
 local OK_KIND, ERR_KIND, PLAIN_ERR_KIND = 1, 2, 3
 
+-- A call from Lua into Python carries fewer arguments than Redis lets a script pass to
+-- redis.call (lupa's stops short of the 8000 C-stack slots): past this many, they go packed.
+local PACK_PAST = 4000
+
 local function call(...)
-    local v, kind = py_command(...)
+    local v, kind
+    if select("#", ...) > PACK_PAST then
+        v, kind = py_command_packed(select("#", ...), {...})
+    else
+        v, kind = py_command(...)
+    end
     if kind == nil then return v end
     if kind == OK_KIND then return {ok = v} end
     if kind == ERR_KIND then error({err = v, ignore_error_stats_update = true}) end
@@ -310,7 +348,12 @@ local function call(...)
 end
 
 local function pcall_command(...)
-    local v, kind = py_command(...)
+    local v, kind
+    if select("#", ...) > PACK_PAST then
+        v, kind = py_command_packed(select("#", ...), {...})
+    else
+        v, kind = py_command(...)
+    end
     if kind == nil then return v end
     if kind == OK_KIND then return {ok = v} end
     if kind == ERR_KIND then return {err = v, ignore_error_stats_update = true} end
@@ -538,7 +581,7 @@ B.setmetatable = ro_setmetatable
 B.tonumber = tonumber
 B.tostring = tostring
 B.type = type
-B.unpack = unpack
+B.unpack = safe_unpack
 B.xpcall = xpcall
 B._VERSION = _VERSION
 B.ipairs = ipairs
