@@ -299,8 +299,9 @@ def test_function_libraries_survive_a_restart() -> None:
 
 @pytest.mark.skipif(redis_server_path() is None, reason="needs redis-server")
 def test_function_libraries_cross_between_redis_and_resplite() -> None:
-    """A Redis 7.0 snapshot's libraries load into resplite; resplite's go back to Redis 7.0
-    as a FUNCTION DUMP payload (7.0 cannot read a version-12 file, but the payload is 10)."""
+    """A Redis 7.0 snapshot's libraries load into resplite; resplite answering as 7.0 hands
+    them back to Redis 7.0 as a FUNCTION DUMP payload of RDB version 10 (a payload carries the
+    version of the Redis answered as, and 7.0 reads none newer)."""
     with running("redis") as ref:
         client = redis.Redis.from_url(ref.url)
         client.function_load(LIBRARY)
@@ -311,11 +312,13 @@ def test_function_libraries_cross_between_redis_and_resplite() -> None:
     folder = tempfile.mkdtemp()
     try:
         Path(folder, "dump.rdb").write_bytes(from_redis)
-        with running("resplite", "--dir", folder) as ours, running("redis") as ref:
+        with running("resplite", "--dir", folder, "--redis-compat-version", "7.0") as ours, \
+                running("redis") as ref:
             client = redis.Redis.from_url(ours.url)
             assert _libraries(client) == expected
             assert client.fcall("bump", 1, "n") == 1
             payload = client.function_dump()
+            assert payload[-10:-8] == b"\x0a\x00"
             back = redis.Redis.from_url(ref.url)
             assert back.execute_command("FUNCTION", "RESTORE", payload)
             assert _libraries(back) == expected
