@@ -777,3 +777,73 @@ def test_reads_and_writes_are_counted_in_info(loop: asyncio.AbstractEventLoop) -
     info = b"".join(transport.writes)
     assert b"\r\ntotal_reads_processed:6\r\n" in info
     assert b"\r\ntotal_writes_processed:5\r\n" in info
+
+
+# -- XPENDING of many entries ------------------------------------------------------------
+
+PENDING_T0 = 1_700_000_000_000
+PENDING_READS = {
+    "all": enc(b"XPENDING", b"s", b"g", b"-", b"+", b"100000"),
+    "consumer": enc(b"XPENDING", b"s", b"g", b"-", b"+", b"100000", b"c"),
+    "idle-range": enc(b"XPENDING", b"s", b"g", b"IDLE", b"500", b"(10-0", b"+", b"9000"),
+}
+PENDING_CHANGES = {
+    "xack": enc(b"XACK", b"s", b"g", b"1-0", b"5000-0", b"9999-0"),
+    # A new owner, delivery time and count, in the records the reply is made from.
+    "xclaim": enc(b"XCLAIM", b"s", b"g", b"d", b"0", b"2-0", b"6000-0", b"9998-0"),
+    "delconsumer": enc(b"XGROUP", b"DELCONSUMER", b"s", b"g", b"c"),
+    "destroy": enc(b"XGROUP", b"DESTROY", b"s", b"g"),
+}
+
+
+def pending_setup(loop: asyncio.AbstractEventLoop, resp: int,
+                  ) -> tuple[ServerState, Connection, RecordingTransport]:
+    """10,000 entries, all delivered to consumer ``c`` at PENDING_T0, the clock then frozen
+    a second later (every entry idle 1000 ms)."""
+    from resplite.engine.clock import Clock
+
+    clock = Clock()
+    clock.freeze()
+    clock.set(PENDING_T0)
+    state = ServerState(Config(), clock, table=command_table())
+    conn, transport = connect_to(state)
+    feed(loop, conn, enc(b"HELLO", b"%d" % resp))
+    fill_stream(loop, conn, b"s", 10000)
+    feed(loop, conn, enc(b"XGROUP", b"CREATE", b"s", b"g", b"0")
+         + enc(b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"))
+    clock.set(PENDING_T0 + 1000)
+    transport.writes.clear()
+    return state, conn, transport
+
+
+@pytest.mark.parametrize("change", list(PENDING_CHANGES))
+@pytest.mark.parametrize("read", list(PENDING_READS))
+def test_a_large_xpending_is_sent_in_parts_as_the_pel_was_when_asked(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, read: str,
+        change: str) -> None:
+    from resplite.commands import streams_groups
+
+    resp = 3 if change == "xclaim" else 2
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streams_groups, "CHUNKED_ENTRIES", 1 << 62)
+        _, whole_conn, whole_transport = pending_setup(loop, resp)
+        feed(loop, whole_conn, PENDING_READS[read] + enc(b"PING"))
+        expected = b"".join(whole_transport.writes)
+    assert expected.startswith((b"*10000\r\n", b"*9000\r\n"))
+    state, conn, transport = pending_setup(loop, resp)
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    other, other_transport = connect_to(state)
+    loop.call_soon(conn.data_received, PENDING_READS[read] + enc(b"PING"))
+    turn(loop)
+    assert conn.producing is not None
+    assert sum(map(len, transport.writes)) < len(expected) // 2
+    # Another client changes the PEL, and later idle times, while the reply is being sent;
+    # it is answered meanwhile.
+    state.clock.set(PENDING_T0 + 5000)
+    feed(loop, other, PENDING_CHANGES[change] + enc(b"PING"))
+    assert other_transport.writes[-1].endswith(b"+PONG\r\n")
+    assert conn.producing is not None
+    while conn.sliced:
+        turn(loop)
+    assert len(transport.writes) > 5
+    assert b"".join(transport.writes) == expected
