@@ -135,7 +135,7 @@ class Stream:
         self.nbytes = 0
         self.packed_bytes = 0
         # Range readers still producing (see RangePieces); made on the first one.
-        self.readers: WeakSet[RangePieces] | None = None
+        self.readers: WeakSet[RangePieces | EntryPieces] | None = None
 
     def __len__(self) -> int:
         return self.length
@@ -349,6 +349,33 @@ class Stream:
                 readers = self.readers = WeakSet()
             readers.add(reader)
         return total, reader
+
+    def entries_pieces(self, sids: list[int], resp: int) -> EntryPieces:
+        """The wire form of the entries ``sids`` as an array's elements, in that order,
+        each ``[id, [field, value ...]]``, or ``[id, nil]`` for an id not in the stream (a
+        consumer's own pending entries, read from history), made piece by piece as they
+        are asked for; the same snapshot guarantee as :class:`RangePieces`. The entries
+        are found now, O(len(sids) log n); nothing is encoded yet."""
+        keys = self.keys
+        nodes = self.nodes
+        located: list[tuple[StreamNode | None, int, int]] = []
+        append = located.append
+        for sid in sids:
+            ni = bisect_right(keys, sid) - 1
+            if ni >= 0:
+                node = nodes[ni]
+                i = node.find(sid)
+                if i >= 0:
+                    append((node, i, sid))
+                    continue
+            append((None, -1, sid))
+        reader = EntryPieces(located, resp)
+        if located:
+            readers = self.readers
+            if readers is None:
+                readers = self.readers = WeakSet()
+            readers.add(reader)
+        return reader
 
     def settle_readers(self) -> None:
         """Before an entry is deleted or a node dropped: every range reader still producing
@@ -932,3 +959,76 @@ class ReverseRangePieces(RangePieces):
         return len(node) - 1
 
 
+
+
+# Entries per piece of an EntryPieces reader.
+ENTRIES_PER_PIECE = 1024
+
+
+@mypyc_attr(native_class=False)
+class EntryPieces:
+    """The wire form of given entries, found beforehand (:meth:`Stream.entries_pieces`),
+    made :data:`ENTRIES_PER_PIECE` at a time as it is asked for.
+
+    Snapshot guarantee, as for :class:`RangePieces`: an entry's place in its node does not
+    change while the node is in the stream, and only :meth:`Stream.delete` and
+    :meth:`Stream.trim` remove entries or nodes, after settling every registered reader;
+    a node dropped later stays referenced here until the reader is done.
+
+    Invariant: ``located[k:]`` are the entries still to produce; a reader done holds no
+    node.
+    """
+
+    __slots__ = ("__weakref__", "k", "located", "null", "rest")
+
+    def __init__(self, located: list[tuple[StreamNode | None, int, int]], resp: int) -> None:
+        self.located = located
+        self.k = 0
+        self.null = b"_\r\n" if resp == 3 else b"*-1\r\n"  # an entry no longer there
+        self.rest: list[bytes] | None = None
+
+    def live_ids(self) -> list[int]:
+        """The ids of the entries found in the stream, in order."""
+        return [sid for node, _, sid in self.located if node is not None]
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        rest = self.rest
+        if rest is not None:
+            if rest:
+                return rest.pop()
+            raise StopIteration
+        if self.k >= len(self.located):
+            raise StopIteration
+        return self._make()
+
+    def settle(self) -> None:
+        """Encode everything still to produce now."""
+        if self.rest is not None:
+            return
+        rest: list[bytes] = []
+        while self.k < len(self.located):
+            rest.append(self._make())
+        rest.reverse()
+        self.rest = rest
+
+    def _make(self) -> bytes:
+        located = self.located
+        k = self.k
+        end = min(k + ENTRIES_PER_PIECE, len(located))
+        parts: list[bytes] = []
+        null = self.null
+        for j in range(k, end):
+            node, i, sid = located[j]
+            if node is None:
+                idb = b"%d-%d" % (sid >> 64, sid & U64)
+                parts.append(b"*2\r\n$%d\r\n%b\r\n%b" % (len(idb), idb, null))
+            else:
+                node.entry_resp(i, sid, parts)
+        if end >= len(located):
+            self.located = []
+            end = 0
+        self.k = end
+        return b"".join(parts)

@@ -847,3 +847,65 @@ def test_a_large_xpending_is_sent_in_parts_as_the_pel_was_when_asked(
         turn(loop)
     assert len(transport.writes) > 5
     assert b"".join(transport.writes) == expected
+
+
+# -- XREADGROUP of a consumer's own pending entries (an id, not ">") -----------------------
+
+HISTORY_READS = {
+    "all": enc(b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b"0"),
+    "count-from": enc(b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"7000", b"STREAMS",
+                      b"s", b"100-0"),
+}
+HISTORY_CHANGES = {
+    "xdel": enc(b"XDEL", b"s", b"1-0", b"5000-0", b"9999-0"),
+    "xtrim": enc(b"XTRIM", b"s", b"MAXLEN", b"150"),
+    "xack": enc(b"XACK", b"s", b"g", b"2-0", b"6000-0"),
+    "xadd": enc(b"XADD", b"s", b"20000-0", b"f", b"v"),
+    "del": enc(b"DEL", b"s"),
+}
+PEL_STATE = enc(b"XPENDING", b"s", b"g", b"-", b"+", b"100000")
+
+
+@pytest.mark.parametrize("change", list(HISTORY_CHANGES))
+@pytest.mark.parametrize("read", list(HISTORY_READS))
+def test_a_large_history_read_is_sent_in_parts_as_it_was_when_asked(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, read: str,
+        change: str) -> None:
+    from resplite.commands import streams_read
+
+    resp = 3 if change in ("xdel", "xadd") else 2
+    # Some pending entries are deleted before the read: [id, nil] in the reply.
+    before = enc(b"XDEL", b"s", b"3-0", b"4000-0")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streams_read, "CHUNKED_ENTRIES", 1 << 62)
+        _, whole_conn, whole_transport = pending_setup(loop, resp)
+        feed(loop, whole_conn, before)
+        whole_transport.writes.clear()
+        feed(loop, whole_conn, HISTORY_READS[read] + enc(b"PING"))
+        expected = b"".join(whole_transport.writes)
+        whole_transport.writes.clear()
+        feed(loop, whole_conn, PEL_STATE)
+        pel_after = b"".join(whole_transport.writes)
+    assert b"4000-0\r\n" + (b"_\r\n" if resp == 3 else b"*-1\r\n") in expected
+    state, conn, transport = pending_setup(loop, resp)
+    feed(loop, conn, before)
+    transport.writes.clear()
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    other, other_transport = connect_to(state)
+    loop.call_soon(conn.data_received, HISTORY_READS[read] + enc(b"PING"))
+    turn(loop)
+    assert conn.producing is not None
+    assert sum(map(len, transport.writes)) < len(expected) // 2
+    # The read's changes to the group (delivery counts and times) are made already.
+    assert other.client is not None
+    from resplite.protocol.encoder import encode
+
+    assert encode(state.dispatcher.execute(other.client, [b"XPENDING", b"s", b"g", b"-", b"+",
+                                                          b"100000"]), 2) == pel_after
+    feed(loop, other, HISTORY_CHANGES[change] + enc(b"PING"))
+    assert other_transport.writes[-1].endswith(b"+PONG\r\n")
+    assert conn.producing is not None
+    while conn.sliced:
+        turn(loop)
+    assert len(transport.writes) > 5
+    assert b"".join(transport.writes) == expected
