@@ -909,3 +909,56 @@ def test_a_large_history_read_is_sent_in_parts_as_it_was_when_asked(
         turn(loop)
     assert len(transport.writes) > 5
     assert b"".join(transport.writes) == expected
+
+
+# -- large replies of the other types: lists, sorted sets, sets, hashes ---------------------
+
+BIG_VALUES = {
+    "lrange": (enc(b"RPUSH", b"k", *(b"v%d" % i for i in range(10000))),
+               enc(b"LRANGE", b"k", b"0", b"-1"),
+               enc(b"LSET", b"k", b"5000", b"changed") + enc(b"RPUSH", b"k", b"more")),
+    "zrange": (enc(b"ZADD", b"k", *(x for i in range(10000) for x in (b"%d.5" % i, b"m%d" % i))),
+               enc(b"ZRANGE", b"k", b"0", b"-1", b"WITHSCORES"),
+               enc(b"ZADD", b"k", b"-1", b"m5000") + enc(b"ZREM", b"k", b"m9999")),
+    "smembers": (enc(b"SADD", b"k", *(b"m%d" % i for i in range(10000))),
+                 enc(b"SMEMBERS", b"k"),
+                 enc(b"SREM", b"k", b"m1", b"m5000") + enc(b"SADD", b"k", b"new")),
+    "hgetall": (enc(b"HSET", b"k", *(x for i in range(10000) for x in (b"f%d" % i, b"v%d" % i))),
+                enc(b"HGETALL", b"k"),
+                enc(b"HSET", b"k", b"f5000", b"changed") + enc(b"DEL", b"k")),
+}
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+@pytest.mark.parametrize("kind", list(BIG_VALUES))
+def test_a_large_reply_is_sent_in_parts_as_the_value_was_when_asked(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, kind: str,
+        resp: int) -> None:
+    from resplite.commands import sorted_sets
+    from resplite.protocol import encoder
+
+    fill, read, change = BIG_VALUES[kind]
+    state, conn, transport = connect()
+    feed(loop, conn, enc(b"HELLO", b"%d" % resp) + fill)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(encoder, "PIECES_FROM", 1 << 62)
+        mp.setattr(sorted_sets, "PIECES_FROM", 1 << 62)
+        transport.writes.clear()
+        feed(loop, conn, read)
+        expected = b"".join(transport.writes)
+    assert expected.startswith((b"*", b"~", b"%")) and len(expected) > 100000
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    other, other_transport = connect_to(state)
+    transport.writes.clear()
+    loop.call_soon(conn.data_received, read + enc(b"PING"))
+    turn(loop)
+    assert conn.producing is not None
+    assert sum(map(len, transport.writes)) < len(expected) // 2
+    # Another client writes to the value, and is answered, while the reply is being sent.
+    feed(loop, other, change + enc(b"PING"))
+    assert other_transport.writes[-1].endswith(b"+PONG\r\n")
+    assert conn.producing is not None
+    while conn.sliced:
+        turn(loop)
+    assert len(transport.writes) > 5
+    assert b"".join(transport.writes) == expected + b"+PONG\r\n"
