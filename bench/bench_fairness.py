@@ -16,7 +16,16 @@ resplite / Redis:
 * ``xrange-pipeline``: 500 pipelined ``XRANGE`` calls over a stream of 20 thousand entries;
 * ``get-big``: one read of 500 pipelined ``GET`` of a 1 MB value, with the server's peak
   resident memory growth while it answers (the replies it holds at once) next to the
-  stall.
+  stall;
+* ``xreadgroup``: ``XREADGROUP GROUP fresh c STREAMS <key> >`` over the 1M-entry stream
+  (the group made anew before each round: every entry delivered and made pending);
+* ``xreadgroup-history``: ``XREADGROUP ... STREAMS <key> 0``, a consumer's own 1M pending
+  entries;
+* ``xpending``: ``XPENDING <key> pel - + 2000000`` over those 1M pending entries;
+* ``script-ints``, ``script-strings``: ``EVAL`` of a script returning a table of 1M
+  integers, or of 1M short strings it makes (that making is in the figure too);
+* ``lrange-pipeline``: hiredis's throughput test, 10,000 pipelined ``LRANGE 0 499`` of a
+  500-element list.
 
 The issue's targets: the 3M-argument stall within 5 times Redis's, the 1M-entry XRANGE
 within 3 times. ``--quick`` divides the sizes by ten for a smoke run.
@@ -83,14 +92,15 @@ class ReplyReader:
             raise RuntimeError(line.decode())
         return int(line[1:])
 
-    def skip(self) -> None:
-        """Consume one reply (nested arrays included)."""
+    def skip(self, errors_ok: bool = False) -> None:
+        """Consume one reply (nested arrays included); an error reply raises unless
+        ``errors_ok``."""
         todo = 1
         while todo:
             todo -= 1
             line = self._line()
             kind = line[:1]
-            if kind == b"-":
+            if kind == b"-" and not errors_ok:
                 raise RuntimeError(line[1:].decode())
             if kind == b"$":
                 n = int(line[1:])
@@ -110,7 +120,7 @@ def _canary_main(port: int, stop: Any, out: Any) -> None:
     while not stop.is_set():
         sent = time.perf_counter()
         sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-        reader.skip()
+        reader.skip(errors_ok=True)  # -BUSY while a script runs long is an answer too
         samples.append((sent, time.perf_counter() - sent))
         pause = CANARY_INTERVAL_S - (time.perf_counter() - sent)
         if pause > 0:
@@ -206,20 +216,35 @@ def fill_stream(port: int, key: str, count: int, batch: int = 2000) -> None:
 
 
 def call(port: int, *args: bytes | str | int) -> None:
+    """Send one command of a case's setup; its reply is read and not looked at (an
+    XGROUP CREATE of a group that is there already answers BUSYGROUP)."""
     sock = connect(port)
     sock.sendall(encode(args))
-    ReplyReader(sock).skip()
+    ReplyReader(sock).skip(errors_ok=True)
     sock.close()
 
 
 def stream_length(port: int, key: str) -> int:
+    return integer(port, "XLEN", key)
+
+
+def integer(port: int, *args: bytes | str | int) -> int:
     sock = connect(port)
-    sock.sendall(encode(["XLEN", key]))
-    length = ReplyReader(sock).integer()
+    sock.sendall(encode(args))
+    value = ReplyReader(sock).integer()
     sock.close()
-    return length
+    return value
 
 
+def drain(port: int, *args: bytes | str | int) -> None:
+    """Send one command and read its (possibly huge) reply."""
+    sock = connect(port)
+    sock.sendall(encode(args))
+    read_replies(sock, 1)
+    sock.close()
+
+
+# (name, setup before each round, the request, how many replies it has)
 Case = tuple[str, Callable[[Server], None], bytes, int]
 
 
@@ -230,6 +255,8 @@ def cases(scale: int, args_command: str) -> list[Case]:
     stream_small = 20_000 // scale
     xrange_calls = 500 // scale or 1
     gets = 500 // scale or 1
+    script_items = 1_000_000 // scale
+    lranges = 10_000 // scale
 
     def no_setup(server: Server) -> None:
         return None
@@ -240,7 +267,26 @@ def cases(scale: int, args_command: str) -> list[Case]:
             fill_stream(server.port, "fair:big", stream_big)
 
     def small_stream(server: Server) -> None:
-        fill_stream(server.port, "fair:small", stream_small)
+        if stream_length(server.port, "fair:small") != stream_small:
+            fill_stream(server.port, "fair:small", stream_small)
+
+    def fresh_group(server: Server) -> None:
+        # Each round reads the whole stream as new entries: a group made anew.
+        big_stream(server)
+        call(server.port, "XGROUP", "DESTROY", "fair:big", "fresh")
+        call(server.port, "XGROUP", "CREATE", "fair:big", "fresh", "0")
+
+    def all_pending(server: Server) -> None:
+        # Every entry delivered to consumer c of group "pel", once.
+        big_stream(server)
+        call(server.port, "XGROUP", "CREATE", "fair:big", "pel", "0")
+        if integer(server.port, "XGROUP", "CREATECONSUMER", "fair:big", "pel", "c"):
+            drain(server.port, "XREADGROUP", "GROUP", "pel", "c", "STREAMS", "fair:big", ">")
+
+    def small_list(server: Server) -> None:
+        # hiredis's throughput test: LRANGE of a 500-element list.
+        call(server.port, "DEL", "fair:list")
+        call(server.port, "RPUSH", "fair:list", *["foo"] * 500)
 
     def big_value(server: Server) -> None:
         call(server.port, "SET", "fair:value", b"v" * (1 << 20))
@@ -256,6 +302,20 @@ def cases(scale: int, args_command: str) -> list[Case]:
         (f"xrange-pipeline: {xrange_calls} x {stream_small:,}", small_stream,
          encode(["XRANGE", "fair:small", "-", "+"]) * xrange_calls, xrange_calls),
         (f"get-big: {gets} x GET 1 MB", big_value, encode(["GET", "fair:value"]) * gets, gets),
+        (f"xreadgroup: > over {stream_big:,}", fresh_group,
+         encode(["XREADGROUP", "GROUP", "fresh", "c", "STREAMS", "fair:big", ">"]), 1),
+        (f"xreadgroup-history: 0 over {stream_big:,} pending", all_pending,
+         encode(["XREADGROUP", "GROUP", "pel", "c", "STREAMS", "fair:big", "0"]), 1),
+        (f"xpending: {stream_big:,} pending", all_pending,
+         encode(["XPENDING", "fair:big", "pel", "-", "+", 2 * stream_big]), 1),
+        (f"script-ints: a table of {script_items:,} integers", no_setup,
+         encode(["EVAL", f"local t = {{}} for i = 1, {script_items} do t[i] = i end return t",
+                 0]), 1),
+        (f"script-strings: a table of {script_items:,} strings", no_setup,
+         encode(["EVAL", f"local t = {{}} for i = 1, {script_items} do t[i] = 'v' .. i end "
+                 "return t", 0]), 1),
+        (f"lrange-pipeline: {lranges:,} x LRANGE 0 499", small_list,
+         encode(["LRANGE", "fair:list", 0, 499]) * lranges, lranges),
     ]
 
 
@@ -270,7 +330,11 @@ def run(scale: int, rounds: int, args_command: str, only: str | None) -> None:
                 canary = Canary(server.port)
                 canary.start()
                 time.sleep(1.0)  # the canary's process starts
-                windows = [timed(server, request, replies) for _ in range(rounds)]
+                windows = []
+                for round_ in range(rounds):
+                    if round_:
+                        setup(server)
+                    windows.append(timed(server, request, replies))
                 time.sleep(3 * CANARY_INTERVAL_S)  # the last window's round trips end
                 canary.finish()
                 results[(kind, name)] = [
