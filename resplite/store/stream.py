@@ -674,6 +674,29 @@ class Stream:
         to encode at once, whose entries are sent by a reader made with the same
         ``start`` and ``count`` (:meth:`range_pieces`). O(count)."""
         max_deleted = self.max_deleted_id
+        pel_ids = group.pel_ids
+        if consumer is not None and (not pel_ids or pel_ids[-1] < start):
+            # Nothing from ``start`` on is pending: the deliveries are made in bulk.
+            sids: list[int] = []
+            for n, (_, _, sid) in enumerate(self.iter_forward(start), 1):
+                last = group.last_id
+                if sid > last:
+                    if (
+                        group.entries_read != INVALID_ENTRIES_READ
+                        and last >= self.first_id
+                        and not (max_deleted and last <= max_deleted)
+                    ):
+                        group.entries_read += 1
+                        group.last_id = sid
+                    else:
+                        self.advance_group(group, sid)
+                sids.append(sid)
+                if n == count:
+                    break
+            group.deliver_above(sids, consumer, now)
+            if sids:
+                consumer.active_time = now
+            return
         for n, (_, _, sid) in enumerate(self.iter_forward(start), 1):
             last = group.last_id
             if sid > last:
