@@ -41,7 +41,10 @@ the whole reply then encoded around them for the client's protocol): XREADGROUP'
 to the group are all made when it runs (:meth:`Stream.deliver_new`), and the pieces are
 the entries as they were then, whatever happens to the stream meanwhile. Smaller reads keep
 the encoded fast paths (:meth:`Stream.read_new_resp`,
-:func:`~resplite.commands.streams_common.entries_raw`).
+:func:`~resplite.commands.streams_common.entries_raw`). A read of the consumer's own pending
+entries (a history id) without MAXSIZE is written from the nodes too, in pieces from
+CHUNKED_ENTRIES on (:meth:`Stream.entries_pieces`), its changes to the delivery counts and
+times made when it runs.
 """
 
 from __future__ import annotations

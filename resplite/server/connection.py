@@ -28,7 +28,7 @@ like the others, so however much of it one read delivers (uvloop reads up to 32 
 in one turn) the others are served between parts.
 
 A reply too large to build at once (a :class:`~resplite.protocol.replies.Chunked` one: a
-stream read of thousands of entries) is sent as its pieces are made (``_pump``): one slice's
+stream read, an XPENDING or an array of thousands of elements) is sent as its pieces are made (``_pump``): one slice's
 worth per turn, each piece written at once with the output limit checked after it, stopping
 while the client does not read, and the batch goes on only once the whole reply is sent. Its
 maker guarantees the pieces are the data as it was when the command ran (the stream settles its
