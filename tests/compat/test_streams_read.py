@@ -706,3 +706,9 @@ def test_large_history_reads(pair: Pair) -> None:
     pair.check("XREADGROUP", "GROUP", "g", "c", "COUNT", "4095", "STREAMS", "s", "0")
     pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "t", "s", "s", "0", "0", "4000")
     pair.check("XPENDING", "s", "g", "-", "+", "20000", normalize=normalize.pending_idle)
+    # In a transaction, with a deletion and a trim after the read: the entries it read.
+    pair.check("MULTI")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0")
+    pair.check("XDEL", "s", "10-1", "7000-1")
+    pair.check("XTRIM", "s", "MAXLEN", "100")
+    pair.check("EXEC")
