@@ -27,8 +27,12 @@ resplite / Redis:
 * ``lrange-pipeline``: hiredis's throughput test, 10,000 pipelined ``LRANGE 0 499`` of a
   500-element list.
 
-The issue's targets: the 3M-argument stall within 5 times Redis's, the 1M-entry XRANGE
-within 3 times. ``--quick`` divides the sizes by ten for a smoke run.
+Printed for each: the worst and the 99th-percentile canary round trip during the work, the
+time to the work's last reply byte, the server's CPU time for it (read from the process's
+CPU clock: the steady figure on a busy machine) and its resident memory growth. The
+issue's targets: the 3M-argument stall within 5 times Redis's, the 1M-entry XRANGE within
+3 times; XREADGROUP ``>`` and XPENDING over 1M entries within 1.5 times; a 1M-element
+script reply within 3 times. ``--quick`` divides the sizes by ten for a smoke run.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from typing import Any
 
 import hiredis
 
-from bench.common import Server, print_table, rss_bytes, start
+from bench.common import Server, cpu_seconds, print_table, rss_bytes, start
 
 CANARY_INTERVAL_S = 0.010
 
@@ -150,10 +154,18 @@ class Canary:
         self.samples = self.receive.recv()
         self.proc.join()
 
+    def between(self, start: float, end: float) -> list[float]:
+        """The round trips of the PINGs in flight at some moment in [start, end], sorted."""
+        return sorted(rtt for sent, rtt in self.samples if sent <= end and sent + rtt >= start)
+
     def worst_between(self, start: float, end: float) -> float:
         """The longest round trip of a PING in flight at some moment in [start, end]."""
-        return max((rtt for sent, rtt in self.samples if sent <= end and sent + rtt >= start),
-                   default=0.0)
+        return max(self.between(start, end), default=0.0)
+
+    def p99_between(self, start: float, end: float) -> float:
+        """The 99th percentile of those round trips."""
+        rtts = self.between(start, end)
+        return rtts[min(len(rtts) - 1, len(rtts) * 99 // 100)] if rtts else 0.0
 
 
 def read_replies(sock: socket.socket, count: int) -> None:
@@ -173,11 +185,13 @@ def read_replies(sock: socket.socket, count: int) -> None:
             count -= 1
 
 
-def timed(server: Server, request: bytes, replies: int) -> tuple[float, float, int]:
+def timed(server: Server, request: bytes, replies: int) -> tuple[float, float, int, float]:
     """Send ``request`` from a fresh client and read ``replies`` replies; returns (when it
-    started, seconds to the last reply byte, peak RSS growth of the server meanwhile)."""
+    started, seconds to the last reply byte, peak RSS growth of the server meanwhile, the
+    server's CPU seconds meanwhile)."""
     sock = connect(server.port)
     base_rss = rss_bytes(server.pid)
+    cpu_before = cpu_seconds(server.pid)
     peak = [base_rss]
     done = threading.Event()
 
@@ -193,11 +207,12 @@ def timed(server: Server, request: bytes, replies: int) -> tuple[float, float, i
     sender.start()
     read_replies(sock, replies)
     ended = time.perf_counter()
+    cpu = cpu_seconds(server.pid) - cpu_before
     sender.join()
     done.set()
     watcher.join()
     sock.close()
-    return started, ended - started, peak[0] - base_rss
+    return started, ended - started, peak[0] - base_rss, cpu
 
 
 def fill_stream(port: int, key: str, count: int, batch: int = 2000) -> None:
@@ -322,7 +337,9 @@ def cases(scale: int, args_command: str) -> list[Case]:
 def run(scale: int, rounds: int, args_command: str, only: str | None) -> None:
     prefixes = tuple(only.split(",")) if only else ("",)
     selected = [c for c in cases(scale, args_command) if c[0].startswith(prefixes)]
-    results: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+    # Per round: (seconds to the last byte, worst canary round trip, its p99, RSS growth,
+    # server CPU seconds).
+    results: dict[tuple[str, str], list[tuple[float, float, float, int, float]]] = {}
     for kind in ("redis", "resplite"):
         with start(kind) as server:
             for name, setup, request, replies in selected:
@@ -338,22 +355,31 @@ def run(scale: int, rounds: int, args_command: str, only: str | None) -> None:
                 time.sleep(3 * CANARY_INTERVAL_S)  # the last window's round trips end
                 canary.finish()
                 results[(kind, name)] = [
-                    (elapsed, canary.worst_between(started, started + elapsed), grown)
-                    for started, elapsed, grown in windows]
+                    (elapsed, canary.worst_between(started, started + elapsed),
+                     canary.p99_between(started, started + elapsed), grown, cpu)
+                    for started, elapsed, grown, cpu in windows]
     rows_stall = []
+    rows_p99 = []
     rows_time = []
+    rows_cpu = []
     rows_mem = []
     for name, *_ in selected:
         ours = results[("resplite", name)]
         ref = results[("redis", name)]
         # The best round of each: other work on the machine only ever adds to a stall.
         rows_stall.append((name, min(r[1] for r in ours) * 1e3, min(r[1] for r in ref) * 1e3))
+        rows_p99.append((name, min(r[2] for r in ours) * 1e3, min(r[2] for r in ref) * 1e3))
         rows_time.append((name, min(r[0] for r in ours) * 1e3, min(r[0] for r in ref) * 1e3))
-        rows_mem.append((name, min(r[2] for r in ours) / 2**20, min(r[2] for r in ref) / 2**20))
+        rows_cpu.append((name, min(r[4] for r in ours) * 1e3, min(r[4] for r in ref) * 1e3))
+        rows_mem.append((name, min(r[3] for r in ours) / 2**20, min(r[3] for r in ref) / 2**20))
     print_table(f"Worst canary PING round trip during the work (best of {rounds})",
                 rows_stall, unit="ms", digits=1)
+    print_table(f"p99 of the canary's round trips during the work (best of {rounds})",
+                rows_p99, unit="ms", digits=1)
     print_table(f"Time to the work's last reply byte (best of {rounds})", rows_time,
                 unit="ms", digits=1)
+    print_table(f"Server CPU spent on the work (best of {rounds}; steadier than times on a "
+                "busy machine)", rows_cpu, unit="ms", digits=1)
     print_table("Server resident memory growth while answering", rows_mem, unit="MB",
                 digits=1)
 
