@@ -135,7 +135,7 @@ class Stream:
         self.nbytes = 0
         self.packed_bytes = 0
         # Range readers still producing (see RangePieces); made on the first one.
-        self.readers: WeakSet[RangePieces | EntryPieces] | None = None
+        self.readers: WeakSet[PiecesReader] | None = None
 
     def __len__(self) -> int:
         return self.length
@@ -874,7 +874,19 @@ PIECE_BYTES = 64 * 1024
 # references to readers, which mypyc's native classes do not support. A reader makes
 # pieces of 64 KiB, so its attribute reads are not what a range costs.
 @mypyc_attr(native_class=False)
-class RangePieces:
+class PiecesReader:
+    """What the stream's registered readers have in common: :meth:`settle`, which the
+    stream calls before it changes an entry (one declared type for ``Stream.readers``)."""
+
+    __slots__ = ("__weakref__",)
+
+    def settle(self) -> None:
+        """Encode everything still to produce now."""
+        raise NotImplementedError
+
+
+@mypyc_attr(native_class=False)
+class RangePieces(PiecesReader):
     """The wire form of a forward range of live entries (XRANGE's reply without its array
     header, what :meth:`Stream.resp_forward` appends), made piece by piece as it is asked
     for, each piece about :data:`PIECE_BYTES` (whole nodes, through
@@ -893,7 +905,7 @@ class RangePieces:
     holds no node.
     """
 
-    __slots__ = ("__weakref__", "bound", "i", "left", "ni", "nodes", "rest")
+    __slots__ = ("bound", "i", "left", "ni", "nodes", "rest")
 
     def __init__(self, nodes: list[StreamNode], i: int, bound: int, left: int) -> None:
         self.nodes = nodes if left else []
@@ -989,7 +1001,7 @@ ENTRIES_PER_PIECE = 1024
 
 
 @mypyc_attr(native_class=False)
-class EntryPieces:
+class EntryPieces(PiecesReader):
     """The wire form of given entries, found beforehand (:meth:`Stream.entries_pieces`),
     made :data:`ENTRIES_PER_PIECE` at a time as it is asked for.
 
@@ -1002,7 +1014,7 @@ class EntryPieces:
     node.
     """
 
-    __slots__ = ("__weakref__", "k", "located", "null", "rest")
+    __slots__ = ("k", "located", "null", "rest")
 
     def __init__(self, located: list[tuple[StreamNode | None, int, int]], resp: int) -> None:
         self.located = located

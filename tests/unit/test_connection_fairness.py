@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from resplite.commands import command_table
+# Imported before any test patches a threshold: these modules copy it when first imported.
+from resplite.commands import command_table, sorted_sets, streams_groups, streams_read
 from resplite.engine.config import Config
 from resplite.engine.output import UNAUTH_OUTPUT_LIMIT
 from resplite.engine.state import ServerState
@@ -821,8 +822,6 @@ def pending_setup(loop: asyncio.AbstractEventLoop, resp: int,
 def test_a_large_xpending_is_sent_in_parts_as_the_pel_was_when_asked(
         loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, read: str,
         change: str) -> None:
-    from resplite.commands import streams_groups
-
     resp = 3 if change == "xclaim" else 2
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(streams_groups, "CHUNKED_ENTRIES", 1 << 62)
@@ -871,8 +870,6 @@ PEL_STATE = enc(b"XPENDING", b"s", b"g", b"-", b"+", b"100000")
 def test_a_large_history_read_is_sent_in_parts_as_it_was_when_asked(
         loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, read: str,
         change: str) -> None:
-    from resplite.commands import streams_read
-
     resp = 3 if change in ("xdel", "xadd") else 2
     # Some pending entries are deleted before the read: [id, nil] in the reply.
     before = enc(b"XDEL", b"s", b"3-0", b"4000-0")
@@ -934,7 +931,6 @@ BIG_VALUES = {
 def test_a_large_reply_is_sent_in_parts_as_the_value_was_when_asked(
         loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, kind: str,
         resp: int) -> None:
-    from resplite.commands import sorted_sets
     from resplite.protocol import encoder
 
     fill, read, change = BIG_VALUES[kind]
