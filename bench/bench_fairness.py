@@ -16,10 +16,23 @@ resplite / Redis:
 * ``xrange-pipeline``: 500 pipelined ``XRANGE`` calls over a stream of 20 thousand entries;
 * ``get-big``: one read of 500 pipelined ``GET`` of a 1 MB value, with the server's peak
   resident memory growth while it answers (the replies it holds at once) next to the
-  stall.
+  stall;
+* ``xreadgroup``: ``XREADGROUP GROUP fresh c STREAMS <key> >`` over the 1M-entry stream
+  (the group made anew before each round: every entry delivered and made pending);
+* ``xreadgroup-history``: ``XREADGROUP ... STREAMS <key> 0``, a consumer's own 1M pending
+  entries;
+* ``xpending``: ``XPENDING <key> pel - + 2000000`` over those 1M pending entries;
+* ``script-ints``, ``script-strings``: ``EVAL`` of a script returning a table of 1M
+  integers, or of 1M short strings it makes (that making is in the figure too);
+* ``lrange-pipeline``: hiredis's throughput test, 10,000 pipelined ``LRANGE 0 499`` of a
+  500-element list.
 
-The issue's targets: the 3M-argument stall within 5 times Redis's, the 1M-entry XRANGE
-within 3 times. ``--quick`` divides the sizes by ten for a smoke run.
+Printed for each: the worst and the 99th-percentile canary round trip during the work, the
+time to the work's last reply byte, the server's CPU time for it (read from the process's
+CPU clock: the steady figure on a busy machine) and its resident memory growth. The
+issue's targets: the 3M-argument stall within 5 times Redis's, the 1M-entry XRANGE within
+3 times; XREADGROUP ``>`` and XPENDING over 1M entries within 1.5 times; a 1M-element
+script reply within 3 times. ``--quick`` divides the sizes by ten for a smoke run.
 """
 
 from __future__ import annotations
@@ -34,7 +47,7 @@ from typing import Any
 
 import hiredis
 
-from bench.common import Server, print_table, rss_bytes, start
+from bench.common import Server, cpu_seconds, print_table, rss_bytes, start
 
 CANARY_INTERVAL_S = 0.010
 
@@ -83,14 +96,15 @@ class ReplyReader:
             raise RuntimeError(line.decode())
         return int(line[1:])
 
-    def skip(self) -> None:
-        """Consume one reply (nested arrays included)."""
+    def skip(self, errors_ok: bool = False) -> None:
+        """Consume one reply (nested arrays included); an error reply raises unless
+        ``errors_ok``."""
         todo = 1
         while todo:
             todo -= 1
             line = self._line()
             kind = line[:1]
-            if kind == b"-":
+            if kind == b"-" and not errors_ok:
                 raise RuntimeError(line[1:].decode())
             if kind == b"$":
                 n = int(line[1:])
@@ -110,7 +124,7 @@ def _canary_main(port: int, stop: Any, out: Any) -> None:
     while not stop.is_set():
         sent = time.perf_counter()
         sock.sendall(b"*1\r\n$4\r\nPING\r\n")
-        reader.skip()
+        reader.skip(errors_ok=True)  # -BUSY while a script runs long is an answer too
         samples.append((sent, time.perf_counter() - sent))
         pause = CANARY_INTERVAL_S - (time.perf_counter() - sent)
         if pause > 0:
@@ -140,10 +154,18 @@ class Canary:
         self.samples = self.receive.recv()
         self.proc.join()
 
+    def between(self, start: float, end: float) -> list[float]:
+        """The round trips of the PINGs in flight at some moment in [start, end], sorted."""
+        return sorted(rtt for sent, rtt in self.samples if sent <= end and sent + rtt >= start)
+
     def worst_between(self, start: float, end: float) -> float:
         """The longest round trip of a PING in flight at some moment in [start, end]."""
-        return max((rtt for sent, rtt in self.samples if sent <= end and sent + rtt >= start),
-                   default=0.0)
+        return max(self.between(start, end), default=0.0)
+
+    def p99_between(self, start: float, end: float) -> float:
+        """The 99th percentile of those round trips."""
+        rtts = self.between(start, end)
+        return rtts[min(len(rtts) - 1, len(rtts) * 99 // 100)] if rtts else 0.0
 
 
 def read_replies(sock: socket.socket, count: int) -> None:
@@ -163,11 +185,13 @@ def read_replies(sock: socket.socket, count: int) -> None:
             count -= 1
 
 
-def timed(server: Server, request: bytes, replies: int) -> tuple[float, float, int]:
+def timed(server: Server, request: bytes, replies: int) -> tuple[float, float, int, float]:
     """Send ``request`` from a fresh client and read ``replies`` replies; returns (when it
-    started, seconds to the last reply byte, peak RSS growth of the server meanwhile)."""
+    started, seconds to the last reply byte, peak RSS growth of the server meanwhile, the
+    server's CPU seconds meanwhile)."""
     sock = connect(server.port)
     base_rss = rss_bytes(server.pid)
+    cpu_before = cpu_seconds(server.pid)
     peak = [base_rss]
     done = threading.Event()
 
@@ -183,11 +207,12 @@ def timed(server: Server, request: bytes, replies: int) -> tuple[float, float, i
     sender.start()
     read_replies(sock, replies)
     ended = time.perf_counter()
+    cpu = cpu_seconds(server.pid) - cpu_before
     sender.join()
     done.set()
     watcher.join()
     sock.close()
-    return started, ended - started, peak[0] - base_rss
+    return started, ended - started, peak[0] - base_rss, cpu
 
 
 def fill_stream(port: int, key: str, count: int, batch: int = 2000) -> None:
@@ -206,20 +231,35 @@ def fill_stream(port: int, key: str, count: int, batch: int = 2000) -> None:
 
 
 def call(port: int, *args: bytes | str | int) -> None:
+    """Send one command of a case's setup; its reply is read and not looked at (an
+    XGROUP CREATE of a group that is there already answers BUSYGROUP)."""
     sock = connect(port)
     sock.sendall(encode(args))
-    ReplyReader(sock).skip()
+    ReplyReader(sock).skip(errors_ok=True)
     sock.close()
 
 
 def stream_length(port: int, key: str) -> int:
+    return integer(port, "XLEN", key)
+
+
+def integer(port: int, *args: bytes | str | int) -> int:
     sock = connect(port)
-    sock.sendall(encode(["XLEN", key]))
-    length = ReplyReader(sock).integer()
+    sock.sendall(encode(args))
+    value = ReplyReader(sock).integer()
     sock.close()
-    return length
+    return value
 
 
+def drain(port: int, *args: bytes | str | int) -> None:
+    """Send one command and read its (possibly huge) reply."""
+    sock = connect(port)
+    sock.sendall(encode(args))
+    read_replies(sock, 1)
+    sock.close()
+
+
+# (name, setup before each round, the request, how many replies it has)
 Case = tuple[str, Callable[[Server], None], bytes, int]
 
 
@@ -230,6 +270,8 @@ def cases(scale: int, args_command: str) -> list[Case]:
     stream_small = 20_000 // scale
     xrange_calls = 500 // scale or 1
     gets = 500 // scale or 1
+    script_items = 1_000_000 // scale
+    lranges = 10_000 // scale
 
     def no_setup(server: Server) -> None:
         return None
@@ -240,7 +282,26 @@ def cases(scale: int, args_command: str) -> list[Case]:
             fill_stream(server.port, "fair:big", stream_big)
 
     def small_stream(server: Server) -> None:
-        fill_stream(server.port, "fair:small", stream_small)
+        if stream_length(server.port, "fair:small") != stream_small:
+            fill_stream(server.port, "fair:small", stream_small)
+
+    def fresh_group(server: Server) -> None:
+        # Each round reads the whole stream as new entries: a group made anew.
+        big_stream(server)
+        call(server.port, "XGROUP", "DESTROY", "fair:big", "fresh")
+        call(server.port, "XGROUP", "CREATE", "fair:big", "fresh", "0")
+
+    def all_pending(server: Server) -> None:
+        # Every entry delivered to consumer c of group "pel", once.
+        big_stream(server)
+        call(server.port, "XGROUP", "CREATE", "fair:big", "pel", "0")
+        if integer(server.port, "XGROUP", "CREATECONSUMER", "fair:big", "pel", "c"):
+            drain(server.port, "XREADGROUP", "GROUP", "pel", "c", "STREAMS", "fair:big", ">")
+
+    def small_list(server: Server) -> None:
+        # hiredis's throughput test: LRANGE of a 500-element list.
+        call(server.port, "DEL", "fair:list")
+        call(server.port, "RPUSH", "fair:list", *["foo"] * 500)
 
     def big_value(server: Server) -> None:
         call(server.port, "SET", "fair:value", b"v" * (1 << 20))
@@ -256,13 +317,29 @@ def cases(scale: int, args_command: str) -> list[Case]:
         (f"xrange-pipeline: {xrange_calls} x {stream_small:,}", small_stream,
          encode(["XRANGE", "fair:small", "-", "+"]) * xrange_calls, xrange_calls),
         (f"get-big: {gets} x GET 1 MB", big_value, encode(["GET", "fair:value"]) * gets, gets),
+        (f"xreadgroup: > over {stream_big:,}", fresh_group,
+         encode(["XREADGROUP", "GROUP", "fresh", "c", "STREAMS", "fair:big", ">"]), 1),
+        (f"xreadgroup-history: 0 over {stream_big:,} pending", all_pending,
+         encode(["XREADGROUP", "GROUP", "pel", "c", "STREAMS", "fair:big", "0"]), 1),
+        (f"xpending: {stream_big:,} pending", all_pending,
+         encode(["XPENDING", "fair:big", "pel", "-", "+", 2 * stream_big]), 1),
+        (f"script-ints: a table of {script_items:,} integers", no_setup,
+         encode(["EVAL", f"local t = {{}} for i = 1, {script_items} do t[i] = i end return t",
+                 0]), 1),
+        (f"script-strings: a table of {script_items:,} strings", no_setup,
+         encode(["EVAL", f"local t = {{}} for i = 1, {script_items} do t[i] = 'v' .. i end "
+                 "return t", 0]), 1),
+        (f"lrange-pipeline: {lranges:,} x LRANGE 0 499", small_list,
+         encode(["LRANGE", "fair:list", 0, 499]) * lranges, lranges),
     ]
 
 
 def run(scale: int, rounds: int, args_command: str, only: str | None) -> None:
     prefixes = tuple(only.split(",")) if only else ("",)
     selected = [c for c in cases(scale, args_command) if c[0].startswith(prefixes)]
-    results: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+    # Per round: (seconds to the last byte, worst canary round trip, its p99, RSS growth,
+    # server CPU seconds).
+    results: dict[tuple[str, str], list[tuple[float, float, float, int, float]]] = {}
     for kind in ("redis", "resplite"):
         with start(kind) as server:
             for name, setup, request, replies in selected:
@@ -270,26 +347,39 @@ def run(scale: int, rounds: int, args_command: str, only: str | None) -> None:
                 canary = Canary(server.port)
                 canary.start()
                 time.sleep(1.0)  # the canary's process starts
-                windows = [timed(server, request, replies) for _ in range(rounds)]
+                windows = []
+                for round_ in range(rounds):
+                    if round_:
+                        setup(server)
+                    windows.append(timed(server, request, replies))
                 time.sleep(3 * CANARY_INTERVAL_S)  # the last window's round trips end
                 canary.finish()
                 results[(kind, name)] = [
-                    (elapsed, canary.worst_between(started, started + elapsed), grown)
-                    for started, elapsed, grown in windows]
+                    (elapsed, canary.worst_between(started, started + elapsed),
+                     canary.p99_between(started, started + elapsed), grown, cpu)
+                    for started, elapsed, grown, cpu in windows]
     rows_stall = []
+    rows_p99 = []
     rows_time = []
+    rows_cpu = []
     rows_mem = []
     for name, *_ in selected:
         ours = results[("resplite", name)]
         ref = results[("redis", name)]
         # The best round of each: other work on the machine only ever adds to a stall.
         rows_stall.append((name, min(r[1] for r in ours) * 1e3, min(r[1] for r in ref) * 1e3))
+        rows_p99.append((name, min(r[2] for r in ours) * 1e3, min(r[2] for r in ref) * 1e3))
         rows_time.append((name, min(r[0] for r in ours) * 1e3, min(r[0] for r in ref) * 1e3))
-        rows_mem.append((name, min(r[2] for r in ours) / 2**20, min(r[2] for r in ref) / 2**20))
+        rows_cpu.append((name, min(r[4] for r in ours) * 1e3, min(r[4] for r in ref) * 1e3))
+        rows_mem.append((name, min(r[3] for r in ours) / 2**20, min(r[3] for r in ref) / 2**20))
     print_table(f"Worst canary PING round trip during the work (best of {rounds})",
                 rows_stall, unit="ms", digits=1)
+    print_table(f"p99 of the canary's round trips during the work (best of {rounds})",
+                rows_p99, unit="ms", digits=1)
     print_table(f"Time to the work's last reply byte (best of {rounds})", rows_time,
                 unit="ms", digits=1)
+    print_table(f"Server CPU spent on the work (best of {rounds}; steadier than times on a "
+                "busy machine)", rows_cpu, unit="ms", digits=1)
     print_table("Server resident memory growth while answering", rows_mem, unit="MB",
                 digits=1)
 

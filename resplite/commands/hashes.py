@@ -32,6 +32,7 @@ from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, HASH
 from resplite.engine.registry import command
+from resplite.protocol.encoder import in_pieces
 from resplite.protocol.replies import OK
 from resplite.store.glob import compile_matcher
 from resplite.store.hash import Hash
@@ -268,22 +269,23 @@ def hstrlen(client: Client, argv: list[bytes]) -> int:
 
 
 @command("hgetall")
-def hgetall(client: Client, argv: list[bytes]) -> dict[bytes, bytes]:
+def hgetall(client: Client, argv: list[bytes]) -> Any:
     h = read_hash(client, argv[1])
-    # A copy: inside MULTI the reply is encoded after later commands of the transaction ran.
-    return {} if h is None else dict(h.fields)
+    # A copy: inside MULTI the reply is encoded after later commands of the transaction ran,
+    # and a large one is encoded as it is sent.
+    return {} if h is None else in_pieces(dict(h.fields), client.resp)
 
 
 @command("hkeys")
-def hkeys(client: Client, argv: list[bytes]) -> list[bytes]:
+def hkeys(client: Client, argv: list[bytes]) -> Any:
     h = read_hash(client, argv[1])
-    return [] if h is None else list(h.fields)
+    return [] if h is None else in_pieces(list(h.fields), client.resp)
 
 
 @command("hvals")
-def hvals(client: Client, argv: list[bytes]) -> list[bytes]:
+def hvals(client: Client, argv: list[bytes]) -> Any:
     h = read_hash(client, argv[1])
-    return [] if h is None else list(h.fields.values())
+    return [] if h is None else in_pieces(list(h.fields.values()), client.resp)
 
 
 # -- HRANDFIELD ---------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, LIST
 from resplite.engine.registry import command
+from resplite.protocol.encoder import in_pieces
 from resplite.protocol.replies import NULL_ARRAY, OK
 from resplite.store.list import List
 from resplite.store.listpack_size import stored_as_int
@@ -586,7 +587,7 @@ def lrange(client: Client, argv: list[bytes]) -> list[bytes]:
     start = _long(argv[2])
     stop = _long(argv[3])
     lst = _read_list(client, argv[1])
-    return [] if lst is None else lst.range(start, stop)
+    return [] if lst is None else in_pieces(lst.range(start, stop), client.resp)
 
 
 @command("lpos")

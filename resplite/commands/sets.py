@@ -34,6 +34,7 @@ from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC
 from resplite.engine.notify import SET as SET_EVENTS
 from resplite.engine.registry import command
+from resplite.protocol.encoder import in_pieces
 from resplite.protocol.replies import OrderedSet
 from resplite.store import set as setstore
 from resplite.store.glob import compile_matcher
@@ -216,9 +217,9 @@ def scard(client: Client, argv: list[bytes]) -> int:
 
 
 @command("smembers")
-def smembers(client: Client, argv: list[bytes]) -> OrderedSet:
+def smembers(client: Client, argv: list[bytes]) -> Any:
     s = read_set(client, argv[1])
-    return EMPTY_SET if s is None else OrderedSet(s.members())
+    return EMPTY_SET if s is None else in_pieces(OrderedSet(s.members()), client.resp)
 
 
 # -- random members -----------------------------------------------------------------------------

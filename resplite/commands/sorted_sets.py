@@ -66,7 +66,8 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, ZSET
 from resplite.engine.registry import command
-from resplite.protocol.replies import NULL_ARRAY, Double
+from resplite.protocol.encoder import PIECES_FROM, in_pieces
+from resplite.protocol.replies import NULL_ARRAY, Chunked, Double
 from resplite.store.glob import compile_matcher
 from resplite.store.zset import Entry, LexBound, ZSet, lex_in_max, lex_in_min
 
@@ -129,6 +130,21 @@ def _scored(client: Client, entries: Iterable[Entry]) -> list[Any]:
         out.append(member)
         out.append(Double(d2string(score)))
     return out
+
+
+def _scored_pieces(entries: list[Entry], resp: int) -> Iterator[bytes]:
+    """What :func:`_scored` encodes to (without the array's header), a thousand entries a
+    piece, the scores printed as the pieces are made."""
+    for start in range(0, len(entries), 1024):
+        out: list[bytes] = []
+        for score, member in entries[start : start + 1024]:
+            text = d2string(score)
+            if resp == 3:
+                out.append(b"*2\r\n$%d\r\n%b\r\n,%b\r\n" % (len(member), member, text))
+            else:
+                out.append(b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(member), member, len(text),
+                                                              text))
+        yield b"".join(out)
 
 
 def _members(entries: Iterable[Entry]) -> list[bytes]:
@@ -517,13 +533,20 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
         if offset < 0:
             return []
         lo, lo_ex, hi, hi_ex = bounds
-        return zs.score_range_members(lo, lo_ex, hi, hi_ex, offset, limit, reverse)
+        return in_pieces(zs.score_range_members(lo, lo_ex, hi, hi_ex, offset, limit, reverse),
+                         client.resp)
     elif kind == _SCORE:
         entries = _score_entries(zs, bounds, offset, limit, reverse)
     else:
         entries = _lex_entries(zs, lex_lo, lex_hi, offset, limit, reverse)
     if store:
         return store_entries(client, argv[1], entries, b"zrangestore")
+    if len(entries) >= PIECES_FROM:
+        resp = client.resp
+        if not withscores:
+            return in_pieces(_members(entries), resp)
+        n = len(entries)
+        return Chunked(b"*%d\r\n" % (n if resp == 3 else 2 * n), _scored_pieces(entries, resp))
     return _scored(client, entries) if withscores else _members(entries)
 
 

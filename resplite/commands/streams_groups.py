@@ -21,12 +21,14 @@ group created, moved or destroyed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
 from resplite.commands.helptext import help_reply
 from resplite.commands.streams import parse_ids_clause
 from resplite.commands.streams_common import (
+    CHUNKED_ENTRIES,
     changes_groups,
     consumer_for,
     get_stream,
@@ -43,7 +45,7 @@ from resplite.engine.errors import CommandError
 from resplite.engine.notify import STREAM
 from resplite.engine.registry import command
 from resplite.protocol.encoder import bulk_array
-from resplite.protocol.replies import NULL_ARRAY, OK
+from resplite.protocol.replies import NULL_ARRAY, OK, Chunked, Raw
 from resplite.store.consumer_group import (
     INVALID_ENTRIES_READ,
     MAX_DELIVERY_COUNT,
@@ -75,6 +77,8 @@ _XGROUP_HELP = help_reply("XGROUP", [
         "Move the group's last seen entry to <id>, and optionally its count of entries read.",
     ]),
 ])
+# XPENDING's entries per piece of a Chunked reply (about 64 KB).
+_PENDING_PIECE = 1024
 # XAUTOCLAIM's COUNT upper bound: Redis keeps COUNT * 16 bytes within a signed long.
 _XAUTOCLAIM_MAX_COUNT = ((1 << 63) - 1) // 16
 
@@ -322,7 +326,11 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
     else:
         ids = group.pel_ids.irange(start, end)
     now = _now(client)
-    out: list[Any] = []
+    # What each answered entry shows, copied now (a pending entry's record changes in
+    # place): the reply is the PEL as it is when the command runs, however long it takes
+    # to send.
+    rows: list[tuple[int, bytes, int, int]] = []
+    append = rows.append
     for sid in ids:
         if not count:
             break
@@ -330,13 +338,33 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
         idle = now - nack.delivery_time
         if min_idle and idle < min_idle:
             continue
-        if nack.consumer is None:
+        owner = nack.consumer
+        if owner is None:
             # Released by XNACK: no owner, delivery time 0, reported idle as -1.
-            out.append([format_id(sid), b"", -1, nack.delivery_count])
+            append((sid, b"", -1, nack.delivery_count))
         else:
-            out.append([format_id(sid), nack.consumer.name, max(idle, 0), nack.delivery_count])
+            append((sid, owner.name, idle if idle > 0 else 0, nack.delivery_count))
         count -= 1
-    return out
+    head = b"*%d\r\n" % len(rows)
+    if len(rows) < CHUNKED_ENTRIES:
+        return Raw(head + _pending_rows(rows, 0, len(rows)))
+    return Chunked(head, _pending_pieces(rows))
+
+
+def _pending_rows(rows: list[tuple[int, bytes, int, int]], start: int, end: int) -> bytes:
+    """XPENDING's ``[id, consumer, idle, deliveries]`` arrays of ``rows[start:end]``, the
+    same bytes in RESP2 and RESP3."""
+    out = []
+    for sid, name, idle, deliveries in rows[start:end]:
+        idb = b"%d-%d" % (sid >> 64, sid & U64)
+        out.append(b"*4\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n:%d\r\n:%d\r\n"
+                   % (len(idb), idb, len(name), name, idle, deliveries))
+    return b"".join(out)
+
+
+def _pending_pieces(rows: list[tuple[int, bytes, int, int]]) -> Iterator[bytes]:
+    for start in range(0, len(rows), _PENDING_PIECE):
+        yield _pending_rows(rows, start, start + _PENDING_PIECE)
 
 
 # -- XCLAIM / XAUTOCLAIM -------------------------------------------------------------------------

@@ -41,13 +41,17 @@ the whole reply then encoded around them for the client's protocol): XREADGROUP'
 to the group are all made when it runs (:meth:`Stream.deliver_new`), and the pieces are
 the entries as they were then, whatever happens to the stream meanwhile. Smaller reads keep
 the encoded fast paths (:meth:`Stream.read_new_resp`,
-:func:`~resplite.commands.streams_common.entries_raw`).
+:func:`~resplite.commands.streams_common.entries_raw`). A read of the consumer's own pending
+entries (a history id) without MAXSIZE is written from the nodes too, in pieces from
+CHUNKED_ENTRIES on (:meth:`Stream.entries_pieces`), its changes to the delivery counts and
+times made when it runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import INT64_MAX, parse_int
@@ -270,8 +274,27 @@ def _claim(
 def _history(
     stream: Stream, group: ConsumerGroup, consumer: Consumer, start: int, count: int, now: int,
     budget: Budget,
-) -> list[Any]:
-    """The consumer's own pending entries from ``start``; deleted ones as ``[id, nil]``."""
+    resp: int,
+) -> Any:
+    """The consumer's own pending entries from ``start``; deleted ones as ``[id, nil]``.
+    Without a byte budget they are written straight from the stream's nodes, and from
+    :data:`CHUNKED_ENTRIES` on sent in pieces made as they go (the group's changes made
+    now, the entries as they are now)."""
+    if not budget.limit:
+        ids = consumer.pel.irange(minimum=start)
+        sids = list(islice(ids, count) if count else ids)
+        pieces = stream.entries_pieces(sids, resp)
+        pel = group.pel
+        for sid in pieces.live_ids():
+            nack = pel[sid]
+            group.retime(sid, nack, now)
+            nack.count_delivery()
+        budget.entries += len(sids)
+        head = b"*%d\r\n" % len(sids)
+        if len(sids) >= CHUNKED_ENTRIES:
+            budget.chunked = True
+            return Chunked(head, pieces)
+        return Raw(head + b"".join(pieces))
     out: list[Any] = []
     for sid in consumer.pel.irange(minimum=start):
         if (count and len(out) >= count) or budget.spent():
@@ -481,7 +504,8 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
         else:
             assert consumer is not None
             if history:
-                entries = _history(stream, group, consumer, start, limit, now, budget)
+                entries = _history(stream, group, consumer, start, limit, now, budget,
+                                   client.resp)
             else:
                 entries = []
                 if min_idle != -1:

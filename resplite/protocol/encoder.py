@@ -12,7 +12,7 @@ and written with a single ``transport.write``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from resplite.protocol.replies import (
@@ -221,6 +221,48 @@ connection, once per reply); :func:`encode_into` also handles subclasses."""
 def encode_into(out: list[bytes], value: Any, resp: int) -> None:
     """Append the encoding of ``value`` under protocol ``resp`` (2 or 3) to ``out``."""
     _EMITTERS.get(value.__class__, _fallback)(out, value, resp)
+
+
+# From this many elements, in_pieces answers an array, set or map in pieces of
+# _PIECE_ITEMS elements (Chunked).
+PIECES_FROM = 4096
+_PIECE_ITEMS = 1024
+
+
+def in_pieces(value: list[Any] | dict[Any, Any] | OrderedSet, resp: int) -> Any:
+    """``value``, or, when it holds :data:`PIECES_FROM` elements or more, a
+    :class:`Chunked` reply whose pieces encode them (under ``resp``, the client's
+    protocol) a thousand at a time as the connection sends them, so that a reply of a
+    million elements is neither encoded in one go nor held whole as bytes. ``value`` must
+    be the command's own copy, as every reply value is (MULTI encodes its replies after
+    the later commands of the transaction ran)."""
+    n = len(value)
+    if n < PIECES_FROM:
+        return value
+    if isinstance(value, dict):
+        head = b"%%%d\r\n" % n if resp == 3 else b"*%d\r\n" % (2 * n)
+        return Chunked(head, _pairs_pieces(list(value.items()), resp))
+    if isinstance(value, OrderedSet):
+        head = b"~%d\r\n" % n if resp == 3 else b"*%d\r\n" % n
+        return Chunked(head, _items_pieces(list(value), resp))
+    return Chunked(b"*%d\r\n" % n, _items_pieces(value, resp))
+
+
+def _items_pieces(items: list[Any], resp: int) -> Iterator[bytes]:
+    for start in range(0, len(items), _PIECE_ITEMS):
+        out: list[bytes] = []
+        for item in items[start : start + _PIECE_ITEMS]:
+            _EMITTERS.get(item.__class__, _fallback)(out, item, resp)
+        yield b"".join(out)
+
+
+def _pairs_pieces(pairs: list[tuple[Any, Any]], resp: int) -> Iterator[bytes]:
+    for start in range(0, len(pairs), _PIECE_ITEMS):
+        out: list[bytes] = []
+        for k, v in pairs[start : start + _PIECE_ITEMS]:
+            _EMITTERS.get(k.__class__, _fallback)(out, k, resp)
+            _EMITTERS.get(v.__class__, _fallback)(out, v, resp)
+        yield b"".join(out)
 
 
 def encode(value: Any, resp: int = 2) -> bytes:

@@ -28,11 +28,12 @@ like the others, so however much of it one read delivers (uvloop reads up to 32 
 in one turn) the others are served between parts.
 
 A reply too large to build at once (a :class:`~resplite.protocol.replies.Chunked` one: a
-stream read of thousands of entries) is sent as its pieces are made (``_pump``): one slice's
-worth per turn, each piece written at once with the output limit checked after it, stopping
-while the client does not read, and the batch goes on only once the whole reply is sent. Its
-maker guarantees the pieces are the data as it was when the command ran (the stream settles its
-readers before it changes an entry). Meanwhile pushes to this client wait in ``after`` and
+stream read, an XPENDING or an array of thousands of elements) is sent as its pieces are
+made (``_pump``): one slice's worth per turn, each piece written at once with the output
+limit checked after it, stopping while the client does not read, and the batch goes on only
+once the whole reply is sent. Its maker guarantees the pieces are the data as it was when
+the command ran (the stream settles its readers before it changes an entry; other makers
+encode their own copy). Meanwhile pushes to this client wait in ``after`` and
 input waits in the reader. Replies held for the append-only file, and those pushes, count in
 :meth:`Connection.output_buffer_size`, so the output limits bound them as well.
 

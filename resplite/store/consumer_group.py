@@ -176,6 +176,21 @@ class ConsumerGroup:
             self._by_time.add((now << 128) | sid)
         return nack
 
+    def deliver_above(self, sids: list[int], consumer: Consumer, now: int) -> None:
+        """:meth:`deliver` of each of ``sids`` (increasing, each above every id pending in
+        the group), in bulk: XREADGROUP ``>`` of many new entries."""
+        if not sids:
+            return
+        pel = self.pel
+        refs = self.refs
+        for sid in sids:
+            pel[sid] = PendingEntry(consumer, now)
+            refs[sid] = refs.get(sid, 0) + 1
+        self.pel_ids.extend_above(sids)
+        consumer.pel.extend_above(sids)
+        if self._by_time is not None:
+            self._by_time.update([(now << 128) | sid for sid in sids])
+
     def ack(self, sid: int) -> bool:
         """Forget a pending entry; returns whether it was pending."""
         nack = self.pel.pop(sid, None)

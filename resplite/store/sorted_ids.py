@@ -77,6 +77,24 @@ class SortedIds:
             self.lists.insert(pos + 1, tail)
             maxes.insert(pos + 1, tail[-1])
 
+    def extend_above(self, ids: list[int]) -> None:
+        """Add ``ids``, which are in increasing order and each larger than every id held
+        (a delivery of new entries): the last block filled up, then whole blocks."""
+        if not ids:
+            return
+        lists = self.lists
+        maxes = self.maxes
+        k = 0
+        if lists and len(lists[-1]) < _LOAD:
+            k = _LOAD - len(lists[-1])
+            lists[-1].extend(ids[:k])
+            maxes[-1] = lists[-1][-1]
+        for start in range(k, len(ids), _LOAD):
+            block = ids[start : start + _LOAD]
+            lists.append(block)
+            maxes.append(block[-1])
+        self.size += len(ids)
+
     def remove(self, sid: int) -> None:
         """Remove ``sid``; ValueError if it is absent."""
         maxes = self.maxes

@@ -135,7 +135,7 @@ class Stream:
         self.nbytes = 0
         self.packed_bytes = 0
         # Range readers still producing (see RangePieces); made on the first one.
-        self.readers: WeakSet[RangePieces] | None = None
+        self.readers: WeakSet[PiecesReader] | None = None
 
     def __len__(self) -> int:
         return self.length
@@ -349,6 +349,33 @@ class Stream:
                 readers = self.readers = WeakSet()
             readers.add(reader)
         return total, reader
+
+    def entries_pieces(self, sids: list[int], resp: int) -> EntryPieces:
+        """The wire form of the entries ``sids`` as an array's elements, in that order,
+        each ``[id, [field, value ...]]``, or ``[id, nil]`` for an id not in the stream (a
+        consumer's own pending entries, read from history), made piece by piece as they
+        are asked for; the same snapshot guarantee as :class:`RangePieces`. The entries
+        are found now, O(len(sids) log n); nothing is encoded yet."""
+        keys = self.keys
+        nodes = self.nodes
+        located: list[tuple[StreamNode | None, int, int]] = []
+        append = located.append
+        for sid in sids:
+            ni = bisect_right(keys, sid) - 1
+            if ni >= 0:
+                node = nodes[ni]
+                i = node.find(sid)
+                if i >= 0:
+                    append((node, i, sid))
+                    continue
+            append((None, -1, sid))
+        reader = EntryPieces(located, resp)
+        if located:
+            readers = self.readers
+            if readers is None:
+                readers = self.readers = WeakSet()
+            readers.add(reader)
+        return reader
 
     def settle_readers(self) -> None:
         """Before an entry is deleted or a node dropped: every range reader still producing
@@ -647,6 +674,29 @@ class Stream:
         to encode at once, whose entries are sent by a reader made with the same
         ``start`` and ``count`` (:meth:`range_pieces`). O(count)."""
         max_deleted = self.max_deleted_id
+        pel_ids = group.pel_ids
+        if consumer is not None and (not pel_ids or pel_ids[-1] < start):
+            # Nothing from ``start`` on is pending: the deliveries are made in bulk.
+            sids: list[int] = []
+            for n, (_, _, sid) in enumerate(self.iter_forward(start), 1):
+                last = group.last_id
+                if sid > last:
+                    if (
+                        group.entries_read != INVALID_ENTRIES_READ
+                        and last >= self.first_id
+                        and not (max_deleted and last <= max_deleted)
+                    ):
+                        group.entries_read += 1
+                        group.last_id = sid
+                    else:
+                        self.advance_group(group, sid)
+                sids.append(sid)
+                if n == count:
+                    break
+            group.deliver_above(sids, consumer, now)
+            if sids:
+                consumer.active_time = now
+            return
         for n, (_, _, sid) in enumerate(self.iter_forward(start), 1):
             last = group.last_id
             if sid > last:
@@ -824,7 +874,19 @@ PIECE_BYTES = 64 * 1024
 # references to readers, which mypyc's native classes do not support. A reader makes
 # pieces of 64 KiB, so its attribute reads are not what a range costs.
 @mypyc_attr(native_class=False)
-class RangePieces:
+class PiecesReader:
+    """What the stream's registered readers have in common: :meth:`settle`, which the
+    stream calls before it changes an entry (one declared type for ``Stream.readers``)."""
+
+    __slots__ = ("__weakref__",)
+
+    def settle(self) -> None:
+        """Encode everything still to produce now."""
+        raise NotImplementedError
+
+
+@mypyc_attr(native_class=False)
+class RangePieces(PiecesReader):
     """The wire form of a forward range of live entries (XRANGE's reply without its array
     header, what :meth:`Stream.resp_forward` appends), made piece by piece as it is asked
     for, each piece about :data:`PIECE_BYTES` (whole nodes, through
@@ -843,7 +905,7 @@ class RangePieces:
     holds no node.
     """
 
-    __slots__ = ("__weakref__", "bound", "i", "left", "ni", "nodes", "rest")
+    __slots__ = ("bound", "i", "left", "ni", "nodes", "rest")
 
     def __init__(self, nodes: list[StreamNode], i: int, bound: int, left: int) -> None:
         self.nodes = nodes if left else []
@@ -932,3 +994,76 @@ class ReverseRangePieces(RangePieces):
         return len(node) - 1
 
 
+
+
+# Entries per piece of an EntryPieces reader.
+ENTRIES_PER_PIECE = 1024
+
+
+@mypyc_attr(native_class=False)
+class EntryPieces(PiecesReader):
+    """The wire form of given entries, found beforehand (:meth:`Stream.entries_pieces`),
+    made :data:`ENTRIES_PER_PIECE` at a time as it is asked for.
+
+    Snapshot guarantee, as for :class:`RangePieces`: an entry's place in its node does not
+    change while the node is in the stream, and only :meth:`Stream.delete` and
+    :meth:`Stream.trim` remove entries or nodes, after settling every registered reader;
+    a node dropped later stays referenced here until the reader is done.
+
+    Invariant: ``located[k:]`` are the entries still to produce; a reader done holds no
+    node.
+    """
+
+    __slots__ = ("k", "located", "null", "rest")
+
+    def __init__(self, located: list[tuple[StreamNode | None, int, int]], resp: int) -> None:
+        self.located = located
+        self.k = 0
+        self.null = b"_\r\n" if resp == 3 else b"*-1\r\n"  # an entry no longer there
+        self.rest: list[bytes] | None = None
+
+    def live_ids(self) -> list[int]:
+        """The ids of the entries found in the stream, in order."""
+        return [sid for node, _, sid in self.located if node is not None]
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        rest = self.rest
+        if rest is not None:
+            if rest:
+                return rest.pop()
+            raise StopIteration
+        if self.k >= len(self.located):
+            raise StopIteration
+        return self._make()
+
+    def settle(self) -> None:
+        """Encode everything still to produce now."""
+        if self.rest is not None:
+            return
+        rest: list[bytes] = []
+        while self.k < len(self.located):
+            rest.append(self._make())
+        rest.reverse()
+        self.rest = rest
+
+    def _make(self) -> bytes:
+        located = self.located
+        k = self.k
+        end = min(k + ENTRIES_PER_PIECE, len(located))
+        parts: list[bytes] = []
+        null = self.null
+        for j in range(k, end):
+            node, i, sid = located[j]
+            if node is None:
+                idb = b"%d-%d" % (sid >> 64, sid & U64)
+                parts.append(b"*2\r\n$%d\r\n%b\r\n%b" % (len(idb), idb, null))
+            else:
+                node.entry_resp(i, sid, parts)
+        if end >= len(located):
+            self.located = []
+            end = 0
+        self.k = end
+        return b"".join(parts)

@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 
 import pytest
-from compat_helpers import Command, decode, ref_version, run, values
+from compat_helpers import Command, check_unordered, decode, ref_version, run, values
 from support.pair import Pair
 from support.raw import RawClient
 
@@ -591,3 +591,19 @@ def test_watch_sees_hash_writes_but_not_no_ops(pair: Pair) -> None:
             run(pair, ("MULTI",), ("HGETALL", "h"), ("EXEC",))
     finally:
         other.close()
+
+
+# -- large replies (sent in pieces from 4096 fields on) --------------------------------------
+
+
+def test_large_hgetall_hkeys_hvals(pair: Pair) -> None:
+    args: list[str] = []
+    for i in range(6000):
+        args += [f"f{i}", f"v{i % 10}"]
+    pair.check("HSET", "h", *args)
+    check_unordered(pair, "HGETALL", "h")
+    check_unordered(pair, "HKEYS", "h")
+    check_unordered(pair, "HVALS", "h")
+    ref, ours = pair.both("HGETALL", "h")
+    assert ours[:8] == ref[:8]  # the map's (or the flat array's) header
+    assert decode(ours) == decode(ref) if pair.resp == 3 else len(ours) == len(ref)

@@ -1151,3 +1151,20 @@ def test_blocking_pops_run_in_scripts_without_blocking(pair: Pair) -> None:
     else:
         assert pair.ref.call("EVAL", "return redis.call('blpop', KEYS[1], 0)", "1",
                              "l").startswith(b"-ERR This Redis command is not allowed from script")
+
+
+# -- large ranges (sent in pieces from 4096 elements on) -------------------------------------
+
+
+def test_large_lrange(pair: Pair) -> None:
+    values = [f"v{i}" if i % 3 else str(i) for i in range(12000)]
+    pair.check("RPUSH", "l", *values)
+    for cmd in [("LRANGE", "l", "0", "-1"), ("LRANGE", "l", "100", "4195"),
+                ("LRANGE", "l", "100", "4194"), ("LRANGE", "l", "-9000", "-2")]:
+        pair.check(*cmd)
+    pair.check("MULTI")
+    pair.check("LRANGE", "l", "0", "-1")
+    pair.check("RPUSH", "l", "after")
+    pair.check("EXEC")
+    pair.check("EVAL", "local r = redis.call('LRANGE', KEYS[1], 0, -1) return {#r, r[1], r[#r]}",
+               "1", "l")

@@ -50,6 +50,17 @@ def empty_script_caches(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 SCENARIOS: dict[str, Scenario] = {
+    'EVAL: a large table of strings, integers, empty strings and nested tables': [
+        ("EVAL", "local t = {} for i = 1, 30000 do local m = i % 5 "
+                 "if m == 0 then t[i] = 'v' .. i elseif m == 1 then t[i] = i * 1000003 "
+                 "elseif m == 2 then t[i] = '' elseif m == 3 then t[i] = {i, 'x', {}} "
+                 "else t[i] = -i - 0.5 end end return t", 0),
+        ("EVAL", "redis.setresp(3) local t = {} for i = 1, 5000 do "
+                 "t[i] = {map = {['k' .. i] = i}, set = {['s' .. i] = true}} end "
+                 "t[5001] = true t[5002] = false t[5003] = {double = 1.5} return t", 0),
+        ("EVAL", "local t = {} for i = 1, 20000 do t[i] = {ok = 'fine'} end "
+                 "t[20001] = {err = 'bad one'} t[20002] = 2^53 return t", 0),
+    ],
     'EVAL: strings, integers and truncated numbers': [
         ("EVAL", "return 3.99", 0),
         ("EVAL", "return -0.5", 0),

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 import redis
-from compat_helpers import N, Step, decode, play, ref_version, u, values
+from compat_helpers import N, Step, check_unordered, decode, play, ref_version, u, values
 from support.notifications import run as run_events
 from support.pair import Pair
 from support.raw import RawClient
@@ -1008,3 +1008,20 @@ def test_sunioncard_sdiffcard_with_redis_py(resplite_srv: ServerProcess) -> None
         assert r.sunioncard(2, ["s1", "s2"], limit=3, approx=True) == 3
     finally:
         r.close()
+
+
+# -- large replies (sent in pieces from 4096 members on) -------------------------------------
+
+
+def test_large_smembers(pair: Pair) -> None:
+    # A hashtable in both servers: the same reply type and members, in table order.
+    pair.check("SADD", "s", *(f"m{i}" for i in range(9000)))
+    check_unordered(pair, "SMEMBERS", "s")
+    pair.check("SADD", "n", *(str(i) for i in range(5000)))
+    check_unordered(pair, "SMEMBERS", "n")
+    pair.check("MULTI")
+    pair.check("SMEMBERS", "s")
+    pair.check("SADD", "s", "after")
+    ref, ours = pair.both("EXEC")
+    assert ours[:14] == ref[:14]
+    assert sorted(decode(ours)[0]) == sorted(decode(ref)[0])

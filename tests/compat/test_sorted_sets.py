@@ -1268,3 +1268,30 @@ def test_bzpopmin_bzpopmax_run_in_scripts_without_blocking(pair: Pair) -> None:
     else:
         assert pair.ref.call("EVAL", "return redis.call('bzpopmax', KEYS[1], 0)", "1", "z") \
             .startswith(b"-ERR This Redis command is not allowed from script")
+
+
+# -- large ranges (sent in pieces from 4096 entries on) --------------------------------------
+
+
+def test_large_zrange(pair: Pair) -> None:
+    args: list[str] = []
+    for i in range(10000):
+        args += [str(i * 0.25 if i % 2 else i), f"m{i:05d}"]
+    pair.check("ZADD", "z", *args)
+    pair.check("ZADD", "lex", *(x for i in range(10000) for x in ("0", f"m{i:05d}")))
+    for cmd in [
+        ("ZRANGE", "z", "0", "-1"),
+        ("ZRANGE", "z", "0", "-1", "WITHSCORES"),
+        ("ZRANGE", "z", "10", "5000", "REV", "WITHSCORES"),
+        ("ZRANGE", "z", "0", "4094", "WITHSCORES"),
+        ("ZRANGE", "z", "(10", "+inf", "BYSCORE"),
+        ("ZRANGE", "z", "(10", "+inf", "BYSCORE", "WITHSCORES"),
+        ("ZRANGEBYSCORE", "z", "-inf", "+inf", "LIMIT", "5", "6000"),
+        ("ZRANGE", "lex", "[m00100", "+", "BYLEX"),
+        ("ZREVRANGE", "z", "0", "-1", "WITHSCORES"),
+    ]:
+        pair.check(*cmd)
+    pair.check("MULTI")
+    pair.check("ZRANGE", "z", "0", "-1", "WITHSCORES")
+    pair.check("ZADD", "z", "1.5", "m00000")
+    pair.check("EXEC")

@@ -572,3 +572,35 @@ def test_xnack_counts_one_change_per_entry_released(xs: Conn) -> None:
     before = _dirty(xs)
     xs.call("XNACK", "x", "g", "FAIL", "IDS", "3", "1-1", "2-1", "9-9")
     assert _dirty(xs) - before == 2
+
+
+# -- XPENDING of many entries (sent in pieces from 4096 on) ----------------------------------
+
+
+def test_large_xpending(pair: Pair) -> None:
+    commands = [["XADD", "s", f"{i}-1", "f", f"{i:08d}"] for i in range(1, 9001)]
+    for client in (pair.ref, pair.ours):
+        for start in range(0, len(commands), 2000):
+            client.pipeline(commands[start : start + 2000])
+    pair.check("XGROUP", "CREATE", "s", "g", "0")
+    pair.check("XREADGROUP", "GROUP", "g", "a", "COUNT", "5000", "STREAMS", "s", ">")
+    pair.check("XREADGROUP", "GROUP", "g", "b", "STREAMS", "s", ">")
+    pair.check("XCLAIM", "s", "g", "a", "0", "7000-1", "7001-1")
+    for cmd in [
+        ("XPENDING", "s", "g", "-", "+", "20000"),
+        ("XPENDING", "s", "g", "-", "+", "4096"),
+        ("XPENDING", "s", "g", "-", "+", "4095"),
+        ("XPENDING", "s", "g", "(100-1", "8000", "20000"),
+        ("XPENDING", "s", "g", "-", "+", "20000", "a"),
+        ("XPENDING", "s", "g", "IDLE", "0", "-", "+", "6000", "b"),
+        ("XPENDING", "s", "g", "IDLE", "99999999", "-", "+", "20000"),
+    ]:
+        pair.check(*cmd, normalize=normalize.pending_idle)
+    # Inside a transaction the reply is encoded with the others, at once.
+    pair.check("MULTI")
+    pair.check("XPENDING", "s", "g", "-", "+", "20000")
+    pair.check("XACK", "s", "g", "1-1", "2-1")
+    pair.check("EXEC", normalize=normalize.pending_idle)
+    # And in a script, as a Lua table.
+    pair.check("EVAL", "local p = redis.call('XPENDING', 's', 'g', '-', '+', 20000) "
+               "return {#p, p[1][1], p[1][2], p[1][4], p[#p][1], p[#p][2]}", 0)

@@ -714,3 +714,24 @@ def test_large_xreadgroup(pair: Pair, noack: bool) -> None:
     pair.check("XINFO", "GROUPS", "s")
     if not noack:
         pair.check("XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", "0")
+
+
+def test_large_history_reads(pair: Pair) -> None:
+    # A consumer's own pending entries, some deleted since delivery ([id, nil]), read whole,
+    # from an id, with COUNT, and next to another stream; the delivery counts they bump.
+    fill_large(pair)
+    pair.check("XGROUP", "CREATE", "s", "g", "0")
+    pair.check("XGROUP", "CREATE", "t", "g", "0")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "t", ">", ">")
+    pair.check("XDEL", "s", "2-1", "3000-1", "8000-1")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "COUNT", "5000", "STREAMS", "s", "1000-1")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "COUNT", "4095", "STREAMS", "s", "0")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "t", "s", "s", "0", "0", "4000")
+    pair.check("XPENDING", "s", "g", "-", "+", "20000", normalize=normalize.pending_idle)
+    # In a transaction, with a deletion and a trim after the read: the entries it read.
+    pair.check("MULTI")
+    pair.check("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", "0")
+    pair.check("XDEL", "s", "10-1", "7000-1")
+    pair.check("XTRIM", "s", "MAXLEN", "100")
+    pair.check("EXEC")

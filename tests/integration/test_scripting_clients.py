@@ -278,6 +278,28 @@ def test_connections_accepted_as_a_script_starts_are_served(uvloop: str) -> None
         srv.stop()
 
 
+# The same rows many times over: made in a moment, but ten million values to write out.
+_HUGE_REPLY = ("local row = {} for i = 1, 1000 do row[i] = 'v' .. i end "
+               "local t = {} for i = 1, 10000 do t[i] = row end return t")
+
+
+def test_script_kill_stops_the_writing_of_a_huge_reply(busy_server: ServerProcess) -> None:
+    runner = RawClient(busy_server.host, busy_server.port, timeout=30)
+    other = RawClient(busy_server.host, busy_server.port, timeout=30)
+    runner.send("EVAL", _HUGE_REPLY, 0)
+    # The script's own code ends at once; what goes busy is the writing of its table, and
+    # other clients are answered meanwhile.
+    _wait_busy(other)
+    assert other.call("SCRIPT", "KILL") == b"+OK\r\n"
+    # Redis's error in place of the data (without a script line: no line of the script
+    # was running).
+    assert runner.read_reply() == b"-ERR Script killed by user with SCRIPT KILL...\r\n"
+    assert runner.call("EVAL", "return {1, 'a', {2}}", 0) == b"*3\r\n:1\r\n$1\r\na\r\n*1\r\n:2\r\n"
+    assert other.call("SCRIPT", "KILL").startswith(b"-NOTBUSY")
+    runner.close()
+    other.close()
+
+
 @pytest.mark.parametrize("script", [
     "redis.call('set', 'k', 'v') while true do end",
     # Lua hooks every coroutine separately: one the script made must be stopped too.

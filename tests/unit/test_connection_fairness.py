@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from resplite.commands import command_table
+# Imported before any test patches a threshold: these modules copy it when first imported.
+from resplite.commands import command_table, sorted_sets, streams_groups, streams_read
 from resplite.engine.config import Config
 from resplite.engine.output import UNAUTH_OUTPUT_LIMIT
 from resplite.engine.state import ServerState
@@ -777,3 +778,183 @@ def test_reads_and_writes_are_counted_in_info(loop: asyncio.AbstractEventLoop) -
     info = b"".join(transport.writes)
     assert b"\r\ntotal_reads_processed:6\r\n" in info
     assert b"\r\ntotal_writes_processed:5\r\n" in info
+
+
+# -- XPENDING of many entries ------------------------------------------------------------
+
+PENDING_T0 = 1_700_000_000_000
+PENDING_READS = {
+    "all": enc(b"XPENDING", b"s", b"g", b"-", b"+", b"100000"),
+    "consumer": enc(b"XPENDING", b"s", b"g", b"-", b"+", b"100000", b"c"),
+    "idle-range": enc(b"XPENDING", b"s", b"g", b"IDLE", b"500", b"(10-0", b"+", b"9000"),
+}
+PENDING_CHANGES = {
+    "xack": enc(b"XACK", b"s", b"g", b"1-0", b"5000-0", b"9999-0"),
+    # A new owner, delivery time and count, in the records the reply is made from.
+    "xclaim": enc(b"XCLAIM", b"s", b"g", b"d", b"0", b"2-0", b"6000-0", b"9998-0"),
+    "delconsumer": enc(b"XGROUP", b"DELCONSUMER", b"s", b"g", b"c"),
+    "destroy": enc(b"XGROUP", b"DESTROY", b"s", b"g"),
+}
+
+
+def pending_setup(loop: asyncio.AbstractEventLoop, resp: int,
+                  ) -> tuple[ServerState, Connection, RecordingTransport]:
+    """10,000 entries, all delivered to consumer ``c`` at PENDING_T0, the clock then frozen
+    a second later (every entry idle 1000 ms)."""
+    from resplite.engine.clock import Clock
+
+    clock = Clock()
+    clock.freeze()
+    clock.set(PENDING_T0)
+    state = ServerState(Config(), clock, table=command_table())
+    conn, transport = connect_to(state)
+    feed(loop, conn, enc(b"HELLO", b"%d" % resp))
+    fill_stream(loop, conn, b"s", 10000)
+    feed(loop, conn, enc(b"XGROUP", b"CREATE", b"s", b"g", b"0")
+         + enc(b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b">"))
+    clock.set(PENDING_T0 + 1000)
+    transport.writes.clear()
+    return state, conn, transport
+
+
+@pytest.mark.parametrize("change", list(PENDING_CHANGES))
+@pytest.mark.parametrize("read", list(PENDING_READS))
+def test_a_large_xpending_is_sent_in_parts_as_the_pel_was_when_asked(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, read: str,
+        change: str) -> None:
+    resp = 3 if change == "xclaim" else 2
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streams_groups, "CHUNKED_ENTRIES", 1 << 62)
+        _, whole_conn, whole_transport = pending_setup(loop, resp)
+        feed(loop, whole_conn, PENDING_READS[read] + enc(b"PING"))
+        expected = b"".join(whole_transport.writes)
+    assert expected.startswith((b"*10000\r\n", b"*9000\r\n"))
+    state, conn, transport = pending_setup(loop, resp)
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    other, other_transport = connect_to(state)
+    loop.call_soon(conn.data_received, PENDING_READS[read] + enc(b"PING"))
+    turn(loop)
+    assert conn.producing is not None
+    assert sum(map(len, transport.writes)) < len(expected) // 2
+    # Another client changes the PEL, and later idle times, while the reply is being sent;
+    # it is answered meanwhile.
+    state.clock.set(PENDING_T0 + 5000)
+    feed(loop, other, PENDING_CHANGES[change] + enc(b"PING"))
+    assert other_transport.writes[-1].endswith(b"+PONG\r\n")
+    assert conn.producing is not None
+    while conn.sliced:
+        turn(loop)
+    assert len(transport.writes) > 5
+    assert b"".join(transport.writes) == expected
+
+
+# -- XREADGROUP of a consumer's own pending entries (an id, not ">") -----------------------
+
+HISTORY_READS = {
+    "all": enc(b"XREADGROUP", b"GROUP", b"g", b"c", b"STREAMS", b"s", b"0"),
+    "count-from": enc(b"XREADGROUP", b"GROUP", b"g", b"c", b"COUNT", b"7000", b"STREAMS",
+                      b"s", b"100-0"),
+}
+HISTORY_CHANGES = {
+    "xdel": enc(b"XDEL", b"s", b"1-0", b"5000-0", b"9999-0"),
+    "xtrim": enc(b"XTRIM", b"s", b"MAXLEN", b"150"),
+    "xack": enc(b"XACK", b"s", b"g", b"2-0", b"6000-0"),
+    "xadd": enc(b"XADD", b"s", b"20000-0", b"f", b"v"),
+    "del": enc(b"DEL", b"s"),
+}
+PEL_STATE = enc(b"XPENDING", b"s", b"g", b"-", b"+", b"100000")
+
+
+@pytest.mark.parametrize("change", list(HISTORY_CHANGES))
+@pytest.mark.parametrize("read", list(HISTORY_READS))
+def test_a_large_history_read_is_sent_in_parts_as_it_was_when_asked(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, read: str,
+        change: str) -> None:
+    resp = 3 if change in ("xdel", "xadd") else 2
+    # Some pending entries are deleted before the read: [id, nil] in the reply.
+    before = enc(b"XDEL", b"s", b"3-0", b"4000-0")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(streams_read, "CHUNKED_ENTRIES", 1 << 62)
+        _, whole_conn, whole_transport = pending_setup(loop, resp)
+        feed(loop, whole_conn, before)
+        whole_transport.writes.clear()
+        feed(loop, whole_conn, HISTORY_READS[read] + enc(b"PING"))
+        expected = b"".join(whole_transport.writes)
+        whole_transport.writes.clear()
+        feed(loop, whole_conn, PEL_STATE)
+        pel_after = b"".join(whole_transport.writes)
+    assert b"4000-0\r\n" + (b"_\r\n" if resp == 3 else b"*-1\r\n") in expected
+    state, conn, transport = pending_setup(loop, resp)
+    feed(loop, conn, before)
+    transport.writes.clear()
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    other, other_transport = connect_to(state)
+    loop.call_soon(conn.data_received, HISTORY_READS[read] + enc(b"PING"))
+    turn(loop)
+    assert conn.producing is not None
+    assert sum(map(len, transport.writes)) < len(expected) // 2
+    # The read's changes to the group (delivery counts and times) are made already.
+    assert other.client is not None
+    from resplite.protocol.encoder import encode
+
+    assert encode(state.dispatcher.execute(other.client, [b"XPENDING", b"s", b"g", b"-", b"+",
+                                                          b"100000"]), 2) == pel_after
+    feed(loop, other, HISTORY_CHANGES[change] + enc(b"PING"))
+    assert other_transport.writes[-1].endswith(b"+PONG\r\n")
+    assert conn.producing is not None
+    while conn.sliced:
+        turn(loop)
+    assert len(transport.writes) > 5
+    assert b"".join(transport.writes) == expected
+
+
+# -- large replies of the other types: lists, sorted sets, sets, hashes ---------------------
+
+BIG_VALUES = {
+    "lrange": (enc(b"RPUSH", b"k", *(b"v%d" % i for i in range(10000))),
+               enc(b"LRANGE", b"k", b"0", b"-1"),
+               enc(b"LSET", b"k", b"5000", b"changed") + enc(b"RPUSH", b"k", b"more")),
+    "zrange": (enc(b"ZADD", b"k", *(x for i in range(10000) for x in (b"%d.5" % i, b"m%d" % i))),
+               enc(b"ZRANGE", b"k", b"0", b"-1", b"WITHSCORES"),
+               enc(b"ZADD", b"k", b"-1", b"m5000") + enc(b"ZREM", b"k", b"m9999")),
+    "smembers": (enc(b"SADD", b"k", *(b"m%d" % i for i in range(10000))),
+                 enc(b"SMEMBERS", b"k"),
+                 enc(b"SREM", b"k", b"m1", b"m5000") + enc(b"SADD", b"k", b"new")),
+    "hgetall": (enc(b"HSET", b"k", *(x for i in range(10000) for x in (b"f%d" % i, b"v%d" % i))),
+                enc(b"HGETALL", b"k"),
+                enc(b"HSET", b"k", b"f5000", b"changed") + enc(b"DEL", b"k")),
+}
+
+
+@pytest.mark.parametrize("resp", [2, 3])
+@pytest.mark.parametrize("kind", list(BIG_VALUES))
+def test_a_large_reply_is_sent_in_parts_as_the_value_was_when_asked(
+        loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch, kind: str,
+        resp: int) -> None:
+    from resplite.protocol import encoder
+
+    fill, read, change = BIG_VALUES[kind]
+    state, conn, transport = connect()
+    feed(loop, conn, enc(b"HELLO", b"%d" % resp) + fill)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(encoder, "PIECES_FROM", 1 << 62)
+        mp.setattr(sorted_sets, "PIECES_FROM", 1 << 62)
+        transport.writes.clear()
+        feed(loop, conn, read)
+        expected = b"".join(transport.writes)
+    assert expected.startswith((b"*", b"~", b"%")) and len(expected) > 100000
+    monkeypatch.setattr(connection_module, "SLICE_NS", 0)
+    other, other_transport = connect_to(state)
+    transport.writes.clear()
+    loop.call_soon(conn.data_received, read + enc(b"PING"))
+    turn(loop)
+    assert conn.producing is not None
+    assert sum(map(len, transport.writes)) < len(expected) // 2
+    # Another client writes to the value, and is answered, while the reply is being sent.
+    feed(loop, other, change + enc(b"PING"))
+    assert other_transport.writes[-1].endswith(b"+PONG\r\n")
+    assert conn.producing is not None
+    while conn.sliced:
+        turn(loop)
+    assert len(transport.writes) > 5
+    assert b"".join(transport.writes) == expected + b"+PONG\r\n"

@@ -190,3 +190,37 @@ def test_copy_is_independent(clock: Clock) -> None:
     assert (twin.last_id, twin.entries_read) == (make_id(5, 0), 5)
     assert list(twin.pel) == [make_id(1, 0)]
     check_invariants(twin)
+
+
+@pytest.mark.parametrize("indexed", [False, True], ids=["plain", "time-indexed"])
+def test_a_bulk_delivery_is_the_deliveries_one_by_one(clock: Clock, indexed: bool) -> None:
+    refs: dict[int, int] = {}
+    bulk, single = ConsumerGroup(b"g", 0, 0, refs), ConsumerGroup(b"h", 0, 0, {})
+    other = ConsumerGroup(b"o", 0, 0, refs)  # another group sharing the stream's counts
+    for group in (bulk, single, other):
+        a = group.get_or_create_consumer(b"a", clock.time_ms())
+        for ms in (1, 2):
+            group.deliver(make_id(ms, 0), a, clock.time_ms())
+        if indexed:
+            group.by_time()
+    other.deliver(make_id(5, 0), other.consumers[b"a"], clock.time_ms())
+    clock.advance(100)
+    sids = [make_id(ms, seq) for ms in range(3, 1500) for seq in (0, 1)]
+    for group in (bulk, single):
+        b = group.get_or_create_consumer(b"b", clock.time_ms())
+        if group is bulk:
+            group.deliver_above(sids, b, clock.time_ms())
+        else:
+            for sid in sids:
+                group.deliver(sid, b, clock.time_ms())
+    check_invariants(bulk, other)
+    check_invariants(single)
+    assert list(bulk.pel_ids) == list(single.pel_ids)
+    for name in (b"a", b"b"):
+        assert list(bulk.consumers[name].pel) == list(single.consumers[name].pel)
+    assert [(n.consumer.name if n.consumer else None, n.delivery_time, n.delivery_count)
+            for n in bulk.pel.values()] == [
+        (n.consumer.name if n.consumer else None, n.delivery_time, n.delivery_count)
+        for n in single.pel.values()]
+    assert list(bulk.by_idle()) == list(single.by_idle())
+    assert refs[make_id(5, 0)] == 2 and refs[make_id(6, 1)] == 1

@@ -18,7 +18,13 @@ def test_matches_sorted_list(monkeypatch: pytest.MonkeyPatch, seed: int) -> None
     ref: SortedList = SortedList()
     ids = SortedIds()
     for _ in range(600):
-        if rnd.random() < 0.5:
+        if rnd.random() < 0.1:
+            # A bulk delivery of new ids above every one held (none to many blocks).
+            base = (ref[-1] + 1) if ref else rnd.randrange(300)
+            more = list(range(base, base + rnd.choice([0, 1, 3, 4, 5, 9, 17])))
+            ids.extend_above(more)
+            ref.update(more)
+        elif rnd.random() < 0.5:
             sid = rnd.randrange(300) if rnd.random() < 0.5 else (ref[-1] + 1 if ref else 0)
             if sid not in ref:
                 ref.add(sid)

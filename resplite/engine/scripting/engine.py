@@ -28,7 +28,10 @@ hands control to the shell's :class:`BusyPump` on every call,
 which serves other clients meanwhile (they get ``-BUSY`` except for SCRIPT KILL, FUNCTION
 KILL, SHUTDOWN NOSAVE and the other ``allow-busy`` commands). SCRIPT/FUNCTION KILL sets the
 run's kill flag, which the next hook call turns into an error the script cannot catch;
-a script that has written is ``UNKILLABLE``. SHUTDOWN NOSAVE ends it regardless.
+a script that has written is ``UNKILLABLE``. SHUTDOWN NOSAVE ends it regardless. The writing
+of the script's value as its reply (``lua/reply.lua``, in Lua) is part of the run: the hook
+goes on meanwhile, so a huge table's writing serves other clients once busy, and a kill
+ends it with the kill's error in place of the data.
 
 Invariants: at most one run exists (``running``); the clock is unpinned and the run cleared
 whatever way the script ends; no Python object is ever handed to Lua (only bytes, numbers,

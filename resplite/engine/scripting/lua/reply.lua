@@ -38,48 +38,65 @@ return function(helpers, py)
         return s_format("%.17g", d)
     end
 
+    -- The pieces written so far: `out` is filled at out[n + 1], as `#out` costs a search of
+    -- the table's border for every piece.
+    local n = 0
+
     local function encode(v, out, cresp, sresp, errors, height)
         if height > MAX_HEIGHT then
-            out[#out + 1] = "-" .. STACK_LIMIT .. "\r\n"
+            n = n + 1
+            out[n] = "-" .. STACK_LIMIT .. "\r\n"
             errors[#errors + 1] = STACK_LIMIT
             return
         end
         local t = type(v)
         if t == "string" then
-            out[#out + 1] = "$" .. #v .. "\r\n" .. v .. "\r\n"
+            out[n + 1] = "$" .. #v .. "\r\n"
+            out[n + 2] = v
+            out[n + 3] = "\r\n"
+            n = n + 3
         elseif t == "number" then
-            out[#out + 1] = s_format(":%d\r\n", v)
+            n = n + 1
+            out[n] = s_format(":%d\r\n", v)
         elseif t == "boolean" then
             if sresp == 2 then
                 if v then
-                    out[#out + 1] = ":1\r\n"
+                    n = n + 1
+                    out[n] = ":1\r\n"
                 else
-                    out[#out + 1] = cresp == 3 and "_\r\n" or "$-1\r\n"
+                    n = n + 1
+                    out[n] = cresp == 3 and "_\r\n" or "$-1\r\n"
                 end
             elseif cresp == 3 then
-                out[#out + 1] = v and "#t\r\n" or "#f\r\n"
+                n = n + 1
+                out[n] = v and "#t\r\n" or "#f\r\n"
             else
-                out[#out + 1] = v and ":1\r\n" or ":0\r\n"
+                n = n + 1
+                out[n] = v and ":1\r\n" or ":0\r\n"
             end
         elseif t == "table" then
             local e = rawget(v, "err")
             if type(e) == "string" then
-                out[#out + 1] = "-" .. flat(e) .. "\r\n"
+                n = n + 1
+                out[n] = "-" .. flat(e) .. "\r\n"
                 if not v.ignore_error_stats_update then errors[#errors + 1] = e end
                 return
             end
             local ok = rawget(v, "ok")
             if type(ok) == "string" then
-                out[#out + 1] = "+" .. flat(ok) .. "\r\n"
+                n = n + 1
+                out[n] = "+" .. flat(ok) .. "\r\n"
                 return
             end
             local d = rawget(v, "double")
             if type(d) == "number" then
                 local text = double_text(d)
                 if cresp == 3 then
-                    out[#out + 1] = "," .. text .. "\r\n"
+                    n = n + 1
+                    out[n] = "," .. text .. "\r\n"
                 else
-                    out[#out + 1] = "$" .. #text .. "\r\n" .. text .. "\r\n"
+                    n = n + 1
+                    out[n] = "$" .. #text .. "\r\n" .. text .. "\r\n"
                 end
                 return
             end
@@ -87,9 +104,11 @@ return function(helpers, py)
             if type(big) == "string" then
                 big = flat(big)
                 if cresp == 3 then
-                    out[#out + 1] = "(" .. big .. "\r\n"
+                    n = n + 1
+                    out[n] = "(" .. big .. "\r\n"
                 else
-                    out[#out + 1] = "$" .. #big .. "\r\n" .. big .. "\r\n"
+                    n = n + 1
+                    out[n] = "$" .. #big .. "\r\n" .. big .. "\r\n"
                 end
                 return
             end
@@ -103,60 +122,85 @@ return function(helpers, py)
                         local f = s_sub(format .. "   ", 1, 3)
                         local nul = f:find("\0", 1, true)
                         if nul then f = s_sub(f, 1, nul - 1) .. s_sub("   ", nul, 3) end
-                        out[#out + 1] = "=" .. (#text + 4) .. "\r\n" .. f .. ":" .. text .. "\r\n"
+                        n = n + 1
+                        out[n] = "=" .. (#text + 4) .. "\r\n" .. f .. ":" .. text .. "\r\n"
                     else
-                        out[#out + 1] = "$" .. #text .. "\r\n" .. text .. "\r\n"
+                        n = n + 1
+                        out[n] = "$" .. #text .. "\r\n" .. text .. "\r\n"
                     end
                     return
                 end
             end
             local map = rawget(v, "map")
             if type(map) == "table" then
-                local at = #out + 1
+                n = n + 1
+                local at = n
                 out[at] = ""
-                local n = 0
+                local count = 0
                 local k, val = next(map)
                 while k ~= nil do
                     encode(k, out, cresp, sresp, errors, height + 4)
                     encode(val, out, cresp, sresp, errors, height + 3)
-                    n = n + 1
+                    count = count + 1
                     k, val = next(map, k)
                 end
-                out[at] = cresp == 3 and ("%" .. n .. "\r\n") or ("*" .. (2 * n) .. "\r\n")
+                out[at] = cresp == 3 and ("%" .. count .. "\r\n")
+                    or ("*" .. (2 * count) .. "\r\n")
                 return
             end
             local set = rawget(v, "set")
             if type(set) == "table" then
-                local at = #out + 1
+                n = n + 1
+                local at = n
                 out[at] = ""
-                local n = 0
+                local count = 0
                 local k = next(set)
                 while k ~= nil do
                     encode(k, out, cresp, sresp, errors, height + 3)
-                    n = n + 1
+                    count = count + 1
                     k = next(set, k)
                 end
-                out[at] = cresp == 3 and ("~" .. n .. "\r\n") or ("*" .. n .. "\r\n")
+                out[at] = cresp == 3 and ("~" .. count .. "\r\n") or ("*" .. count .. "\r\n")
                 return
             end
-            local at = #out + 1
+            n = n + 1
+            local at = n
             out[at] = ""
-            local n = 0
+            -- Strings and integers, most of what a large array holds, are written here
+            -- rather than by a call each.
+            local inner = height + 1
+            local count = 0
             local item = rawget(v, 1)
             while item ~= nil do
-                encode(item, out, cresp, sresp, errors, height + 1)
-                n = n + 1
-                item = rawget(v, n + 1)
+                local ti = type(item)
+                if ti == "string" and inner <= MAX_HEIGHT then
+                    -- Three pieces: the value is not copied into a new Lua string, and a
+                    -- header is one Lua already holds for most lengths.
+                    out[n + 1] = "$" .. #item .. "\r\n"
+                    out[n + 2] = item
+                    out[n + 3] = "\r\n"
+                    n = n + 3
+                elseif ti == "number" and inner <= MAX_HEIGHT then
+                    n = n + 1
+                    out[n] = s_format(":%d\r\n", item)
+                else
+                    encode(item, out, cresp, sresp, errors, inner)
+                end
+                count = count + 1
+                item = rawget(v, count + 1)
             end
-            out[at] = "*" .. n .. "\r\n"
+            out[at] = "*" .. count .. "\r\n"
         else
-            out[#out + 1] = cresp == 3 and "_\r\n" or "$-1\r\n"
+            n = n + 1
+            out[n] = cresp == 3 and "_\r\n" or "$-1\r\n"
         end
     end
 
     return function(v, cresp, sresp)
         local out, errors = {}, {}
+        n = 0
         encode(v, out, cresp, sresp, errors, 2)
+        n = 0
         return t_concat(out), errors[1] ~= nil and errors or nil
     end
 end

@@ -728,13 +728,18 @@ local HOOK_COUNT = 100000
 local py_hook = py.hook
 local gethook = debug.gethook
 local hook_every_line = false  -- a kill is in force: the hook raises on every line
+-- The script's value is being written as its reply (finish): a kill ends that at once, as
+-- the script has nothing left to run, and its reply is then the kill's error.
+local encoding = false
 local co_create, co_wrap = coroutine.create, coroutine.wrap
 
 local hook
 
 hook = function()
     local verdict = py_hook()
-    if verdict then
+    if verdict and encoding then
+        error({err = verdict})
+    elseif verdict then
         -- Every line from now on raises again, so a pcall in the script cannot hold it.
         -- (Another thread raises at its own next count, as in Redis.)
         sethook(hook, "l")
@@ -812,8 +817,14 @@ local function finish(caller_resp, ok, r)
             end
             local s = rawget(r, "ok")
             if type(s) == "string" then return STATUS, s end
-            local data, errors = encode_reply(r, caller_resp, script_resp)
-            return ENCODED, data, errors
+            -- A large table takes a while to write: the count hook goes on meanwhile (other
+            -- clients are served once the script is busy) and a kill stops the writing.
+            encoding = true
+            local done, data, errors = pcall(encode_reply, r, caller_resp, script_resp)
+            encoding = false
+            if done then return ENCODED, data, errors end
+            if type(data) == "table" then return FAIL, data.err, nil, nil, false end
+            return FAIL_RAW, data  -- not enough memory
         end
         if t == "boolean" then return BOOLEAN, r, script_resp end
         if t == "string" or t == "number" then return r end
