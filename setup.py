@@ -32,21 +32,44 @@ PACKAGE = "resplite"
 # resplite.build reads these two; keep them in step.
 MANIFEST = "compiled-sources.txt"
 FORCE_PURE = "RESPLITE_PURE_PYTHON"
-# mypyc puts the code of every compiled module in one shared library, resplite/native__mypyc.
-GROUP = "resplite.native"
+# mypyc puts the code of the compiled modules in two shared libraries, one per group below:
+# resplite/native__mypyc (the core: protocol, store, engine, connection) and
+# resplite/native_commands__mypyc (the commands and the scripting engine).
+GROUPS = ("resplite.native", "resplite.native_commands")
 
-# What a request runs through: the protocol, the store, the engine, the connection and the
-# hottest commands. Directories stand for their modules (never their __init__).
+# What a request runs through: the protocol, the store, the engine, the connection, the
+# commands of the common types and the scripting engine's call path. Directories stand for
+# their modules (never their __init__).
 COMPILED = [
     "protocol",
     "store",
     "engine",
     "server/connection.py",
+    "algorithms/numbers.py",
+    "algorithms/scores.py",
     "commands/args.py",
     "commands/connection.py",
     "commands/generic.py",
     "commands/strings.py",
+    "commands/lists.py",
+    "commands/sets.py",
+    "commands/hashes.py",
+    "commands/sorted_sets.py",
+    "commands/pubsub.py",
+    "commands/scripting.py",
+    "commands/streams.py",
+    "commands/streams_common.py",
+    "commands/streams_groups.py",
+    "commands/streams_read.py",
+    "engine/scripting/engine.py",
+    "engine/scripting/convert.py",
 ]
+# The second group's sources (by prefix): each group is one C file that gcc compiles on its
+# own, so a build on two cores compiles both at once, the larger first. Calls within a group
+# are direct C calls gcc may inline; calls from the commands into the core go through a
+# table of pointers (methods of compiled classes are called through their vtables either
+# way), and the dispatcher calls a command's handler as a Python callable in both builds.
+SECOND_GROUP = ("resplite/commands/", "resplite/engine/scripting/")
 # Modules of those directories left as Python source, with the reason. (No module is left
 # out for a mypyc bug: the one met, a crash on a huge folded constant in commands/strings.py,
 # is avoided in the source.)
@@ -69,6 +92,14 @@ def compiled_sources() -> list[str]:
             if file.name != "__init__.py" and relative not in NOT_COMPILED:
                 found.append(f"{PACKAGE}/{relative}")
     return found
+
+
+def compiled_groups() -> list[tuple[list[str], str]]:
+    """The sources of each shared library, with its name (mypycify's ``separate``)."""
+    sources = compiled_sources()
+    second = [source for source in sources if source.startswith(SECOND_GROUP)]
+    first = [source for source in sources if source not in second]
+    return [(first, GROUPS[0]), (second, GROUPS[1])]
 
 
 def why_pure() -> str | None:
@@ -110,16 +141,19 @@ class BuildExt(build_ext):
 
         sources = compiled_sources()
         digests = {source: _digest(ROOT / source) for source in sources}  # before mypyc reads
-        # One C file for the whole group: calls between modules stay direct and gcc can
-        # inline them. (multi_file=True, which would let gcc work on several files at once,
-        # fails with mypy 2.4.1 for a group inside a package: each module's C file includes
-        # a header that mypyc writes into the package's folder, not on the include path.)
+        # One C file per group (see SECOND_GROUP). (multi_file=True, one C file per
+        # module, fails with mypy 2.4.1 for a group inside a package: each module's C file
+        # includes a header that mypyc writes into the package's folder, not on the include
+        # path.)
         extensions = mypycify(
             sources,
             opt_level=os.environ.get("RESPLITE_MYPYC_OPT", "3"),
-            group_name=GROUP,
+            separate=compiled_groups(),
             target_dir=str(ROOT / "build" / "mypyc"),
         )
+        # The largest C file first, so that a parallel build starts on it at once.
+        extensions.sort(key=lambda ext: -sum((ROOT / source).stat().st_size
+                                             for source in ext.sources))
         for ext in extensions:
             # What finalize_options does for the extensions it is given (these come later).
             full_name = self.get_ext_fullname(ext.name)
@@ -130,7 +164,7 @@ class BuildExt(build_ext):
         self.extensions = [*self.extensions, *extensions]
         self.distribution.ext_modules = self.extensions
         if not self.parallel:
-            self.parallel = os.cpu_count() or 1  # the small per-module extensions
+            self.parallel = os.cpu_count() or 1  # the groups' C files side by side
         super().run()
         lines = ["# Sources of resplite's compiled modules (resplite/build.py reads this).\n"]
         for ext in extensions:
@@ -156,7 +190,7 @@ def _remove_in_place() -> None:
                 stale.add(package / line.split(" ")[2])
         manifest.unlink()
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-    stale.add(package / f"{GROUP.rpartition('.')[2]}__mypyc{suffix}")
+    stale.update(package / f"{group.rpartition('.')[2]}__mypyc{suffix}" for group in GROUPS)
     stale.update((ROOT / source).with_suffix(suffix) for source in compiled_sources())
     for path in stale:
         path.unlink(missing_ok=True)

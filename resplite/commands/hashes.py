@@ -84,8 +84,9 @@ def create_hash(client: Client, key: bytes) -> Hash:
 
 
 def listpack_limits(client: Client) -> tuple[int, int]:
-    config = client.server.config
-    return config["hash-max-listpack-entries"], config["hash-max-listpack-value"]
+    # The dict itself: Config.__getitem__ is a Python call, twice per write.
+    values = client.server.config.values
+    return values["hash-max-listpack-entries"], values["hash-max-listpack-value"]
 
 
 # -- writing fields -----------------------------------------------------------------------------

@@ -99,8 +99,9 @@ def _read_zset(client: Client, key: bytes) -> ZSet | None:
 
 
 def _limits(client: Client) -> tuple[int, int]:
-    config = client.server.config
-    return config["zset-max-listpack-entries"], config["zset-max-listpack-value"]
+    # The dict itself: Config.__getitem__ is a Python call, twice per write.
+    values = client.server.config.values
+    return values["zset-max-listpack-entries"], values["zset-max-listpack-value"]
 
 
 def _new_zset(client: Client, size_hint: int, length_hint: int) -> ZSet:

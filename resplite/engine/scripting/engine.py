@@ -713,7 +713,11 @@ class Scripting:
                 elapsed_ms, "SCRIPT KILL" if run.eval_mode else "FUNCTION KILL", _text(run.name),
             )
         self.pump.serve_while_busy(run.caller)
-        return KILL_TEXT if run.killed else None
+        # Read the flag anew, through self.running: a SCRIPT KILL served just now may have
+        # set it, but type checkers (and mypyc, which checks the result) still take
+        # run.killed for the False tested above, and this expression for None.
+        running = self.running
+        return KILL_TEXT if running is not None and running.killed else None
 
     # -- while a script runs -------------------------------------------------------------------
 
