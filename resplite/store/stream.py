@@ -667,6 +667,21 @@ class Stream:
                 break
         return n
 
+    def _deliver_next(self, group: ConsumerGroup, sid: int, max_deleted: int) -> None:
+        """Move ``group``'s last-delivered id to ``sid`` (above it): its entries-read counter
+        steps by one while it is valid and nothing deleted lies between, else it is
+        recomputed (:meth:`advance_group`)."""
+        last = group.last_id
+        if (
+            group.entries_read != INVALID_ENTRIES_READ
+            and last >= self.first_id
+            and not (max_deleted and last <= max_deleted)
+        ):
+            group.entries_read += 1
+            group.last_id = sid
+        else:
+            self.advance_group(group, sid)
+
     def deliver_new(self, start: int, count: int, group: ConsumerGroup,
                     consumer: Consumer | None, now: int) -> None:
         """What :meth:`read_new_resp` does to ``group`` (and ``consumer``) for the first
@@ -679,17 +694,8 @@ class Stream:
             # Nothing from ``start`` on is pending: the deliveries are made in bulk.
             sids: list[int] = []
             for n, (_, _, sid) in enumerate(self.iter_forward(start), 1):
-                last = group.last_id
-                if sid > last:
-                    if (
-                        group.entries_read != INVALID_ENTRIES_READ
-                        and last >= self.first_id
-                        and not (max_deleted and last <= max_deleted)
-                    ):
-                        group.entries_read += 1
-                        group.last_id = sid
-                    else:
-                        self.advance_group(group, sid)
+                if sid > group.last_id:
+                    self._deliver_next(group, sid, max_deleted)
                 sids.append(sid)
                 if n == count:
                     break
@@ -698,17 +704,8 @@ class Stream:
                 consumer.active_time = now
             return
         for n, (_, _, sid) in enumerate(self.iter_forward(start), 1):
-            last = group.last_id
-            if sid > last:
-                if (
-                    group.entries_read != INVALID_ENTRIES_READ
-                    and last >= self.first_id
-                    and not (max_deleted and last <= max_deleted)
-                ):
-                    group.entries_read += 1
-                    group.last_id = sid
-                else:
-                    self.advance_group(group, sid)
+            if sid > group.last_id:
+                self._deliver_next(group, sid, max_deleted)
             if consumer is not None:
                 group.deliver(sid, consumer, now)
                 consumer.active_time = now

@@ -286,14 +286,7 @@ class ZSet:
 
     def score(self, member: bytes) -> float | None:
         key = self.keys.get(member)
-        if key is None:
-            return None
-        score = key_score(key)
-        if score == 0.0:
-            negzero = self.negzero
-            if negzero is not None and member in negzero:
-                return -0.0
-        return score
+        return None if key is None else self.score_of(member, key)
 
     def _note_zero(self, member: bytes, score: float) -> None:
         """Keep ``negzero`` for a member just given ``score`` (zero) on a skiplist."""
