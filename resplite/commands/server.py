@@ -436,7 +436,8 @@ _PROTOCOL_SAMPLES: dict[bytes, Any] = {
 
 def _debug_protocol(client: Client, name: bytes) -> Any:
     """DEBUG PROTOCOL <type>: Redis's sample reply of each RESP type, for client tests. An
-    attribute (RESP3 only) and a push come before an ordinary reply, as in Redis."""
+    attribute (RESP3 only) comes before an ordinary reply, as in Redis; a push before it
+    (Redis 7.0) or after it (8.6: pushes made while a command runs wait for its reply)."""
     sample = _PROTOCOL_SAMPLES.get(name)
     if sample is not None or name == b"null":
         return sample
@@ -449,8 +450,11 @@ def _debug_protocol(client: Client, name: bytes) -> Any:
     if name == b"push":
         if client.resp < 3:
             raise CommandError("ERR RESP2 is not supported by this command")
-        return Raw(encode(Push([b"server-cpu-usage", 42]), 3)
-                   + encode(b"Some real reply following the push reply", 3))
+        push = encode(Push([b"server-cpu-usage", 42]), 3)
+        reply = encode(b"Some real reply following the push reply", 3)
+        if compat.follows(client.server.config["redis-compat-version"], "push-after-reply"):
+            return Raw(reply + push)
+        return Raw(push + reply)
     raise CommandError("ERR Wrong protocol type name. Please use one of the following: "
                        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|"
                        "true|false")

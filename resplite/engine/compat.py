@@ -41,6 +41,12 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "pids-tracked, iids-tracked, iids-added, iids-duplicates)"),
     # 8.0's source still adds the suffix; 8.6.3 does not (the release between is not
     # pinned down: 8.6 is the first line compared byte for byte).
+    # Redis 7.0.15 writes DEBUG PROTOCOL's push before the reply; 8.6.3 defers push messages
+    # made while a command runs until after its reply (the release between is not pinned
+    # down: 8.6 is the first line compared byte for byte).
+    "push-after-reply": (
+        "8.6", "DEBUG PROTOCOL push sends its reply first and the push after it, as pushes made "
+        "while a command runs are sent after its reply"),
     "unknown-command-bare": (
         "8.6", "an unknown command given no arguments is refused without \", with args "
         "beginning with: \""),
