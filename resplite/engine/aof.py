@@ -307,7 +307,6 @@ class Aof:
         self.consecutive_failures = 0
         self.current_size = 0
         self.base_size = 0
-        self.last_fsync = time.monotonic()
         self.last_failure = 0.0  # monotonic seconds of the last failed rewrite
         self.write_error = ""  # strerror of a failed write, while writes are refused
         self.offset = 0
@@ -641,7 +640,6 @@ class Aof:
                 self._failed_write(exc)
                 return
         self.unsynced = False
-        self.last_fsync = time.monotonic()
         if (self.state.aof_on and self.state.config["appendfsync"] != "no"
                 and self.fsynced_offset != self.written_offset):
             self.fsynced_offset = self.written_offset

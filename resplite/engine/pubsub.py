@@ -43,13 +43,6 @@ _PMESSAGE = _bulk(b"pmessage")
 _SMESSAGE = _bulk(b"smessage")
 
 
-def message_bytes(kind: bytes, parts: tuple[bytes, ...]) -> tuple[bytes, bytes]:
-    """(RESP2, RESP3) encodings of a push ``[kind, *parts]`` whose parts are all bulks."""
-    body = _bulk(kind) + b"".join(_bulk(p) for p in parts)
-    n = len(parts) + 1
-    return b"*%d\r\n" % n + body, b">%d\r\n" % n + body
-
-
 class PubSub:
     """The server's subscription registries."""
 

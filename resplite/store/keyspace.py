@@ -921,12 +921,6 @@ class Database:
             return keys, [decayed(f) for f in figures]
         return keys, figures
 
-    def drop_sampler(self) -> None:
-        """Stop keeping the lists of keys for eviction (the policy changed)."""
-        self.sampler = None
-        self.volatile_sampler = None
-        self._update_slow_writes()
-
     # -- hash field expiry ----------------------------------------------------------------
 
     @property

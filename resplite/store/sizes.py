@@ -37,8 +37,3 @@ POINTER: Final = 8
 
 # Immutable string values: their size follows from their length alone.
 FLAT_STRINGS: Final = frozenset({bytes, RawString, TextString, PrivateInt})
-
-
-def string_size(value: bytes | bytearray) -> int:
-    """An immutable string value's cost: its header and its bytes."""
-    return BYTES_HEADER + len(value)

@@ -850,11 +850,6 @@ class StreamNode:
         flags = self.flags[i:j]
         return flags.count(0) + flags.count(SAME_FIELDS)
 
-    def field_count(self, i: int) -> int:
-        if self.flags[i] & SAME_FIELDS:
-            return len(self.fields)
-        return _read_len(self.data, self.offs[i])[0]
-
     # -- tombstones ---------------------------------------------------------------------------
 
     def mark_deleted(self, i: int) -> None:
