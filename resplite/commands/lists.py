@@ -583,7 +583,7 @@ def lindex(client: Client, argv: list[bytes]) -> Any:
 
 
 @command("lrange")
-def lrange(client: Client, argv: list[bytes]) -> list[bytes]:
+def lrange(client: Client, argv: list[bytes]) -> Any:
     start = _long(argv[2])
     stop = _long(argv[3])
     lst = _read_list(client, argv[1])

@@ -86,7 +86,7 @@ from resplite.engine import compat, gates
 from resplite.engine.blocking import BlockRequest
 from resplite.engine.client import REPLY_OFF, Client
 from resplite.protocol.encoder import EMITTERS, encode_into
-from resplite.protocol.errors import ProtocolError
+from resplite.protocol.errors import ProtocolError, error_reply
 from resplite.protocol.reader import NEED_DATA, RequestReader
 from resplite.protocol.replies import Chunked, Pushes, Raw
 from resplite.server.turns import UNSHARED, Turns, turns_of
@@ -295,7 +295,7 @@ class Connection(asyncio.Protocol):
                 argv = self.reader.get()
             except ProtocolError as exc:
                 server.count_error("ERR " + exc.message)
-                out.append(exc.reply)
+                out.append(error_reply(exc.message))
                 self._flush(out)
                 self.close()
                 return
@@ -365,7 +365,7 @@ class Connection(asyncio.Protocol):
                 argv = reader.get()
             except ProtocolError as exc:
                 server.count_error("ERR " + exc.message)
-                out.append(exc.reply)  # the exact bytes, raw byte included
+                out.append(error_reply(exc.message))  # the exact bytes, raw byte included
                 self._flush(out)
                 self.close()
                 return
