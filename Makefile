@@ -65,10 +65,10 @@ test: $(VENV)/.test-deps $(VENV)/.build bytecode
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	@# The run fails, naming them, if a process it started (a server, a worker) outlives it.
-	$(REFERENCE) $(BIN)/python tests/support/procs.py $(BIN)/pytest -n 2 --dist loadgroup -q -rs
+	$(REFERENCE) $(BIN)/python tests/support/procs.py $(BIN)/pytest -n 2 --dist loadgroup -q -rfEs
 	$(REFERENCE) RESPLITE_PURE_PYTHON=1 RESPLITE_EXPECT_BUILD=pure \
 		$(BIN)/python tests/support/procs.py \
-		$(BIN)/pytest -n 2 --dist loadgroup -q -rs tests/unit tests/compat
+		$(BIN)/pytest -n 2 --dist loadgroup -q -rfEs tests/unit tests/compat
 
 lint: $(VENV)/.test-deps
 	$(BIN)/ruff check resplite tests bench
