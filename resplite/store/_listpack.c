@@ -255,6 +255,26 @@ static int put_int(Out *o, int64_t v)
     return 0;
 }
 
+/* A listpack of the encoded elements in ``o``: the 6-byte header (total size, element
+ * count or NUMELE_UNKNOWN past 65534), the elements, the end byte. NULL on failure. */
+static PyObject *framed(const Out *o, uint64_t elements)
+{
+    PyObject *result = PyBytes_FromStringAndSize(NULL, 6 + o->len + 1);
+    if (result == NULL)
+        return NULL;
+    uint8_t *r = (uint8_t *)PyBytes_AS_STRING(result);
+    uint64_t total = 6 + (uint64_t)o->len + 1;
+    for (int i = 0; i < 4; i++)
+        r[i] = (uint8_t)(total >> (8 * i));
+    unsigned shown = elements < NUMELE_UNKNOWN ? (unsigned)elements : NUMELE_UNKNOWN;
+    r[4] = (uint8_t)shown;
+    r[5] = (uint8_t)(shown >> 8);
+    if (o->len)
+        memcpy(r + 6, o->buf, o->len);
+    r[6 + o->len] = 0xFF;
+    return result;
+}
+
 /* listpack.encode_str */
 static int put_str(Out *o, const uint8_t *s, Py_ssize_t n)
 {
@@ -380,19 +400,7 @@ static PyObject *py_stream_node(PyObject *self, PyObject *args)
         if (put_int(&o, (int64_t)((flag & SAME_FIELDS) ? (uint64_t)nfields + 3 : k + 4)) < 0)
             goto done;
     }
-    result = PyBytes_FromStringAndSize(NULL, 6 + o.len + 1);
-    if (result == NULL)
-        goto done;
-    uint8_t *r = (uint8_t *)PyBytes_AS_STRING(result);
-    uint64_t total = 6 + (uint64_t)o.len + 1;
-    for (int i = 0; i < 4; i++)
-        r[i] = (uint8_t)(total >> (8 * i));
-    unsigned shown = elements < NUMELE_UNKNOWN ? (unsigned)elements : NUMELE_UNKNOWN;
-    r[4] = (uint8_t)shown;
-    r[5] = (uint8_t)(shown >> 8);
-    if (o.len)
-        memcpy(r + 6, o.buf, o.len);
-    r[6 + o.len] = 0xFF;
+    result = framed(&o, elements);
     goto done;
 corrupt:
     PyErr_SetString(PyExc_ValueError, "stream node data does not match its entries");
@@ -443,19 +451,7 @@ static PyObject *py_encode(PyObject *self, PyObject *items)
     }
     if (PyErr_Occurred())
         goto done;
-    result = PyBytes_FromStringAndSize(NULL, 6 + o.len + 1);
-    if (result == NULL)
-        goto done;
-    uint8_t *r = (uint8_t *)PyBytes_AS_STRING(result);
-    uint64_t total = 6 + (uint64_t)o.len + 1;
-    for (int i = 0; i < 4; i++)
-        r[i] = (uint8_t)(total >> (8 * i));
-    unsigned shown = count < NUMELE_UNKNOWN ? (unsigned)count : NUMELE_UNKNOWN;
-    r[4] = (uint8_t)shown;
-    r[5] = (uint8_t)(shown >> 8);
-    if (o.len)
-        memcpy(r + 6, o.buf, o.len);
-    r[6 + o.len] = 0xFF;
+    result = framed(&o, (uint64_t)count);
     goto done;
 none:
     result = Py_NewRef(Py_None);

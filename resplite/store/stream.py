@@ -641,23 +641,15 @@ class Stream:
         With a ``group`` (XREADGROUP ``>``), each entry past the group's last id advances it
         (as :meth:`advance_group`) and, given a ``consumer`` (None under NOACK), enters the
         PEL as delivered to it at ``now``. The read path of the consumer loop: the group's
-        common case (a valid read counter, no tombstone after its last id) is inline.
+        common case (a valid read counter, no tombstone after its last id) costs one
+        counter step (:meth:`_deliver_next`).
         """
         n = 0
         max_deleted = self.max_deleted_id
         for node, i, sid in self.iter_forward(start):
             if group is not None:
-                last = group.last_id
-                if sid > last:
-                    if (
-                        group.entries_read != INVALID_ENTRIES_READ
-                        and last >= self.first_id
-                        and not (max_deleted and last <= max_deleted)
-                    ):
-                        group.entries_read += 1
-                        group.last_id = sid
-                    else:
-                        self.advance_group(group, sid)
+                if sid > group.last_id:
+                    self._deliver_next(group, sid, max_deleted)
                 if consumer is not None:
                     group.deliver(sid, consumer, now)
                     consumer.active_time = now
