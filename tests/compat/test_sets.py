@@ -1023,5 +1023,6 @@ def test_large_smembers(pair: Pair) -> None:
     pair.check("SMEMBERS", "s")
     pair.check("SADD", "s", "after")
     ref, ours = pair.both("EXEC")
-    assert ours[:14] == ref[:14]
+    # The same reply type and count; the members' order is each table's own.
+    assert ours[:11] == ref[:11]
     assert sorted(decode(ours)[0]) == sorted(decode(ref)[0])
