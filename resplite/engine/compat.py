@@ -56,6 +56,8 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "8.6", "INFO stats gives expired_subkeys before expired_keys"),
     "memory-stats-8.6": (
         "8.6", "MEMORY STATS has replica.fullsync.buffer and script.VMs"),
+    "info-hotkeys": (
+        "8.6", "INFO has a Hotkeys section, with the state of a HOTKEYS session"),
     "xinfo-nacked-count": (
         "8.8", "XINFO STREAM FULL gives each group nacked-count"),
     "slowlog-argc": (
@@ -81,6 +83,9 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "db.dict.rehashing.count and allocator.muzzy"),
     "client-list-io": (
         "8.0", "CLIENT LIST / INFO have io-thread, tot-net-in, tot-net-out and tot-cmds"),
+    # Redis 8.0's I/O threads (iothread.c) report per thread in INFO threads.
+    "info-threads": (
+        "8.0", "INFO has a Threads section (io_thread_N: clients, reads, writes)"),
     "client-list-reads": (
         "8.8", "CLIENT LIST / INFO have read-events, parse-batch-cmd-sum and "
         "parse-batch-cnt"),

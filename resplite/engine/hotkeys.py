@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 import resource
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,7 @@ def request_size(argv: Sequence[bytes]) -> int:
 class Hotkeys:
     __slots__ = ("active", "all_net", "all_us", "by_cpu", "by_net", "clock", "cpu", "duration_ms",
                  "ended_ms", "k", "net", "net_at_start", "net_at_stop", "on_change",
-                 "rusage_at_start", "rusage_at_stop", "sample_ratio", "started_ms")
+                 "rusage_at_start", "rusage_at_stop", "sample_ratio", "started_ms", "tracking_ms")
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
@@ -63,6 +64,9 @@ class Hotkeys:
         self.by_net: dict[bytes, int] = {}
         self.all_us = 0
         self.all_net = 0
+        # INFO's hotkeys-cmd-cpu-time: what counting keys cost, in whole milliseconds per
+        # command as Redis adds them (so a session of cheap commands shows 0).
+        self.tracking_ms = 0
         self.rusage_at_start = (0.0, 0.0)
         self.rusage_at_stop = (0.0, 0.0)
         self.net_at_start = 0
@@ -101,7 +105,7 @@ class Hotkeys:
         self.started_ms = self.ended_ms = None
         self.by_cpu = {}
         self.by_net = {}
-        self.all_us = self.all_net = 0
+        self.all_us = self.all_net = self.tracking_ms = 0
         if was_active:
             self._changed()
 
@@ -124,6 +128,7 @@ class Hotkeys:
         self.all_net += size
         refs = command_keys(spec, argv) if spec.key_specs else ()
         ratio = self.sample_ratio
+        began = time.perf_counter_ns()
         for ref in refs:
             if ratio > 1 and _RNG.random() * ratio >= 1:
                 continue
@@ -132,6 +137,7 @@ class Hotkeys:
                 self.by_cpu[key] = self.by_cpu.get(key, 0) + us
             if self.net:
                 self.by_net[key] = self.by_net.get(key, 0) + size
+        self.tracking_ms += (time.perf_counter_ns() - began) // 1_000_000
 
     def report(self, net_total: int) -> list[tuple[bytes, Any]]:
         """HOTKEYS GET's fields, in Redis's order (the session must exist)."""

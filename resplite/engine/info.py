@@ -10,7 +10,10 @@ order they were asked in.
 
 The field set is Redis 7.4's (the fields clients read; docs/compatibility.md says what the
 reported version means), with values that are true of resplite where a counterpart exists and
-Redis's idle values where it does not (replication offsets, active defrag, I/O threads).
+Redis's idle values where it does not (replication offsets, active defrag). ``Threads`` is
+Redis 8's one line per I/O thread (resplite's one thread does all socket I/O) and
+``Hotkeys`` the state of a HOTKEYS session (8.6); a server answering as an older Redis
+leaves them out. ``Keysizes`` (Redis 8's key-size histograms) is not kept.
 Memory figures follow the data (see :mod:`resplite.engine.state`): ``used_memory`` is what
 the data set, the clients and scripts hold plus the startup allowance, the figure
 ``maxmemory`` is checked against; ``used_memory_dataset`` is the data set alone and
@@ -39,13 +42,15 @@ if TYPE_CHECKING:
 Lines = list[tuple[str, object]]
 
 DEFAULT_SECTIONS = (
-    "server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules",
-    "errorstats", "cluster", "keyspace",
+    "server", "clients", "memory", "persistence", "threads", "stats", "replication", "cpu",
+    "hotkeys", "modules", "errorstats", "cluster", "keyspace",
 )
 ALL_SECTIONS = (
-    "server", "clients", "memory", "persistence", "stats", "replication", "cpu", "modules",
-    "commandstats", "errorstats", "latencystats", "cluster", "keyspace",
+    "server", "clients", "memory", "persistence", "threads", "stats", "replication", "cpu",
+    "hotkeys", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace",
 )
+#: Sections a server answering as an older Redis does not have: section -> compat key.
+_SECTION_SINCE = {"threads": "info-threads", "hotkeys": "info-hotkeys"}
 _TITLES = {name: name.capitalize() for name in ALL_SECTIONS}
 _TITLES["cpu"] = "CPU"
 
@@ -361,6 +366,24 @@ def _stats(state: ServerState) -> Lines:
     ]
 
 
+def _threads(state: ServerState) -> Lines:
+    # One thread does all the socket I/O, as Redis with io-threads 1: its line counts every
+    # connected client and every read and write.
+    return [("io_thread_0",
+             f"clients={len(state.clients)},reads={state.reads_processed},"
+             f"writes={state.writes_processed}")]
+
+
+def _hotkeys(state: ServerState) -> Lines:
+    # Empty until the first HOTKEYS START and again after RESET, as Redis (no session).
+    hotkeys = state.hotkeys
+    hotkeys.expire(state.net_input_bytes + state.net_output_bytes)
+    if not hotkeys.exists:
+        return []
+    return [("hotkeys-tracking-active", int(hotkeys.active)),
+            ("hotkeys-cmd-cpu-time", hotkeys.tracking_ms)]
+
+
 def _replication(state: ServerState) -> Lines:
     return [
         ("role", "master"),
@@ -456,9 +479,11 @@ SECTIONS: dict[str, Callable[[ServerState], Lines]] = {
     "clients": _clients,
     "memory": _memory,
     "persistence": _persistence,
+    "threads": _threads,
     "stats": _stats,
     "replication": _replication,
     "cpu": _cpu,
+    "hotkeys": _hotkeys,
     "modules": _modules,
     "commandstats": _commandstats,
     "errorstats": _errorstats,
@@ -489,7 +514,11 @@ def select_sections(names: Iterable[str]) -> list[str]:
 def render(state: ServerState, names: Iterable[str]) -> bytes:
     """The INFO text for the requested section names."""
     parts: list[str] = []
+    version = state.config["redis-compat-version"]
     for name in select_sections(names):
+        since = _SECTION_SINCE.get(name)
+        if since is not None and not compat.follows(version, since):
+            continue
         body = "".join(f"{field}:{value}\r\n" for field, value in SECTIONS[name](state))
         parts.append(f"# {_TITLES[name]}\r\n{body}")
     return "\r\n".join(parts).encode("utf-8", "surrogateescape")

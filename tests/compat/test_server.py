@@ -39,8 +39,6 @@ _NOT_REPORTED: dict[str, str] = {
     "expired_keys_active": "Redis 8: active-expiry share of expired_keys, not counted yet",
 }
 _SECTIONS_NOT_REPORTED = {
-    "Threads": "Redis 8's I/O threads (io_thread_0 reads and writes): not counted yet",
-    "Hotkeys": "Redis 8.6's HOTKEYS section: not printed yet",
     "Keysizes": "Redis 8's key-size histograms: not kept yet",
 }
 
@@ -113,6 +111,35 @@ def test_info_all_default_and_section_selection(pair: Pair) -> None:
                  ("nosuch",), ("server", "nosuch"), ("default", "commandstats")):
         ref, ours = pair.info(*args)
         assert list(ours) == _sections(ref), args
+
+
+def test_info_threads_counts_the_one_io_thread(pair: Pair) -> None:
+    pair.check("PING")
+    for server in (pair.ref, pair.ours):
+        fields = dict(normalize.info_sections(normalize.verbatim_text(
+            server.call("INFO", "threads", "clients")))["Threads"])
+        assert list(fields) == ["io_thread_0"]
+        line = dict(kv.split("=") for kv in fields["io_thread_0"].split(","))
+        assert list(line) == ["clients", "reads", "writes"]
+        clients = dict(normalize.info_sections(normalize.verbatim_text(
+            server.call("INFO", "clients")))["Clients"])["connected_clients"]
+        assert line["clients"] == clients
+        assert int(line["reads"]) >= 2 and int(line["writes"]) >= 1
+        again = dict(normalize.info_sections(normalize.verbatim_text(
+            server.call("INFO", "threads")))["Threads"])["io_thread_0"]
+        assert int(dict(kv.split("=") for kv in again.split(","))["reads"]) > int(line["reads"])
+
+
+@pytest.mark.redis_version("8.6")
+def test_info_hotkeys_follows_the_session(pair: Pair) -> None:
+    pair.check("INFO", "hotkeys")  # no session yet: the header alone
+    pair.check("HOTKEYS", "START", "METRICS", "2", "CPU", "NET")
+    pair.check("SET", "k", "v")
+    pair.check("INFO", "hotkeys")
+    pair.check("HOTKEYS", "STOP")
+    pair.check("INFO", "hotkeys")
+    pair.check("HOTKEYS", "RESET")
+    pair.check("INFO", "hotkeys")
 
 
 def test_info_empty_for_unknown_section(pair: Pair) -> None:
