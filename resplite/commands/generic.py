@@ -574,7 +574,7 @@ def object_refcount(client: Client, argv: list[bytes]) -> int | None:
     # Under a memory limit with an LRU or LFU policy Redis stops sharing small integers:
     # each key then needs its own access field. Redis 8 copies every value into an object
     # of its own, holding the key too, so none is shared.
-    shared = not ((config["maxmemory"] and _policy(client).endswith(("-lru", "-lfu")))
+    shared = not ((config["maxmemory"] and _policy(client).endswith(("-lru", "-lfu", "-lrm")))
                   or compat.follows(config["redis-compat-version"], "kvobj"))
     return string_value.refcount(value, shared)
 

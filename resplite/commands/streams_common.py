@@ -46,16 +46,21 @@ def changes_groups(position: int) -> Callable[[H], H]:
     """For a handler that changes the consumer groups of the stream at ``argv[position]``
     (XGROUP, XACK, XCLAIM, ...), which Redis does not signal as a change of the key: the
     keyspace re-measures the stream once it ran, whatever it answered, so pending entries
-    and consumers count towards used_memory."""
+    and consumers count towards used_memory; one that changed something (``dirty``) is a
+    modification for an ``*-lrm`` policy's clock."""
 
     def wrap(handler: H) -> H:
         @functools.wraps(handler)
         def run(client: Client, argv: list[bytes]) -> Any:
+            dirty = client.server.dirty
             try:
                 return handler(client, argv)
             finally:
                 if len(argv) > position:
-                    client.db.recharge(argv[position])
+                    db = client.db
+                    db.recharge(argv[position])
+                    if client.server.dirty != dirty:
+                        db.note_change(argv[position])
 
         return run  # type: ignore[return-value]
 

@@ -480,6 +480,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
                 gt = group.last_id
             consumer = consumer_for(client, group, key, args.consumer, now)
             consumer.seen_time = now
+            client.db.note_change(key)  # the consumer was seen: a change, unsignalled
             named.append((key, group, consumer))
         elif stream.length and stream.last_live_id() > gt:
             serve = True

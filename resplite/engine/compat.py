@@ -56,6 +56,9 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "8.6", "INFO stats gives expired_subkeys before expired_keys"),
     "memory-stats-8.6": (
         "8.6", "MEMORY STATS has replica.fullsync.buffer and script.VMs"),
+    "lrm-policies": (
+        "8.6", "maxmemory-policy has volatile-lrm and allkeys-lrm (least recently modified: "
+        "reads leave a key's idle time alone)"),
     "info-hotkeys": (
         "8.6", "INFO has a Hotkeys section, with the state of a HOTKEYS session"),
     "xinfo-nacked-count": (

@@ -567,6 +567,14 @@ _LONG_MAX = (1 << 63) - 1
 _PROTECTED_ACTION = enum_parser("no", "yes", "local")
 
 
+#: maxmemory-policy's values, in the order Redis lists them; the ``*-lrm`` pair came in 8.6.
+MAXMEMORY_POLICIES = (
+    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
+    "allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm", "noeviction",
+)
+_POLICIES_BEFORE_LRM = enum_parser(*(p for p in MAXMEMORY_POLICIES if not p.endswith("-lrm")))
+
+
 def _parse_compat_version(text: str) -> compat.Version:
     try:
         return compat.parse(text)
@@ -605,10 +613,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive(
             "maxmemory-policy",
             "noeviction",
-            enum_parser(
-                "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-                "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
-            ),
+            enum_parser(*MAXMEMORY_POLICIES),
         ),
         Directive("lfu-log-factor", 10, int_parser(0, _INT_MAX)),
         Directive("lfu-decay-time", 1, int_parser(0, _INT_MAX)),
@@ -854,7 +859,11 @@ class Config:
         """The value CONFIG SET would store for ``text``; raises ConfigError. A merging
         directive keeps the parts of its current value that ``text`` leaves out."""
         directive = DIRECTIVES[name]
-        value = directive.parse(text)
+        if name == "maxmemory-policy" and not compat.follows(
+                self.values["redis-compat-version"], "lrm-policies"):
+            value = _POLICIES_BEFORE_LRM(text)
+        else:
+            value = directive.parse(text)
         if name == "dir":
             value = self._resolve_dir(value)
         if directive.merge:

@@ -15,7 +15,7 @@ keys chosen by ``maxmemory-policy`` until the figure is back under the limit, an
 
 How a key is chosen, as Redis does:
 
-* ``*-lru``, ``*-lfu`` and ``volatile-ttl`` keep an *eviction pool* of the 16 best
+* ``*-lru``, ``*-lrm``, ``*-lfu`` and ``volatile-ttl`` keep an *eviction pool* of the 16 best
   candidates seen so far, ordered by score (idle milliseconds for LRU, 255 minus the decayed
   LFU counter for LFU, the inverse of the expiry time for TTL; higher is evicted first).
   Each round samples ``maxmemory-samples`` keys from every database (any key for
@@ -68,11 +68,6 @@ _now_ns = time.perf_counter_ns
 # A round whose samples all vanished is retried; this many fruitless rounds in a row means
 # there is nothing to take (it never happens while the keyspace holds a key to sample).
 _MAX_EMPTY_ROUNDS = 64
-
-POLICIES = (
-    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-    "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction",
-)
 
 
 def time_limit_us(tenacity: int) -> float:
@@ -235,7 +230,7 @@ class Evictor:
         insort = bisect.insort
         # The figure sampled with each key, and how it becomes a score (higher is evicted
         # first): idle time as it is, 255 minus the LFU counter, the sooner expiry first.
-        if policy.endswith("-lru"):
+        if policy.endswith(("-lru", "-lrm")):  # the clock LRM stamps on modifications only
             field = SAMPLE_IDLE
         elif policy.endswith("-lfu"):
             field = SAMPLE_FREQUENCY

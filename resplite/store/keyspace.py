@@ -209,6 +209,7 @@ class Database:
         "lfu",
         "lfu_decay_time",
         "lfu_log_factor",
+        "lrm",
         "lru_clock",
         "lru_stamp",
         "meter",
@@ -275,6 +276,9 @@ class Database:
         self.expired_fields = 0
         self.scan_index: ScanIndex | None = None
         self.lfu = False
+        # An ``*-lrm`` policy (least recently modified): reads leave the access field alone,
+        # and every modification (signal_modified) stamps it.
+        self.lrm = False
         self.lfu_log_factor = 10
         self.lfu_decay_time = 1
         self._slow_writes = False
@@ -315,7 +319,7 @@ class Database:
         if value is not None:
             if self.lfu:
                 self._lfu_touch(key)
-            else:
+            elif not self.lrm:
                 self.access[key] = self.lru_stamp
         return value
 
@@ -332,7 +336,7 @@ class Database:
         if touch:
             if self.lfu:
                 self._lfu_touch(key)
-            else:
+            elif not self.lrm:
                 self.access[key] = self.lru_stamp
         return value
 
@@ -341,7 +345,7 @@ class Database:
         has just found live: the hits, and the accesses they make unless ``touch`` is off.
         A blocked read that would find nothing new makes them without reading again."""
         self.hits += times * len(keys)
-        if not touch:
+        if not touch or self.lrm:
             return
         if self.lfu:
             for key in keys:
@@ -557,6 +561,13 @@ class Database:
             charged[key] = size
             self.used += delta
 
+    def note_change(self, key: bytes) -> None:
+        """A change of the value at ``key`` that Redis does not signal (a consumer group's
+        delivery, acknowledgement or position): it still counts as a modification for an
+        ``*-lrm`` policy's clock, as Redis's keyModified without a signal."""
+        if self.lrm and key in self.data:
+            self.access[key] = self.lru_stamp
+
     def settle(self) -> None:
         """Charge what the containers changed since the last call grew or shrank by."""
         data = self.data
@@ -649,6 +660,8 @@ class Database:
         if charged and key in charged:
             # A container (only they are in ``charged``): measured when the total is read.
             self.unsettled[key] = None
+        if self.lrm and key in self.data:
+            self.access[key] = self.lru_stamp
         # A stored callable is loaded, then called: ``self.on_modified(...)`` would take
         # CPython's unspecialised method lookup on every write.
         on_modified = self.on_modified
@@ -718,7 +731,7 @@ class Database:
         if key in self.data:
             if self.lfu:
                 self._lfu_touch(key)
-            else:
+            elif not self.lrm:
                 self.access[key] = self.lru_stamp
 
     def restore_access(self, key: bytes, idle_s: int | None, freq: int | None) -> None:
@@ -1178,11 +1191,14 @@ class Keyspace:
             db.tidy_timers()
 
     def configure_access(self, policy: str, log_factor: int = 10, decay_time: int = 1) -> None:
-        """Follow ``maxmemory-policy``: LFU counters under an ``*-lfu`` policy, else LRU."""
+        """Follow ``maxmemory-policy``: LFU counters under an ``*-lfu`` policy, else the LRU
+        clock, stamped by every access, or under an ``*-lrm`` policy by modifications only."""
         lfu = policy.endswith("-lfu")
+        lrm = policy.endswith("-lrm")
         allkeys = policy.startswith("allkeys-")
         for db in self.dbs:
             db.lfu = lfu
+            db.lrm = lrm
             db.lfu_log_factor = log_factor
             db.lfu_decay_time = decay_time
             if not allkeys:

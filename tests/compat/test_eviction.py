@@ -32,6 +32,8 @@ DEFAULTS = (
     ("lfu-log-factor", "10"),
     ("notify-keyspace-events", ""),
 )
+# The least-recently-modified policies came in Redis 8.6.
+LRM = pytest.mark.redis_version("8.6")
 OOM = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 VALUE = b"v" * 1000
 
@@ -163,7 +165,8 @@ def test_volatile_policy_with_nothing_volatile_refuses_writes(conn: RawClient) -
 # -- every policy -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("policy", ["allkeys-random", "allkeys-lru", "allkeys-lfu"])
+@pytest.mark.parametrize("policy", ["allkeys-random", "allkeys-lru", "allkeys-lfu",
+                                    pytest.param("allkeys-lrm", marks=LRM)])
 def test_allkeys_policies_keep_memory_under_the_limit(conn: RawClient, policy: str) -> None:
     maxmemory = limit(conn, 1_000_000, policy)
     before = evicted(conn)
@@ -175,7 +178,7 @@ def test_allkeys_policies_keep_memory_under_the_limit(conn: RawClient, policy: s
 
 
 @pytest.mark.parametrize("policy", ["volatile-random", "volatile-lru", "volatile-lfu",
-                                    "volatile-ttl"])
+                                    "volatile-ttl", pytest.param("volatile-lrm", marks=LRM)])
 def test_volatile_policies_never_evict_keys_without_ttl(conn: RawClient, policy: str) -> None:
     permanent = names("permanent", 300)
     write(conn, permanent)
@@ -203,6 +206,58 @@ def test_allkeys_lru_keeps_recently_read_keys(conn: RawClient) -> None:
     hot_kept = len(present(conn, hot)) / len(hot)
     cold_kept = len(present(conn, cold)) / len(cold)
     assert hot_kept >= 0.9 and cold_kept <= 0.6, (hot_kept, cold_kept)
+
+
+def wait_for_clock(conn: RawClient, seconds: int) -> None:
+    """Until the server's LRU clock (one tick a second) has moved ``seconds`` ticks on."""
+    start = info(conn, "lru_clock")
+    deadline = time.monotonic() + 30 + seconds
+    while info(conn, "lru_clock") < start + seconds:
+        assert time.monotonic() < deadline, "the LRU clock did not move"
+        time.sleep(0.05)
+
+
+@LRM
+def test_lrm_idle_time_moves_with_writes_not_reads(conn: RawClient) -> None:
+    conn.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lrm")
+    conn.call("SET", "k", "a")
+    conn.call("XADD", "s", "1-1", "f", "v")
+    conn.call("XGROUP", "CREATE", "s", "g", "0")
+    wait_for_clock(conn, 2)
+    conn.call("GET", "k")
+    conn.call("TOUCH", "k")
+    # (at least one tick: the keys' clock may trail INFO's by part of a tick; a read
+    # under LRU would give 0)
+    assert int(conn.call("OBJECT", "IDLETIME", "k")[1:]) >= 1
+    conn.call("SET", "k", "b")
+    assert conn.call("OBJECT", "IDLETIME", "k") in (b":0\r\n", b":1\r\n")
+    # A group read changes the stream (its group's position and pending entries).
+    conn.call("XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    assert conn.call("OBJECT", "IDLETIME", "s") in (b":0\r\n", b":1\r\n")
+    # RENAME's destination is a modified key.
+    conn.call("SET", "src", "v")
+    wait_for_clock(conn, 2)
+    conn.call("RENAME", "src", "dst")
+    assert conn.call("OBJECT", "IDLETIME", "dst") in (b":0\r\n", b":1\r\n")
+
+
+@LRM
+def test_allkeys_lrm_keeps_recently_written_keys(conn: RawClient) -> None:
+    conn.call("CONFIG", "SET", "maxmemory-policy", "allkeys-lrm")
+    conn.call("CONFIG", "SET", "maxmemory-samples", "10")
+    old = names("old", 1000)
+    write(conn, old)
+    wait_for_clock(conn, 2)  # two: the keys' clock may trail INFO's by part of a tick
+    written = old[::10]
+    read_only = [k for k in old if k not in set(written)]
+    write(conn, written)
+    for i in range(0, len(read_only), 100):
+        conn.pipeline([("GET", k) for k in read_only[i : i + 100]])
+    limit(conn, 200_000, "allkeys-lrm")
+    write(conn, names("new", 800))
+    written_kept = len(present(conn, written)) / len(written)
+    read_kept = len(present(conn, read_only)) / len(read_only)
+    assert written_kept >= 0.9 and read_kept <= 0.6, (written_kept, read_kept)
 
 
 def test_allkeys_lfu_keeps_frequently_read_keys(conn: RawClient) -> None:
