@@ -89,6 +89,9 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
     # Redis 8.0's I/O threads (iothread.c) report per thread in INFO threads.
     "info-threads": (
         "8.0", "INFO has a Threads section (io_thread_N: clients, reads, writes)"),
+    "info-keysizes": (
+        "8.0", "INFO has a Keysizes section (per database and type, the keys by length in "
+        "power-of-two bins)"),
     "client-list-reads": (
         "8.8", "CLIENT LIST / INFO have read-events, parse-batch-cmd-sum and "
         "parse-batch-cnt"),

@@ -13,7 +13,8 @@ reported version means), with values that are true of resplite where a counterpa
 Redis's idle values where it does not (replication offsets, active defrag). ``Threads`` is
 Redis 8's one line per I/O thread (resplite's one thread does all socket I/O) and
 ``Hotkeys`` the state of a HOTKEYS session (8.6); a server answering as an older Redis
-leaves them out. ``Keysizes`` (Redis 8's key-size histograms) is not kept.
+leaves them out. ``Keysizes`` has Redis 8's key-size histograms per database and type
+(:mod:`resplite.store.keysizes`), kept as keys change.
 Memory figures follow the data (see :mod:`resplite.engine.state`): ``used_memory`` is what
 the data set, the clients and scripts hold plus the startup allowance, the figure
 ``maxmemory`` is checked against; ``used_memory_dataset`` is the data set alone and
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from resplite import build
 from resplite.engine import acl, compat
+from resplite.store import keysizes
 from resplite.store.keyspace import EXPIRE_COST, KEY_COST
 from resplite.version import __version__
 
@@ -43,14 +45,16 @@ Lines = list[tuple[str, object]]
 
 DEFAULT_SECTIONS = (
     "server", "clients", "memory", "persistence", "threads", "stats", "replication", "cpu",
-    "hotkeys", "modules", "errorstats", "cluster", "keyspace",
+    "hotkeys", "modules", "errorstats", "cluster", "keyspace", "keysizes",
 )
 ALL_SECTIONS = (
     "server", "clients", "memory", "persistence", "threads", "stats", "replication", "cpu",
     "hotkeys", "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace",
+    "keysizes",
 )
 #: Sections a server answering as an older Redis does not have: section -> compat key.
-_SECTION_SINCE = {"threads": "info-threads", "hotkeys": "info-hotkeys"}
+_SECTION_SINCE = {"threads": "info-threads", "hotkeys": "info-hotkeys",
+                  "keysizes": "info-keysizes"}
 _TITLES = {name: name.capitalize() for name in ALL_SECTIONS}
 _TITLES["cpu"] = "CPU"
 
@@ -474,6 +478,17 @@ def _keyspace(state: ServerState) -> Lines:
     return lines
 
 
+def _keysizes(state: ServerState) -> Lines:
+    lines: Lines = []
+    for db in state.keyspace.dbs:
+        if not db.data:
+            continue
+        if db.unsettled:
+            db.settle()  # containers changed in place are counted in their new bins
+        lines.extend(keysizes.lines(db.index, db.sizes))
+    return lines
+
+
 SECTIONS: dict[str, Callable[[ServerState], Lines]] = {
     "server": _server,
     "clients": _clients,
@@ -490,6 +505,7 @@ SECTIONS: dict[str, Callable[[ServerState], Lines]] = {
     "latencystats": _latencystats,
     "cluster": _cluster,
     "keyspace": _keyspace,
+    "keysizes": _keysizes,
 }
 
 

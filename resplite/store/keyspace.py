@@ -90,6 +90,12 @@ the key is in ``expires``; a container changed since it was charged has its key 
 ``unsettled``; ``charged`` has exactly the keys whose values are not immutable
 strings (so a key is in ``charged`` exactly when its value may change in place); a
 database whose ``used`` is not 0 is in its meter's list.
+
+Key-size histograms (INFO keysizes, :mod:`resplite.store.keysizes`) are kept in the same
+places: ``sizes`` counts each string, list, set, sorted set and hash in its type's row at
+its length's bin, a container at its length when it was last charged, and ``slots`` holds,
+for each container counted, the index of the bin it is counted in; once settled, both equal
+what a walk of ``data`` computes.
 """
 
 from __future__ import annotations
@@ -101,6 +107,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from typing import Any, Protocol
 
+from resplite.store import keysizes
 from resplite.store.hash import Hash
 from resplite.store.scanindex import ScanIndex
 from resplite.store.sizes import (
@@ -224,6 +231,8 @@ class Database:
         "release_replaced",
         "sampler",
         "scan_index",
+        "sizes",
+        "slots",
         "timer_entries",
         "timer_heap",
         "timers",
@@ -245,6 +254,10 @@ class Database:
         self.meter = meter if meter is not None else Meter()
         self.metered = False  # signed up with the meter (see _sign_up)
         self.charged: dict[bytes, int] = {}
+        # Key-size histograms (INFO keysizes, see resplite.store.keysizes), kept with the
+        # memory figure; ``slots`` has where each counted container is counted.
+        self.sizes = keysizes.empty()
+        self.slots: dict[bytes, int] = {}
         # Keys of containers changed since they were charged (a dict as an ordered set:
         # storing a key costs less than a set's add call on the write path).
         self.unsettled: dict[bytes, None] = {}
@@ -419,6 +432,8 @@ class Database:
         # The accounting (see the module docstring), SET's plain strings spelled out.
         if value.__class__ is bytes and old.__class__ is bytes:
             delta = len(value) - len(old)
+            if delta:
+                self._resized_string(len(old), len(value))
         else:
             delta = self._replaced(key, old, value)
         if not keep_ttl and self.expires and self.expires.pop(key, None) is not None:
@@ -439,6 +454,8 @@ class Database:
         data[key] = value
         if value.__class__ is bytes and old.__class__ is bytes:
             delta = len(value) - len(old)
+            if delta:
+                self._resized_string(len(old), len(value))
         else:
             delta = self._replaced(key, old, value)
         if self.expires and self.expires.pop(key, None) is not None:
@@ -457,6 +474,7 @@ class Database:
         if value.__class__ is bytes and self.metered:
             # _replaced's new flat string, inline: the key SET creates and a load adds.
             self.used += _FLAT_KEY_COST + len(key) + len(value)
+            self.sizes[len(value).bit_length()] += 1
         else:
             self.used += self._replaced(key, None, value)
         on_new = self.on_new
@@ -477,6 +495,9 @@ class Database:
             return False
         data.update(batch)
         self.access.update(dict.fromkeys(keys, self.lru_stamp))
+        sizes = self.sizes
+        for n in map(len, values):
+            sizes[n.bit_length()] += 1
         if not self.metered:
             self._sign_up()
         self.used += _FLAT_KEY_COST * len(keys) + sum(map(len, keys)) + sum(map(len, values))
@@ -514,6 +535,7 @@ class Database:
             if not self.metered:
                 self._sign_up()
             if value.__class__ is bytes:
+                self.sizes[len(value).bit_length()] += 1
                 return _FLAT_KEY_COST + len(key) + len(value)
             return KEY_COST + len(key) + self._charge(key, value)
         before = self._discharge(key, old)  # first: it drops the old record
@@ -526,18 +548,49 @@ class Database:
         self.meter.dbs.append(self)
 
     def _charge(self, key: bytes, value: Any) -> int:
-        """The cost of ``value`` being stored under ``key``; a container's is recorded."""
+        """The cost of ``value`` being stored under ``key``; a container's is recorded.
+        The key is counted in its type's key-size histogram."""
         if value.__class__ in FLAT_STRINGS:
+            self.sizes[len(value).bit_length()] += 1
             return BYTES_HEADER + len(value)
         size: int = value.memory_usage()
         self.charged[key] = size
+        slot = keysizes.slot_of(value)
+        if slot >= 0:
+            self.slots[key] = slot
+            self.sizes[slot] += 1
         return size
 
     def _discharge(self, key: bytes, value: Any) -> int:
-        """What ``value``, leaving ``key``, was charged; a container's record is dropped."""
+        """What ``value``, leaving ``key``, was charged; a container's record is dropped,
+        and the key leaves the key-size histogram."""
         if value.__class__ in FLAT_STRINGS:
+            self.sizes[len(value).bit_length()] -= 1
             return BYTES_HEADER + len(value)
+        slot = self.slots.pop(key, -1)
+        if slot >= 0:
+            self.sizes[slot] -= 1
         return self.charged.pop(key, 0)
+
+    def _resized_string(self, before: int, after: int) -> None:
+        """A plain string's length changed from ``before`` to ``after`` bytes."""
+        old_bin = before.bit_length()
+        new_bin = after.bit_length()
+        if old_bin != new_bin:
+            sizes = self.sizes
+            sizes[old_bin] -= 1
+            sizes[new_bin] += 1
+
+    def _recount(self, key: bytes, value: Any) -> None:
+        """Move a container changed in place to its length's bin."""
+        slot = self.slots.get(key, -1)
+        if slot >= 0:
+            now = (slot & ~(keysizes.BINS - 1)) + len(value).bit_length()
+            if now != slot:
+                self.slots[key] = now
+                sizes = self.sizes
+                sizes[slot] -= 1
+                sizes[now] += 1
 
     def _forget(self, key: bytes, value: Any) -> None:
         """Account for ``key`` and ``value`` (just taken out of ``data``) and drop its
@@ -560,6 +613,7 @@ class Database:
         if delta:
             charged[key] = size
             self.used += delta
+        self._recount(key, value)
 
     def note_change(self, key: bytes) -> None:
         """A change of the value at ``key`` that Redis does not signal (a consumer group's
@@ -576,9 +630,11 @@ class Database:
         for key in self.unsettled:
             before = charged.get(key)
             if before is not None:  # still a container (not deleted or overwritten since)
-                size: int = data[key].memory_usage()
+                value = data[key]
+                size: int = value.memory_usage()
                 charged[key] = size
                 used += size - before
+                self._recount(key, value)
         self.used = used
         self.unsettled.clear()
 
@@ -702,6 +758,8 @@ class Database:
         self._field_heap.clear()
         self.charged.clear()
         self.unsettled.clear()
+        self.sizes = keysizes.empty()
+        self.slots.clear()
         self.used = 0
         if self.sampler is not None:
             self.sampler = []
@@ -1055,6 +1113,7 @@ class Database:
                 del expires[key]
                 if value.__class__ is bytes:
                     freed += _FLAT_EXPIRING_COST + len(key) + len(value)
+                    self.sizes[len(value).bit_length()] -= 1
                 else:
                     freed += KEY_COST + EXPIRE_COST + len(key) + self._discharge(key, value)
                 on_modified(index, key)
@@ -1222,6 +1281,8 @@ class Keyspace:
             if d.used and not d.metered:
                 d._sign_up()
         da.charged, db.charged = db.charged, da.charged
+        da.sizes, db.sizes = db.sizes, da.sizes
+        da.slots, db.slots = db.slots, da.slots
         da.unsettled, db.unsettled = db.unsettled, da.unsettled
         da.sampler, db.sampler = db.sampler, da.sampler
         da.volatile_sampler, db.volatile_sampler = db.volatile_sampler, da.volatile_sampler

@@ -21,6 +21,7 @@ from resplite.engine.clock import Clock
 from resplite.engine.config import Config
 from resplite.engine.state import STARTUP_MEMORY, ServerState
 from resplite.protocol.replies import OK
+from resplite.store import keysizes
 from resplite.store.hash import Hash
 from resplite.store.keyspace import EXPIRE_COST, KEY_COST, Database, Keyspace, value_size
 from resplite.store.set import Set
@@ -63,10 +64,26 @@ def walk(db: Database) -> int:
     return total
 
 
+def histogram(db: Database) -> tuple[list[int], dict[bytes, int]]:
+    """The key-size histogram (INFO keysizes) and container slots a walk computes."""
+    sizes = keysizes.empty()
+    slots: dict[bytes, int] = {}
+    for key, value in db.data.items():
+        if value.__class__ in FLAT_STRINGS:
+            sizes[len(value).bit_length()] += 1
+            continue
+        slot = keysizes.slot_of(value)
+        if slot >= 0:
+            sizes[slot] += 1
+            slots[key] = slot
+    return sizes, slots
+
+
 def check(keyspace: Keyspace, after: object = None) -> None:
     total = keyspace.meter.used()  # settles every database
     for db in keyspace.dbs:
         assert db.used == walk(db), (after, db.index)
+        assert (db.sizes, db.slots) == histogram(db), (after, db.index)
     assert total == sum(db.used for db in keyspace.dbs), after
     assert all(db.metered for db in keyspace.dbs if db.used), after
 
