@@ -52,8 +52,11 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "beginning with: \""),
     # Both first seen in the 8.6.3 reference (Redis 8.0's October 2024 source has neither);
     # the release between that added them is not pinned down.
-    "info-expired-subkeys-first": (
-        "8.6", "INFO stats gives expired_subkeys before expired_keys"),
+    "info-fields-8.6": (
+        "8.6", "INFO stats gives expired_subkeys before expired_keys, each followed by the "
+        "share the active cycle deleted (expired_subkeys_active, expired_keys_active); INFO "
+        "memory has used_memory_peak_time and INFO persistence "
+        "rdb_saves_consecutive_failures"),
     "memory-stats-8.6": (
         "8.6", "MEMORY STATS has replica.fullsync.buffer and script.VMs"),
     "lrm-policies": (

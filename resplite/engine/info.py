@@ -228,6 +228,8 @@ def _memory(state: ServerState) -> Lines:
         ("used_memory_rss_human", bytes_to_human(rss)),
         ("used_memory_peak", peak),
         ("used_memory_peak_human", bytes_to_human(peak)),
+        *([("used_memory_peak_time", state.peak_memory_time)] if compat.follows(
+            state.config["redis-compat-version"], "info-fields-8.6") else []),
         ("used_memory_peak_perc", _perc(used, peak)),
         ("used_memory_overhead", overhead),
         ("used_memory_startup", startup),
@@ -291,11 +293,15 @@ def _rates(state: ServerState) -> tuple[int, float, float]:
 
 def _expired(state: ServerState, keys: int) -> Lines:
     """expired_keys and expired_subkeys, in the order of the version answered as."""
-    lines: Lines = [("expired_keys", keys),
-                    ("expired_subkeys", sum(db.expired_fields for db in state.keyspace.dbs))]
-    if compat.follows(state.config["redis-compat-version"], "info-expired-subkeys-first"):
-        lines.reverse()
-    return lines
+    dbs = state.keyspace.dbs
+    subkeys = sum(db.expired_fields for db in dbs)
+    version = state.config["redis-compat-version"]
+    if not compat.follows(version, "info-fields-8.6"):
+        return [("expired_keys", keys), ("expired_subkeys", subkeys)]
+    return [("expired_subkeys", subkeys),
+            ("expired_subkeys_active", sum(db.expired_fields_active for db in dbs)),
+            ("expired_keys", keys),
+            ("expired_keys_active", sum(db.expired_keys_active for db in dbs))]
 
 
 def _stats(state: ServerState) -> Lines:

@@ -258,6 +258,9 @@ class Persistence:
         self.state = state
         self.child: _Child | None = None
         self.last_bgsave_ok = True
+        # Background saves that failed since the last one that did not (Redis counts only
+        # a child's outcome).
+        self.consecutive_failures = 0
         self.last_bgsave_time_s = -1
         self.last_bgsave_try = 0.0  # monotonic seconds of the last attempt
         self.bgsave_scheduled = False
@@ -406,6 +409,7 @@ class Persistence:
             state.dirty = max(state.dirty - child.dirty_before, 0)
             state.last_save_time = state.clock.time_ms() // 1000
             self.last_bgsave_ok = True
+            self.consecutive_failures = 0
             self.saves += 1
             with contextlib.suppress(OSError):
                 self.last_save_bytes = os.path.getsize(child.path)
@@ -419,6 +423,7 @@ class Persistence:
             self._remove_temp(child)
             if outcome.failed:
                 self.last_bgsave_ok = False
+                self.consecutive_failures += 1
         self.misconf()
 
     def kill_child(self) -> None:
@@ -667,6 +672,9 @@ class Persistence:
             ("rdb_current_bgsave_time_sec",
              int(time.monotonic() - child.started) if child is not None else -1),
             ("rdb_saves", self.saves),
+            *([("rdb_saves_consecutive_failures", self.consecutive_failures)]
+              if compat.follows(state.config["redis-compat-version"],
+                                "info-fields-8.6") else []),
             ("rdb_last_cow_size", 0),
             ("rdb_last_load_keys_expired", self.keys_expired),
             ("rdb_last_load_keys_loaded", self.keys_loaded),

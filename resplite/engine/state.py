@@ -244,6 +244,8 @@ class ServerState:
         self.script_memory = 0  # re-measured with the clients (see measure_clients)
         self.startup_memory = STARTUP_MEMORY
         self.peak_memory = STARTUP_MEMORY
+        # When the peak was reached (Unix seconds; INFO's used_memory_peak_time).
+        self.peak_memory_time = self.clock.time_ms() // 1000
         self.evictor = Evictor(self)
         # maxmemory-clients in bytes (see resplite.engine.client_eviction), and whether
         # either limit asks the dispatcher to look at memory before a command.
@@ -488,6 +490,7 @@ class ServerState:
         used = self.used_memory()
         if used > self.peak_memory:
             self.peak_memory = used
+            self.peak_memory_time = self.clock.time_ms() // 1000
 
     def measure_clients(self) -> int:
         """Re-measure every client (for a report, or when ``maxmemory`` is set), note the
@@ -499,6 +502,7 @@ class ServerState:
         used = self.used_memory()
         if used > self.peak_memory:
             self.peak_memory = used
+            self.peak_memory_time = self.clock.time_ms() // 1000
         return used
 
     def default_user_nopass(self) -> bool:
@@ -790,7 +794,10 @@ class ServerState:
         self.total_forks = self.latest_fork_usec = 0
         self.expiry.reset_stats()
         self.output.disconnections = 0
+        self.persistence.consecutive_failures = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0
+            db.expired_keys = db.expired_keys_active = 0
+            db.expired_fields = db.expired_fields_active = 0
         if self._scripting is not None:
             self._scripting.evicted_scripts = 0

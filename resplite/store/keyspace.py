@@ -209,7 +209,9 @@ class Database:
         "data",
         "detached",
         "expired_fields",
+        "expired_fields_active",
         "expired_keys",
+        "expired_keys_active",
         "expires",
         "hits",
         "index",
@@ -278,6 +280,8 @@ class Database:
         self.release_expired: ReleaseHook | None = None
         self.release_replaced: ReleaseHook | None = None
         self.expired_keys = 0
+        # Of those, the keys (and below, the hash fields) the active cycle deleted.
+        self.expired_keys_active = 0
         # Read lookups that found a live value or none (INFO keyspace_hits / _misses).
         self.hits = 0
         self.misses = 0
@@ -287,6 +291,7 @@ class Database:
         self.timer_entries = 0
         self._field_heap: list[tuple[int, bytes]] = []
         self.expired_fields = 0
+        self.expired_fields_active = 0
         self.scan_index: ScanIndex | None = None
         self.lfu = False
         # An ``*-lrm`` policy (least recently modified): reads leave the access field alone,
@@ -1046,6 +1051,7 @@ class Database:
             if gone:
                 done += len(gone)
                 self.expired_fields += len(gone)
+                self.expired_fields_active += len(gone)
                 if not value.fields:
                     self.delete(key)
                 if self.on_fields_expired is not None:
@@ -1123,6 +1129,7 @@ class Database:
             del timers[when]
             heapq.heappop(heap)
         self.timer_entries -= reached
+        self.expired_keys_active += expired
         if plain:
             self.used -= freed
             self.expired_keys += expired
