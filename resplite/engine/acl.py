@@ -42,11 +42,12 @@ from resplite.store.glob import glob_match
 if TYPE_CHECKING:
     from resplite.engine.table import CommandSpec
 
-# Redis's categories, in the order ACL CAT lists them.
+# Redis's categories, in the order ACL CAT lists them ("array" from Redis 8.8, listed only
+# while the table has the array commands: see commands/admin.py's ACL CAT).
 CATEGORIES = (
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
     "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-    "dangerous", "connection", "transaction", "scripting",
+    "dangerous", "connection", "transaction", "scripting", "array",
 )
 
 # Results of a permission check, with Redis's values (the highest is reported).
