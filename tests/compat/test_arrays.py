@@ -763,3 +763,5 @@ def test_absent_before_8_8(pair: Pair) -> None:
     pair.check("COMMAND", "INFO", "ARSCAN")
     pair.check("ACL", "CAT", "array")
     pair.check("ACL", "CAT")
+    assert pair.check("ACL", "SETUSER", "arrays-user", "+@array").startswith(b"-ERR")
+    pair.check("COMMAND", "LIST", "FILTERBY", "ACLCAT", "array")
