@@ -176,8 +176,8 @@ class Slice:
             elif offset + win > SLICE_SIZE:
                 offset = SLICE_SIZE - win
             items: list[bytes | None] = [None] * win
-            for off, value in zip(offsets, values, strict=True):
-                items[off - offset] = value
+            for i in range(len(offsets)):
+                items[offsets[i] - offset] = values[i]
             self.offset = offset
             self.items = items
             self.max_off = hi
