@@ -1,45 +1,66 @@
 """POSIX extended regular expressions as Redis's ARGREP compiles them (the TRE library, with
-``REG_EXTENDED | REG_NOSUB | REG_USEBYTES``, plus ``REG_ICASE`` for NOCASE), translated into
-Python's :mod:`re` over bytes.
+``REG_EXTENDED | REG_NOSUB | REG_USEBYTES``, plus ``REG_ICASE`` for NOCASE), translated for
+a matching engine over bytes.
 
 ARGREP only asks whether a value matches, and whether a match exists does not depend on
-POSIX's leftmost-longest rule or on Python's leftmost-first one, so a faithful translation of
-the syntax is enough. What is translated:
+POSIX's leftmost-longest rule or on a leftmost-first one, so a faithful translation of the
+syntax is enough. What is translated:
 
 * ``.`` matches any byte, newline included; ``^`` and ``$`` anchor at the ends of the value
   only (no REG_NEWLINE); alternation, groups, ``* + ?`` and bounds ``{m}``, ``{m,}``,
-  ``{m,n}``, ``{,n}``; a repetition of a repetition (``a**``) repeats the whole;
+  ``{m,n}``, ``{,n}`` (at most 255, TRE's ``RE_DUP_MAX``); a repetition of a repetition
+  (``a**``) repeats the whole;
 * bracket expressions with ranges, ``]`` first as a literal, a backslash as a literal, and the
   classes ``[:alpha:]`` ``[:digit:]`` ``[:alnum:]`` ``[:upper:]`` ``[:lower:]`` ``[:space:]``
   ``[:blank:]`` ``[:punct:]`` ``[:print:]`` ``[:graph:]`` ``[:cntrl:]`` ``[:xdigit:]`` (ASCII,
   the C locale);
 * TRE's escapes: ``\\w \\W \\s \\S \\d \\D``, ``\\b \\B``, ``\\<`` and ``\\>`` (word start and
   end), ``\\t \\n \\r \\f \\e``, ``\\xHH`` and ``\\x{H...}``; any other escaped character is
-  itself; ``\\1`` to ``\\9`` are back references, which ARGREP refuses after compiling.
+  itself; ``\\1`` to ``\\9`` are back references, which ARGREP refuses after compiling;
+* case folding (NOCASE) is ASCII only, as ``tolower`` in the C locale: each letter is
+  spelled out in both cases, so neither engine's own folding comes into play.
+
+The engine is RE2 (the ``google-re2`` package): like TRE it never backtracks, so a match
+costs time linear in the value whatever the expression. Python's ``re``, which backtracks
+(``(a|a)*b`` takes exponential time), is the fallback where RE2 is not installed. RE2 has no
+look-around, so there ``\\<`` and ``\\>`` are plain word boundaries (``\\b``).
 
 Errors carry TRE's messages (``tre_regerror``): "Missing ')'", "Missing ']'", "Missing '}'",
 "Invalid contents of {}", "Invalid character range", "Unknown character class name",
 "Trailing backslash", "Invalid back reference", "Invalid use of repetition operators", and
-"Invalid regexp" for anything else Python's compiler refuses. Not translated (TRE extensions
+"Invalid regexp" for anything else the engine refuses. Not translated (TRE extensions
 resplite does not mirror): ``(?flags)`` groups, equivalence classes ``[=a=]`` and collating
 symbols ``[.a.]`` (refused as "Invalid regexp").
 """
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Callable
+from typing import Any
+
+
+def _load_re2() -> Any:
+    try:
+        return importlib.import_module("re2")
+    except ImportError:  # pragma: no cover - google-re2 is a dependency
+        return None
+
+
+# RE2 (linear-time matching), or None: Python's re then. Not Final: tests try both engines.
+_re2: Any = _load_re2()
+
+RE_DUP_MAX = 255
 
 _CLASSES = {
-    b"alpha": rb"a-zA-Z", b"digit": rb"0-9", b"alnum": rb"a-zA-Z0-9", b"upper": rb"A-Z",
-    b"lower": rb"a-z", b"space": rb" \t\n\r\f\v", b"blank": rb" \t",
-    b"punct": rb"!-/:-@\[-`{-~", b"print": rb"\x20-\x7e", b"graph": rb"\x21-\x7e",
-    b"cntrl": rb"\x00-\x1f\x7f", b"xdigit": rb"0-9A-Fa-f",
-}
-_SIMPLE_ESCAPES = {
-    ord("w"): rb"\w", ord("W"): rb"\W", ord("s"): rb"\s", ord("S"): rb"\S", ord("d"): rb"\d",
-    ord("D"): rb"\D", ord("b"): rb"\b", ord("B"): rb"\B", ord("<"): rb"\b(?=\w)",
-    ord(">"): rb"\b(?<=\w)", ord("t"): rb"\t", ord("n"): rb"\n", ord("r"): rb"\r",
-    ord("f"): rb"\f", ord("e"): rb"\x1b",
+    b"alpha": [(0x41, 0x5A), (0x61, 0x7A)], b"digit": [(0x30, 0x39)],
+    b"alnum": [(0x30, 0x39), (0x41, 0x5A), (0x61, 0x7A)], b"upper": [(0x41, 0x5A)],
+    b"lower": [(0x61, 0x7A)], b"space": [(0x20, 0x20), (0x09, 0x0D)],
+    b"blank": [(0x20, 0x20), (0x09, 0x09)],
+    b"punct": [(0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E)],
+    b"print": [(0x20, 0x7E)], b"graph": [(0x21, 0x7E)], b"cntrl": [(0x00, 0x1F), (0x7F, 0x7F)],
+    b"xdigit": [(0x30, 0x39), (0x41, 0x46), (0x61, 0x66)],
 }
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _BOUND = re.compile(rb"\{(\d*)(,?)(\d*)\}")
@@ -60,29 +81,53 @@ class EreError(ValueError):
     """The pattern does not compile; the message is TRE's."""
 
 
+class Compiled:
+    """A compiled pattern: ``search(value)`` (true when some part of ``value`` matches) and
+    whether it has back references (then ``search`` is not to be used: ARGREP refuses it)."""
+
+    __slots__ = ("backrefs", "search")
+
+    def __init__(self, search: Callable[[bytes], object], backrefs: bool) -> None:
+        self.search = search
+        self.backrefs = backrefs
+
+
 def _lit(byte: int) -> bytes:
     return b"\\x%02x" % byte
 
 
-class Compiled:
-    """A compiled pattern: ``search(value)`` and whether it has back references."""
+def _folded(ranges: list[tuple[int, int]], icase: bool) -> list[tuple[int, int]]:
+    """``ranges`` of bytes, with the other case of their ASCII letters added under icase."""
+    if not icase:
+        return ranges
+    out = list(ranges)
+    for lo, hi in ranges:
+        for base, other in ((0x41, 0x61), (0x61, 0x41)):  # A-Z <-> a-z
+            a, b = max(lo, base), min(hi, base + 25)
+            if a <= b:
+                out.append((a - base + other, b - base + other))
+    return out
 
-    __slots__ = ("backrefs", "search")
 
-    def __init__(self, pattern: re.Pattern[bytes], backrefs: bool) -> None:
-        self.search = pattern.search
-        self.backrefs = backrefs
+def _class_text(ranges: list[tuple[int, int]]) -> bytes:
+    return b"".join(_lit(lo) if lo == hi else _lit(lo) + b"-" + _lit(hi) for lo, hi in ranges)
 
 
-def _bracket(pattern: bytes, i: int) -> tuple[bytes, int]:
-    """The Python class for the bracket expression opening at ``pattern[i]`` (``[``), and
-    the position after it."""
+def _literal(byte: int, icase: bool) -> bytes:
+    if icase and (0x41 <= byte <= 0x5A or 0x61 <= byte <= 0x7A):
+        return b"[" + _lit(byte) + _lit(byte ^ 0x20) + b"]"
+    return _lit(byte)
+
+
+def _bracket(pattern: bytes, i: int, icase: bool) -> tuple[bytes, int]:
+    """The class for the bracket expression opening at ``pattern[i]`` (``[``), and the
+    position after it."""
     n = len(pattern)
     i += 1
     negate = i < n and pattern[i] == ord("^")
     if negate:
         i += 1
-    parts: list[bytes] = []
+    ranges: list[tuple[int, int]] = []
     first = True
     prev: int | None = None  # the last single byte, which a following "-x" makes a range
     while True:
@@ -103,7 +148,7 @@ def _bracket(pattern: bytes, i: int) -> tuple[bytes, int]:
             cls = _CLASSES.get(pattern[i + 2:end])
             if cls is None:
                 raise EreError(BAD_CLASS)
-            parts.append(cls)
+            ranges.extend(cls)
             prev = None
             i = end + 2
             continue
@@ -111,25 +156,33 @@ def _bracket(pattern: bytes, i: int) -> tuple[bytes, int]:
             hi = pattern[i + 1]
             if hi < prev:
                 raise EreError(BAD_RANGE)
-            parts.append(b"-" + _lit(hi))
+            ranges[-1] = (prev, hi)
             prev = None
             i += 2
             continue
-        parts.append(_lit(c))
+        ranges.append((c, c))
         prev = c
         i += 1
-    body = b"".join(parts)
+    body = _class_text(_folded(ranges, icase))
     return (b"[^" if negate else b"[") + body + b"]", i
 
 
-def compile_ere(pattern: bytes, icase: bool) -> Compiled:
-    """Compile ``pattern`` as TRE would for ARGREP; EreError with TRE's message if not."""
+def _translate(pattern: bytes, icase: bool, re2: bool) -> tuple[bytes, bool]:
+    """The pattern in the engine's syntax, and whether it has back references."""
     out: list[bytes] = []
     atom = -1  # where in ``out`` the last repeatable atom starts (-1: none)
     repeated = False  # the last atom already carries a repetition
-    depth_starts: list[int] = []
+    group_starts: list[int] = []
     groups = 0
     backrefs = False
+    word_start = rb"\b" if re2 else rb"\b(?=\w)"
+    word_end = rb"\b" if re2 else rb"\b(?<=\w)"
+    escapes = {
+        ord("w"): rb"\w", ord("W"): rb"\W", ord("s"): rb"\s", ord("S"): rb"\S",
+        ord("d"): rb"\d", ord("D"): rb"\D", ord("b"): rb"\b", ord("B"): rb"\B",
+        ord("<"): word_start, ord(">"): word_end, ord("t"): rb"\x09", ord("n"): rb"\x0a",
+        ord("r"): rb"\x0d", ord("f"): rb"\x0c", ord("e"): rb"\x1b",
+    }
     i = 0
     n = len(pattern)
     while i < n:
@@ -153,35 +206,35 @@ def compile_ere(pattern: bytes, icase: bool) -> Compiled:
                     code = int(digits, 16)
                     if code > 0xFF:
                         raise EreError(BAD_PATTERN)
-                    piece = _lit(code)
+                    piece = _literal(code, icase)
                     i = end + 1
                 else:
                     j = i
                     while j < n and j < i + 2 and pattern[j] in _HEX:
                         j += 1
-                    piece = _lit(int(pattern[i:j], 16) if j > i else 0)
+                    piece = _literal(int(pattern[i:j], 16) if j > i else 0, icase)
                     i = j
             else:
-                piece = _SIMPLE_ESCAPES.get(e) or _lit(e)
+                piece = escapes.get(e) or _literal(e, icase)
             atom, repeated = len(out), False
             out.append(piece)
             continue
         if c == ord("["):
-            piece, i = _bracket(pattern, i)
+            piece, i = _bracket(pattern, i, icase)
             atom, repeated = len(out), False
             out.append(piece)
             continue
         if c == ord("("):
-            depth_starts.append(len(out))
+            group_starts.append(len(out))
             groups += 1
             out.append(b"(")
             atom = -1
             i += 1
             continue
         if c == ord(")"):
-            if not depth_starts:
+            if not group_starts:
                 raise EreError(MISSING_PAREN)
-            atom, repeated = depth_starts.pop(), False
+            atom, repeated = group_starts.pop(), False
             out.append(b")")
             i += 1
             continue
@@ -191,9 +244,11 @@ def compile_ere(pattern: bytes, icase: bool) -> Compiled:
                 if m is None:
                     raise EreError(MISSING_BRACE if pattern.find(b"}", i) < 0 else BAD_BRACE)
                 low, comma, high = m.groups()
-                if (not low and not comma) or (low and high and int(low) > int(high)):
+                lo = int(low) if low else 0
+                hi = int(high) if high else -1
+                if (not low and not comma) or max(lo, hi) > RE_DUP_MAX or 0 <= hi < lo:
                     raise EreError(BAD_BRACE)
-                piece = m.group(0)
+                piece = b"{%d%s%s}" % (lo, comma, high)
                 i = m.end()
             else:
                 piece = bytes((c,))
@@ -216,18 +271,42 @@ def compile_ere(pattern: bytes, icase: bool) -> Compiled:
             i += 1
             continue
         if c == ord("$"):
-            out.append(rb"\Z")
+            out.append(rb"\z" if re2 else rb"\Z")
             atom = -1
             i += 1
             continue
         atom, repeated = len(out), False
-        out.append(b"." if c == ord(".") else _lit(c))
+        out.append(b"." if c == ord(".") else _literal(c, icase))
         i += 1
-    if depth_starts:
+    if group_starts:
         raise EreError(MISSING_PAREN)
-    flags = re.DOTALL | (re.IGNORECASE if icase else 0)
+    return b"".join(out), backrefs
+
+
+def _python(pattern: bytes, icase: bool) -> tuple[re.Pattern[bytes], bool]:
+    text, backrefs = _translate(pattern, icase, re2=False)
     try:
-        compiled = re.compile(b"".join(out), flags)
+        return re.compile(text, re.DOTALL), backrefs
     except re.error as exc:
         raise EreError(BAD_REPEAT if "repeat" in str(exc) else BAD_PATTERN) from None
-    return Compiled(compiled, backrefs)
+
+
+def compile_ere(pattern: bytes, icase: bool) -> Compiled:
+    """Compile ``pattern`` as TRE would for ARGREP; EreError with TRE's message if not."""
+    if _re2 is None:
+        compiled, backrefs = _python(pattern, icase)
+        return Compiled(compiled.search, backrefs)
+    text, backrefs = _translate(pattern, icase, re2=True)
+    if backrefs:  # RE2 has none: checked by Python's compiler, then refused by the caller
+        _python(pattern, icase)
+        return Compiled(lambda value: None, True)
+    options = _re2.Options()
+    options.encoding = _re2.Options.Encoding.LATIN1  # one character per byte
+    options.dot_nl = True
+    options.never_capture = True
+    options.log_errors = False
+    try:
+        return Compiled(_re2.compile(text, options).search, False)
+    except _re2.error as exc:
+        raise EreError(BAD_REPEAT if b"repetition" in str(exc).encode() else BAD_PATTERN) \
+            from None

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from resplite.algorithms import longdouble
+from resplite.algorithms import ere, longdouble
 from resplite.algorithms.ere import EreError, compile_ere
 from resplite.formats import rdb_arrays
 from resplite.formats import rdb_values as v
@@ -99,6 +99,16 @@ def test_rdb_layout() -> None:
 # -- POSIX extended expressions ------------------------------------------------------------------
 
 
+@pytest.fixture(params=["re2", "python"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each expression test on RE2 and on the Python fallback (where RE2 is installed)."""
+    if request.param == "re2" and ere._re2 is None:
+        pytest.skip("google-re2 is not installed")
+    if request.param == "python":
+        monkeypatch.setattr(ere, "_re2", None)
+    return str(request.param)
+
+
 @pytest.mark.parametrize(("pattern", "icase", "yes", "no"), [
     (b"^.*[0-9]{3}$", False, [b"foo123"], [b"foo12", b"123x"]),
     (b"foo|bar", False, [b"xbarx"], [b"BAR"]),
@@ -117,8 +127,15 @@ def test_rdb_layout() -> None:
     (b"(ab)*c", False, [b"ababc"], [b"d"]),
     (b"a**", False, [b""], []),
     (b"\\w+\\s\\d", False, [b"ab 1"], [b"ab1"]),
+    (b"^[a-c]x$", True, [b"BX", b"ax"], [b"dx"]),  # NOCASE: ASCII letters only
+    (b"^\xe9$", True, [b"\xe9"], [b"\xc9"]),
+    (b"^[^a]$", True, [b"b"], [b"A", b"a"]),
+    (b"^[[:upper:]]+$", True, [b"abC"], [b"1"]),
+    (b"^\\x41$", True, [b"a", b"A"], [b"b"]),
+    (b"a{255}", False, [b"a" * 255], [b"a" * 254]),
 ])
-def test_ere_matches(pattern: bytes, icase: bool, yes: list[bytes], no: list[bytes]) -> None:
+def test_ere_matches(engine: str, pattern: bytes, icase: bool, yes: list[bytes],
+                     no: list[bytes]) -> None:
     compiled = compile_ere(pattern, icase)
     assert not compiled.backrefs
     for data in yes:
@@ -134,15 +151,31 @@ def test_ere_matches(pattern: bytes, icase: bool, yes: list[bytes], no: list[byt
     (b"[z-a]", "Invalid character range"), (b"[[:nope:]]", "Unknown character class name"),
     (b"ab\\", "Trailing backslash"), (b"(a)\\2", "Invalid back reference"),
     (b"\\x{1", "Missing '}'"), (b"\\x{zz}", "Invalid regexp"),
+    (b"a{256}", "Invalid contents of {}"), (b"[[=a=]]", "Invalid regexp"),
 ])
-def test_ere_errors(pattern: bytes, message: str) -> None:
+def test_ere_errors(engine: str, pattern: bytes, message: str) -> None:
     with pytest.raises(EreError, match=message.replace("(", r"\(").replace(")", r"\)")
                        .replace("{", r"\{").replace("}", r"\}").replace("*", r"\*")):
         compile_ere(pattern, False)
 
 
-def test_ere_backreferences_are_reported() -> None:
+def test_ere_backreferences_are_reported(engine: str) -> None:
     assert compile_ere(b"(a)\\1", False).backrefs
+
+
+def test_re2_is_installed() -> None:
+    """The linear-time engine is there where the dependencies are installed (pyproject.toml)."""
+    assert ere._re2 is not None
+
+
+def test_ere_time_is_linear_on_re2() -> None:
+    """RE2 never backtracks: an expression that takes Python's re exponential time on this
+    value is answered at once (without RE2 this would not finish)."""
+    if ere._re2 is None:
+        pytest.skip("google-re2 is not installed")
+    compiled = compile_ere(b"^(a|a)*b$", False)
+    assert compiled.search(b"a" * 5000 + b"c") is None
+    assert compiled.search(b"a" * 5000 + b"b") is not None
 
 
 # -- %.17Lg -----------------------------------------------------------------------------------
