@@ -54,8 +54,16 @@ SPEC_DIR = ROOT / "resplite" / "commands" / "specs"
 # Placeholder for prose that still has to be written in our own words. The loader refuses it.
 OWN_WORDS = "TODO(own words)"
 
+# Redis 8.8's array type (commands/arrays.py), newer than the reference: written by hand.
+ARRAY_COMMANDS = (
+    "arset", "arget", "armset", "armget", "argetrange", "ardel", "ardelrange", "arlen",
+    "arcount", "arinfo", "arnext", "arseek", "arinsert", "arring", "arlastitems", "arop",
+    "argrep", "arscan",
+)
+
 # The one list of what resplite implements: command -> its subcommands (empty for a plain command).
 COMMANDS: dict[str, tuple[str, ...]] = {
+    **{name: () for name in ARRAY_COMMANDS},
     # connection
     "ping": (),
     "echo": (),
@@ -360,6 +368,7 @@ HAND_MAINTAINED: dict[str, str] = {
     "sdiffcard": "added in Redis 8.10",
     "lmovem": "added in Redis 8.10",
     "increx": "added in Redis 8.8",
+    **{name: "added in Redis 8.8" for name in ARRAY_COMMANDS},
     "himport": "added in Redis 8.10",
     **{f"himport-{sub}": "added in Redis 8.10" for sub in COMMANDS["himport"]},
     "blmovem": "added in Redis 8.10",
@@ -387,7 +396,7 @@ FLAG_ORDER = (
 ACL_ORDER = (
     "@keyspace", "@read", "@write", "@set", "@sortedset", "@list", "@hash", "@string",
     "@bitmap", "@hyperloglog", "@geo", "@stream", "@pubsub", "@admin", "@fast", "@slow",
-    "@blocking", "@dangerous", "@connection", "@transaction", "@scripting",
+    "@blocking", "@dangerous", "@connection", "@transaction", "@scripting", "@array",
 )
 KEY_SPEC_FLAGS = (
     "RO", "RW", "OW", "RM", "ACCESS", "UPDATE", "INSERT", "DELETE", "NOT_KEY", "INCOMPLETE",

@@ -161,3 +161,47 @@ def format_human(value: Fraction) -> bytes:
     if text == "-0":
         text = "0"
     return text.encode()
+
+
+def _round_half_even(value: Fraction) -> int:
+    q, r = divmod(value.numerator, value.denominator)
+    twice = 2 * r
+    if twice > value.denominator or (twice == value.denominator and q & 1):
+        q += 1
+    return q
+
+
+def format_g17(value: Fraction) -> bytes:
+    """``%.17Lg`` of ``value`` (Redis's ``ld2string`` in its automatic mode, AROP's sums):
+    17 significant digits, fixed notation for exponents -4 .. 16 and ``d.ddde+XX`` beyond,
+    trailing zeros removed; ``inf`` / ``-inf`` for :data:`INF`."""
+    if value >= INF:
+        return b"inf"
+    if value <= -INF:
+        return b"-inf"
+    if value == 0:
+        return b"0"
+    sign = "-" if value < 0 else ""
+    v = abs(value)
+    # The decimal exponent: 10**exp <= v < 10**(exp + 1).
+    exp = (v.numerator.bit_length() - v.denominator.bit_length()) * 30103 // 100000
+    while Fraction(10) ** exp > v:
+        exp -= 1
+    while Fraction(10) ** (exp + 1) <= v:
+        exp += 1
+    digits = _round_half_even(v / Fraction(10) ** (exp - 16))
+    if digits == 10**17:  # rounding carried into a new digit
+        digits //= 10
+        exp += 1
+    text = str(digits)
+    if -4 <= exp < 17:
+        if exp >= 0:
+            whole, frac = text[: exp + 1], text[exp + 1:]
+        else:
+            whole, frac = "0", "0" * (-exp - 1) + text
+        frac = frac.rstrip("0")
+        body = whole + ("." + frac if frac else "")
+    else:
+        mant = text[0] + ("." + text[1:].rstrip("0") if text[1:].rstrip("0") else "")
+        body = f"{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return (sign + body).encode()

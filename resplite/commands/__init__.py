@@ -24,7 +24,7 @@ CATALOG = Path(__file__).with_name("catalog.json")
 
 # Every module that registers handlers (the catalog names one of these for each command).
 MODULES = (
-    "admin", "bitmaps", "client", "clock", "cluster", "config", "connection", "dump",
+    "admin", "arrays", "bitmaps", "client", "clock", "cluster", "config", "connection", "dump",
     "faults", "functions", "generic", "geo", "hashes", "hashes_expiry", "hashes_import",
     "hotkeys", "hyperloglog", "introspection", "latency", "lists", "migrate", "module",
     "pubsub", "scripting", "server", "sets", "sort", "sorted_sets", "streams",

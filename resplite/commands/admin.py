@@ -117,10 +117,13 @@ def _specs(table: dict[bytes, CommandSpec]) -> list[CommandSpec]:
 def acl_cat(client: Client, argv: list[bytes]) -> Any:
     if len(argv) > 3:
         raise CommandError(errors.subcommand_syntax(argv))
+    # The categories of this version's table (no array before 8.8).
+    index = client.server.acl.index
+    known = [name for name in acl.CATEGORIES if name in index.category]
     if len(argv) == 2:
-        return [name.encode() for name in acl.CATEGORIES]
+        return [name.encode() for name in known]
     wanted = argv[2].decode("utf-8", "replace").lower()
-    if wanted not in acl.CATEGORIES:
+    if wanted not in known:
         raise CommandError(errors.unknown_acl_category(argv[2][:128]))
     tag = "@" + wanted
     return [

@@ -27,6 +27,7 @@ from resplite.store.hash import Hash
 from resplite.store.keyspace import Database
 from resplite.store.list import List
 from resplite.store.set import Set
+from resplite.store.sparse_array import SparseArray
 from resplite.store.stream import Stream
 from resplite.store.stream_ids import MAX_ID
 from resplite.store.zset import ZSet
@@ -34,7 +35,7 @@ from resplite.store.zset import ZSet
 _ZERO = bytes(20)
 
 # Redis's object type numbers (OBJ_STRING ... OBJ_STREAM; 5 is a module's type).
-_STRING, _LIST, _SET, _ZSET, _HASH, _STREAM = 0, 1, 2, 3, 4, 6
+_STRING, _LIST, _SET, _ZSET, _HASH, _STREAM, _ARRAY = 0, 1, 2, 3, 4, 6, 8
 
 
 def _xor(digest: bytes, data: bytes) -> bytes:
@@ -60,6 +61,8 @@ def value_digest(db: Database, key: bytes, value: Any, digest: bytes = _ZERO) ->
         kind = _HASH
     elif isinstance(value, Stream):
         kind = _STREAM
+    elif isinstance(value, SparseArray):
+        kind = _ARRAY
     else:
         raise TypeError(f"no digest for a value of type {type(value).__name__}")
     digest = _mix(digest, kind.to_bytes(4, "big"))
@@ -82,6 +85,10 @@ def value_digest(db: Database, key: bytes, value: Any, digest: bytes = _ZERO) ->
             if field in ttls:
                 pair = _xor(pair, b"!!hexpire!!")
             digest = _xor(digest, pair)
+    elif kind == _ARRAY:
+        # Each element as its index (decimal) then its value, by ascending index.
+        for index, element in value.items():
+            digest = _mix(_mix(digest, b"%d" % index), element)
     else:
         for sid, fields in value.range(0, MAX_ID):
             digest = _mix(digest, b"%d.%d" % (sid >> 64, sid & ((1 << 64) - 1)))

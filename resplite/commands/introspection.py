@@ -62,7 +62,7 @@ _ACL_CATEGORIES = frozenset(
     (
         "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
         "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-        "dangerous", "connection", "transaction", "scripting",
+        "dangerous", "connection", "transaction", "scripting", "array",
     )
 )
 

@@ -42,11 +42,12 @@ from resplite.store.glob import glob_match
 if TYPE_CHECKING:
     from resplite.engine.table import CommandSpec
 
-# Redis's categories, in the order ACL CAT lists them.
+# Redis's categories, in the order ACL CAT lists them ("array" from Redis 8.8: it exists only
+# while the table has the array commands, see CommandIndex).
 CATEGORIES = (
     "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
     "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-    "dangerous", "connection", "transaction", "scripting",
+    "dangerous", "connection", "transaction", "scripting", "array",
 )
 
 # Results of a permission check, with Redis's values (the highest is reported).
@@ -131,6 +132,9 @@ class CommandIndex:
                 names.append(sub.fullname)
                 self.parent[sub.fullname] = spec.fullname
             self.subs[spec.fullname] = names
+        if not self.category["array"]:
+            # Before Redis 8.8 (no array command in the table) there is no such category.
+            del self.category["array"]
         self.all: frozenset[str] = frozenset(self.by_name)
 
     def _add(self, spec: CommandSpec) -> None:
@@ -565,7 +569,7 @@ class Acl:
             mindiff = 1 << 31
             maxsame = 0
             for category in CATEGORIES:
-                if category in applied:
+                if category in applied or category not in index.category:
                     continue
                 members = index.category[category]
                 on = sum(1 for name in index.order if name in members and name in temp.allowed)

@@ -17,6 +17,11 @@ a subscriber that is the calling client itself receives them after the command's
 The flag string parses and prints as Redis's ``keyspaceEventsStringToFlags`` and
 ``keyspaceEventsFlagsToString`` do: ``A`` stands for ``g$lshzxetd`` (not ``n`` nor ``m``) and
 is printed back whenever all of those are set.
+
+Redis 8.8's array commands report class ``a`` (:data:`ARRAY`), which ``A`` includes there, so
+``KEA`` sees ``arset``; ``A`` is still printed back for ``g$lshzxetd`` alone, as the servers
+before 8.8 (which have no arrays) print it (``a`` is then implied), and ``a`` after the other
+classes when ``A`` is not printed.
 """
 
 from __future__ import annotations
@@ -35,17 +40,18 @@ STREAM = 1 << 10  # t
 KEY_MISS = 1 << 11  # m
 MODULE = 1 << 13  # d
 NEW = 1 << 14  # n
+ARRAY = 1 << 23  # a (Redis 8.8)
 ALL = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE
 
 _FLAGS = {
-    "A": ALL, "g": GENERIC, "$": STRING, "l": LIST, "s": SET, "h": HASH, "z": ZSET,
-    "x": EXPIRED, "e": EVICTED, "K": KEYSPACE, "E": KEYEVENT, "t": STREAM, "m": KEY_MISS,
+    "A": ALL | ARRAY, "a": ARRAY, "g": GENERIC, "$": STRING, "l": LIST, "s": SET, "h": HASH,
+    "z": ZSET, "x": EXPIRED, "e": EVICTED, "K": KEYSPACE, "E": KEYEVENT, "t": STREAM, "m": KEY_MISS,
     "d": MODULE, "n": NEW,
 }
 # The order keyspaceEventsFlagsToString prints classes in (when not all of A are set).
 _PRINT_ORDER = (
     ("g", GENERIC), ("$", STRING), ("l", LIST), ("s", SET), ("h", HASH), ("z", ZSET),
-    ("x", EXPIRED), ("e", EVICTED), ("t", STREAM), ("d", MODULE), ("n", NEW),
+    ("x", EXPIRED), ("e", EVICTED), ("t", STREAM), ("d", MODULE), ("n", NEW), ("a", ARRAY),
 )
 
 INVALID_CLASS = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."

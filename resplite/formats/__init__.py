@@ -6,4 +6,4 @@ it is used only by the engine, which does the file work.
 """
 
 # Value types defined outside rdb_values register their RDB codecs on import.
-from resplite.formats import rdb_lists  # noqa: F401
+from resplite.formats import rdb_arrays, rdb_lists  # noqa: F401

@@ -33,10 +33,11 @@ from resplite.algorithms.crc64 import RunningCrc, crc64, shift_for
 from resplite.store.listpack_size import integer_value
 
 # RDB versions this code reads, and the one it writes for whole files (13, Redis 8.6's,
-# only adds the stream type with the idempotent-producer state, which it reads).
+# only adds the stream type with the idempotent-producer state, which it reads; of 14's,
+# Redis 8.8's, it reads the array type, not the stream type with XNACK state).
 RDB_VERSION: Final = 12
 OLDEST_READABLE: Final = 1
-NEWEST_READABLE: Final = 13
+NEWEST_READABLE: Final = 14
 
 # Value types (rdb.h).
 TYPE_STRING: Final = 0
@@ -65,6 +66,7 @@ TYPE_HASH_LISTPACK_EX_PRE_GA: Final = 23
 TYPE_HASH_METADATA: Final = 24
 TYPE_HASH_LISTPACK_EX: Final = 25
 TYPE_STREAM_LISTPACKS_4: Final = 26  # Redis 8.6: with the IDMP state
+TYPE_ARRAY: Final = 28  # Redis 8.8 (resplite.formats.rdb_arrays)
 
 # The oldest RDB version that knows each value type: a DUMP payload carries the oldest
 # version able to hold its value, so that older servers accept what they can read.
@@ -74,6 +76,7 @@ TYPE_SINCE: Final = {
     TYPE_HASH_LISTPACK: 10, TYPE_ZSET_LISTPACK: 10, TYPE_LIST_QUICKLIST_2: 10,
     TYPE_STREAM_LISTPACKS_2: 10, TYPE_SET_LISTPACK: 11, TYPE_STREAM_LISTPACKS_3: 11,
     TYPE_HASH_METADATA: 12, TYPE_HASH_LISTPACK_EX: 12, TYPE_STREAM_LISTPACKS_4: 13,
+    TYPE_ARRAY: 14,
 }
 
 # Opcodes.

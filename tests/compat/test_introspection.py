@@ -91,6 +91,8 @@ ADDED: dict[str, tuple[str, str]] = {
     "sdiffcard": ("8.10", "added in Redis 8.10"),
     "lmovem": ("8.10", "added in Redis 8.10"),
     "increx": ("8.8", "added in Redis 8.8"),
+    **{n: ("8.8", "the array type, added in Redis 8.8") for n in ALL_NAMES
+       if n.startswith("ar")},
     **{n: ("8.10", "added in Redis 8.10") for n in ALL_NAMES if n.startswith("himport")},
     **{n: ("8.6", "added in Redis 8.6") for n in ALL_NAMES if n.startswith("hotkeys")},
     "blmovem": ("8.10", "added in Redis 8.10"),

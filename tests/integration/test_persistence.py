@@ -23,7 +23,15 @@ from typing import Any
 
 import pytest
 import redis
-from support.servers import ServerProcess, free_port, redis_server_path, running
+from support.servers import (
+    ServerProcess,
+    free_port,
+    redis_server_path,
+    reference_path,
+    running,
+    server_version,
+    start_redis,
+)
 from support.stream_payload import build, parse
 
 from resplite.algorithms.crc64 import crc64
@@ -166,6 +174,43 @@ def test_a_redis_7_0_snapshot_loads() -> None:
         Path(folder, "dump.rdb").write_bytes(snapshot)
         with running("resplite", "--dir", folder) as ours:
             assert dataset(redis.Redis.from_url(ours.url), field_ttls=False) == expected
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _reference_8_6() -> str | None:
+    exe = reference_path()
+    if exe is None or server_version(exe).split(".")[:2] < ["8", "6"]:
+        return None
+    return exe
+
+
+@pytest.mark.skipif(_reference_8_6() is None, reason="needs the Redis 8.6 reference")
+def test_a_redis_8_6_snapshot_with_idempotent_producers_loads() -> None:
+    """Redis 8.6 writes a stream with idempotent-producer state as RDB type 26 in an RDB 13
+    file; resplite loads it, the state included."""
+    ref = start_redis(exe=_reference_8_6())
+    try:
+        client = redis.Redis.from_url(ref.url)
+        first = client.execute_command("XADD", "s", "IDMP", "p1", "i1", "*", "f", "v")
+        client.execute_command("XADD", "s", "*", "g", "w")
+        client.set("k", "v")
+        entries = client.xrange("s")
+        client.save()
+        snapshot = Path(ref.workdir, "dump.rdb").read_bytes()
+    finally:
+        ref.stop()
+    assert snapshot.startswith(b"REDIS0013")
+    folder = tempfile.mkdtemp()
+    try:
+        Path(folder, "dump.rdb").write_bytes(snapshot)
+        with running("resplite", "--dir", folder) as ours:
+            client = redis.Redis.from_url(ours.url)
+            assert client.xrange("s") == entries
+            assert client.get("k") == b"v"
+            # The producer's record came along: the same idempotent id is not added again.
+            assert client.execute_command("XADD", "s", "IDMP", "p1", "i1", "*", "f", "x") \
+                == first
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
