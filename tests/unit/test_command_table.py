@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -405,3 +406,30 @@ def test_the_table_for_an_older_version_has_only_its_commands() -> None:
     assert own and all(name in old for name in own)
     every_since = {spec.since for spec in table.values()}
     assert "" not in every_since  # the catalog carries each command's since
+
+
+# -- the docs name every command (the last step of docs/architecture.md's recipe) ------------
+
+def _top_level_specs() -> list[dict[str, Any]]:
+    specs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SPEC_DIR.glob("*.json"))]
+    return [spec for spec in specs if not spec.get("container")]
+
+
+def _names_in(text: str) -> set[str]:
+    return set(re.findall(r"[A-Z][A-Z0-9_.\-]*[A-Z0-9]", text))
+
+
+def test_the_readme_table_names_every_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## What it implements")
+    table = readme[start : readme.index("\n\n", readme.index("| group", start))]
+    missing = [spec["name"] for spec in _top_level_specs()
+               if spec["name"] not in _names_in(table)]
+    assert missing == []
+
+
+def test_the_compatibility_table_names_every_command_newer_than_7_0() -> None:
+    page = _names_in((ROOT / "docs" / "compatibility.md").read_text(encoding="utf-8"))
+    newer = [spec["name"] for spec in _top_level_specs()
+             if gen_specs.version_of(spec["since"]) > (7, 0, 99)]
+    assert newer and [name for name in newer if name not in page] == []
