@@ -444,7 +444,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
         if opt == b"COUNT" and j + 1 < n:
             value = parse_int(argv[j + 1])
             if value is None or not 1 <= value <= _XAUTOCLAIM_MAX_COUNT:
-                raise CommandError(errors.XAUTOCLAIM_COUNT)
+                raise CommandError(errors.COUNT_MUST_BE_ABOVE_0)
             count = value
             j += 1
         elif opt == b"JUSTID":
