@@ -433,3 +433,23 @@ def test_the_compatibility_table_names_every_command_newer_than_7_0() -> None:
     newer = [spec["name"] for spec in _top_level_specs()
              if gen_specs.version_of(spec["since"]) > (7, 0, 99)]
     assert newer and [name for name in newer if name not in page] == []
+
+
+def test_the_recipe_for_a_command_names_real_files_and_tests() -> None:
+    """docs/architecture.md's "How to add a command": every path it names exists (a
+    placeholder such as ``<name>`` aside) and every test it names is defined, so a file
+    renamed or a check removed shows here."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start = page.index("## How to add a command")
+    recipe = page[start : page.find("\n## ", start + 1)]
+    quoted = re.findall(r"`([^`\n]+)`", recipe)
+    paths = [q for q in quoted if "/" in q and " " not in q and "<" not in q]
+    assert {"tools/gen_specs.py", "resplite/commands/catalog.json",
+            "tests/unit/test_propagation_replay.py"} <= set(paths)
+    assert [p for p in paths if not (ROOT / p).exists()] == []
+    tests = {q for q in quoted if q.startswith("test_") and "." not in q}
+    assert len(tests) >= 3
+    defined = {m for path in (ROOT / "tests").rglob("test_*.py")
+               for m in re.findall(r"^def (test_\w+)", path.read_text(encoding="utf-8"),
+                                   re.MULTILINE)}
+    assert sorted(tests - defined) == []
