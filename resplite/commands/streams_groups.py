@@ -4,9 +4,11 @@ Each follows Redis's order of checks (option syntax, then the key and its type, 
 group), and, as in Redis 7.2+, XCLAIM and XAUTOCLAIM create their consumer even when they
 claim nothing and record the attempt as the consumer's ``seen-time``; a successful claim
 also sets its ``active-time``. Entries that no longer exist in the stream are dropped from
-the PEL when a claim meets them (and XAUTOCLAIM reports them). PEL walks start at the
-requested id (O(log p)) and stop after the work Redis would do: XAUTOCLAIM looks at no more
-than COUNT x 10 pending entries.
+the PEL when a claim meets them (and XAUTOCLAIM reports them). The claims and the group
+moves are one store call each (:meth:`ConsumerGroup.claim`, :meth:`~ConsumerGroup.autoclaim`,
+:meth:`~ConsumerGroup.set_position`), which keep the PEL's invariants; the handlers parse,
+log and shape replies. PEL walks start at the requested id (O(log p)) and stop after the
+work Redis would do: XAUTOCLAIM looks at no more than COUNT x 10 pending entries.
 
 XNACK (Redis 8.8) releases pending entries back to the group: they lose their owner, their
 delivery time becomes 0 (so any claim takes them at once, before merely idle ones) and
