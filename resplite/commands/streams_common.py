@@ -153,14 +153,12 @@ def consumer_for(client: Client, group: ConsumerGroup, key: bytes, name: bytes,
     """The consumer ``name`` of ``group``, seen at ``now``: XREADGROUP, XCLAIM and
     XAUTOCLAIM name it, whatever they then get. Created (reported as Redis's
     ``xgroup-createconsumer`` event, and counted as one change) when first named."""
-    consumer = group.consumer(name)
+    consumer = group.seen_consumer(name, now)
     if consumer is None:
         consumer = group.get_or_create_consumer(name, now)
         server = client.server
         server.dirty += 1
         server.notify(STREAM, b"xgroup-createconsumer", key, client.db_index)
-    else:
-        consumer.seen(now)
     return consumer
 
 

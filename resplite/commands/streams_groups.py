@@ -415,10 +415,10 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
     consumer = consumer_for(client, group, argv[1], argv[3], now)
     key, group_name = argv[1], argv[2]
     propagate_consumer(client, key, group_name, argv[3])
-    changed, entries = group.claim(
+    changed = group.claim(
         stream, ids, consumer, now, when, min_idle, retrycount, force, justid, last_id)
     out: list[Any] = []
-    for sid, fields in zip(changed, entries, strict=True):
+    for sid, fields in changed:
         propagate_pending(client, key, group_name, group, sid)
         if fields is not None:
             out.append(format_id(sid) if justid else [format_id(sid), fields])

@@ -117,6 +117,14 @@ class ConsumerGroup:
     def consumer(self, name: bytes) -> Consumer | None:
         return self.consumers.get(name)
 
+    def seen_consumer(self, name: bytes, now: int) -> Consumer | None:
+        """The consumer ``name``, seen at ``now`` (:meth:`Consumer.seen`: a read or claim
+        names it), or None when there is none."""
+        consumer = self.consumers.get(name)
+        if consumer is not None:
+            consumer.seen_time = now
+        return consumer
+
     def create_consumer(self, name: bytes, now: int) -> Consumer | None:
         """A new consumer, or None if one with that name exists."""
         if name in self.consumers:
@@ -273,7 +281,7 @@ class ConsumerGroup:
     def claim(
         self, stream: Stream, ids: list[int], consumer: Consumer, now: int, when: int,
         min_idle: int, retrycount: int, force: bool, justid: bool, last_id: int,
-    ) -> tuple[list[int], list[list[bytes] | None]]:
+    ) -> list[tuple[int, list[bytes] | None]]:
         """XCLAIM of ``ids`` (in the order given, repeats included) for ``consumer``.
 
         The group's last-delivered id is first raised to ``last_id`` when above it (LASTID;
@@ -286,24 +294,22 @@ class ConsumerGroup:
         negative, else one more unless ``justid``. A claim makes ``consumer`` active at
         ``now``.
 
-        Returns the ids changed, in order, and for each its entry's fields when claimed,
-        None when its record was dropped. O(k log p) for k ids.
+        Returns each id changed, in order, with its entry's fields when claimed, None when
+        its record was dropped. O(k log p) for k ids.
         """
         if last_id > self.last_id:
             self.last_id = last_id
         if when < 0 or when > now:
             when = now
         pel = self.pel
-        changed: list[int] = []
-        entries: list[list[bytes] | None] = []
+        changed: list[tuple[int, list[bytes] | None]] = []
         for sid in ids:
             nack = pel.get(sid)
             fields = stream.get(sid)
             if fields is None:
                 if nack is not None:
                     self.ack(sid)
-                    changed.append(sid)
-                    entries.append(None)
+                    changed.append((sid, None))
                 continue
             forced = force and nack is None
             if forced:
@@ -322,9 +328,8 @@ class ConsumerGroup:
             elif not justid:
                 nack.count_delivery()
             consumer.active_time = now
-            changed.append(sid)
-            entries.append(fields)
-        return changed, entries
+            changed.append((sid, fields))
+        return changed
 
     def autoclaim(
         self, stream: Stream, start: int, count: int, min_idle: int, consumer: Consumer,
