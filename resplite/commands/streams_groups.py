@@ -460,19 +460,19 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     propagate_consumer(client, argv[1], argv[2], argv[3])
     claimed, entries, deleted, cursor = group.autoclaim(
         stream, start, count, min_idle, consumer, now, justid)
-    for sid in claimed:
-        propagate_pending(client, argv[1], argv[2], group, sid)
+    key, group_name = argv[1], argv[2]
+    out: list[Any] = []
+    for i, sid in enumerate(claimed):
+        propagate_pending(client, key, group_name, group, sid)
+        if justid:
+            out.append(b"%d-%d" % (sid >> 64, sid & U64))
+        else:
+            out.append([format_id(sid), entries[i]])
     for sid in deleted:
-        propagate_pending(client, argv[1], argv[2], group, sid)
+        propagate_pending(client, key, group_name, group, sid)
     client.server.dirty += len(claimed) + len(deleted)
-    claimed_reply: Any
-    if justid:
-        claimed_reply = bulk_array([b"%d-%d" % (sid >> 64, sid & U64) for sid in claimed])
-    else:
-        claimed_reply = [
-            [format_id(sid), fields] for sid, fields in zip(claimed, entries, strict=True)
-        ]
-    return [format_id(cursor), claimed_reply, [format_id(sid) for sid in deleted]]
+    return [format_id(cursor), bulk_array(out) if justid else out,
+            [format_id(sid) for sid in deleted]]
 
 
 # -- XNACK -----------------------------------------------------------------------------------
