@@ -17,8 +17,9 @@ What it copies and what it never touches:
 * Prose is ours: summaries, history notes, argument summaries, ``replaced_by`` and any complexity
   line that is more than a bare big-O are kept from the existing file. A new file gets
   :data:`OWN_WORDS` in their place, which the table loader refuses, so that nobody ships it.
-* Files listed in :data:`HAND_MAINTAINED` carry facts newer than the reference server (or are
-  resplite's own command) and are never written; they are only validated.
+* Files whose ``since`` or a ``history`` entry is newer than the reference server (or that are
+  resplite's own command, ``since`` 0.x) carry facts the server cannot give
+  (:func:`hand_maintained`) and are never written; they are only validated.
 
 Every file, generated or not, is then checked against Redis's rules: flags in COMMAND INFO's
 order, the implicit ACL categories present and in Redis's order, key-spec indexes in range.
@@ -353,30 +354,31 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "fcall_ro": (),
 }
 
-# Spec files (by stem) whose facts do not come from the reference server, and why.
-HAND_MAINTAINED: dict[str, str] = {
-    "xreadgroup": "Redis 8.10 argument tree (CLAIM min-idle-time; MAXCOUNT, MAXSIZE)",
-    "xread": "Redis 8.10 argument tree (MAXCOUNT, MAXSIZE)",
-    "xinfo-stream": "Redis 8.8 history (nacked-count)",
-    "xnack": "added in Redis 8.8",
-    "slowlog-get": "Redis 8.10 history (the argument count)",
-    **{
-        name: "Redis 8.8 argument tree (AGGREGATE COUNT)"
-        for name in ("zunion", "zinter", "zunionstore", "zinterstore")
-    },
-    "sunioncard": "added in Redis 8.10",
-    "sdiffcard": "added in Redis 8.10",
-    "lmovem": "added in Redis 8.10",
-    "increx": "added in Redis 8.8",
-    **{name: "added in Redis 8.8" for name in ARRAY_COMMANDS},
-    "himport": "added in Redis 8.10",
-    **{f"himport-{sub}": "added in Redis 8.10" for sub in COMMANDS["himport"]},
-    "blmovem": "added in Redis 8.10",
-    "resplite.clock": "resplite's own command",
-    **{f"resplite.clock-{sub}": "resplite's own command" for sub in COMMANDS["resplite.clock"]},
-    "resplite.fault": "resplite's own command",
-    **{f"resplite.fault-{sub}": "resplite's own command" for sub in COMMANDS["resplite.fault"]},
-}
+def version_of(text: str) -> tuple[int, int, int]:
+    """``"8.10.0"`` as ``(8, 10, 0)``."""
+    major, minor, patch = [*text.split("."), "0", "0"][:3]
+    return int(major), int(minor), int(patch)
+
+
+def hand_maintained(reference: tuple[int, int, int]) -> dict[str, str]:
+    """Spec files (by stem) whose facts do not come from a reference server of version
+    ``reference``, and why, read from the files themselves: resplite's own commands (a
+    ``since`` below 1.0) and those whose ``since`` or newest ``history`` entry is newer
+    than the reference. Their facts are written by hand from the newer Redis's
+    documentation; they are validated, never generated."""
+    found: dict[str, str] = {}
+    for path in sorted(SPEC_DIR.glob("*.json")):
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        since = version_of(spec["since"])
+        newest = max([since, *(version_of(version) for version, _ in spec["history"])])
+        if since[0] < 1:
+            found[path.stem] = "resplite's own command"
+        elif since > reference:
+            found[path.stem] = f"added in Redis {spec['since']}"
+        elif newest > reference:
+            found[path.stem] = f"Redis {'.'.join(map(str, newest))} history"
+    return found
+
 
 # display_text values that Redis 7.2+ reports differently from the argument name, keyed by
 # (full command name, argument name as the reference server names it).
@@ -460,7 +462,7 @@ class RespClient:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.buf = b""
-        self.call("HELLO", "3")
+        self.hello: dict[str, Any] = self.call("HELLO", "3")
 
     def call(self, *args: str) -> Any:
         parts = [b"*%d\r\n" % len(args)]
@@ -709,13 +711,15 @@ def expected_stems() -> dict[str, tuple[str, str | None]]:
 
 def generate(client: RespClient, check: bool) -> int:
     stems = expected_stems()
-    wanted = [s for s in stems if s not in HAND_MAINTAINED]
+    by_hand = hand_maintained(version_of(client.hello["version"]))
+    wanted = [s for s in stems if s not in by_hand]
     tops = sorted({stems[s][1] or stems[s][0] for s in wanted})
     infos = dict(zip(tops, client.call("COMMAND", "INFO", *tops), strict=True))
     docs = client.call("COMMAND", "DOCS", *tops)
     missing = [t for t in tops if infos[t] is None]
     if missing:
-        print(f"reference server lacks {missing}: list them in HAND_MAINTAINED", file=sys.stderr)
+        print(f"reference server lacks {missing}: write their spec files by hand, with the "
+              "Redis version that added them as `since`", file=sys.stderr)
         return 2
 
     stale = 0
@@ -723,7 +727,7 @@ def generate(client: RespClient, check: bool) -> int:
     for stem in sorted(stems):
         path = SPEC_DIR / f"{stem}.json"
         old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-        if stem in HAND_MAINTAINED:
+        if stem in by_hand:
             if old is None:
                 problems.append(f"{stem}.json: hand-maintained spec is missing")
             else:

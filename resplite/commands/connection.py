@@ -30,7 +30,6 @@ _AUTH_NO_PASSWORD = (
     "ERR AUTH <password> called without any password configured for the default user. "
     "Are you sure your configuration is correct?"
 )
-_BAD_CLIENT_NAME = "ERR Client names cannot contain spaces, newlines or special characters."
 
 
 @command("ping")
@@ -116,7 +115,7 @@ def hello(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(_HELLO_NOAUTH)
     if name is not None:
         if not valid_client_name(name, client):
-            raise CommandError(_BAD_CLIENT_NAME)
+            raise CommandError(errors.BAD_CLIENT_NAME)
         client.name = name
     client.set_resp(protover)
     return {

@@ -43,8 +43,6 @@ if TYPE_CHECKING:
     from resplite.engine.client import Client
 
 _LLONG_MAX = (1 << 63) - 1
-BUSYKEY = "BUSYKEY Target key name already exists."
-BAD_PAYLOAD = "ERR DUMP payload version or checksum are wrong"
 BAD_FORMAT = "ERR Bad data format"
 
 
@@ -112,13 +110,13 @@ def restore(client: Client, argv: list[bytes]) -> Any:
     key = argv[1]
     db = client.db
     if not replace and db.contains(key):
-        raise CommandError(BUSYKEY)
+        raise CommandError(errors.BUSYKEY)
     ttl = _long(argv[2])
     if ttl < 0:
         raise CommandError("ERR Invalid TTL value, must be >= 0")
     payload = argv[3]
     if not rdb_values.payload_valid(payload):
-        raise CommandError(BAD_PAYLOAD)
+        raise CommandError(errors.BAD_DUMP_PAYLOAD)
     server = client.server
     try:
         value, checked = rdb_values.parse_payload_checked(payload, key,

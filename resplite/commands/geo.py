@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 
 UNSUPPORTED_UNIT = "ERR unsupported unit provided. please use M, KM, FT, MI"
 NOT_DECODABLE = "ERR could not decode requested zset member"
-COUNT_NOT_POSITIVE = "ERR COUNT must be > 0"
 ANY_NEEDS_COUNT = "ERR the ANY argument requires COUNT argument"
 
 
@@ -289,7 +288,7 @@ def _search(client: Client, argv: list[bytes], src: int, flags: int) -> Any:
             if parsed is None:
                 raise CommandError(errors.NOT_INTEGER)
             if parsed <= 0:
-                raise CommandError(COUNT_NOT_POSITIVE)
+                raise CommandError(errors.COUNT_MUST_BE_ABOVE_0)
             count = parsed
             i += 1
         elif (option in (b"store", b"storedist") and i + 1 < remaining

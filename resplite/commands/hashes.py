@@ -43,10 +43,6 @@ if TYPE_CHECKING:
 HASH_NOT_INTEGER = "ERR hash value is not an integer"
 HASH_NOT_FLOAT = "ERR hash value is not a float"
 INCREMENT_NAN_OR_INF = "ERR value is NaN or Infinity"
-COUNT_OUT_OF_RANGE = (
-    f"ERR value is out of range, value must between {-INT64_MAX} and {INT64_MAX}"
-)
-WITHVALUES_COUNT_OUT_OF_RANGE = "ERR value is out of range"
 
 
 
@@ -299,13 +295,13 @@ def hrandfield(client: Client, argv: list[bytes]) -> Any:
         return None if h is None else h.random_field()
     wanted = int_arg(argv[2])
     if wanted < -INT64_MAX:
-        raise CommandError(COUNT_OUT_OF_RANGE)
+        raise CommandError(errors.LONG_OUT_OF_RANGE)
     if len(argv) > 4 or (len(argv) == 4 and c_option(argv[3]) != b"withvalues"):
         raise CommandError(errors.SYNTAX)
     withvalues = len(argv) == 4
     # Redis bounds the count so that twice it (fields and values) still fits a long.
     if withvalues and not -(INT64_MAX // 2) <= wanted <= INT64_MAX // 2:
-        raise CommandError(WITHVALUES_COUNT_OUT_OF_RANGE)
+        raise CommandError(errors.VALUE_OUT_OF_RANGE)
     h = read_hash(client, argv[1])
     if h is None or wanted == 0:
         return []

@@ -60,8 +60,6 @@ NOKEY = Status("NOKEY")
 KEYS_NOT_EMPTY = ("ERR When using MIGRATE KEYS option, the key argument must be set to the "
                   "empty string")
 TARGET_ERROR = "ERR Target instance replied with error: "
-BUSYKEY = "BUSYKEY Target key name already exists."
-SELECT_IN_CLUSTER = "ERR SELECT is not allowed in cluster mode"
 # Redis reads each reply line into a 1024-byte buffer: longer lines are cut there.
 _LINE_MAX = 1023
 
@@ -284,7 +282,7 @@ def _migrate_local(client: Client, node: ClusterNode, target: int,
     target_node = target_state.cluster
     now = server.clock.time_ms()
     # SELECT fails first: every key then counts as refused, though restored there.
-    error = TARGET_ERROR + SELECT_IN_CLUSTER if dbid != 0 else None
+    error = TARGET_ERROR + errors.SELECT_IN_CLUSTER if dbid != 0 else None
     acked: list[bytes] = []
     for key, value in found:
         when = source_db.expires.get(key)
@@ -295,7 +293,7 @@ def _migrate_local(client: Client, node: ClusterNode, target: int,
         # nor imports the slot, BUSYKEY without REPLACE.
         refused = target_node.route([key], [present], True) if target_node else None
         if refused is None and present and not options.replace:
-            refused = BUSYKEY
+            refused = errors.BUSYKEY
         if refused is not None:
             if error is None:
                 error = TARGET_ERROR + refused

@@ -38,7 +38,13 @@ from resplite.engine.errors import CommandError
 from resplite.engine.notify import STREAM
 from resplite.engine.registry import command
 from resplite.protocol.replies import NULL_ARRAY, OK
-from resplite.store.stream import ElementsTooLarge, RefPolicy, Stream, TrimStrategy
+from resplite.store.stream import (
+    ElementsTooLarge,
+    RefPolicy,
+    SetIdRefused,
+    Stream,
+    TrimStrategy,
+)
 from resplite.store.stream_idmp import DURATION_RANGE, MAXSIZE_RANGE, content_iid
 from resplite.store.stream_ids import MAX_ID, MIN_ID, format_id, parse_xadd_id
 
@@ -433,6 +439,14 @@ def xtrim(client: Client, argv: list[bytes]) -> Any:
     return removed
 
 
+_XSETID_REFUSALS = {
+    SetIdRefused.MAX_DELETED_ABOVE: errors.XSETID_BELOW_MAX_DELETED_ARG,
+    SetIdRefused.BELOW_MAX_DELETED: errors.XSETID_BELOW_MAX_DELETED,
+    SetIdRefused.BELOW_TOP: errors.XSETID_BELOW_TOP,
+    SetIdRefused.ENTRIES_ADDED_SMALL: errors.XSETID_ENTRIES_ADDED_SMALL,
+}
+
+
 @command("xsetid", counts_changes=True)
 def xsetid(client: Client, argv: list[bytes]) -> Any:
     sid = require_id(argv[2], 0, strict=True)
@@ -458,22 +472,9 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
     stream = get_stream(client, argv[1])
     if stream is None:
         raise CommandError(errors.NO_SUCH_KEY)
-    if sid < stream.max_deleted_id:
-        raise CommandError(errors.XSETID_BELOW_MAX_DELETED)
-    if stream.length:
-        if sid < stream.last_live_id():
-            raise CommandError(errors.XSETID_BELOW_TOP)
-        if entries_added != -1 and stream.length > entries_added:
-            raise CommandError(errors.XSETID_ENTRIES_ADDED_SMALL)
-    stream.last_id = sid
-    if entries_added != -1:
-        stream.entries_added = entries_added
-        # Keep every group's read counter within what was ever added (a later Redis fix).
-        for group in stream.groups.values():
-            if group.entries_read > entries_added:
-                group.entries_read = entries_added
-    if max_deleted:
-        stream.max_deleted_id = max_deleted
+    refused = stream.set_last_id(sid, entries_added, max_deleted)
+    if refused is not None:
+        raise CommandError(_XSETID_REFUSALS[refused])
     client.server.dirty += 1
     # Like Redis, XSETID neither invalidates WATCH nor wakes blocked readers.
     client.server.notify(STREAM, b"xsetid", argv[1], client.db_index)

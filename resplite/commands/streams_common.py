@@ -155,10 +155,10 @@ def reply_count(reply: Raw | Chunked) -> int:
 
 def consumer_for(client: Client, group: ConsumerGroup, key: bytes, name: bytes,
                  now: int) -> Consumer:
-    """The consumer ``name`` of ``group``, created (reported as Redis's
-    ``xgroup-createconsumer`` event, and counted as one change) when XREADGROUP, XCLAIM or
-    XAUTOCLAIM first names it."""
-    consumer = group.consumer(name)
+    """The consumer ``name`` of ``group``, seen at ``now``: XREADGROUP, XCLAIM and
+    XAUTOCLAIM name it, whatever they then get. Created (reported as Redis's
+    ``xgroup-createconsumer`` event, and counted as one change) when first named."""
+    consumer = group.seen_consumer(name, now)
     if consumer is None:
         consumer = group.get_or_create_consumer(name, now)
         server = client.server

@@ -4,9 +4,11 @@ Each follows Redis's order of checks (option syntax, then the key and its type, 
 group), and, as in Redis 7.2+, XCLAIM and XAUTOCLAIM create their consumer even when they
 claim nothing and record the attempt as the consumer's ``seen-time``; a successful claim
 also sets its ``active-time``. Entries that no longer exist in the stream are dropped from
-the PEL when a claim meets them (and XAUTOCLAIM reports them). PEL walks start at the
-requested id (O(log p)) and stop after the work Redis would do: XAUTOCLAIM looks at no more
-than COUNT x 10 pending entries.
+the PEL when a claim meets them (and XAUTOCLAIM reports them). The claims and the group
+moves are one store call each (:meth:`ConsumerGroup.claim`, :meth:`~ConsumerGroup.autoclaim`,
+:meth:`~ConsumerGroup.set_position`), which keep the PEL's invariants; the handlers parse,
+log and shape replies. PEL walks start at the requested id (O(log p)) and stop after the
+work Redis would do: XAUTOCLAIM looks at no more than COUNT x 10 pending entries.
 
 XNACK (Redis 8.8) releases pending entries back to the group: they lose their owner, their
 delivery time becomes 0 (so any claim takes them at once, before merely idle ones) and
@@ -50,6 +52,7 @@ from resplite.store.consumer_group import (
     INVALID_ENTRIES_READ,
     MAX_DELIVERY_COUNT,
     ConsumerGroup,
+    bounded_entries_read,
 )
 from resplite.store.stream import RefPolicy, Stream
 from resplite.store.stream_ids import MAX_ID, MIN_ID, U64, format_id, parse_id
@@ -147,8 +150,7 @@ def xgroup_create(client: Client, argv: list[bytes]) -> Any:
         stream = Stream()
         client.db.add(key, stream)
         client.db.signal_modified(key)
-    if entries_read != INVALID_ENTRIES_READ and entries_read > stream.entries_added:
-        entries_read = stream.entries_added
+    entries_read = bounded_entries_read(entries_read, stream.entries_added)
     if stream.create_group(argv[3], last_id, entries_read) is None:
         raise CommandError(errors.BUSYGROUP)
     client.server.notify(STREAM, b"xgroup-create", key, client.db_index)
@@ -163,10 +165,7 @@ def xgroup_setid(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(errors.subcommand_syntax(argv))
     assert stream is not None and group is not None
     last_id = stream.last_id if argv[4] == b"$" else require_id(argv[4], 0)
-    if entries_read != INVALID_ENTRIES_READ and entries_read > stream.entries_added:
-        entries_read = stream.entries_added
-    group.last_id = last_id
-    group.entries_read = entries_read
+    group.set_position(last_id, entries_read, stream.entries_added)
     client.server.notify(STREAM, b"xgroup-setid", argv[2], client.db_index)
     client.server.dirty += 1
     return OK
@@ -411,52 +410,21 @@ def xclaim(client: Client, argv: list[bytes]) -> Any:
         else:
             raise CommandError(errors.xclaim_unknown_option(argv[j]))
         j += 1
-    server = client.server
     # A LASTID past the group's is a change of its own, unless a claim carries it.
     moved_last = last_id > group.last_id
-    if moved_last:
-        group.last_id = last_id
-    if when < 0 or when > now:
-        when = now  # bogus times (clock skew on the client) count as "now", as in Redis
     consumer = consumer_for(client, group, argv[1], argv[3], now)
-    consumer.seen_time = now
-    pel = group.pel
-    out: list[Any] = []
-    changes = 0
     key, group_name = argv[1], argv[2]
     propagate_consumer(client, key, group_name, argv[3])
-    for sid in ids:
-        nack = pel.get(sid)
-        fields = stream.get(sid)
-        if fields is None:
-            if nack is not None:
-                group.ack(sid)  # the entry is gone: so is its pending record
-                propagate_pending(client, key, group_name, group, sid)
-                changes += 1
-            continue
-        forced = force and nack is None
-        if forced:
-            nack = group.force_pending(sid, consumer, now)
-        if nack is None:
-            continue
-        # An entry FORCE just made pending has no idle time to test: Redis claims it
-        # whatever the minimum (its new record has no owner yet at that check).
-        if (not forced and nack.consumer is not None and min_idle
-                and now - nack.delivery_time < min_idle):
-            continue
-        changes += 1
-        group.transfer(sid, nack, consumer)
-        group.retime(sid, nack, when)
-        if retrycount >= 0:
-            nack.delivery_count = retrycount
-        elif not justid:
-            nack.count_delivery()
-        out.append(format_id(sid) if justid else [format_id(sid), fields])
-        consumer.active_time = now
+    changed = group.claim(
+        stream, ids, consumer, now, when, min_idle, retrycount, force, justid, last_id)
+    out: list[Any] = []
+    for sid, fields in changed:
         propagate_pending(client, key, group_name, group, sid)
-    if moved_last and not changes:
+        if fields is not None:
+            out.append(format_id(sid) if justid else [format_id(sid), fields])
+    if moved_last and not changed:
         propagate_setid(client, key, group_name, group)
-    server.dirty += changes or moved_last
+    client.server.dirty += len(changed) or moved_last
     return out
 
 
@@ -478,7 +446,7 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
         if opt == b"COUNT" and j + 1 < n:
             value = parse_int(argv[j + 1])
             if value is None or not 1 <= value <= _XAUTOCLAIM_MAX_COUNT:
-                raise CommandError(errors.XAUTOCLAIM_COUNT)
+                raise CommandError(errors.COUNT_MUST_BE_ABOVE_0)
             count = value
             j += 1
         elif opt == b"JUSTID":
@@ -489,54 +457,22 @@ def xautoclaim(client: Client, argv: list[bytes]) -> Any:
     stream, group = _group_or_nogroup(client, argv[1], argv[2])
     now = _now(client)
     consumer = consumer_for(client, group, argv[1], argv[3], now)
-    consumer.seen_time = now
     propagate_consumer(client, argv[1], argv[2], argv[3])
-    pel = group.pel
-    attempts = count * 10
-    claimed: list[Any] = []
-    deleted: list[int] = []
-    it = iter(group.pel_ids.irange(minimum=start))
-    exhausted = False
-    while attempts:
-        attempts -= 1
-        if not count:
-            break
-        sid = next(it, None)
-        if sid is None:
-            exhausted = True
-            break
-        nack = pel[sid]
-        fields = None if justid else stream.get(sid)
-        if not (stream.exists(sid) if justid else fields is not None):
-            deleted.append(sid)  # dropped after the walk, so the iterator stays valid
-            count -= 1
-            continue
-        if min_idle and now - nack.delivery_time < min_idle:
-            continue
-        group.transfer(sid, nack, consumer)
-        group.retime(sid, nack, now)
+    claimed, entries, deleted, cursor = group.autoclaim(
+        stream, start, count, min_idle, consumer, now, justid)
+    key, group_name = argv[1], argv[2]
+    out: list[Any] = []
+    for i, sid in enumerate(claimed):
+        propagate_pending(client, key, group_name, group, sid)
         if justid:
-            claimed.append(b"%d-%d" % (sid >> 64, sid & U64))
+            out.append(b"%d-%d" % (sid >> 64, sid & U64))
         else:
-            nack.count_delivery()
-            claimed.append([format_id(sid), fields])
-        propagate_pending(client, argv[1], argv[2], group, sid)
-        count -= 1
-        consumer.active_time = now
-    cursor = 0
-    if not exhausted:
-        nxt = next(it, None)
-        if nxt is not None:
-            cursor = nxt
+            out.append([format_id(sid), entries[i]])
     for sid in deleted:
-        group.ack(sid)
-        propagate_pending(client, argv[1], argv[2], group, sid)
+        propagate_pending(client, key, group_name, group, sid)
     client.server.dirty += len(claimed) + len(deleted)
-    if justid:
-        claimed_reply: Any = bulk_array(claimed)
-    else:
-        claimed_reply = claimed
-    return [format_id(cursor), claimed_reply, [format_id(sid) for sid in deleted]]
+    return [format_id(cursor), bulk_array(out) if justid else out,
+            [format_id(sid) for sid in deleted]]
 
 
 # -- XNACK -----------------------------------------------------------------------------------

@@ -246,28 +246,22 @@ def _claim(
 ) -> list[Any]:
     """CLAIM: hand the most idle pending entries (idle >= ``min_idle``) to ``consumer``,
     the ones released by XNACK first."""
-    eligible: list[int] = []
-    for delivered, sid in group.by_idle():
-        if (now - delivered) & U64 < min_idle:
-            break
-        eligible.append(sid)
-        if count and len(eligible) >= count:
-            break
     out: list[Any] = []
-    for sid in eligible:
+    claimed: list[int] = []
+    pel = group.pel
+    for sid in group.claimable(min_idle, count, now):
         fields = stream.get(sid)
         if fields is None:
             continue  # deleted from the stream: left pending, not served
         if budget.spent():
             break
-        nack = group.pel[sid]
+        nack = pel[sid]
+        # The entry as it was pending: the claim below changes its time and count.
         entry = [format_id(sid), fields, now - nack.delivery_time, nack.delivery_count]
         out.append(entry)
         budget.add(entry)
-        group.transfer(sid, nack, consumer)
-        group.retime(sid, nack, now)
-        nack.count_delivery()
-        consumer.active_time = now
+        claimed.append(sid)
+    group.redeliver(claimed, consumer, now)
     return out
 
 
@@ -284,11 +278,7 @@ def _history(
         ids = consumer.pel.irange(minimum=start)
         sids = list(islice(ids, count) if count else ids)
         pieces = stream.entries_pieces(sids, resp)
-        pel = group.pel
-        for sid in pieces.live_ids():
-            nack = pel[sid]
-            group.retime(sid, nack, now)
-            nack.count_delivery()
+        group.redeliver_own(pieces.live_ids(), now)
         budget.entries += len(sids)
         head = b"*%d\r\n" % len(sids)
         if len(sids) >= CHUNKED_ENTRIES:
@@ -296,6 +286,7 @@ def _history(
             return Chunked(head, pieces)
         return Raw(head + b"".join(pieces))
     out: list[Any] = []
+    live: list[int] = []
     for sid in consumer.pel.irange(minimum=start):
         if (count and len(out) >= count) or budget.spent():
             break
@@ -308,9 +299,8 @@ def _history(
         entry = [format_id(sid), fields]
         out.append(entry)
         budget.add(entry)
-        nack = group.pel[sid]
-        group.retime(sid, nack, now)
-        nack.count_delivery()
+        live.append(sid)
+    group.redeliver_own(live, now)
     return out
 
 
@@ -338,7 +328,6 @@ def _new_entries(
                 if not noack:
                     assert consumer is not None
                     group.deliver(sid, consumer, now)
-                    consumer.active_time = now
             entry: list[Any]
             if claim_shape:
                 entry = [format_id(sid), node.fields_at(i), 0, 0]
@@ -479,7 +468,6 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
                 serve = True
                 gt = group.last_id
             consumer = consumer_for(client, group, key, args.consumer, now)
-            consumer.seen_time = now
             client.db.note_change(key)  # the consumer was seen: a change, unsignalled
             named.append((key, group, consumer))
         elif stream.length and stream.last_live_id() > gt:
@@ -599,7 +587,7 @@ def _group_wakes_on(client: Client, keys: list[bytes], group_name: bytes,
         db.count_reads(keys, 2, not client.no_touch)
         now = client.server.clock.time_ms()
         for consumer in consumers:
-            consumer.seen_time = now
+            consumer.seen(now)
         return False
 
     return wakes_on

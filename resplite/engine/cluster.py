@@ -37,7 +37,6 @@ from resplite.algorithms.keyslot import SLOTS, key_slot
 
 CROSSSLOT = "CROSSSLOT Keys in request don't hash to the same slot"
 TRYAGAIN = "TRYAGAIN Multiple keys request during rehashing of slot"
-DISABLED = "ERR This instance has cluster support disabled"
 
 
 class NodeInfo:

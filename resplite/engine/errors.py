@@ -1,11 +1,18 @@
-"""Every error text a command can answer, in one place, exactly as Redis words it.
+"""Error texts, exactly as Redis words them, and :class:`CommandError`, which carries one.
 
 Handlers raise :class:`CommandError`; the dispatcher turns it into one error reply and
 nothing else about the connection or the keyspace changes. The message carries its own
 code: ``ERR ...`` for generic errors, and bare codes such as ``WRONGTYPE``, ``NOGROUP``,
 ``BUSYGROUP``, ``EXECABORT``, ``NOAUTH`` and ``WRONGPASS`` without an ``ERR`` prefix, as
-Redis sends them. Module-level constants hold the texts that are used verbatim in many
-places; functions build the ones that embed arguments.
+Redis sends them. Constants hold fixed texts; functions build the ones that embed arguments.
+
+Where a text lives: a text that more than one module answers lives here. A text only one
+module answers may live here or in that module, next to the code that raises it (the
+dispatcher's and the connection's own replies, a command's own option errors, the layers
+below the engine, which cannot import it), so that a command's meaning can stay with the
+command. Either way a text is written once: no two modules write the same words, every
+text here is used, and no two constants here hold the same words
+(``tests/unit/test_error_texts.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ NOT_INTEGER = "ERR value is not an integer or out of range"
 NOT_FLOAT = "ERR value is not a valid float"
 OVERFLOW = "ERR increment or decrement would overflow"
 NO_SUCH_KEY = "ERR no such key"
+BUSYKEY = "BUSYKEY Target key name already exists."  # RESTORE, MIGRATE
+BAD_DUMP_PAYLOAD = "ERR DUMP payload version or checksum are wrong"  # RESTORE, FUNCTION RESTORE
 DB_INDEX_OUT_OF_RANGE = "ERR DB index is out of range"
 INVALID_EXPIRE = "ERR invalid expire time in '{}' command"
 NOAUTH = "NOAUTH Authentication required."
@@ -42,7 +51,6 @@ MULTI_NESTED = "ERR MULTI calls can not be nested"
 EXEC_WITHOUT_MULTI = "ERR EXEC without MULTI"
 DISCARD_WITHOUT_MULTI = "ERR DISCARD without MULTI"
 WATCH_INSIDE_MULTI = "ERR WATCH inside MULTI is not allowed"
-MAX_CLIENTS = "ERR max number of clients reached"
 TIMEOUT_NEGATIVE = "ERR timeout is negative"
 TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"
 TIMEOUT_OUT_OF_RANGE = "ERR timeout is out of range"
@@ -189,13 +197,6 @@ def config_set_failed(name: str, reason: str) -> str:
     return f"ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}"
 
 
-def command_in_subscribe_context(name: str) -> str:
-    return (
-        f"ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
-        "RESET are allowed in this context"
-    )
-
-
 # RESPLITE.CLOCK (resplite's own command; the wording is ours).
 FAULT_DISABLED = (
     "ERR RESPLITE.FAULT is disabled on this server: start it with 'enable-fault-command yes' "
@@ -250,8 +251,8 @@ LIMIT_CANT_BE_NEGATIVE = "ERR LIMIT can't be negative"
 SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
 SORT_BY_DENIED = "ERR BY option of SORT denied due to insufficient ACL permissions."
 SORT_GET_DENIED = "ERR GET option of SORT denied due to insufficient ACL permissions."
-# Not Redis's: it would build such a reply until memory ran out.
-REPLY_TOO_LONG = "ERR value is out of range"
+# Not Redis's: it would build such a reply until memory ran out; worded as the count's range.
+REPLY_TOO_LONG = VALUE_OUT_OF_RANGE
 
 
 # Streams (XADD, XREAD, XGROUP, XCLAIM ...), worded exactly as Redis words them.
@@ -316,7 +317,7 @@ XCLAIM_IDLE = "ERR Invalid IDLE option argument for XCLAIM"
 XCLAIM_TIME = "ERR Invalid TIME option argument for XCLAIM"
 XCLAIM_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
 XAUTOCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
-XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
+COUNT_MUST_BE_ABOVE_0 = "ERR COUNT must be > 0"  # XAUTOCLAIM, GEOSEARCH / GEORADIUS COUNT
 # Idempotent producers (Redis 8.6): XADD IDMP / IDMPAUTO and XCFGSET.
 IDMP_TWICE = "ERR IDMP/IDMPAUTO specified multiple times"
 IDMP_EXPLICIT_ID = "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"

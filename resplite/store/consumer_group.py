@@ -35,10 +35,15 @@ whose PEL holds ``id`` (absent when none).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from sortedcontainers import SortedList
 
 from resplite.store.sorted_ids import SortedIds
+from resplite.store.stream_ids import U64
+
+if TYPE_CHECKING:
+    from resplite.store.stream import Stream
 
 INVALID_ENTRIES_READ = -1
 # XNACK FATAL's delivery count: Redis's LLONG_MAX.
@@ -73,6 +78,20 @@ class Consumer:
         self.active_time = -1  # last successful delivery or claim; -1 never
         self.pel = SortedIds()
 
+    def seen(self, now: int) -> None:
+        """Record an attempted interaction at ``now``: a read or claim that names the
+        consumer, whether or not it gets anything."""
+        self.seen_time = now
+
+
+def bounded_entries_read(entries_read: int, entries_added: int) -> int:
+    """A read counter given to a group (XGROUP CREATE or SETID ENTRIESREAD): a group cannot
+    have read more entries than the stream ever had, so a larger count is cut to
+    ``entries_added``; -1 (unknown) stays unknown."""
+    if entries_read != INVALID_ENTRIES_READ and entries_read > entries_added:
+        return entries_added
+    return entries_read
+
 
 class ConsumerGroup:
     __slots__ = (
@@ -97,6 +116,14 @@ class ConsumerGroup:
 
     def consumer(self, name: bytes) -> Consumer | None:
         return self.consumers.get(name)
+
+    def seen_consumer(self, name: bytes, now: int) -> Consumer | None:
+        """The consumer ``name``, seen at ``now`` (:meth:`Consumer.seen`: a read or claim
+        names it), or None when there is none."""
+        consumer = self.consumers.get(name)
+        if consumer is not None:
+            consumer.seen_time = now
+        return consumer
 
     def create_consumer(self, name: bytes, now: int) -> Consumer | None:
         """A new consumer, or None if one with that name exists."""
@@ -157,7 +184,8 @@ class ConsumerGroup:
                 self._by_time.remove((nack.delivery_time << 128) | sid)
 
     def deliver(self, sid: int, consumer: Consumer, now: int) -> PendingEntry:
-        """Record a delivery of ``sid`` to ``consumer``, as XREADGROUP ``>`` does.
+        """Record a delivery of ``sid`` to ``consumer`` at ``now``, as XREADGROUP ``>``
+        does: the consumer was active at ``now``.
 
         An entry already pending (the group's last id was moved back) is handed to
         ``consumer`` with its delivery count reset to 1.
@@ -172,6 +200,7 @@ class ConsumerGroup:
             nack.delivery_time = now
             nack.delivery_count = 1
         consumer.pel.add(sid)
+        consumer.active_time = now
         if self._by_time is not None:
             self._by_time.add((now << 128) | sid)
         return nack
@@ -188,6 +217,7 @@ class ConsumerGroup:
             refs[sid] = refs.get(sid, 0) + 1
         self.pel_ids.extend_above(sids)
         consumer.pel.extend_above(sids)
+        consumer.active_time = now
         if self._by_time is not None:
             self._by_time.update([(now << 128) | sid for sid in sids])
 
@@ -245,6 +275,164 @@ class ConsumerGroup:
         """XNACK FORCE for an id not pending: a new released entry."""
         self._new_pending(sid, PendingEntry(None, 0, delivery_count))
         self.nacked[sid] = None
+
+    # -- claims and positions -------------------------------------------------------------------
+
+    def claim(
+        self, stream: Stream, ids: list[int], consumer: Consumer, now: int, when: int,
+        min_idle: int, retrycount: int, force: bool, justid: bool, last_id: int,
+    ) -> list[tuple[int, list[bytes] | None]]:
+        """XCLAIM of ``ids`` (in the order given, repeats included) for ``consumer``.
+
+        The group's last-delivered id is first raised to ``last_id`` when above it (LASTID;
+        the read counter is left as it is, as Redis does). Then, per id: one whose entry is
+        gone from ``stream`` loses its pending record; one not pending is made pending
+        when ``force`` (and claimed whatever ``min_idle``); a pending one idle less than
+        ``min_idle`` ms (a released one never is) is left alone; any other becomes
+        ``consumer``'s with delivery time ``when`` (``now`` when negative or in the
+        future: a client's clock skew) and delivery count ``retrycount`` when not
+        negative, else one more unless ``justid``. A claim makes ``consumer`` active at
+        ``now``.
+
+        Returns each id changed, in order, with its entry's fields when claimed, None when
+        its record was dropped. O(k log p) for k ids.
+        """
+        if last_id > self.last_id:
+            self.last_id = last_id
+        if when < 0 or when > now:
+            when = now
+        pel = self.pel
+        changed: list[tuple[int, list[bytes] | None]] = []
+        for sid in ids:
+            nack = pel.get(sid)
+            fields = stream.get(sid)
+            if fields is None:
+                if nack is not None:
+                    self.ack(sid)
+                    changed.append((sid, None))
+                continue
+            forced = force and nack is None
+            if forced:
+                nack = self.force_pending(sid, consumer, now)
+            if nack is None:
+                continue
+            # An entry FORCE just made pending has no idle time to test: Redis claims it
+            # whatever the minimum (its new record has no owner yet at that check).
+            if (not forced and nack.consumer is not None and min_idle
+                    and now - nack.delivery_time < min_idle):
+                continue
+            self.transfer(sid, nack, consumer)
+            self.retime(sid, nack, when)
+            if retrycount >= 0:
+                nack.delivery_count = retrycount
+            elif not justid:
+                nack.count_delivery()
+            consumer.active_time = now
+            changed.append((sid, fields))
+        return changed
+
+    def autoclaim(
+        self, stream: Stream, start: int, count: int, min_idle: int, consumer: Consumer,
+        now: int, justid: bool,
+    ) -> tuple[list[int], list[list[bytes]], list[int], int]:
+        """XAUTOCLAIM: walk the PEL from ``start`` and claim for ``consumer`` up to
+        ``count`` entries pending at least ``min_idle`` ms (released ones always qualify),
+        looking at no more than ``count * 10`` records, as Redis does.
+
+        A claimed entry gets delivery time ``now`` and, unless ``justid``, one more
+        delivery; ``consumer`` becomes active at ``now``. A record whose entry is gone
+        from ``stream`` is dropped (after the walk) and counts towards ``count``.
+
+        Returns the ids claimed, their fields (empty unless claimed without ``justid``),
+        the ids dropped, and the cursor: the next pending id, 0 when the walk reached the
+        end of the PEL. O(log p + count * 10).
+        """
+        pel = self.pel
+        attempts = count * 10
+        claimed: list[int] = []
+        entries: list[list[bytes]] = []
+        deleted: list[int] = []
+        it = iter(self.pel_ids.irange(minimum=start))
+        exhausted = False
+        while attempts:
+            attempts -= 1
+            if not count:
+                break
+            sid = next(it, None)
+            if sid is None:
+                exhausted = True
+                break
+            nack = pel[sid]
+            fields = None if justid else stream.get(sid)
+            if not (stream.exists(sid) if justid else fields is not None):
+                deleted.append(sid)  # dropped after the walk, so the iterator stays valid
+                count -= 1
+                continue
+            if min_idle and now - nack.delivery_time < min_idle:
+                continue
+            self.transfer(sid, nack, consumer)
+            self.retime(sid, nack, now)
+            claimed.append(sid)
+            if fields is not None:
+                nack.count_delivery()
+                entries.append(fields)
+            count -= 1
+            consumer.active_time = now
+        cursor = 0
+        if not exhausted:
+            nxt = next(it, None)
+            if nxt is not None:
+                cursor = nxt
+        for sid in deleted:
+            self.ack(sid)
+        return claimed, entries, deleted, cursor
+
+    def claimable(self, min_idle: int, count: int, now: int) -> list[int]:
+        """XREADGROUP CLAIM's candidates: the ids pending at least ``min_idle`` ms at
+        ``now``, in :meth:`by_idle` order (released entries first), at most ``count`` (0:
+        all). Changes nothing."""
+        eligible: list[int] = []
+        for delivered, sid in self.by_idle():
+            if (now - delivered) & U64 < min_idle:
+                break
+            eligible.append(sid)
+            if count and len(eligible) >= count:
+                break
+        return eligible
+
+    def redeliver(self, sids: list[int], consumer: Consumer, now: int) -> None:
+        """XREADGROUP CLAIM of pending ``sids``: each becomes ``consumer``'s, delivered
+        again at ``now`` (one more delivery); ``consumer`` is active at ``now`` when any
+        is. O(k log p)."""
+        pel = self.pel
+        for sid in sids:
+            nack = pel[sid]
+            self.transfer(sid, nack, consumer)
+            self.retime(sid, nack, now)
+            nack.count_delivery()
+        if sids:
+            consumer.active_time = now
+
+    def redeliver_own(self, sids: list[int], now: int) -> None:
+        """A consumer's read of its own pending ``sids`` (XREADGROUP with a history id):
+        each is delivered again at ``now`` (one more delivery), its owner unchanged and not
+        made active, as in Redis. O(k log p) with the time index, else O(k)."""
+        pel = self.pel
+        for sid in sids:
+            nack = pel[sid]
+            self.retime(sid, nack, now)
+            nack.count_delivery()
+
+    def set_position(self, last_id: int, entries_read: int, entries_added: int) -> None:
+        """XGROUP SETID: the group's last-delivered id becomes ``last_id`` (backwards too:
+        the entries after it are delivered again) and its read counter ``entries_read``,
+        cut to ``entries_added`` (:func:`bounded_entries_read`). The PEL is untouched."""
+        self.last_id = last_id
+        self.entries_read = bounded_entries_read(entries_read, entries_added)
+
+    def bound_entries_read(self, entries_added: int) -> None:
+        """Cut the read counter to ``entries_added`` (the stream's count was lowered)."""
+        self.entries_read = bounded_entries_read(self.entries_read, entries_added)
 
     def drop_all(self) -> None:
         """Give up every pending entry's reference (the group is being destroyed)."""

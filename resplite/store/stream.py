@@ -99,6 +99,15 @@ class TrimStrategy(IntEnum):
     MINID = 2
 
 
+class SetIdRefused(IntEnum):
+    """Why :meth:`Stream.set_last_id` changed nothing (XSETID words each as Redis does)."""
+
+    MAX_DELETED_ABOVE = 1  # the new largest deleted id is above the new last id
+    BELOW_MAX_DELETED = 2  # the new last id is below an id already deleted
+    BELOW_TOP = 3  # the new last id is below the last live entry
+    ENTRIES_ADDED_SMALL = 4  # fewer entries ever added than the stream holds
+
+
 class Stream:
     """A Redis stream."""
 
@@ -652,7 +661,6 @@ class Stream:
                     self._deliver_next(group, sid, max_deleted)
                 if consumer is not None:
                     group.deliver(sid, consumer, now)
-                    consumer.active_time = now
             node.entry_resp(i, sid, out)
             n += 1
             if n == count:
@@ -692,15 +700,12 @@ class Stream:
                 if n == count:
                     break
             group.deliver_above(sids, consumer, now)
-            if sids:
-                consumer.active_time = now
             return
         for n, (_, _, sid) in enumerate(self.iter_forward(start), 1):
             if sid > group.last_id:
                 self._deliver_next(group, sid, max_deleted)
             if consumer is not None:
                 group.deliver(sid, consumer, now)
-                consumer.active_time = now
             if n == count:
                 break
 
@@ -715,6 +720,39 @@ class Stream:
         elif self.entries_added:
             group.entries_read = self.estimate_entries_read(sid)
         group.last_id = sid
+
+    # -- history ------------------------------------------------------------------------------
+
+    def set_last_id(
+        self, sid: int, entries_added: int = -1, max_deleted_id: int = 0
+    ) -> SetIdRefused | None:
+        """XSETID: make ``sid`` the last generated id and, when given (not -1, not 0),
+        ``entries_added`` the count of entries ever added and ``max_deleted_id`` the largest
+        id ever deleted; None when done, else why nothing changed.
+
+        Keeps the invariants: every id and ``max_deleted_id`` stay ``<= last_id`` (so an
+        id below the last live entry or below an id already deleted is refused), and
+        ``entries_added`` is at least the number of live entries; each group's read counter
+        is cut to the new ``entries_added`` (a later Redis fix). Refusals are checked in
+        Redis's order. O(groups).
+        """
+        if sid < max_deleted_id:
+            return SetIdRefused.MAX_DELETED_ABOVE
+        if sid < self.max_deleted_id:
+            return SetIdRefused.BELOW_MAX_DELETED
+        if self.length:
+            if sid < self.last_live_id():
+                return SetIdRefused.BELOW_TOP
+            if entries_added != -1 and self.length > entries_added:
+                return SetIdRefused.ENTRIES_ADDED_SMALL
+        self.last_id = sid
+        if entries_added != -1:
+            self.entries_added = entries_added
+            for group in self.groups.values():
+                group.bound_entries_read(entries_added)
+        if max_deleted_id:
+            self.max_deleted_id = max_deleted_id
+        return None
 
     # -- groups -------------------------------------------------------------------------------
 

@@ -9,28 +9,16 @@ from typing import Any, cast
 import pytest
 import redis
 import redis.asyncio
-from redis._parsers import _HiredisParser, _RESP2Parser, _RESP3Parser
 from redis.backoff import NoBackoff
 from redis.retry import Retry
-from support.servers import ServerProcess, start_resplite
-
-PARSERS = {(2, False): _RESP2Parser, (3, False): _RESP3Parser, (2, True): _HiredisParser,
-           (3, True): _HiredisParser}
+from support.redis_py import COMBO_IDS, COMBOS, sync_client
+from support.servers import ServerProcess
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = start_resplite()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(params=sorted(PARSERS), ids=lambda p: f"resp{p[0]}-{'hiredis' if p[1] else 'py'}")
+@pytest.fixture(params=COMBOS, ids=COMBO_IDS)
 def admin(request: pytest.FixtureRequest, server: ServerProcess) -> Iterator[redis.Redis]:
-    protocol, _ = request.param
-    pool = redis.ConnectionPool(host=server.host, port=server.port, protocol=protocol,
-                                parser_class=PARSERS[request.param], decode_responses=True)
-    client = redis.Redis(connection_pool=pool)
+    protocol, hiredis = request.param
+    client = sync_client(server, protocol, hiredis, decode_responses=True)
     yield client
     # redis-py types a reply as every shape the command can have: cast to the one it has here.
     for name in cast("list[str]", client.acl_users()):
@@ -38,7 +26,6 @@ def admin(request: pytest.FixtureRequest, server: ServerProcess) -> Iterator[red
             client.acl_deluser(name)
     client.acl_log_reset()
     client.close()
-    pool.disconnect()
 
 
 def test_acl_calls_parse(admin: redis.Redis) -> None:

@@ -13,50 +13,23 @@ command); inside MULTI nothing blocks; a disconnected waiter leaves nothing behi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
-
-T0 = 1_700_000_000_000
+from support.blocking import blocked_count, park, until_blocked
 
 pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-async def server(resplite_instance: Any, resplite_clock: Any) -> AsyncIterator[Any]:
-    resplite_clock.freeze()  # first: a running clock would move on before the freeze
-    resplite_clock.set(T0)
-    yield resplite_instance
-    resplite_clock.reset()
-
-
-@pytest.fixture
-async def clients(server: Any) -> AsyncIterator[list[aioredis.Redis]]:
-    made = [server.async_client(protocol=3, decode_responses=True) for _ in range(12)]
+async def clients(frozen: Any) -> AsyncIterator[list[aioredis.Redis]]:
+    made = [frozen.async_client(protocol=3, decode_responses=True) for _ in range(12)]
     yield made
     for c in made:
         await c.aclose()
-
-
-async def blocked_count(admin: aioredis.Redis) -> int:
-    return int((await admin.info("clients"))["blocked_clients"])
-
-
-async def until_blocked(admin: aioredis.Redis, count: int) -> None:
-    for _ in range(2000):
-        if await blocked_count(admin) == count:
-            return
-        await asyncio.sleep(0.002)
-    raise AssertionError(f"expected {count} blocked clients")
-
-
-async def park(admin: aioredis.Redis, aw: Awaitable[Any], count: int) -> asyncio.Task[Any]:
-    task = asyncio.ensure_future(aw)
-    await until_blocked(admin, count)
-    return task
 
 
 async def test_ten_waiters_get_one_element_each_in_blocking_order(
@@ -222,10 +195,10 @@ async def test_blocking_commands_inside_a_transaction_do_not_block(
     assert await blocked_count(admin) == 0
 
 
-async def test_a_disconnected_waiter_leaves_nothing_behind(server: Any) -> None:
-    admin = server.async_client(protocol=3, decode_responses=True)
+async def test_a_disconnected_waiter_leaves_nothing_behind(frozen: Any) -> None:
+    admin = frozen.async_client(protocol=3, decode_responses=True)
     try:
-        doomed = [server.async_client(protocol=3) for _ in range(3)]
+        doomed = [frozen.async_client(protocol=3) for _ in range(3)]
         tasks = [asyncio.ensure_future(c.blpop(["q"], timeout=0)) for c in doomed]
         await until_blocked(admin, 3)
         for task in tasks:
@@ -239,9 +212,9 @@ async def test_a_disconnected_waiter_leaves_nothing_behind(server: Any) -> None:
         await admin.aclose()
 
 
-async def test_resp2_clients(server: Any) -> None:
-    admin = server.async_client(protocol=2, decode_responses=True)
-    reader = server.async_client(protocol=2, decode_responses=True)
+async def test_resp2_clients(frozen: Any) -> None:
+    admin = frozen.async_client(protocol=2, decode_responses=True)
+    reader = frozen.async_client(protocol=2, decode_responses=True)
     try:
         task = await park(admin, reader.execute_command("BLMPOP", "0", "1", "q", "RIGHT",
                                                         "COUNT", "2"), 1)
@@ -256,7 +229,7 @@ async def test_resp2_clients(server: Any) -> None:
 
 
 async def test_reliable_queue_with_blmove(
-    server: Any, clients: list[aioredis.Redis], resplite_clock: Any
+    frozen: Any, clients: list[aioredis.Redis], resplite_clock: Any
 ) -> None:
     """Producers LPUSH jobs; each worker BLMOVEs one into its own processing list, does it,
     records the result and LREMs it from processing. A worker that dies mid-job leaves the

@@ -7,36 +7,8 @@ applications use them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import redis
-from redis._parsers import _HiredisParser, _RESP2Parser, _RESP3Parser
-from support.servers import ServerProcess, start_resplite
-
-PARSERS = {(2, False): _RESP2Parser, (3, False): _RESP3Parser, (2, True): _HiredisParser,
-           (3, True): _HiredisParser}
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = start_resplite()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(params=list(PARSERS), ids=["resp2-python", "resp3-python", "resp2-hiredis",
-                                          "resp3-hiredis"])
-def r(request: pytest.FixtureRequest, server: ServerProcess) -> Iterator[redis.Redis]:
-    protocol, hiredis = request.param
-    pool = redis.ConnectionPool(host=server.host, port=server.port, protocol=protocol,
-                                parser_class=PARSERS[(protocol, hiredis)],
-                                decode_responses=True)
-    client = redis.Redis(connection_pool=pool)
-    client.auto_close_connection_pool = True
-    yield client
-    client.flushall()
-    client.close()
 
 
 def test_list_helpers_decode_as_against_redis(r: redis.Redis) -> None:

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,13 +24,6 @@ from support.raw import RawClient
 from support.servers import ServerProcess, start_resplite
 
 import resplite
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = start_resplite()
-    yield srv
-    srv.stop()
 
 
 def _client(srv: ServerProcess, protocol: int, **kw: Any) -> redis.Redis:

@@ -11,23 +11,15 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
 
 import pytest
-from support.servers import ServerProcess, start_resplite
+from support.servers import ServerProcess
 
 REDIS_BENCHMARK = shutil.which("redis-benchmark")
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(REDIS_BENCHMARK is None, reason="redis-benchmark is not installed"),
 ]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = start_resplite()
-    yield srv
-    srv.stop()
 
 
 @pytest.mark.parametrize("pipeline", [1, 16])

@@ -22,13 +22,6 @@ pytestmark = pytest.mark.skipif(REDIS_CLI is None, reason="redis-cli is not inst
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = start_resplite()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(scope="module")
 def protected_server() -> Iterator[ServerProcess]:
     srv = start_resplite("--requirepass", "s3cret")
     yield srv

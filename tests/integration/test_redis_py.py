@@ -16,28 +16,13 @@ import pytest
 import redis
 import redis.asyncio
 from redis._parsers import (
-    _AsyncHiredisParser,
-    _AsyncRESP2Parser,
-    _AsyncRESP3Parser,
     _HiredisParser,
-    _RESP2Parser,
     _RESP3Parser,
 )
+from support.redis_py import COMBO_IDS, COMBOS, async_client, sync_client
 from support.servers import ServerProcess, start_resplite
 
 from resplite.version import REDIS_VERSION
-
-SYNC_PARSERS = {2: _RESP2Parser, 3: _RESP3Parser}
-ASYNC_PARSERS = {2: _AsyncRESP2Parser, 3: _AsyncRESP3Parser}
-COMBOS = [(2, False), (3, False), (2, True), (3, True)]
-COMBO_IDS = ["resp2-python", "resp3-python", "resp2-hiredis", "resp3-hiredis"]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = start_resplite()
-    yield srv
-    srv.stop()
 
 
 @pytest.fixture(scope="module")
@@ -47,30 +32,9 @@ def protected_server() -> Iterator[ServerProcess]:
     srv.stop()
 
 
-def _sync_client(srv: ServerProcess, protocol: int, hiredis: bool, **kw: Any) -> redis.Redis:
-    # The parser is chosen per connection, through the pool.
-    parser = _HiredisParser if hiredis else SYNC_PARSERS[protocol]
-    pool = redis.ConnectionPool(host=srv.host, port=srv.port, protocol=protocol,
-                                parser_class=parser, **kw)
-    client = redis.Redis(connection_pool=pool)
-    client.auto_close_connection_pool = True
-    return client
-
-
-def _async_client(
-    srv: ServerProcess, protocol: int, hiredis: bool, **kw: Any
-) -> redis.asyncio.Redis:
-    parser = _AsyncHiredisParser if hiredis else ASYNC_PARSERS[protocol]
-    pool = redis.asyncio.ConnectionPool(host=srv.host, port=srv.port, protocol=protocol,
-                                        parser_class=parser, **kw)
-    client = redis.asyncio.Redis(connection_pool=pool)
-    client.auto_close_connection_pool = True
-    return client
-
-
 def test_parser_choice_is_honoured(server: ServerProcess) -> None:
     for hiredis, expected in ((False, _RESP3Parser), (True, _HiredisParser)):
-        r = _sync_client(server, 3, hiredis)
+        r = sync_client(server, 3, hiredis)
         try:
             r.ping()
             conn = r.connection_pool.get_connection()
@@ -84,7 +48,7 @@ def test_parser_choice_is_honoured(server: ServerProcess) -> None:
 
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
 def test_sync_handshake_and_commands(server: ServerProcess, protocol: int, hiredis: bool) -> None:
-    r = _sync_client(server, protocol, hiredis, decode_responses=True)
+    r = sync_client(server, protocol, hiredis, decode_responses=True)
     try:
         assert r.ping() is True
         info = r.client_info()
@@ -118,8 +82,8 @@ def test_sync_handshake_and_commands(server: ServerProcess, protocol: int, hired
 def test_sync_pipeline_and_transactions(
     server: ServerProcess, protocol: int, hiredis: bool
 ) -> None:
-    r = _sync_client(server, protocol, hiredis)
-    other = _sync_client(server, protocol, hiredis)
+    r = sync_client(server, protocol, hiredis)
+    other = sync_client(server, protocol, hiredis)
     try:
         with r.pipeline(transaction=False) as pipe:
             # One queued command a statement: redis-py types each as returning its reply.
@@ -161,7 +125,7 @@ def test_sync_pipeline_and_transactions(
 def test_sync_errors_keep_the_connection(
     server: ServerProcess, protocol: int, hiredis: bool
 ) -> None:
-    r = _sync_client(server, protocol, hiredis)
+    r = sync_client(server, protocol, hiredis)
     try:
         with pytest.raises(redis.ResponseError, match="unknown command"):
             r.execute_command("NOSUCH", "x")
@@ -176,19 +140,19 @@ def test_sync_errors_keep_the_connection(
 
 @pytest.mark.parametrize(("protocol", "hiredis"), COMBOS, ids=COMBO_IDS)
 def test_sync_password(protected_server: ServerProcess, protocol: int, hiredis: bool) -> None:
-    r = _sync_client(protected_server, protocol, hiredis, password="s3cret")
+    r = sync_client(protected_server, protocol, hiredis, password="s3cret")
     try:
         assert r.ping() is True
         assert r.acl_whoami() in ("default", b"default")
     finally:
         r.close()
-    bad = _sync_client(protected_server, protocol, hiredis, password="wrong")
+    bad = sync_client(protected_server, protocol, hiredis, password="wrong")
     try:
         with pytest.raises(redis.AuthenticationError):
             bad.ping()
     finally:
         bad.close()
-    anonymous = _sync_client(protected_server, protocol, hiredis)
+    anonymous = sync_client(protected_server, protocol, hiredis)
     try:
         with pytest.raises((redis.AuthenticationError, redis.ResponseError)):
             anonymous.ping()
@@ -200,8 +164,8 @@ def test_sync_password(protected_server: ServerProcess, protocol: int, hiredis: 
 async def test_async_handshake_pipeline_transaction(
     server: ServerProcess, protocol: int, hiredis: bool
 ) -> None:
-    r = _async_client(server, protocol, hiredis, decode_responses=True)
-    other = _async_client(server, protocol, hiredis, decode_responses=True)
+    r = async_client(server, protocol, hiredis, decode_responses=True)
+    other = async_client(server, protocol, hiredis, decode_responses=True)
     try:
         assert await r.ping() is True
         info = await r.client_info()
@@ -235,7 +199,7 @@ async def test_async_handshake_pipeline_transaction(
 async def test_async_password(
     protected_server: ServerProcess, protocol: int, hiredis: bool
 ) -> None:
-    r = _async_client(protected_server, protocol, hiredis, password="s3cret")
+    r = async_client(protected_server, protocol, hiredis, password="s3cret")
     try:
         assert await r.ping() is True
     finally:
@@ -250,7 +214,7 @@ async def test_async_password(
 def test_sync_newest_stream_calls(server: ServerProcess, protocol: int, hiredis: bool) -> None:
     """redis-py 8.1's own xadd(idmp=, idmpauto=), xcfgset and xnack; it has no keyword for
     MAXCOUNT / MAXSIZE yet, so those go through execute_command."""
-    r = _sync_client(server, protocol, hiredis)
+    r = sync_client(server, protocol, hiredis)
     try:
         key = f"newest:{protocol}:{int(hiredis)}"
         r.delete(key)

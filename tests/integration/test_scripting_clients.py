@@ -26,13 +26,6 @@ from support.servers import ServerProcess, paused, start_resplite
 import resplite
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = start_resplite()
-    yield srv
-    srv.stop()
-
-
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
 def client(request: pytest.FixtureRequest, server: ServerProcess) -> Iterator[redis.Redis]:
     r = redis.Redis(host=server.host, port=server.port, protocol=request.param)

@@ -4,36 +4,10 @@ parsers (RESP3 set replies arrive as Python sets, RESP2 ones as lists)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import cast
 
 import pytest
 import redis
-from redis._parsers import _HiredisParser, _RESP2Parser, _RESP3Parser
-from support.servers import ServerProcess, start_resplite
-
-COMBOS = [(2, False), (3, False), (2, True), (3, True)]
-COMBO_IDS = ["resp2-python", "resp3-python", "resp2-hiredis", "resp3-hiredis"]
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ServerProcess]:
-    srv = start_resplite()
-    yield srv
-    srv.stop()
-
-
-@pytest.fixture(params=COMBOS, ids=COMBO_IDS)
-def r(request: pytest.FixtureRequest, server: ServerProcess) -> Iterator[redis.Redis]:
-    protocol, hiredis = request.param
-    parser = _HiredisParser if hiredis else {2: _RESP2Parser, 3: _RESP3Parser}[protocol]
-    pool = redis.ConnectionPool(host=server.host, port=server.port, protocol=protocol,
-                                parser_class=parser, decode_responses=True)
-    client = redis.Redis(connection_pool=pool)
-    client.flushall()
-    yield client
-    client.close()
-    pool.disconnect()
 
 
 def test_tags_and_dedup(r: redis.Redis) -> None:

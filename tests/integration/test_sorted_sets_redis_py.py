@@ -11,8 +11,7 @@ from typing import Any, cast
 
 import pytest
 import redis
-
-T0 = 1_700_000_000_000
+from support.newer import T0
 
 
 def pairs(reply: Any) -> list[tuple[str, float]]:
@@ -21,15 +20,11 @@ def pairs(reply: Any) -> list[tuple[str, float]]:
 
 
 @pytest.fixture(params=[2, 3], ids=["resp2", "resp3"])
-def r(request: pytest.FixtureRequest, resplite_instance: Any,
-      resplite_clock: Any) -> Iterator[redis.Redis]:
-    resplite_clock.freeze()  # first: a running clock would move on before the freeze
-    resplite_clock.set(T0)
-    client = resplite_instance.client(protocol=request.param, decode_responses=True)
+def r(request: pytest.FixtureRequest, frozen: Any) -> Iterator[redis.Redis]:
+    client = frozen.client(protocol=request.param, decode_responses=True)
     client.flushall()
     yield client
     client.close()
-    resplite_clock.reset()
 
 
 def test_leaderboard(r: redis.Redis) -> None:

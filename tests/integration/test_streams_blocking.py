@@ -5,29 +5,20 @@ clock the tests freeze and advance (no test waits for time to pass).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
-
-T0 = 1_700_000_000_000
+from support.blocking import blocked_count, park, until_blocked
 
 pytestmark = pytest.mark.asyncio
 
 
 @pytest.fixture
-async def server(resplite_instance: Any, resplite_clock: Any) -> AsyncIterator[Any]:
-    resplite_clock.freeze()  # first: a running clock would move on before the freeze
-    resplite_clock.set(T0)
-    yield resplite_instance
-    resplite_clock.reset()
-
-
-@pytest.fixture
-async def clients(server: Any) -> AsyncIterator[list[aioredis.Redis]]:
-    made = [server.async_client(protocol=3, decode_responses=True) for _ in range(6)]
+async def clients(frozen: Any) -> AsyncIterator[list[aioredis.Redis]]:
+    made = [frozen.async_client(protocol=3, decode_responses=True) for _ in range(6)]
     yield made
     for c in made:
         await c.aclose()
@@ -43,24 +34,6 @@ def entries(reply: Any, key: str) -> list[tuple[str, dict[str, str]]]:
     else:  # RESP2: [[key, entries], ...]
         found = next(v for k, v in reply if k == key)
     return [(sid, dict(fields)) for sid, fields in found]
-
-
-async def blocked_count(admin: aioredis.Redis) -> int:
-    return int((await admin.info("clients"))["blocked_clients"])
-
-
-async def until_blocked(admin: aioredis.Redis, count: int) -> None:
-    for _ in range(2000):
-        if await blocked_count(admin) >= count:
-            return
-        await asyncio.sleep(0.002)
-    raise AssertionError(f"expected {count} blocked clients")
-
-
-async def park(admin: aioredis.Redis, aw: Awaitable[Any], count: int) -> asyncio.Task[Any]:
-    task = asyncio.ensure_future(aw)
-    await until_blocked(admin, count)
-    return task
 
 
 async def test_each_entry_goes_to_one_consumer_in_blocking_order(
@@ -135,11 +108,11 @@ async def test_client_unblock(clients: list[aioredis.Redis]) -> None:
     assert await blocked_count(admin) == 0
 
 
-async def test_disconnecting_while_blocked_leaves_nothing_behind(server: Any) -> None:
-    admin = server.async_client(protocol=3, decode_responses=True)
+async def test_disconnecting_while_blocked_leaves_nothing_behind(frozen: Any) -> None:
+    admin = frozen.async_client(protocol=3, decode_responses=True)
     try:
         await admin.xgroup_create("s", "g", id="$", mkstream=True)
-        doomed = [server.async_client(protocol=3) for _ in range(3)]
+        doomed = [frozen.async_client(protocol=3) for _ in range(3)]
         tasks = [asyncio.ensure_future(c.xreadgroup("g", f"c{i}", {"s": ">"}, block=0))
                  for i, c in enumerate(doomed)]
         await until_blocked(admin, 3)
@@ -180,9 +153,9 @@ async def test_blocking_read_inside_a_transaction_does_not_block(
     assert await blocked_count(admin) == 0
 
 
-async def test_resp2_clients_get_lists_of_pairs(server: Any) -> None:
-    admin = server.async_client(protocol=2, decode_responses=True)
-    reader = server.async_client(protocol=2, decode_responses=True)
+async def test_resp2_clients_get_lists_of_pairs(frozen: Any) -> None:
+    admin = frozen.async_client(protocol=2, decode_responses=True)
+    reader = frozen.async_client(protocol=2, decode_responses=True)
     try:
         task = await park(admin, reader.xread({"s": "0"}, block=0), 1)
         await admin.xadd("s", {"f": "v"}, id="1-1")

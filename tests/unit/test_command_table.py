@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import re
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -207,9 +208,15 @@ def test_spec_files_are_rendered_as_the_generator_writes_them() -> None:
         assert gen_specs.render(json.loads(text)) == text, path.name
 
 
-def test_hand_maintained_specs_exist() -> None:
-    for stem in gen_specs.HAND_MAINTAINED:
-        assert (SPEC_DIR / f"{stem}.json").exists(), stem
+def test_hand_maintained_specs_are_read_from_since_and_history() -> None:
+    at_86 = gen_specs.hand_maintained((8, 6, 3))
+    assert at_86["xnack"] == "added in Redis 8.8.0"  # since
+    assert at_86["xreadgroup"] == "Redis 8.10.0 history"  # a newer argument tree
+    assert at_86["resplite.clock-set"] == "resplite's own command"
+    assert not {"xadd", "xcfgset", "hotkeys-start", "get"} & set(at_86)  # the server has them
+    # Against the newest Redis followed, only resplite's own commands are written by hand.
+    assert set(gen_specs.hand_maintained((8, 10, 0))) == {
+        stem for stem in at_86 if stem.startswith("resplite.")}
 
 
 def test_validate_catches_misordered_flags_and_missing_categories() -> None:
@@ -399,3 +406,50 @@ def test_the_table_for_an_older_version_has_only_its_commands() -> None:
     assert own and all(name in old for name in own)
     every_since = {spec.since for spec in table.values()}
     assert "" not in every_since  # the catalog carries each command's since
+
+
+# -- the docs name every command (the last step of docs/architecture.md's recipe) ------------
+
+def _top_level_specs() -> list[dict[str, Any]]:
+    specs = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(SPEC_DIR.glob("*.json"))]
+    return [spec for spec in specs if not spec.get("container")]
+
+
+def _names_in(text: str) -> set[str]:
+    return set(re.findall(r"[A-Z][A-Z0-9_.\-]*[A-Z0-9]", text))
+
+
+def test_the_readme_table_names_every_command() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## What it implements")
+    table = readme[start : readme.index("\n\n", readme.index("| group", start))]
+    missing = [spec["name"] for spec in _top_level_specs()
+               if spec["name"] not in _names_in(table)]
+    assert missing == []
+
+
+def test_the_compatibility_table_names_every_command_newer_than_7_0() -> None:
+    page = _names_in((ROOT / "docs" / "compatibility.md").read_text(encoding="utf-8"))
+    newer = [spec["name"] for spec in _top_level_specs()
+             if gen_specs.version_of(spec["since"]) > (7, 0, 99)]
+    assert newer and [name for name in newer if name not in page] == []
+
+
+def test_the_recipe_for_a_command_names_real_files_and_tests() -> None:
+    """docs/architecture.md's "How to add a command": every path it names exists (a
+    placeholder such as ``<name>`` aside) and every test it names is defined, so a file
+    renamed or a check removed shows here."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start = page.index("## How to add a command")
+    recipe = page[start : page.find("\n## ", start + 1)]
+    quoted = re.findall(r"`([^`\n]+)`", recipe)
+    paths = [q for q in quoted if "/" in q and " " not in q and "<" not in q]
+    assert {"tools/gen_specs.py", "resplite/commands/catalog.json",
+            "tests/unit/test_propagation_replay.py"} <= set(paths)
+    assert [p for p in paths if not (ROOT / p).exists()] == []
+    tests = {q for q in quoted if q.startswith("test_") and "." not in q}
+    assert len(tests) >= 3
+    defined = {m for path in (ROOT / "tests").rglob("test_*.py")
+               for m in re.findall(r"^def (test_\w+)", path.read_text(encoding="utf-8"),
+                                   re.MULTILINE)}
+    assert sorted(tests - defined) == []

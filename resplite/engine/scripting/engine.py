@@ -399,7 +399,7 @@ class Scripting:
         if nkeys is None:
             raise CommandError(not_a_number)
         if nkeys > len(argv) - 3:
-            raise CommandError("ERR Number of keys can't be greater than number of args")
+            raise CommandError(errors.NUMKEYS_TOO_MANY)
         if nkeys < 0:
             raise CommandError("ERR Number of keys can't be negative")
         return nkeys
@@ -899,7 +899,7 @@ class Scripting:
     def restore_functions(self, payload: bytes, policy: str) -> None:
         zero_crc = compat.follows(self.state.config["redis-compat-version"], "payload-crc-zero")
         if not functions.verify_payload(payload, self._rdb_version(), zero_crc):
-            raise CommandError("ERR DUMP payload version or checksum are wrong")
+            raise CommandError(errors.BAD_DUMP_PAYLOAD)
         codes = functions.read_payload(payload)
         scratch = LibraryContext()
         for code in codes:
