@@ -75,6 +75,13 @@ def _c(*lines: str) -> list[list[bytes]]:
 # T0's seconds plus n, "$TMS+n" for T0 plus n ms.
 CASES: dict[str, list[list[list[bytes]]]] = {
     "append": [_c("APPEND str x"), _c("APPEND new x")],
+    "ardel": [_c("ARSET arr 0 a b c", "ARDEL arr 1 2")],
+    "ardelrange": [_c("ARMSET arr 0 a 5 b 9000 c", "ARDELRANGE arr 1 5 8000 9000")],
+    "arinsert": [_c("ARSET arr 3 a", "ARINSERT arr b c")],
+    "armset": [_c("ARMSET arr 0 a 100 b 8388608 c")],
+    "arring": [_c("ARRING arr 3 a b c d e")],
+    "arseek": [_c("ARSET arr 0 a", "ARSEEK arr 10", "ARINSERT arr z")],
+    "arset": [_c("ARSET arr 2 a b c"), _c("ARSET arr 0 a", "ARSET arr 0 b")],
     "bitfield": [_c("BITFIELD bf SET u8 0 200")],
     "bitop": [_c("BITOP OR dest str counter")],
     "blmove": [_c("BLMOVE list list2 LEFT RIGHT 0"), _c("BLMOVE nolist list2 LEFT RIGHT 1")],
@@ -315,6 +322,8 @@ class Server:
             value = sorted((f, v, h.ttl_of(f)) for f, v in h.fields.items())
         elif kind == "stream":
             value = self._stream(key)
+        elif kind == "array":
+            value = run([b"DUMP", key])  # every element, the layout and the insert cursor
         else:
             raise AssertionError(f"no snapshot for {kind!r}")
         return kind, when, value
