@@ -4,9 +4,10 @@ A payload is the value's RDB type byte, its RDB form, the RDB version as two lit
 bytes and a CRC-64 of all that (:mod:`resplite.formats.rdb_values`). DUMP writes, as RDB
 version, the oldest one that knows the value's type (9 for strings and other types Redis 5
 already had, 10 for listpack hashes and sorted sets, 11 for listpack sets and streams, 12 for
-hashes with field TTLs), so Redis 7.0 restores every payload whose type it knows, and newer
-servers all of them; Redis itself writes its own current version, which older servers refuse.
-RESTORE accepts versions up to 12 and answers Redis's errors: ``DUMP payload version or
+hashes with field TTLs, 13 for a stream with idempotent-producer state, in Redis 8.6's form),
+so Redis 7.0 restores every payload whose type it knows, and newer servers all of them; Redis
+itself writes its own current version, which older servers refuse. RESTORE accepts versions
+up to 13 and answers Redis's errors: ``DUMP payload version or
 checksum are wrong`` for a newer version or a bad checksum, ``Bad data format`` for a payload
 that does not parse (or holds a type resplite cannot keep, such as a module type), ``BUSYKEY``
 when the key exists without REPLACE.
