@@ -483,6 +483,15 @@ HFE_NUMFIELDS_NOT_POSITIVE = "ERR Number of fields must be a positive integer"
 HFE_NUMFIELDS_NOT_POSITIVE_HEXPIRE = "ERR Parameter `numFields` should be greater than 0"
 HSETEX_NUMFIELDS = "ERR invalid number of fields"
 HSETEX_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+HGETEX_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified"
+# Redis 8.6's flexible order of the hash field expiry options (FIELDS anywhere after the key
+# or the time).
+HFE_FIELDS_TWICE = "ERR FIELDS keyword specified multiple times"
+HFE_FIELDS_TOO_FEW = "ERR FIELDS requires at least numfields and one field argument"
+HFE_FIELDS_ABSENT = "ERR missing FIELDS argument"
+HFE_FIELDS_SHORT = "ERR wrong number of arguments"
+HFE_CONDITIONS = "ERR Multiple condition flags specified"
+HFE_UNKNOWN_ARGUMENT = "ERR unknown argument"
 HSETEX_MISSING_TIME = "ERR missing expire time"
 HSETEX_ONE_CONDITION = "ERR Only one of FXX or FNX arguments can be specified"
 

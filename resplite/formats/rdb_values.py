@@ -643,7 +643,7 @@ def _read_hash(r: f.Reader, kind: int, limits: Limits) -> Hash:
             when = ttl + low - 1 if kind == f.TYPE_HASH_METADATA else ttl
             if when > EXPIRE_TIME_MAX:
                 raise r.error(f"invalid expireAt time: {when}")
-            value.set_ttl(field, when)
+            value.set_ttl(field, when, place=False)
     value.recount()
     if timed:
         value.mark_ex()
@@ -682,7 +682,7 @@ def _read_hash_packed(r: f.Reader, kind: int, limits: Limits) -> Hash:
                 raise r.error("Hash listpack integrity check failed.", start)
             last_ttl = ttl
             if ttl:
-                value.set_ttl(field, ttl)
+                value.set_ttl(field, ttl, place=False)
     value.recount()
     if ex:
         value.mark_ex()
