@@ -110,6 +110,7 @@ class Client:
         "parse_batches",
         "patterns",
         "propagated",
+        "pushes_first",
         "read_events",
         "reply_mode",
         "resp",
@@ -194,6 +195,9 @@ class Client:
         # not yet handed to its connection: written after the reply of the command running
         # now, or with the next batch (see ServerState.push).
         self.outbox: list[bytes] = []
+        # How many of the outbox's pushes were queued before the command running now began
+        # (keys evicted to make room for it): they go before its reply, as in Redis.
+        self.pushes_first = 0
         # Subscriptions, in the order they were made (dicts as ordered sets).
         self.channels: dict[bytes, None] = {}
         self.patterns: dict[bytes, None] = {}

@@ -479,6 +479,9 @@ class Dispatcher:
         if server.maxmemory and server.over_maxmemory() and server.out_of_memory() \
                 and self._refused_on_oom(client, spec, argv):
             return self._reject(client, spec, errors.OOM)
+        if client.outbox:
+            # (Invalidations of the keys just evicted: sent before this command's reply.)
+            client.pushes_first = len(client.outbox)
         return None
 
     def _denyoom(self, spec: CommandSpec, argv: list[bytes]) -> bool:

@@ -384,6 +384,8 @@ class Connection(asyncio.Protocol):
                 continue
             reply = dispatcher.execute(client, argv)  # type: ignore[arg-type]
             client.commands_processed += 1
+            if client.pushes_first:
+                out.extend(output.take_first(client))
             cls = type(reply)
             if cls is BlockRequest:
                 blocking.block(client, reply)

@@ -594,6 +594,35 @@ def test_redirect_info_and_getredir(pair: Pair, other: Pair) -> None:
 # -- invalidations --------------------------------------------------------------------------------
 
 
+def _info_field(conn: RawClient, section: str, name: str) -> int:
+    text = conn.call("INFO", section).decode()
+    return int(text.split(f"\r\n{name}:")[1].split("\r\n")[0])
+
+
+def test_an_eviction_s_invalidation_comes_before_the_reply(pair: Pair) -> None:
+    """A key evicted to make room for a command is invalidated before that command's reply
+    (Redis evicts before it runs the command); the reply follows."""
+    if pair.resp != 3:
+        pytest.skip("invalidations reach a RESP2 client only through a redirect")
+    pair.check("CLIENT", "TRACKING", "on")
+    try:
+        for conn in (pair.ref, pair.ours):
+            used = _info_field(conn, "memory", "used_memory") - \
+                _info_field(conn, "memory", "mem_not_counted_for_evict")
+            assert conn.call("CONFIG", "SET", "maxmemory", str(used + 100 * 1024)) == b"+OK\r\n"
+        pair.check("CONFIG", "SET", "maxmemory-policy", "volatile-random")
+        pair.check("SETEX", "volatile-key", "10000", "x")
+        pair.check("GET", "volatile-key")
+        pair.check("SETBIT", "big-key", "1600000", "0")  # over the limit from now on
+        pair.check("GETBIT", "big-key", "0")  # the invalidation, first
+        assert compare_pending(pair) == [b":0\r\n"]  # then the reply
+        pair.check("EXISTS", "volatile-key")
+    finally:
+        for conn in (pair.ref, pair.ours):
+            conn.call("CONFIG", "SET", "maxmemory", "0")
+            conn.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
 def test_default_mode_invalidations_resp3(pair: Pair, other: Pair) -> None:
     if pair.resp != 3:
         pytest.skip("invalidations reach a RESP2 client only through a redirect")
