@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
-from resplite.engine import errors
+from resplite.engine import compat, errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC
 from resplite.engine.persistence import keep_stream_forms, load_limits
@@ -118,9 +118,10 @@ def restore(client: Client, argv: list[bytes]) -> Any:
     if ttl < 0:
         raise CommandError("ERR Invalid TTL value, must be >= 0")
     payload = argv[3]
-    if not rdb_values.payload_valid(payload):
-        raise CommandError(BAD_PAYLOAD)
     server = client.server
+    if not rdb_values.payload_valid(payload, zero_crc=compat.follows(
+            server.config["redis-compat-version"], "payload-crc-zero")):
+        raise CommandError(BAD_PAYLOAD)
     try:
         value, checked = rdb_values.parse_payload_checked(payload, key,
                                                           load_limits(server.config))
@@ -138,6 +139,8 @@ def restore(client: Client, argv: list[bytes]) -> Any:
             client.propagate_as([b"DEL", key])
             server.dirty += 1
             server.notify(GENERIC, b"del", key, db.index)
+        # Not stored, but counted as a key that expired (INFO expired_keys), as Redis does.
+        db.expired_keys += 1
         return OK
     if ttl and not absttl:
         # Logged with the absolute time, as Redis rewrites it: the same expiry on replay.

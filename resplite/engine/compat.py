@@ -117,7 +117,8 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "8.6", "FUNCTION DUMP payloads carry RDB version 13"),
     # Absent from the source of October 2024, present in 8.6.3; taken as 8.0's.
     "payload-crc-zero": (
-        "8.0", "FUNCTION RESTORE takes a payload whose checksum is 0 as one without a checksum"),
+        "8.0", "RESTORE and FUNCTION RESTORE take a payload whose checksum is 0 as one "
+        "without a checksum"),
     "lset-int-index": (
         "7.2", "LSET keeps the low 32 bits of its index (-9223372036854775808 is 0)"),
 }

@@ -493,14 +493,15 @@ def portable_payload(value: Any, compress: bool = True) -> bytes:
     return bytes(out)
 
 
-def payload_valid(payload: bytes, check_crc: bool = True) -> bool:
-    """Redis's ``verifyDumpPayload``: a version this code reads, and a matching CRC-64."""
+def payload_valid(payload: bytes, check_crc: bool = True, zero_crc: bool = False) -> bool:
+    """Redis's ``verifyDumpPayload``: a version this code reads, and a matching CRC-64
+    (with ``zero_crc``, as Redis 8 has it, a checksum of 0 stands for none)."""
     if len(payload) < 10:
         return False
     version = payload[-10] | (payload[-9] << 8)
     if version > f.NEWEST_READABLE:
         return False
-    if not check_crc:
+    if not check_crc or (zero_crc and payload[-8:] == bytes(8)):
         return True
     return crc64(0, payload[:-8]).to_bytes(8, "little") == payload[-8:]
 
