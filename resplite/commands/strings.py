@@ -158,13 +158,11 @@ def digest(value: bytes) -> bytes:
     return xxhash.xxh3_64_hexdigest(value).encode()
 
 
-_HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
-
-
 def _checked_digest(arg: bytes) -> bytes:
     """An IFDEQ / IFDNE argument, lower-cased for comparison (Redis compares digests
-    without regard to case); an error unless it has exactly 16 hex digits."""
-    if len(arg) != 16 or not _HEX_DIGITS.issuperset(arg):
+    without regard to case); an error unless it is 16 bytes long (Redis's
+    ``validateHexDigest`` checks the length alone: 16 other bytes just never match)."""
+    if len(arg) != 16:
         raise CommandError(errors.DIGEST_LENGTH)
     return arg.lower()
 
@@ -783,20 +781,22 @@ def delex(client: Client, argv: list[bytes]) -> int:
     Logged in the append-only file as ``DEL key``.
 
     Redis's order: the argument count (two or four, else the arity error), then the key
-    (missing: 0 whatever the condition), then the condition's name, the type and the
-    digest's form."""
+    (missing: 0 whatever the condition; with one, a read lookup), then the type (Redis 8.6's
+    own error, not WRONGTYPE), the condition's name and the digest's length."""
     n = len(argv)
     if n != 2 and n != 4:
         raise CommandError(errors.wrong_arity("delex"))
     key = argv[1]
-    current = lookup(client, key)
+    current = lookup(client, key) if n == 2 else lookup_read(client, key)
     if current is None:
         return 0
     if n == 4:
+        if not isinstance(current, (bytes, MutableString)):
+            raise CommandError(errors.DELEX_NOT_STRING)
         flag = _DELEX_CONDITIONS.get(argv[2].upper())
         if flag is None:
             raise CommandError(errors.DELEX_CONDITION)
-        value = _string(current)  # WRONGTYPE for another type
+        value = _string(current)
         assert value is not None
         if not _compare(value, flag, argv[3]):
             return 0

@@ -414,7 +414,8 @@ SAME_OBJECT = "ERR source and destination objects are the same"
 # SET / DELEX IFDEQ and IFDNE (Redis 8.4): a digest is DIGEST's 16 hexadecimal characters.
 DIGEST_LENGTH = "ERR must be exactly 16 hexadecimal characters"
 # DELEX with a condition it does not know (Redis's tests match "Invalid condition").
-DELEX_CONDITION = "ERR Invalid condition"
+DELEX_CONDITION = "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE"
+DELEX_NOT_STRING = "ERR Key should be of string type if conditions are specified"
 # MSETEX (Redis 8.4).
 INVALID_NUMKEYS = "ERR invalid numkeys value"
 KEY_VALUE_PAIRS = "ERR wrong number of key-value pairs"
