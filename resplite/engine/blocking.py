@@ -166,6 +166,7 @@ class BlockingManager:
                 wakes_on = state.request.wakes_on
                 if wakes_on is not None and not wakes_on(slot[1]):
                     continue
+                queued = len(client.outbox)
                 result = self._retry(client, state, slot[1])
                 if isinstance(result, BlockRequest):
                     if result.recheck_ms is not None:
@@ -174,6 +175,9 @@ class BlockingManager:
                     continue
                 self.unblock(client)
                 if client.conn is not None:
+                    # What the served command pushed to its own client (an invalidation of
+                    # the key it wrote) follows its reply, as after any command.
+                    client.pushes_first = queued
                     client.conn.deliver(result)
 
     def _retry(self, client: Client, state: BlockedState, key: bytes | None = None) -> Any:
@@ -206,11 +210,13 @@ class BlockingManager:
             state = client.blocked
             if state is None:
                 continue
+            queued = len(client.outbox)
             result = self._retry(client, state)
             if isinstance(result, BlockRequest):
                 continue
             self.unblock(client)
             if client.conn is not None:
+                client.pushes_first = queued
                 client.conn.deliver(result)
 
     def wake(self, client: Client, reply: Any) -> bool:
@@ -219,6 +225,7 @@ class BlockingManager:
             return False
         self.unblock(client)
         if client.conn is not None:
+            client.pushes_first = len(client.outbox)
             client.conn.deliver(reply)
         return True
 
@@ -247,6 +254,7 @@ class BlockingManager:
                 continue  # served or re-blocked since
             self.unblock(client)
             if client.conn is not None:
+                client.pushes_first = len(client.outbox)
                 client.conn.deliver(state.request.timeout_reply)
         self._arm()
 

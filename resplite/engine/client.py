@@ -196,7 +196,8 @@ class Client:
         # now, or with the next batch (see ServerState.push).
         self.outbox: list[bytes] = []
         # How many of the outbox's pushes were queued before the command running now began
-        # (keys evicted to make room for it): they go before its reply, as in Redis.
+        # (keys evicted to make room for it) or before a blocked command was served: they
+        # go before its reply, the rest after it, as in Redis.
         self.pushes_first = 0
         # Subscriptions, in the order they were made (dicts as ordered sets).
         self.channels: dict[bytes, None] = {}

@@ -133,10 +133,12 @@ class ClientPause:
             if state is None or state.request is not request:
                 continue  # gone, or released some other way
             blocking.unblock(client)
+            queued = len(client.outbox)
             reply = request.retry()
             if isinstance(reply, BlockRequest):
                 blocking.block(client, reply)  # a blocking command, or held again
             elif client.conn is not None:
+                client.pushes_first = queued  # (what it pushed itself follows the reply)
                 client.conn.deliver(reply)
         if blocking.ready:
             blocking.serve_ready()

@@ -189,6 +189,8 @@ class ServerState:
         config.on_change("client-output-buffer-limit", self._set_output_limits)
         self.pubsub = PubSub(self.output)
         self.tracking = Tracking(self.output, self.clients)
+        self.tracking.max_keys = config["tracking-table-max-keys"]
+        config.on_change("tracking-table-max-keys", self.tracking.set_max_keys)
         self.output.before_flush = self.tracking.broadcast
         # Set once tracking is first enabled (Redis creates its table then): until that
         # moment a write costs the tracking code nothing.

@@ -607,10 +607,14 @@ class Connection(asyncio.Protocol):
         client = self.client
         if client is None or self.closing:
             return
-        # Pushes queued before the reply was due go first.
-        out: list[bytes] = self.server.output.take(client) if client.outbox else []
+        # Pushes queued before the command was served go first (client.pushes_first of
+        # them, counted by whoever serves it), those it caused itself after its reply.
+        output = self.server.output
+        out: list[bytes] = output.take_first(client) if client.outbox else []
         if client.reply_mode != REPLY_OFF:
             encode_into(out, reply, client.resp)
+        if client.outbox:
+            out.extend(output.take(client))
         self._flush(out)
         if self.server.output.check_limits(client):
             return

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -621,6 +622,56 @@ def test_an_eviction_s_invalidation_comes_before_the_reply(pair: Pair) -> None:
         for conn in (pair.ref, pair.ours):
             conn.call("CONFIG", "SET", "maxmemory", "0")
             conn.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
+def _wait_blocked_both(pair: Pair, count: str) -> None:
+    deadline = time.monotonic() + 30
+    while _blocked_clients(pair) != (count, count):
+        assert time.monotonic() < deadline, _blocked_clients(pair)
+        time.sleep(0.01)
+
+
+def test_a_served_blocked_command_s_reply_comes_before_its_invalidation(
+        pair: Pair, other: Pair) -> None:
+    """A blocked BLMOVE served later writes a key its own client tracks: the reply first,
+    then the invalidation, as after any command (pushes queued before it was served would
+    go first)."""
+    if pair.resp != 3:
+        pytest.skip("invalidations reach a RESP2 client only through a redirect")
+    pair.check("RPUSH", "list2", "a")
+    other.check("CLIENT", "TRACKING", "on")
+    other.check("LRANGE", "list2", "0", "-1")
+    for conn in (other.ref, other.ours):
+        conn.send("BLMOVE", "list1", "list2", "LEFT", "LEFT", "0")
+    _wait_blocked_both(pair, "1")
+    pair.check("RPUSH", "list1", "foo")
+    assert other.ours.read_reply() == other.ref.read_reply() == b"$3\r\nfoo\r\n"
+    assert other.ours.read_reply() == other.ref.read_reply()
+    assert compare_pending(other) == []
+
+
+def test_the_tracking_table_keeps_at_most_its_max_keys(pair: Pair, other: Pair) -> None:
+    """tracking-table-max-keys: past it, remembered keys are invalidated until the table
+    holds that many (which ones is each server's choice: Redis's is random)."""
+    both_with_id(pair, other, "CLIENT", "TRACKING", "on", "REDIRECT", "{id}", "NOLOOP")
+    other.check("SUBSCRIBE", "__redis__:invalidate")
+    pair.check("MSET", "key1", "1", "key2", "2", "key3", "3")
+    pair.check("MGET", "key1", "key2", "key3")
+    try:
+        pair.check("CONFIG", "SET", "tracking-table-max-keys", "1")
+        told: dict[str, set[bytes]] = {}
+        for name, conn in (("redis", other.ref), ("resplite", other.ours)):
+            told[name] = set()
+            while len(told[name]) < 2:  # Redis's cron gets there within a tick
+                message = conn.read_reply()
+                assert b"invalidate" in message, message
+                told[name].update(re.findall(rb"key\d", message))
+        assert len(told["redis"]) == len(told["resplite"]) == 2
+        ref, ours = pair.info("stats")
+        assert dict(ref["Stats"])["tracking_total_keys"] == \
+            dict(ours["Stats"])["tracking_total_keys"] == "1"
+    finally:
+        pair.check("CONFIG", "SET", "tracking-table-max-keys", "1000000")
 
 
 def test_default_mode_invalidations_resp3(pair: Pair, other: Pair) -> None:
