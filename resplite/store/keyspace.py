@@ -201,6 +201,7 @@ class Database:
         "clock",
         "data",
         "detached",
+        "expire_paused",
         "expired_fields",
         "expired_keys",
         "expires",
@@ -264,6 +265,9 @@ class Database:
         self.release_expired: ReleaseHook | None = None
         self.release_replaced: ReleaseHook | None = None
         self.expired_keys = 0
+        # While CLIENT PAUSE holds writes, a key past its time reads as missing but stays
+        # (Redis deletes nothing then: expiries are writes); the pause's end lets them go.
+        self.expire_paused = False
         # Read lookups that found a live value or none (INFO keyspace_hits / _misses).
         self.hits = 0
         self.misses = 0
@@ -291,7 +295,8 @@ class Database:
     def _expire_if_needed(self, key: bytes) -> bool:
         when = self.expires.get(key)
         if when is not None and when < self.clock.time_ms():
-            self._delete_expired(key)
+            if not self.expire_paused:
+                self._delete_expired(key)
             return True
         return False
 
@@ -807,7 +812,10 @@ class Database:
         self._update_slow_writes()
 
     def random_key(self) -> bytes | None:
-        """A uniformly chosen live key, or None; expired keys drawn on the way are deleted."""
+        """A uniformly chosen live key, or None; expired keys drawn on the way are deleted.
+        While expiry is paused the key drawn is answered even if its time has passed, as
+        Redis does (it could not delete it, and a data set of expired keys would have the
+        draw go on for ever)."""
         data = self.data
         while data:
             index = self.scan_index
@@ -821,7 +829,7 @@ class Database:
             else:
                 # Skipping entries of a dict runs in C; cheap next to building an index.
                 key = next(islice(data, random.randrange(len(data)), None))
-            if not (self.expires and self._expire_if_needed(key)):
+            if not (self.expires and self._expire_if_needed(key)) or self.expire_paused:
                 return key
         return None
 

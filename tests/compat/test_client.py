@@ -845,3 +845,31 @@ def test_client_info_counts_the_connections_traffic(server: ServerHandle) -> Non
         assert (fields["parse-batch-cmd-sum"], fields["parse-batch-cnt"]) == ("2", "2")
     finally:
         conn.close()
+
+
+def test_a_pause_holds_expiry_back(pair: Pair) -> None:
+    """CLIENT PAUSE WRITE pauses expiry too: a key past its time reads as missing but is not
+    deleted (expired_keys stays), RANDOMKEY may still answer it; after UNPAUSE it goes."""
+    pair.check("CONFIG", "RESETSTAT")
+    try:
+        pair.check("MULTI")
+        pair.check("SET", "key", "value", "PX", "3")
+        pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+        pair.check("EXEC")
+        deadline = time.monotonic() + 30
+        while pair.ref.call("PTTL", "key") != b":-2\r\n" or \
+                pair.ours.call("PTTL", "key") != b":-2\r\n":
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        for cmd in (("GET", "key"), ("EXISTS", "key"), ("TYPE", "key"), ("KEYS", "*"),
+                    ("RANDOMKEY",), ("DBSIZE",)):
+            pair.check(*cmd)
+        ref, ours = pair.info("stats")
+        assert dict(ref["Stats"])["expired_keys"] == dict(ours["Stats"])["expired_keys"] == "0"
+        pair.check("CLIENT", "UNPAUSE")
+        pair.check("GET", "key")
+        pair.check("RANDOMKEY")
+        ref, ours = pair.info("stats")
+        assert dict(ref["Stats"])["expired_keys"] == dict(ours["Stats"])["expired_keys"] == "1"
+    finally:
+        pair.check("CLIENT", "UNPAUSE")
