@@ -85,6 +85,10 @@ _DEBUG_HELP = help_reply("DEBUG", [
         "holding 'value:<num>', or <size> bytes starting with it; keys that exist are left",
         "as they are. Not written to the append-only file.",
     ]),
+    ("PAUSE-CRON <0|1>", [
+        "1 stops the server's periodic work (active expiry, client timeouts, persistence",
+        "checks); 0 starts it again.",
+    ]),
     ("PROTOCOL <type>", [
         "Reply with a sample of a RESP type: string, integer, double, bignum, null, array,",
         "set, map, attrib, push, verbatim, true or false.",
@@ -556,6 +560,9 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return OK
     if sub == b"set-active-expire" and len(argv) == 3:
         client.server.config.values["active-expire-enabled"] = _atoi(argv[2]) != 0
+        return OK
+    if sub == b"pause-cron" and len(argv) == 3:
+        client.server.cron_paused = _atoi(argv[2]) != 0
         return OK
     if sub == b"object" and len(argv) == 3:
         return _debug_object(client, argv[2])

@@ -195,6 +195,8 @@ class ServerState:
         # Set once tracking is first enabled (Redis creates its table then): until that
         # moment a write costs the tracking code nothing.
         self.tracking_used = False
+        # DEBUG PAUSE-CRON 1: the server's periodic work (its cron ticks) is skipped.
+        self.cron_paused = False
         # The MONITOR clients (changed only by set_monitor).
         self.monitors: dict[Client, None] = {}
         self.notify_flags = 0

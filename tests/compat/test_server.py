@@ -404,9 +404,27 @@ def test_debug_help_has_the_shape_of_redis(pair: Pair) -> None:
     # DEBUG is one command in resplite, not a container: its subcommands are listed here.
     ref, ours = pair.both("DEBUG", "HELP")
     assert_same_shape(ref, ours, ours_has={"DIGEST", "DIGEST-VALUE", "LOADAOF", "OBJECT",
-                                           "POPULATE", "PROTOCOL", "RELOAD",
+                                           "PAUSE-CRON", "POPULATE", "PROTOCOL", "RELOAD",
                                            "SET-ACTIVE-EXPIRE", "SLEEP", "HELP"})
     pair.check("DEBUG", "HELP", "x")
+
+
+def test_debug_pause_cron_stops_the_periodic_work(pair: Pair) -> None:
+    """DEBUG PAUSE-CRON 1: the cron's work stops, so a key past its time that nothing reads
+    stays (the cron's active expiry reclaims it once PAUSE-CRON 0)."""
+    try:
+        pair.check("DEBUG", "PAUSE-CRON", "1")
+        pair.check("SET", "k", "v", "PX", "1")
+        time.sleep(0.5)  # cron ticks that do nothing: waited out, whatever the machine's speed
+        pair.check("DBSIZE")
+        pair.check("DEBUG", "PAUSE-CRON", "0")
+        deadline = time.monotonic() + 30
+        while pair.ref.call("DBSIZE") != b":0\r\n" or pair.ours.call("DBSIZE") != b":0\r\n":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        pair.check("DEBUG", "PAUSE-CRON")
+    finally:
+        pair.check("DEBUG", "PAUSE-CRON", "0")
 
 
 def test_debug_populate(pair: Pair) -> None:
