@@ -284,6 +284,7 @@ class ServerState:
         self._busy_pump = busy_pump
         self._scripting: Scripting | None = None
         self.dispatcher = Dispatcher(self)
+        self.blocking.on_done = self.dispatcher.account_unblocked
 
     # -- the gates (see resplite.engine.gates) ----------------------------------------------
 

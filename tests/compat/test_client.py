@@ -873,3 +873,31 @@ def test_a_pause_holds_expiry_back(pair: Pair) -> None:
         assert dict(ref["Stats"])["expired_keys"] == dict(ours["Stats"])["expired_keys"] == "1"
     finally:
         pair.check("CLIENT", "UNPAUSE")
+
+
+def _tot_cmds(conn: RawClient) -> int:
+    info = normalize.verbatim_text(conn.call("CLIENT", "INFO")).rstrip(b"\n")
+    return int(dict(normalize.client_fields(info))["tot-cmds"])
+
+
+def test_tot_cmds_counts_calls_as_redis(pair: Pair, other: Pair) -> None:
+    """tot-cmds counts every call made for the client: a script's calls, EXEC's queued
+    commands (not their queueing), a blocked command once it has its reply."""
+    pair.check("SET", "k", "v")
+    before = (_tot_cmds(pair.ref), _tot_cmds(pair.ours))
+    pair.check("EVAL", "redis.call('ping') return redis.call('get', KEYS[1])", "1", "k")
+    pair.check("MULTI")
+    pair.check("PING")
+    pair.check("GET", "k")
+    pair.check("EXEC")
+    pair.check("GETX")  # unknown: no call
+    after = (_tot_cmds(pair.ref), _tot_cmds(pair.ours))
+    assert after[0] - before[0] == after[1] - before[1]
+    other_before = (_tot_cmds(other.ref), _tot_cmds(other.ours))
+    for conn in (other.ref, other.ours):
+        conn.send("BLPOP", "waited", "0")
+    _wait_blocked_both(pair, "1")
+    pair.check("LPUSH", "waited", "x")
+    assert other.ours.read_reply() == other.ref.read_reply()
+    other_after = (_tot_cmds(other.ref), _tot_cmds(other.ours))
+    assert other_after[0] - other_before[0] == other_after[1] - other_before[1] == 2

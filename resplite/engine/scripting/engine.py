@@ -614,6 +614,7 @@ class Scripting:
             if refused is not None:
                 return self._refuse(spec, refused)
         reply = dispatcher.call(self._client or self.client, spec, argv)
+        run.caller.commands_processed += 1  # a script's call is its caller's (tot-cmds)
         if run.caller.tracking is not None and "readonly" in flags:
             # Client-side caching: the keys a script reads are the caller's reads.
             state.tracking.remember(run.caller, spec, argv)
