@@ -53,7 +53,8 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
     # Both first seen in the 8.6.3 reference (Redis 8.0's October 2024 source has neither);
     # the release between that added them is not pinned down.
     "info-expired-subkeys-first": (
-        "8.6", "INFO stats gives expired_subkeys before expired_keys"),
+        "8.6", "INFO stats gives expired_subkeys before expired_keys, each followed by its "
+        "_active count (what the active expiry cycle deleted)"),
     "memory-stats-8.6": (
         "8.6", "MEMORY STATS has replica.fullsync.buffer and script.VMs"),
     "xinfo-nacked-count": (

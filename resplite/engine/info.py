@@ -281,12 +281,16 @@ def _rates(state: ServerState) -> tuple[int, float, float]:
 
 
 def _expired(state: ServerState, keys: int) -> Lines:
-    """expired_keys and expired_subkeys, in the order of the version answered as."""
-    lines: Lines = [("expired_keys", keys),
-                    ("expired_subkeys", sum(db.expired_fields for db in state.keyspace.dbs))]
+    """expired_keys and expired_subkeys, in the order of the version answered as (8.6:
+    subkeys first, each followed by how many of them the active cycle deleted)."""
+    dbs = state.keyspace.dbs
+    fields = sum(db.expired_fields for db in dbs)
     if compat.follows(state.config["redis-compat-version"], "info-expired-subkeys-first"):
-        lines.reverse()
-    return lines
+        return [("expired_subkeys", fields),
+                ("expired_subkeys_active", sum(db.expired_fields_active for db in dbs)),
+                ("expired_keys", keys),
+                ("expired_keys_active", sum(db.expired_keys_active for db in dbs))]
+    return [("expired_keys", keys), ("expired_subkeys", fields)]
 
 
 def _stats(state: ServerState) -> Lines:

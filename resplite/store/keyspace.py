@@ -203,7 +203,9 @@ class Database:
         "detached",
         "expire_paused",
         "expired_fields",
+        "expired_fields_active",
         "expired_keys",
+        "expired_keys_active",
         "expires",
         "hits",
         "index",
@@ -265,6 +267,7 @@ class Database:
         self.release_expired: ReleaseHook | None = None
         self.release_replaced: ReleaseHook | None = None
         self.expired_keys = 0
+        self.expired_keys_active = 0  # of those, the ones the active cycle deleted
         # While CLIENT PAUSE holds writes, a key past its time reads as missing but stays
         # (Redis deletes nothing then: expiries are writes); the pause's end lets them go.
         self.expire_paused = False
@@ -277,6 +280,7 @@ class Database:
         self.timer_entries = 0
         self._field_heap: list[tuple[int, bytes]] = []
         self.expired_fields = 0
+        self.expired_fields_active = 0  # of those, the ones the active cycle deleted
         self.scan_index: ScanIndex | None = None
         self.lfu = False
         self.lfu_log_factor = 10
@@ -983,6 +987,7 @@ class Database:
             if gone:
                 done += len(gone)
                 self.expired_fields += len(gone)
+                self.expired_fields_active += len(gone)
                 if not value.fields:
                     self.delete(key)
                 if self.on_fields_expired is not None:
@@ -1059,6 +1064,7 @@ class Database:
             del timers[when]
             heapq.heappop(heap)
         self.timer_entries -= reached
+        self.expired_keys_active += expired
         if plain:
             self.used -= freed
             self.expired_keys += expired

@@ -35,8 +35,6 @@ _NOT_REPORTED: dict[str, str] = {
     "mem_cluster_slot_migration_input_buffer": "Redis 8.4+: atomic slot migration buffers",
     "mem_cluster_slot_migration_input_buffer_peak": "Redis 8.4+: atomic slot migration buffers",
     "rdb_saves_consecutive_failures": "Redis 8: not counted by resplite yet",
-    "expired_subkeys_active": "Redis 8: active-expiry share of expired_subkeys, not counted yet",
-    "expired_keys_active": "Redis 8: active-expiry share of expired_keys, not counted yet",
 }
 _SECTIONS_NOT_REPORTED = {
     "Threads": "Redis 8's I/O threads (io_thread_0 reads and writes): not counted yet",
@@ -113,6 +111,51 @@ def test_info_all_default_and_section_selection(pair: Pair) -> None:
                  ("nosuch",), ("server", "nosuch"), ("default", "commandstats")):
         ref, ours = pair.info(*args)
         assert list(ours) == _sections(ref), args
+
+
+def _stat(conn: RawClient, name: str) -> str:
+    text = conn.call("INFO", "stats").decode()
+    return text.split(f"\r\n{name}:")[1].split("\r\n")[0]
+
+
+def test_expiries_are_counted_by_who_did_them(pair: Pair) -> None:
+    """expired_keys / expired_subkeys count every expiry, their _active fields those the
+    active cycle did (a read that finds a key past its time is not one); RESETSTAT zeroes
+    them all."""
+    names = ("expired_keys", "expired_keys_active", "expired_subkeys", "expired_subkeys_active")
+    pair.check("CONFIG", "RESETSTAT")
+    try:
+        pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        pair.check("SET", "lazy", "v", "PX", "1")
+        pair.check("HSET", "h", "a", "1", "b", "2")
+        pair.check("HPEXPIRE", "h", "1", "FIELDS", "1", "a")
+        deadline = time.monotonic() + 30
+        for conn in (pair.ref, pair.ours):
+            # Each read that finds the key or the field past its time deletes it (lazily).
+            while conn.call("EXISTS", "lazy") != b":0\r\n":
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+            while conn.call("HEXISTS", "h", "a") != b":0\r\n":
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+        pair.check("GET", "lazy")
+        pair.check("HGET", "h", "a")
+        assert [_stat(pair.ref, n) for n in names] == [_stat(pair.ours, n) for n in names] == \
+            ["1", "0", "1", "0"]
+        pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        for key in ("a1", "a2", "a3"):
+            pair.check("SET", key, "v", "PX", "1")
+        pair.check("HSET", "h2", "x", "1", "y", "2")
+        pair.check("HPEXPIRE", "h2", "1", "FIELDS", "1", "x")
+        while [_stat(pair.ref, n) for n in names] != ["4", "3", "2", "1"] or \
+                [_stat(pair.ours, n) for n in names] != ["4", "3", "2", "1"]:
+            assert time.monotonic() < deadline, ([_stat(pair.ref, n) for n in names],
+                                                 [_stat(pair.ours, n) for n in names])
+            time.sleep(0.01)
+        pair.check("CONFIG", "RESETSTAT")
+        assert [_stat(pair.ours, n) for n in names] == ["0", "0", "0", "0"]
+    finally:
+        pair.check("DEBUG", "SET-ACTIVE-EXPIRE", "1")
 
 
 def test_info_empty_for_unknown_section(pair: Pair) -> None:
