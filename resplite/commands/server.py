@@ -400,14 +400,17 @@ def _encoding(value: Any) -> str:
 
 
 def _debug_object(client: Client, key: bytes) -> Any:
-    value = client.db.get(key)
+    # As Redis's dbFind: no access (the key's LRU clock is what it reports) and no expiry.
+    db = client.db
+    value = db.data.get(key)
     if value is None:
         raise CommandError(errors.NO_SUCH_KEY)
     encoding = _encoding(value)
     shared = encoding == "int" and 0 <= int(value) < 10000
     length = len(value) if isinstance(value, (bytes, bytearray)) else 0
     serialized = (len(str(int(value))) if encoding == "int" else length + 1) if length else 1
-    lru = (client.server.clock.time_ms() // 1000) & ((1 << 24) - 1)
+    lru = db.access.get(key, db.lru_clock)  # the LRU clock of its last access (or LFU field)
+    idle = db.idle_ms(key) // 1000
     extra = ""
     if isinstance(value, List) and value.quick:
         # The node figures mirror Redis's quicklist exactly (see resplite.store.list).
@@ -419,7 +422,8 @@ def _debug_object(client: Client, key: bytes) -> Any:
         )
     return Status(
         f"Value at:0x{id(value):x} refcount:{2147483647 if shared else 1} "
-        f"encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:0{extra}"
+        f"encoding:{encoding} serializedlength:{serialized} lru:{lru} "
+        f"lru_seconds_idle:{idle}{extra}"
     )
 
 

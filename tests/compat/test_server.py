@@ -324,6 +324,30 @@ def test_debug(pair: Pair) -> None:
         assert ref_m and our_m and ref_m[1] == our_m[1], (ref, ours)
 
 
+def test_debug_object_reports_the_key_s_own_access_clock(pair: Pair) -> None:
+    """DEBUG OBJECT's lru is the LRU clock of the key's last access (not now) and
+    lru_seconds_idle the seconds since; it is no access itself, nor is a read by a
+    CLIENT NO-TOUCH client."""
+    pair.check("SET", "k", "v")
+    payload = pair.ref.call("DUMP", "k").split(b"\r\n", 1)[1][:-2]
+    pair.check("RESTORE", "old", "0", payload, "IDLETIME", "1000")
+
+    def lru(conn: RawClient, key: str) -> tuple[int, int]:
+        found = re.search(rb"lru:(\d+) lru_seconds_idle:(\d+)", conn.call("DEBUG", "OBJECT", key))
+        assert found is not None
+        return int(found[1]), int(found[2])
+
+    for _ in range(2):  # reading it twice: DEBUG OBJECT does not touch the key
+        (ref_lru, ref_idle), (our_lru, our_idle) = lru(pair.ref, "old"), lru(pair.ours, "old")
+        assert abs(ref_lru - our_lru) <= 1 and 1000 <= our_idle <= 1001 and ref_idle >= 1000
+    pair.check("CLIENT", "NO-TOUCH", "on")
+    pair.check("GET", "old")
+    assert lru(pair.ours, "old")[1] >= 1000
+    pair.check("CLIENT", "NO-TOUCH", "off")
+    pair.check("GET", "old")
+    assert lru(pair.ref, "old")[1] <= 1 and lru(pair.ours, "old")[1] <= 1
+
+
 def test_debug_digest_and_digest_value_are_redis_s(pair: Pair) -> None:
     """Redis's SHA-1 digests, bit for bit, for every type and encoding, in two databases."""
     pair.check("FLUSHALL")
