@@ -750,7 +750,11 @@ class ServerState:
             stats.track(self.latency_tracking)
 
     def count_error(self, message: str) -> None:
-        code = message.split(" ", 1)[0]
+        # The code is what comes before a space within the reply's first 32 bytes (its
+        # "-" included), else ERR, as Redis's afterErrorReply reads it: an error a script
+        # made up ({err='boom'}) counts as ERR.
+        space = message.find(" ", 0, 31)
+        code = message[:space] if space >= 0 else "ERR"
         self.error_stats[code] = self.error_stats.get(code, 0) + 1
         self.total_error_replies += 1
 

@@ -206,6 +206,7 @@ class Scripting:
         self._eval_vm: LuaVM | None = None
         self._function_vm: LuaVM | None = None
         self._client: Client | None = None
+        self.reply_had_errors = False  # the reply being made holds an error (see _reply)
         self._parser_eval: convert.ReplyParser | None = None
         self._parser_function: convert.ReplyParser | None = None
         self._parser: convert.ReplyParser | None = None
@@ -463,7 +464,6 @@ class Scripting:
         # checks itself (SORT's BY and GET patterns) sees the caller's permissions.
         script_client.user, script_client.acl = caller.user, caller.acl
         self._parser = self._parser_eval if run.eval_mode else self._parser_function
-        errors_before = state.total_error_replies
         self.running = run
         clock = state.clock
         pinned = clock.pin()
@@ -485,10 +485,13 @@ class Scripting:
                 self.pump.busy_ended()
         cls = result.__class__
         if cls is not bytes and cls is not int:
+            self.reply_had_errors = False
             result = self._reply(result, run, vm)
-        if state.total_error_replies != errors_before:
-            # As Redis marks the EVAL failed when its run produced error replies.
-            state.stats_for(caller.last_command).failed_calls += 1
+            # The EVAL failed when its reply is an error or holds some, as Redis counts it;
+            # an error its script caught with redis.pcall and did not return is only the
+            # failure of the command that made it.
+            if result.__class__ is ErrorReply or self.reply_had_errors:
+                state.stats_for(caller.last_command).failed_calls += 1
         return result
 
     def _memory_error(self, name: bytes) -> str:
@@ -507,8 +510,11 @@ class Scripting:
             return natives.c_int64(result)
         kind = result[0]
         if kind == _ENCODED:
-            for text in result[2].values() if result[2] is not None else ():
-                self.state.count_error(_text(_flat(text)))
+            if result[2] is not None:
+                self.reply_had_errors = True
+                for text in result[2].values():
+                    if text is not False:  # (False: an error counted already)
+                        self.state.count_error(_text(_flat(text)))
             return Raw(result[1])
         if kind == _STATUS:
             return Status(_text(_flat(result[1])))
