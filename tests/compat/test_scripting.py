@@ -457,6 +457,12 @@ SCENARIOS: dict[str, Scenario] = {
         ("EVAL", "return redis.acl_check_cmd('config', 'nosub')", 0),
         ("EVAL", "return redis.acl_check_cmd({})", 0),
         ("EVAL", "return {pcall(redis.acl_check_cmd)}", 0),
+        # The command's arity is checked (a container named alone is found, then refused).
+        ("EVAL", "return redis.acl_check_cmd('eval', 'script')", 0),
+        ("EVAL", "return redis.acl_check_cmd('get')", 0),
+        ("EVAL", "return redis.acl_check_cmd('config')", 0),
+        ("EVAL", "return redis.acl_check_cmd('config', 'get')", 0),
+        ("EVAL", "return redis.acl_check_cmd('ping', 'a', 'b')", 0),
     ],
     "math.random: Redis's generator, the same sequence after randomseed": [
         ("EVAL", "return math.random()", 0),

@@ -685,9 +685,16 @@ class Scripting:
         argv = _command_argv(args)
         if argv is None:
             return b"Lua redis lib command arguments must be strings or integers", 1
-        found = self.state.dispatcher.lookup(argv)
+        dispatcher = self.state.dispatcher
+        found = dispatcher.lookup(argv)
         if isinstance(found, str):
+            if len(argv) == 1 and argv[0].lower() in dispatcher.table:
+                # A container named alone: Redis finds it, and its arity refuses it.
+                return b"Wrong number of args for redis.acl_check_cmd()", 1
             return b"Invalid command passed to redis.acl_check_cmd()", 1
+        arity, n = found.arity, len(argv)
+        if (arity > 0 and n != arity) or n < -arity:
+            return b"Wrong number of args for redis.acl_check_cmd()", 1
         run = self.running
         user = run.caller.acl if run is not None else None
         if user is None:
