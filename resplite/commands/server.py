@@ -96,7 +96,8 @@ _DEBUG_HELP = help_reply("DEBUG", [
     ("RELOAD [option ...]", [
         "Write the data set to the RDB file, empty it, and load the file back in. Options:",
         "NOSAVE loads the file as it is, without writing it first; NOFLUSH loads on top of",
-        "the data set instead of emptying it; MERGE is accepted with NOFLUSH.",
+        "the data set instead of emptying it; MERGE lets the file's keys and libraries",
+        "replace those of the same name already there.",
     ]),
     ("SET-ACTIVE-EXPIRE <0|1>", [
         "0 stops the periodic sweep that deletes expired keys; 1 starts it again.",
@@ -505,7 +506,9 @@ def _debug_reload(client: Client, options: list[bytes]) -> Any:
         flush_database(server, None)
         server.scripting.flush_functions()  # the file brings them back, as Redis's emptyData
     try:
-        persistence.load_file(persistence.path)
+        # MERGE (with NOFLUSH): what is already there is replaced by the file's, as
+        # Redis's RDBFLAGS_ALLOW_DUP; without it a key or library both hold fails the load.
+        persistence.load_file(persistence.path, merge=b"merge" in words)
     except LoadError as exc:
         log.warning("DEBUG RELOAD: %s", exc)
         raise CommandError("ERR Error trying to load the RDB dump, check server logs.") \

@@ -324,3 +324,17 @@ def test_debug_reload_keeps_the_libraries(pair: Pair) -> None:
     assert ref.startswith(b"-ERR Error trying to load the RDB dump")
     assert ours.startswith(b"-ERR Error trying to load the RDB dump")
     run(pair, ("FUNCTION", "LIST"), ("FLUSHALL",), ("FUNCTION", "LIST"))
+
+
+def test_debug_reload_noflush_merge_replaces_what_is_there(pair: Pair) -> None:
+    """MERGE: the file's keys and libraries replace those of the same name in memory
+    (NOFLUSH alone refuses them); what only memory holds stays."""
+    one = "#!lua name=test1\nredis.register_function('test1', function() return 'one' end)"
+    two = "#!lua name=test2\nredis.register_function('test2', function() return 'two' end)"
+    run(pair, ("FUNCTION", "FLUSH"), ("FUNCTION", "LOAD", one), ("SET", "x", "1"),
+        ("SET", "y", "1"), ("DEBUG", "RELOAD"), ("FUNCTION", "LOAD", two),
+        ("SET", "x", "2"), ("SET", "only", "memory"))
+    run(pair, ("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"), ("FCALL", "test1", 0),
+        ("FCALL", "test2", 0), ("MGET", "x", "y", "only"), ("DBSIZE",))
+    run(pair, ("DEBUG", "RELOAD", "NOFLUSH", "MERGE"), ("MGET", "x", "y", "only"),
+        ("FUNCTION", "FLUSH"))

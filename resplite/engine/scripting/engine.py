@@ -895,14 +895,15 @@ class Scripting:
         """The code of every library, as an RDB file stores them."""
         return [lib.code for lib in self.libraries.libraries.values()]
 
-    def load_snapshot_libraries(self, codes: list[bytes]) -> None:
+    def load_snapshot_libraries(self, codes: list[bytes], replace: bool = False) -> None:
         """Libraries read from an RDB file, added to the current ones; CommandError (and
         nothing added) if one fails to load or one of its names is taken, as Redis's load
-        fails."""
+        fails, unless ``replace`` (DEBUG RELOAD ... MERGE), where the file's library of a
+        name replaces the current one."""
         scratch = LibraryContext()
         for code in codes:
             self.load_library(code, replace=False, into=scratch, timeout_ms=0)
-        self._join(scratch, "append")
+        self._join(scratch, "replace" if replace else "append")
 
     def _rdb_version(self) -> int:
         return compat.rdb_version(self.state.config["redis-compat-version"])
