@@ -149,16 +149,27 @@ def flush_database(server: ServerState, index: int | None, lazy: bool = False) -
             db.detached = None
 
 
+def _flush(client: Client, argv: list[bytes], index: int | None) -> Any:
+    server = client.server
+    lazy = _flush_lazily(client, argv)
+    # Redis 8 runs a client's synchronous flush in the background too, the client waiting
+    # for its end (not inside MULTI or a script): its keys count as lazily freed.
+    waited = not lazy and client.may_block and compat.follows(
+        server.config["redis-compat-version"], "flush-sync-in-background")
+    flush_database(server, index, lazy or waited)
+    if waited:
+        server.lazyfree.release()  # freed before the reply, which the client waited for
+    return OK
+
+
 @command("flushdb")
 def flushdb(client: Client, argv: list[bytes]) -> Any:
-    flush_database(client.server, client.db_index, _flush_lazily(client, argv))
-    return OK
+    return _flush(client, argv, client.db_index)
 
 
 @command("flushall")
 def flushall(client: Client, argv: list[bytes]) -> Any:
-    flush_database(client.server, None, _flush_lazily(client, argv))
-    return OK
+    return _flush(client, argv, None)
 
 
 def _db_index(arg: bytes, error: str) -> int:

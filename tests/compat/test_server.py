@@ -894,3 +894,34 @@ def test_config_resetstat_zeroes_the_expire_cycles_counters() -> None:
         conn.close()
     finally:
         server.stop()
+
+
+def _lazyfreed(conn: RawClient) -> str:
+    text = conn.call("INFO", "memory").decode()
+    return text.split("\r\nlazyfreed_objects:")[1].split("\r\n")[0]
+
+
+def _flushes_and_lazyfreed(pair: Pair) -> list[tuple[str, str]]:
+    """lazyfreed_objects on each server after: FLUSHALL, FLUSHDB SYNC, FLUSHALL inside
+    MULTI (three keys before each)."""
+    seen = []
+    for flush in (("FLUSHALL",), ("FLUSHDB", "SYNC"), ("MULTI",)):
+        pair.check("CONFIG", "RESETSTAT")
+        pair.check("MSET", "a", "1", "b", "2", "c", "3")
+        pair.check(*flush)
+        if flush == ("MULTI",):
+            pair.check("FLUSHALL")
+            pair.check("EXEC")
+        seen.append((_lazyfreed(pair.ref), _lazyfreed(pair.ours)))
+    return seen
+
+
+def test_a_client_s_sync_flush_runs_as_a_waited_for_lazy_flush(pair: Pair) -> None:
+    """Redis 8: FLUSHALL / FLUSHDB SYNC by a client frees in the background while the client
+    waits, so the keys count as lazily freed; inside MULTI it stays synchronous."""
+    assert _flushes_and_lazyfreed(pair) == [("3", "3"), ("3", "3"), ("0", "0")]
+
+
+@pytest.mark.reference("7.0")
+def test_redis_7_0_flushes_synchronously(pair: Pair) -> None:
+    assert _flushes_and_lazyfreed(pair) == [("0", "0"), ("0", "0"), ("0", "0")]
