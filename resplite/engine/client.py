@@ -116,6 +116,7 @@ class Client:
         "resp",
         "server",
         "shard_channels",
+        "sub_bytes",
         "user",
         "watch_dirty",
         "watched",
@@ -203,6 +204,9 @@ class Client:
         self.channels: dict[bytes, None] = {}
         self.patterns: dict[bytes, None] = {}
         self.shard_channels: dict[bytes, None] = {}
+        # What its subscriptions hold (names and entries, PubSub keeps it): counted in
+        # used_memory, as Redis counts its Pub/Sub dictionaries.
+        self.sub_bytes = 0
         # Redis's CLIENT_PUBSUB: set by a subscription, cleared when the last one goes.
         self._pubsub = False
         self._monitor = False
@@ -353,10 +357,12 @@ class Client:
 
     def memory_figure(self) -> int:
         """What this client holds, as ``used_memory`` counts it: the fixed overhead, the
-        unparsed input, the queued MULTI commands and the unsent output."""
+        unparsed input, the queued MULTI commands, the unsent output and its
+        subscriptions."""
         conn = self.conn
         query = conn.query_buffer_size() if conn is not None else 0
-        return CLIENT_OVERHEAD + query + self.multi_bytes + self.output_memory()
+        return CLIENT_OVERHEAD + query + self.multi_bytes + self.output_memory() + \
+            self.sub_bytes
 
     @property
     def in_multi(self) -> bool:
