@@ -817,10 +817,11 @@ class Database:
 
     def random_key(self) -> bytes | None:
         """A uniformly chosen live key, or None; expired keys drawn on the way are deleted.
-        While expiry is paused the key drawn is answered even if its time has passed, as
-        Redis does (it could not delete it, and a data set of expired keys would have the
-        draw go on for ever)."""
+        While expiry is paused they stay, and are drawn over: when every key has a TTL (so
+        all may be past it) the hundredth draw is answered whatever it is, as Redis does,
+        instead of drawing for ever."""
         data = self.data
+        tries = 100
         while data:
             index = self.scan_index
             if index is not None:
@@ -833,8 +834,12 @@ class Database:
             else:
                 # Skipping entries of a dict runs in C; cheap next to building an index.
                 key = next(islice(data, random.randrange(len(data)), None))
-            if not (self.expires and self._expire_if_needed(key)) or self.expire_paused:
+            if not (self.expires and self._expire_if_needed(key)):
                 return key
+            if self.expire_paused and len(self.expires) == len(data):
+                tries -= 1
+                if not tries:
+                    return key
         return None
 
     # -- eviction sampling ----------------------------------------------------------------

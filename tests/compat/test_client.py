@@ -901,3 +901,24 @@ def test_tot_cmds_counts_calls_as_redis(pair: Pair, other: Pair) -> None:
     assert other.ours.read_reply() == other.ref.read_reply()
     other_after = (_tot_cmds(other.ref), _tot_cmds(other.ours))
     assert other_after[0] - other_before[0] == other_after[1] - other_before[1] == 2
+
+
+def test_randomkey_under_a_pause_draws_over_expired_keys(pair: Pair) -> None:
+    """Under a pause expired keys stay but RANDOMKEY draws past them to a live key (only
+    when every key has a TTL does it give up and answer an expired one)."""
+    try:
+        pair.check("MULTI")
+        pair.check("SET", "gone", "v", "PX", "1")
+        pair.check("SET", "live", "v")
+        pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+        pair.check("EXEC")
+        deadline = time.monotonic() + 30
+        for conn in (pair.ref, pair.ours):
+            while conn.call("EXISTS", "gone") != b":0\r\n":
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+        for _ in range(20):
+            pair.check("RANDOMKEY")
+        pair.check("DBSIZE")
+    finally:
+        pair.check("CLIENT", "UNPAUSE")
