@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
+from resplite.commands.generic import note_overwrite, type_before
 from resplite.engine import compat, errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC
@@ -129,6 +130,7 @@ def restore(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(BAD_FORMAT) from None
     if _sanitizes(client):
         server.dump_payload_sanitizations += checked
+    before = type_before(client, key) if replace else None
     deleted = db.delete(key) if replace else False
     now = server.clock.time_ms()
     if ttl and not absttl:
@@ -150,4 +152,5 @@ def restore(client: Client, argv: list[bytes]) -> Any:
     db.signal_modified(key)
     server.dirty += 1
     server.notify(GENERIC, b"restore", key, db.index)
+    note_overwrite(client, key, before, value)
     return OK

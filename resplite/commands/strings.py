@@ -31,7 +31,7 @@ import xxhash
 from resplite.algorithms import longdouble
 from resplite.algorithms.lcs import lcs_length, lcs_walk
 from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
-from resplite.commands.generic import lookup, lookup_read
+from resplite.commands.generic import lookup, lookup_read, note_overwrite, type_before
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, STRING
@@ -201,11 +201,16 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 3:
         db = client.db
         key = argv[1]
-        db.set_signalled(key, argv[2])
         server = client.server
-        server.dirty += 1
         if server.notify_flags:
+            before = type_before(client, key)
+            db.set_signalled(key, argv[2])
+            server.dirty += 1
+            note_overwrite(client, key, before, argv[2])
             server.notify(STRING, b"set", key, db.index)
+            return OK
+        db.set_signalled(key, argv[2])
+        server.dirty += 1
         return OK
     flags, expire_arg, compare = _parse_options(argv, _SET_OPTIONS, 3)
     when = _expire_at(client, flags, expire_arg, "set")
@@ -228,6 +233,7 @@ def set_(client: Client, argv: list[bytes]) -> Any:
         if not proceed:
             return old
     db = client.db
+    before = type_before(client, key)
     db.set(key, argv[2], keep_ttl=bool(flags & _KEEPTTL), looked_up=True)
     if when is not None:
         db.set_expire(key, when)
@@ -246,6 +252,7 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     server = client.server
     server.dirty += 1
     notify = server.notify
+    note_overwrite(client, key, before, argv[2])
     notify(STRING, b"set", key, db.index)
     if when is not None:
         notify(GENERIC, b"expire", key, db.index)
@@ -270,10 +277,12 @@ def _set_expiring(client: Client, argv: list[bytes], flag: int) -> Any:
     assert when is not None
     key = argv[1]
     db = client.db
+    before = type_before(client, key)
     db.set(key, argv[3])
     db.set_expire(key, when)
     client.propagate_as([b"SET", key, argv[3], b"PXAT", b"%d" % when])
     db.signal_modified(key)
+    note_overwrite(client, key, before, argv[3])
     client.server.notify(STRING, b"set", key, db.index)
     client.server.notify(GENERIC, b"expire", key, db.index)
     return OK
@@ -294,9 +303,11 @@ def getset(client: Client, argv: list[bytes]) -> bytes | None:
     key = argv[1]
     old = _string(lookup_read(client, key))
     db = client.db
+    before = type_before(client, key)
     db.set(key, argv[2], looked_up=True)
     client.propagate_as([b"SET", key, argv[2]])  # as Redis logs it
     db.signal_modified(key)
+    note_overwrite(client, key, before, argv[2])
     client.server.notify(STRING, b"set", key, db.index)
     return old
 
@@ -366,8 +377,10 @@ def mset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     notify = client.server.notify
     for i in range(1, len(argv), 2):
+        before = type_before(client, argv[i])
         db.set(argv[i], argv[i + 1])
         db.signal_modified(argv[i])
+        note_overwrite(client, argv[i], before, argv[i + 1])
         notify(STRING, b"set", argv[i], db.index)
     return OK
 
@@ -415,10 +428,12 @@ def msetex(client: Client, argv: list[bytes]) -> int:
         client.propagate_as([*argv[:end], *condition, b"PXAT", b"%d" % when])
     for i in range(2, end, 2):
         key = argv[i]
+        before = type_before(client, key)
         db.set(key, argv[i + 1], keep_ttl=keep_ttl)
         if when is not None:
             db.set_expire(key, when)
         db.signal_modified(key)
+        note_overwrite(client, key, before, argv[i + 1])
         notify(STRING, b"set", key, db.index)
         if when is not None:
             notify(GENERIC, b"expire", key, db.index)
