@@ -331,6 +331,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "xinfo": ("stream", "groups", "consumers", "help"),
     "xsetid": (),
     "xcfgset": (),
+    "xidmprecord": (),
     "xnack": (),
     # pub/sub
     "subscribe": (),

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from resplite.algorithms import bitops
 from resplite.algorithms.numbers import parse_int
 from resplite.commands.args import int_arg
-from resplite.commands.generic import lookup, lookup_read
+from resplite.commands.generic import lookup, lookup_read, note_overwrite, type_before
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, STRING
@@ -243,8 +243,11 @@ def bitop(client: Client, argv: list[bytes]) -> int:
     dest = argv[2]
     db = client.db
     if result:
-        db.set(dest, RawString(result))
+        before = type_before(client, dest)
+        value = RawString(result)
+        db.set(dest, value)
         db.signal_modified(dest)
+        note_overwrite(client, dest, before, value)
         client.server.notify(STRING, b"set", dest, db.index)
     elif db.delete(dest):
         db.signal_modified(dest)

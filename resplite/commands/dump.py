@@ -4,9 +4,10 @@ A payload is the value's RDB type byte, its RDB form, the RDB version as two lit
 bytes and a CRC-64 of all that (:mod:`resplite.formats.rdb_values`). DUMP writes, as RDB
 version, the oldest one that knows the value's type (9 for strings and other types Redis 5
 already had, 10 for listpack hashes and sorted sets, 11 for listpack sets and streams, 12 for
-hashes with field TTLs), so Redis 7.0 restores every payload whose type it knows, and newer
-servers all of them; Redis itself writes its own current version, which older servers refuse.
-RESTORE accepts versions up to 12 and answers Redis's errors: ``DUMP payload version or
+hashes with field TTLs, 13 for a stream with idempotent-producer state, in Redis 8.6's form),
+so Redis 7.0 restores every payload whose type it knows, and newer servers all of them; Redis
+itself writes its own current version, which older servers refuse. RESTORE accepts versions
+up to 13 and answers Redis's errors: ``DUMP payload version or
 checksum are wrong`` for a newer version or a bad checksum, ``Bad data format`` for a payload
 that does not parse (or holds a type resplite cannot keep, such as a module type), ``BUSYKEY``
 when the key exists without REPLACE.
@@ -30,7 +31,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from resplite.commands.args import parse_int
-from resplite.engine import errors
+from resplite.commands.generic import note_overwrite, type_before
+from resplite.engine import compat, errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC
 from resplite.engine.persistence import keep_stream_forms, load_limits
@@ -115,9 +117,10 @@ def restore(client: Client, argv: list[bytes]) -> Any:
     if ttl < 0:
         raise CommandError("ERR Invalid TTL value, must be >= 0")
     payload = argv[3]
-    if not rdb_values.payload_valid(payload):
-        raise CommandError(errors.BAD_DUMP_PAYLOAD)
     server = client.server
+    if not rdb_values.payload_valid(payload, zero_crc=compat.follows(
+            server.config["redis-compat-version"], "payload-crc-zero")):
+        raise CommandError(errors.BAD_DUMP_PAYLOAD)
     try:
         value, checked = rdb_values.parse_payload_checked(payload, key,
                                                           load_limits(server.config))
@@ -125,6 +128,7 @@ def restore(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(BAD_FORMAT) from None
     if _sanitizes(client):
         server.dump_payload_sanitizations += checked
+    before = type_before(client, key) if replace else None
     deleted = db.delete(key) if replace else False
     now = server.clock.time_ms()
     if ttl and not absttl:
@@ -135,6 +139,8 @@ def restore(client: Client, argv: list[bytes]) -> Any:
             client.propagate_as([b"DEL", key])
             server.dirty += 1
             server.notify(GENERIC, b"del", key, db.index)
+        # Not stored, but counted as a key that expired (INFO expired_keys), as Redis does.
+        db.expired_keys += 1
         return OK
     if ttl and not absttl:
         # Logged with the absolute time, as Redis rewrites it: the same expiry on replay.
@@ -144,4 +150,5 @@ def restore(client: Client, argv: list[bytes]) -> Any:
     db.signal_modified(key)
     server.dirty += 1
     server.notify(GENERIC, b"restore", key, db.index)
+    note_overwrite(client, key, before, value)
     return OK

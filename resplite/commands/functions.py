@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from resplite.commands.helptext import help_reply
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
+from resplite.engine.lazyfree import LAZYFREE_THRESHOLD
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, OrderedSet, Status
 from resplite.store.glob import glob_match
@@ -73,7 +74,16 @@ def function_flush(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(errors.subcommand_syntax(argv))
     if len(argv) == 3 and argv[2].lower() not in (b"sync", b"async"):
         raise CommandError("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
-    client.server.scripting.flush_functions()
+    server = client.server
+    lazy = argv[2].lower() == b"async" if len(argv) == 3 else \
+        bool(server.config["lazyfree-lazy-user-flush"])
+    scripting = server.scripting
+    functions = list(scripting.libraries.functions.values())
+    scripting.flush_functions()
+    if lazy and len(functions) > LAZYFREE_THRESHOLD:
+        # As Redis frees them in the background: each function and the Lua engine count
+        # in lazyfreed_objects.
+        server.lazyfree.defer(functions, objects=len(functions) + 1)
     return OK
 
 

@@ -27,7 +27,7 @@ from resplite.commands.args import INT64_MAX, INT64_MIN, c_option, int_arg, pars
 from resplite.commands.helptext import help_reply
 from resplite.engine import compat, errors
 from resplite.engine.errors import CommandError
-from resplite.engine.notify import GENERIC
+from resplite.engine.notify import GENERIC, OVERWRITTEN, TYPE_CHANGED
 from resplite.engine.registry import command
 from resplite.protocol.replies import OK, Status
 from resplite.store import string_value
@@ -61,6 +61,32 @@ def _type_reply(value: Any) -> Status:
     if reply is None:
         reply = _TYPE_REPLIES[name] = Status(name)
     return reply
+
+
+_OVERWRITE_EVENTS = OVERWRITTEN | TYPE_CHANGED
+
+
+def type_before(client: Client, key: bytes, db: Any = None) -> str | None:
+    """The type of the live value at ``key`` (in ``db``, else the client's database) that a
+    write is about to replace, when ``overwritten`` / ``type_changed`` events are enabled;
+    None otherwise (or when there is none)."""
+    if not client.server.notify_flags & _OVERWRITE_EVENTS:
+        return None
+    old = (db if db is not None else client.db).peek(key)
+    return None if old is None else type_name(old)
+
+
+def note_overwrite(client: Client, key: bytes, before: str | None, value: Any,
+                   db_index: int | None = None) -> None:
+    """Redis 8.6's ``overwritten`` (and ``type_changed`` when the type differs) for a key
+    whose value (of type ``before``, see :func:`type_before`) was replaced by ``value``."""
+    if before is None:
+        return
+    index = client.db_index if db_index is None else db_index
+    notify = client.server.notify
+    notify(OVERWRITTEN, b"overwritten", key, index)
+    if type_name(value) != before:
+        notify(TYPE_CHANGED, b"type_changed", key, index)
 
 
 def lookup(client: Client, key: bytes) -> Any:
@@ -306,9 +332,11 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
         raise CommandError(errors.NO_SUCH_KEY)
     if src == dst:
         return 0 if nx else OK
+    before = None
     if db.contains(dst):
         if nx:
             return 0
+        before = type_before(client, dst)
         db.delete(dst)
     moved = db.take(src)
     assert moved is not None
@@ -319,6 +347,7 @@ def _rename(client: Client, argv: list[bytes], nx: bool) -> Any:
     notify = client.server.notify
     notify(GENERIC, b"rename_from", src, db.index)
     notify(GENERIC, b"rename_to", dst, db.index)
+    note_overwrite(client, dst, before, value)
     return 1 if nx else OK
 
 
@@ -362,13 +391,16 @@ def copy(client: Client, argv: list[bytes]) -> int:
     if value is None:
         return 0
     when = db.expires.get(src)
+    before = None
     if target.contains(dst):
         if not replace:
             return 0
+        before = type_before(client, dst, target)
         target.delete(dst)
     target.put(dst, duplicate(value), when, None)
     target.signal_modified(dst)
     client.server.notify(GENERIC, b"copy_to", dst, target.index)
+    note_overwrite(client, dst, before, value, target.index)
     return 1
 
 

@@ -15,8 +15,13 @@ Setting a TTL on a listpack turns it ``listpackex`` for good, whether or not a f
 matched, as Redis converts before looking at the fields.
 
 Checks come in Redis's order: the key's type first (these commands look the key up before
-parsing), then the time, the condition, ``FIELDS``, ``numfields`` and its agreement with
-the number of arguments. HSETEX parses every argument before it looks the key up.
+parsing), then the arguments. HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME, HPERSIST and HGETDEL
+take ``FIELDS numfields field ...`` right after the key, and their ``numfields`` must
+match the number of arguments. Redis 8.6 lets the HEXPIRE family, HGETEX and HSETEX take
+their options on either side of the ``FIELDS`` block (:func:`_hexpire_args`,
+:func:`_field_expire_args`): the block is skipped as a whole, so a field may be called
+``EX`` or ``FIELDS``, and what follows it is read as options again. HSETEX parses every
+argument before it looks the key up.
 """
 
 from __future__ import annotations
@@ -104,9 +109,54 @@ def _finish(client: Client, key: bytes, h: Hash, changed: bool, *events: bytes,
             notify(GENERIC, b"del", key, db.index)
 
 
+def _fields_block(argv: list[bytes], i: int, per_field: int, count_error: str,
+                  short_error: str) -> int:
+    """The number of fields of the ``FIELDS numfields ...`` block at ``argv[i]`` (read as
+    ``getRangeLongFromObjectOrReply`` reads it, 1 to INT_MAX), whose ``numfields`` *
+    ``per_field`` arguments must all be there."""
+    count = parse_int(argv[i + 1])
+    if count is None or not 1 <= count <= _INT_MAX:
+        raise CommandError(count_error)
+    if i + 2 + count * per_field > len(argv):
+        raise CommandError(short_error)
+    return count
+
+
 # -- HEXPIRE family -------------------------------------------------------------------------------
 
 _CONDITIONS = {b"nx", b"xx", b"gt", b"lt"}
+
+
+def _hexpire_args(argv: list[bytes]) -> tuple[bytes, int, int]:
+    """The condition (``b""`` for none), the position of ``FIELDS`` and the number of fields
+    of ``HEXPIRE key time [NX | XX | GT | LT] FIELDS numfields field ...``, the condition on
+    either side of the block, as Redis 8.6's ``parseHashCommandArgs`` reads them. A
+    condition given twice is one condition; two different ones are refused."""
+    argc = len(argv)
+    fields_at = count = -1
+    conditions: set[bytes] = set()
+    i = 3
+    while i < argc:
+        word = _word(argv[i])
+        if word == b"fields":
+            if fields_at >= 0:
+                raise CommandError(errors.HFE_FIELDS_TWICE)
+            if i >= argc - 2:
+                raise CommandError(errors.HFE_FIELDS_TOO_FEW)
+            count = _fields_block(argv, i, 1, errors.HFE_NUMFIELDS_NOT_POSITIVE_HEXPIRE,
+                                  errors.HFE_FIELDS_SHORT)
+            fields_at = i
+            i += 2 + count
+            continue
+        if word not in _CONDITIONS:
+            raise CommandError(errors.unknown_argument(argv[i]))
+        conditions.add(word)
+        i += 1
+    if fields_at < 0:
+        raise CommandError(errors.HFE_FIELDS_ABSENT)
+    if len(conditions) > 1:
+        raise CommandError(errors.HFE_CONDITIONS)
+    return (conditions.pop() if conditions else b""), fields_at, count
 
 
 def _set_ttls(h: Hash, fields: list[bytes], when: int, condition: bytes, now: int) -> list[int]:
@@ -143,11 +193,9 @@ def _hexpire(client: Client, argv: list[bytes], seconds: bool, relative: bool) -
     key = argv[1]
     h = lookup_hash(client, key)
     when = _expire_time(client, argv[2], seconds, relative, name)
-    condition = _word(argv[3])
-    at = 4 if condition in _CONDITIONS else 3
-    if condition not in _CONDITIONS:
-        condition = b""
-    fields = _fields(argv, at, errors.HFE_NUMFIELDS_NOT_POSITIVE_HEXPIRE)
+    condition, fields_at, count = _hexpire_args(argv)
+    first = fields_at + 2
+    fields = argv[first : first + count]
     if h is None:
         return [NO_FIELD] * len(fields)
     h.mark_ex()
@@ -156,13 +204,21 @@ def _hexpire(client: Client, argv: list[bytes], seconds: bool, relative: bool) -
     deleted = [f for f, r in zip(fields, results, strict=True) if r == DELETED]
     updated = [f for f, r in zip(fields, results, strict=True) if r == SET]
     client.db.expired_fields += len(deleted)
-    # Logged as Redis propagates it: HDEL of the fields a time already past removed, and
-    # HPEXPIREAT of the absolute time for the fields it set (the condition kept).
+    # Logged as Redis propagates it: HDEL of the fields a time already past removed, and the
+    # command itself as HPEXPIREAT of the absolute time (as sent, if it was HPEXPIREAT),
+    # its options where they were, with only the fields it set.
     if deleted:
         client.propagate_as([b"HDEL", key, *deleted])
     if updated:
-        client.propagate_as([b"HPEXPIREAT", key, b"%d" % when, *argv[3:at], b"FIELDS",
-                             b"%d" % len(updated), *updated])
+        logged = list(argv)
+        if name != "hpexpireat":
+            logged[0] = b"HPEXPIREAT"
+            logged[2] = b"%d" % when
+        if len(updated) != count:
+            kept = [f for f, r in zip(fields, results, strict=True) if r == SET]
+            logged[first : first + count] = kept
+            logged[fields_at + 1] = b"%d" % len(kept)
+        client.propagate_as(logged)
     client.server.dirty += len(deleted) + len(updated)
     _finish(client, key, h, bool(deleted or updated), b"hdel" if deleted else b"hexpire")
     return results
@@ -275,8 +331,74 @@ def hgetdel(client: Client, argv: list[bytes]) -> list[bytes | None]:
     return values
 
 
-_HGETEX_UNITS = {b"ex": (True, True), b"px": (False, True), b"exat": (True, False),
-                 b"pxat": (False, False)}
+_TIMES = {b"ex": (True, True), b"px": (False, True), b"exat": (True, False),
+          b"pxat": (False, False)}
+
+
+class _FieldExpireArgs:
+    """HGETEX's and HSETEX's options, as :func:`_field_expire_args` read them."""
+
+    __slots__ = ("count", "first", "fnx", "fxx", "keep_ttl", "persist", "time_at", "when")
+
+    def __init__(self) -> None:
+        self.when: int | None = None  # the absolute expiry time (ms) of EX / PX / EXAT / PXAT
+        self.time_at = -1  # where that time is
+        self.persist = self.keep_ttl = self.fxx = self.fnx = False
+        self.first = -1  # the first field
+        self.count = 0  # how many fields
+
+
+def _field_expire_args(client: Client, argv: list[bytes], hsetex: bool) -> _FieldExpireArgs:
+    """HGETEX's ``[EX s | PX ms | EXAT t | PXAT t | PERSIST] FIELDS numfields field ...`` and
+    HSETEX's ``[FNX | FXX] [EX ... | KEEPTTL] FIELDS numfields field value ...``, options in
+    any order around the block, read and checked as Redis 8.6's
+    ``parseHashFieldExpireArgs`` does (the same texts, in its order)."""
+    name = "hsetex" if hsetex else "hgetex"
+    argc = len(argv)
+    args = _FieldExpireArgs()
+    one_expiry = errors.HSETEX_ONE_EXPIRY if hsetex else errors.HGETEX_ONE_EXPIRY
+    i = 2
+    while i < argc:
+        word = _word(argv[i])
+        if word == b"fields":
+            if args.first >= 0:
+                raise CommandError(errors.HFE_FIELDS_TWICE)
+            if i + 1 >= argc:
+                raise CommandError(errors.wrong_arity(name))
+            args.count = _fields_block(argv, i, 2 if hsetex else 1, errors.HSETEX_NUMFIELDS,
+                                       errors.HFE_FIELDS_SHORT)
+            args.first = i + 2
+            i = args.first + args.count * (2 if hsetex else 1)
+            continue
+        if word in _TIMES:
+            if args.when is not None or args.keep_ttl or args.persist:
+                raise CommandError(one_expiry)
+            if i >= argc - 1:
+                raise CommandError(errors.HSETEX_MISSING_TIME)
+            seconds, relative = _TIMES[word]
+            i += 1
+            args.when = _expire_time(client, argv[i], seconds, relative, name)
+            args.time_at = i
+        elif word == b"persist":
+            if args.when is not None or args.persist:
+                raise CommandError(one_expiry)
+            args.persist = True
+        elif word == b"keepttl":
+            if args.when is not None or args.keep_ttl:
+                raise CommandError(one_expiry)
+            args.keep_ttl = True
+        elif word in (b"fxx", b"fnx"):
+            if args.fxx or args.fnx:
+                raise CommandError(errors.HSETEX_ONE_CONDITION)
+            args.fxx, args.fnx = word == b"fxx", word == b"fnx"
+        else:
+            raise CommandError(errors.unknown_argument(argv[i]))
+        i += 1
+    if args.first < 0:
+        raise CommandError(errors.HFE_FIELDS_ABSENT)
+    if (args.persist if hsetex else (args.keep_ttl or args.fxx or args.fnx)):
+        raise CommandError(errors.HFE_UNKNOWN_ARGUMENT)
+    return args
 
 
 @command("hgetex", counts_changes=True)
@@ -286,17 +408,9 @@ def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
     when it only read."""
     key = argv[1]
     h = lookup_hash(client, key)
-    option = _word(argv[2])
-    when: int | None = None
-    persist = option == b"persist"
-    at = 2
-    if option in _HGETEX_UNITS:
-        seconds, relative = _HGETEX_UNITS[option]
-        when = _expire_time(client, argv[3], seconds, relative, "hgetex")
-        at = 4
-    elif persist:
-        at = 3
-    fields = _fields(argv, at, errors.HFE_NUMFIELDS_NOT_POSITIVE)
+    args = _field_expire_args(client, argv, hsetex=False)
+    when, persist = args.when, args.persist
+    fields = argv[args.first : args.first + args.count]
     if h is None:
         return [None] * len(fields)
     if when is not None or persist:
@@ -321,70 +435,28 @@ def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
                 h.set_ttl(field, when)
     if changed:
         found = [f for f, v in zip(fields, values, strict=True) if v is not None]
+        # (Redis's canonical HPERSIST / HPEXPIREAT name every field the command named.)
         if persist:
-            client.propagate_as([b"HPERSIST", key, b"FIELDS", b"%d" % len(found), *found])
+            client.propagate_as([b"HPERSIST", key, b"FIELDS", b"%d" % len(fields), *fields])
         elif deleted:
             client.propagate_as([b"HDEL", key, *found])
         elif when is not None:
             client.propagate_as([b"HPEXPIREAT", key, b"%d" % when, b"FIELDS",
-                                 b"%d" % len(found), *found])
+                                 b"%d" % len(fields), *fields])
         client.server.dirty += len(found)
     event = b"hpersist" if persist else b"hdel" if deleted else b"hexpire"
     _finish(client, key, h, changed, event)
     return values
 
 
-_HSETEX_TIMES = {b"ex": (True, True), b"px": (False, True), b"exat": (True, False),
-                 b"pxat": (False, False)}
-
-
 @command("hsetex", counts_changes=True)
 def hsetex(client: Client, argv: list[bytes]) -> int:
     """HSETEX: with a relative time (EX / PX) or EXAT, logged with ``PXAT`` of the
     absolute time in its place, as Redis propagates it."""
-    argc = len(argv)
-    when: int | None = None
-    time_at = -1  # where EX / PX / EXAT / PXAT is
-    keep_ttl = False
-    fnx = fxx = False
-    first = -1
-    i = 2
-    while i < argc:
-        word = _word(argv[i])
-        if word == b"fields":
-            if i >= argc - 3:
-                raise CommandError(errors.wrong_arity("hsetex"))
-            count = parse_int(argv[i + 1])
-            if count is None or not 1 <= count <= _INT_MAX:
-                raise CommandError(errors.HSETEX_NUMFIELDS)
-            remaining = argc - i - 2
-            if remaining % 2 or count != remaining // 2:
-                raise CommandError(errors.wrong_arity("hsetex"))
-            first = i + 2
-            break
-        if word in _HSETEX_TIMES or word == b"keepttl":
-            if when is not None or keep_ttl:
-                raise CommandError(errors.HSETEX_ONE_EXPIRY)
-            if word == b"keepttl":
-                keep_ttl = True
-            else:
-                if i >= argc - 1:
-                    raise CommandError(errors.HSETEX_MISSING_TIME)
-                seconds, relative = _HSETEX_TIMES[word]
-                if word != b"pxat":
-                    time_at = i
-                i += 1
-                when = _expire_time(client, argv[i], seconds, relative, "hsetex")
-        elif word in (b"fxx", b"fnx"):
-            if fnx or fxx:
-                raise CommandError(errors.HSETEX_ONE_CONDITION)
-            fxx, fnx = word == b"fxx", word == b"fnx"
-        else:
-            raise CommandError(errors.unknown_argument(argv[i]))
-        i += 1
-    if first < 0:
-        raise CommandError(errors.wrong_arity("hsetex"))
-
+    args = _field_expire_args(client, argv, hsetex=True)
+    when, keep_ttl, fxx, fnx = args.when, args.keep_ttl, args.fxx, args.fnx
+    time_at = args.time_at if when is not None and _word(argv[args.time_at - 1]) != b"pxat" \
+        else -1
     key = argv[1]
     # Fields past their time go first (hexpired), but not the hash they leave empty: as in
     # Redis's HSETEX, the command fills it, or deletes it (del) when it sets nothing.
@@ -397,7 +469,7 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
         if fxx:
             return 0
         h = create_hash(client, key)
-    pairs = argv[first:]
+    pairs = argv[args.first : args.first + 2 * args.count]
     fields = pairs[::2]
     if fnx or fxx:
         present = h.fields
@@ -428,9 +500,9 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
             else:
                 h.set_ttl(field, when)
     h.fit_size(max_entries)
-    if when is not None and time_at >= 0:
-        client.propagate_as([*argv[:time_at], b"PXAT", b"%d" % when, *argv[time_at + 2:]])
-    client.server.dirty += 1
+    if time_at >= 0 and when is not None:
+        client.propagate_as([*argv[:time_at - 1], b"PXAT", b"%d" % when, *argv[time_at + 1:]])
+    client.server.dirty += args.count
     if when is None:
         _finish(client, key, h, True, b"hset")
     else:

@@ -85,6 +85,10 @@ _DEBUG_HELP = help_reply("DEBUG", [
         "holding 'value:<num>', or <size> bytes starting with it; keys that exist are left",
         "as they are. Not written to the append-only file.",
     ]),
+    ("PAUSE-CRON <0|1>", [
+        "1 stops the server's periodic work (active expiry, client timeouts, persistence",
+        "checks); 0 starts it again.",
+    ]),
     ("PROTOCOL <type>", [
         "Reply with a sample of a RESP type: string, integer, double, bignum, null, array,",
         "set, map, attrib, push, verbatim, true or false.",
@@ -92,7 +96,8 @@ _DEBUG_HELP = help_reply("DEBUG", [
     ("RELOAD [option ...]", [
         "Write the data set to the RDB file, empty it, and load the file back in. Options:",
         "NOSAVE loads the file as it is, without writing it first; NOFLUSH loads on top of",
-        "the data set instead of emptying it; MERGE is accepted with NOFLUSH.",
+        "the data set instead of emptying it; MERGE lets the file's keys and libraries",
+        "replace those of the same name already there.",
     ]),
     ("SET-ACTIVE-EXPIRE <0|1>", [
         "0 stops the periodic sweep that deletes expired keys; 1 starts it again.",
@@ -144,16 +149,27 @@ def flush_database(server: ServerState, index: int | None, lazy: bool = False) -
             db.detached = None
 
 
+def _flush(client: Client, argv: list[bytes], index: int | None) -> Any:
+    server = client.server
+    lazy = _flush_lazily(client, argv)
+    # Redis 8 runs a client's synchronous flush in the background too, the client waiting
+    # for its end (not inside MULTI or a script): its keys count as lazily freed.
+    waited = not lazy and client.may_block and compat.follows(
+        server.config["redis-compat-version"], "flush-sync-in-background")
+    flush_database(server, index, lazy or waited)
+    if waited:
+        server.lazyfree.release()  # freed before the reply, which the client waited for
+    return OK
+
+
 @command("flushdb")
 def flushdb(client: Client, argv: list[bytes]) -> Any:
-    flush_database(client.server, client.db_index, _flush_lazily(client, argv))
-    return OK
+    return _flush(client, argv, client.db_index)
 
 
 @command("flushall")
 def flushall(client: Client, argv: list[bytes]) -> Any:
-    flush_database(client.server, None, _flush_lazily(client, argv))
-    return OK
+    return _flush(client, argv, None)
 
 
 def _db_index(arg: bytes, error: str) -> int:
@@ -396,14 +412,17 @@ def _encoding(value: Any) -> str:
 
 
 def _debug_object(client: Client, key: bytes) -> Any:
-    value = client.db.get(key)
+    # As Redis's dbFind: no access (the key's LRU clock is what it reports) and no expiry.
+    db = client.db
+    value = db.data.get(key)
     if value is None:
         raise CommandError(errors.NO_SUCH_KEY)
     encoding = _encoding(value)
     shared = encoding == "int" and 0 <= int(value) < 10000
     length = len(value) if isinstance(value, (bytes, bytearray)) else 0
     serialized = (len(str(int(value))) if encoding == "int" else length + 1) if length else 1
-    lru = (client.server.clock.time_ms() // 1000) & ((1 << 24) - 1)
+    lru = db.access.get(key, db.lru_clock)  # the LRU clock of its last access (or LFU field)
+    idle = db.idle_ms(key) // 1000
     extra = ""
     if isinstance(value, List) and value.quick:
         # The node figures mirror Redis's quicklist exactly (see resplite.store.list).
@@ -415,7 +434,8 @@ def _debug_object(client: Client, key: bytes) -> Any:
         )
     return Status(
         f"Value at:0x{id(value):x} refcount:{2147483647 if shared else 1} "
-        f"encoding:{encoding} serializedlength:{serialized} lru:{lru} lru_seconds_idle:0{extra}"
+        f"encoding:{encoding} serializedlength:{serialized} lru:{lru} "
+        f"lru_seconds_idle:{idle}{extra}"
     )
 
 
@@ -497,7 +517,9 @@ def _debug_reload(client: Client, options: list[bytes]) -> Any:
         flush_database(server, None)
         server.scripting.flush_functions()  # the file brings them back, as Redis's emptyData
     try:
-        persistence.load_file(persistence.path)
+        # MERGE (with NOFLUSH): what is already there is replaced by the file's, as
+        # Redis's RDBFLAGS_ALLOW_DUP; without it a key or library both hold fails the load.
+        persistence.load_file(persistence.path, merge=b"merge" in words)
     except LoadError as exc:
         log.warning("DEBUG RELOAD: %s", exc)
         raise CommandError("ERR Error trying to load the RDB dump, check server logs.") \
@@ -556,6 +578,9 @@ def debug(client: Client, argv: list[bytes]) -> Any:
         return OK
     if sub == b"set-active-expire" and len(argv) == 3:
         client.server.config.values["active-expire-enabled"] = _atoi(argv[2]) != 0
+        return OK
+    if sub == b"pause-cron" and len(argv) == 3:
+        client.server.cron_paused = _atoi(argv[2]) != 0
         return OK
     if sub == b"object" and len(argv) == 3:
         return _debug_object(client, argv[2])

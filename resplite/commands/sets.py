@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms import hyperloglog as hll
 from resplite.commands.args import INT64_MAX, c_option, int_arg, parse_int
-from resplite.commands.generic import lookup, lookup_read, parse_scan_cursor, parse_scan_options
+from resplite.commands.generic import (
+    lookup,
+    lookup_read,
+    note_overwrite,
+    parse_scan_cursor,
+    parse_scan_options,
+    type_before,
+)
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC
@@ -94,8 +101,10 @@ def _store(client: Client, key: bytes, result: Set, event: bytes) -> int:
     """Put a STORE command's result at ``key``, or delete ``key`` when it is empty."""
     db = client.db
     if len(result):
+        before = type_before(client, key)
         db.set(key, result)
         db.signal_modified(key)
+        note_overwrite(client, key, before, result)
         client.server.notify(SET_EVENTS, event, key, db.index)
     elif db.delete(key):
         db.signal_modified(key)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from resplite.algorithms.numbers import parse_fast_float, parse_int, parse_strtod
 from resplite.commands.args import c_option
-from resplite.commands.generic import lookup_read, type_name
+from resplite.commands.generic import lookup_read, note_overwrite, type_before, type_name
 from resplite.commands.hashes import live_hash
 from resplite.engine import acl, compat, errors
 from resplite.engine.errors import CommandError
@@ -246,10 +246,13 @@ def store_list(client: Client, key: bytes, items: list[bytes]) -> int:
     db = client.db
     if items:
         fill = client.server.config["list-max-listpack-size"]
-        db.set(key, List.built(items, fill))
+        before = type_before(client, key)
+        value = List.built(items, fill)
+        db.set(key, value)
         db.signal_modified(key)
         server = client.server
         if server.notify_flags:
+            note_overwrite(client, key, before, value)
             server.notify(LIST, b"sortstore", key, db.index)
         return len(items)
     if db.delete(key):

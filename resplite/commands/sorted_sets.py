@@ -57,8 +57,10 @@ from resplite.commands.args import INT64_MAX, c_option, int_arg, parse_int, time
 from resplite.commands.generic import (
     lookup,
     lookup_read,
+    note_overwrite,
     parse_scan_cursor,
     parse_scan_options,
+    type_before,
     type_name,
 )
 from resplite.engine import compat, errors
@@ -166,8 +168,10 @@ def store_entries(client: Client, dst: bytes, entries: list[Entry], event: bytes
     zs = ZSet(skiplist=skiplist)
     for score, member in entries:
         zs.add(member, score)
+    before = type_before(client, dst)
     db.set(dst, zs)
     db.signal_modified(dst)
+    note_overwrite(client, dst, before, zs)
     client.server.notify(ZSET, event, dst, db.index)
     return len(entries)
 

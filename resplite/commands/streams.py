@@ -9,12 +9,15 @@ change to a stream signals the key, which wakes WATCHes and blocked readers.
 
 XADD with IDMP or IDMPAUTO consults the stream's idempotency state
 (:mod:`resplite.store.stream_idmp`) after expiring what the clock has aged out: a producer's
-repeated iid answers the entry it added then and changes nothing else. XCFGSET sets that
-state's duration and size (clearing the remembered iids when either changes).
+repeated iid answers the entry it added then and adds nothing (as in Redis it still counts as
+a change, logged as received, though WATCH does not see it). XCFGSET sets that
+state's duration and size (clearing the remembered iids when either changes); XIDMPRECORD
+records an iid for an entry already there, which is how a rewritten append-only file
+replays a stream's iids.
 
 The write commands count their changes to the data set as Redis does (``rdb_changes_since_
-last_save``): XADD one per entry added, XDEL / XDELEX / XTRIM one per entry removed, XSETID
-and XCFGSET one.
+last_save``): XADD one per entry added or iid found again, XDEL / XDELEX / XTRIM one per
+entry removed, XSETID one, XCFGSET and XIDMPRECORD one when they change something.
 """
 
 from __future__ import annotations
@@ -271,7 +274,10 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
         state.expire(now)
         earlier = state.lookup(pid, iid)
         if earlier is not None:
-            return format_id(earlier)  # a producer's retry: nothing is added
+            # A producer's retry: nothing is added, yet Redis counts it as a change and
+            # logs it as received (its replay is a retry too); WATCH does not see it.
+            server.dirty += 1
+            return format_id(earlier)
     if args is None or not args.id_given:
         sid = stream.next_auto_id(now)
     elif args.seq_given:
@@ -484,6 +490,12 @@ def xsetid(client: Client, argv: list[bytes]) -> Any:
 @command("xcfgset", counts_changes=True)
 @changes_groups(1)
 def xcfgset(client: Client, argv: list[bytes]) -> Any:
+    # Redis looks the key up before it reads the options, so a missing key is the first
+    # error; only a setting that changes counts as a change (and is logged).
+    key = argv[1]
+    stream = get_stream(client, key)
+    if stream is None:
+        raise CommandError(errors.NO_SUCH_KEY)
     duration: int | None = None
     maxsize: int | None = None
     n = len(argv)
@@ -491,10 +503,14 @@ def xcfgset(client: Client, argv: list[bytes]) -> Any:
     while i < n:
         upper = argv[i].upper()
         if upper == b"IDMP-DURATION" and i + 1 < n:
+            if duration is not None:
+                raise CommandError(errors.XCFGSET_DURATION_TWICE)
             duration = int_arg(argv[i + 1])
             if not DURATION_RANGE[0] <= duration <= DURATION_RANGE[1]:
                 raise CommandError(errors.IDMP_DURATION_RANGE)
         elif upper == b"IDMP-MAXSIZE" and i + 1 < n:
+            if maxsize is not None:
+                raise CommandError(errors.XCFGSET_MAXSIZE_TWICE)
             maxsize = int_arg(argv[i + 1])
             if not MAXSIZE_RANGE[0] <= maxsize <= MAXSIZE_RANGE[1]:
                 raise CommandError(errors.IDMP_MAXSIZE_RANGE)
@@ -503,14 +519,46 @@ def xcfgset(client: Client, argv: list[bytes]) -> Any:
         i += 2
     if duration is None and maxsize is None:
         raise CommandError(errors.XCFGSET_NOTHING)
-    stream = get_stream(client, argv[1])
+    limits = client.server.config.values
+    state = stream.idmp
+    now = (state.duration, state.maxsize) if state is not None else \
+        (limits["stream-idmp-duration"], limits["stream-idmp-maxsize"])
+    wanted = (now[0] if duration is None else duration, now[1] if maxsize is None else maxsize)
+    if wanted != now:
+        # A change Redis logs, but does not signal: WATCH and tracking do not see it.
+        stream.idmp_state(*now).reset(*wanted)
+        client.server.dirty += 1
+    return OK
+
+
+@command("xidmprecord", counts_changes=True)
+def xidmprecord(client: Client, argv: list[bytes]) -> Any:
+    """XIDMPRECORD key pid iid id: remember that producer ``pid`` added the existing entry
+    ``id`` under ``iid``, as XADD IDMP would have. A rewritten append-only file replays a
+    stream's iids through it. The same record again is OK and changes nothing; the iid
+    recorded for another entry is refused."""
+    sid = require_id(argv[4], 0, strict=True)
+    pid, iid = argv[2], argv[3]
+    if not pid:
+        raise CommandError(errors.XIDMPRECORD_EMPTY_PID)
+    if not iid:
+        raise CommandError(errors.XIDMPRECORD_EMPTY_IID)
+    key = argv[1]
+    stream = get_stream(client, key)
     if stream is None:
         raise CommandError(errors.NO_SUCH_KEY)
-    limits = client.server.config.values
+    if not stream.exists(sid):
+        raise CommandError(errors.XIDMPRECORD_NO_ENTRY)
+    server = client.server
+    limits = server.config.values
     state = stream.idmp_state(limits["stream-idmp-duration"], limits["stream-idmp-maxsize"])
-    duration = state.duration if duration is None else duration
-    maxsize = state.maxsize if maxsize is None else maxsize
-    if (duration, maxsize) != (state.duration, state.maxsize):
-        state.reset(duration, maxsize)
-    client.server.dirty += 1
+    state.expire(server.clock.time_ms())
+    known = state.recorded(pid, iid)
+    if known is not None:
+        if known != sid:
+            raise CommandError(errors.XIDMPRECORD_CONFLICT)
+        return OK
+    state.record(pid, iid, sid)
+    client.db.recharge(key)  # (not signalled: WATCH and tracking do not see it, as in Redis)
+    server.dirty += 1
     return OK

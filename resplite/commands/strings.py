@@ -31,7 +31,7 @@ import xxhash
 from resplite.algorithms import longdouble
 from resplite.algorithms.lcs import lcs_length, lcs_walk
 from resplite.commands.args import INT64_MAX, INT64_MIN, int_arg, parse_int
-from resplite.commands.generic import lookup, lookup_read
+from resplite.commands.generic import lookup, lookup_read, note_overwrite, type_before
 from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.notify import GENERIC, STRING
@@ -158,13 +158,11 @@ def digest(value: bytes) -> bytes:
     return xxhash.xxh3_64_hexdigest(value).encode()
 
 
-_HEX_DIGITS = frozenset(b"0123456789abcdefABCDEF")
-
-
 def _checked_digest(arg: bytes) -> bytes:
     """An IFDEQ / IFDNE argument, lower-cased for comparison (Redis compares digests
-    without regard to case); an error unless it has exactly 16 hex digits."""
-    if len(arg) != 16 or not _HEX_DIGITS.issuperset(arg):
+    without regard to case); an error unless it is 16 bytes long (Redis's
+    ``validateHexDigest`` checks the length alone: 16 other bytes just never match)."""
+    if len(arg) != 16:
         raise CommandError(errors.DIGEST_LENGTH)
     return arg.lower()
 
@@ -203,11 +201,16 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     if len(argv) == 3:
         db = client.db
         key = argv[1]
-        db.set_signalled(key, argv[2])
         server = client.server
-        server.dirty += 1
         if server.notify_flags:
+            before = type_before(client, key)
+            db.set_signalled(key, argv[2])
+            server.dirty += 1
+            note_overwrite(client, key, before, argv[2])
             server.notify(STRING, b"set", key, db.index)
+            return OK
+        db.set_signalled(key, argv[2])
+        server.dirty += 1
         return OK
     flags, expire_arg, compare = _parse_options(argv, _SET_OPTIONS, 3)
     when = _expire_at(client, flags, expire_arg, "set")
@@ -230,6 +233,7 @@ def set_(client: Client, argv: list[bytes]) -> Any:
         if not proceed:
             return old
     db = client.db
+    before = type_before(client, key)
     db.set(key, argv[2], keep_ttl=bool(flags & _KEEPTTL), looked_up=True)
     if when is not None:
         db.set_expire(key, when)
@@ -248,6 +252,7 @@ def set_(client: Client, argv: list[bytes]) -> Any:
     server = client.server
     server.dirty += 1
     notify = server.notify
+    note_overwrite(client, key, before, argv[2])
     notify(STRING, b"set", key, db.index)
     if when is not None:
         notify(GENERIC, b"expire", key, db.index)
@@ -272,10 +277,12 @@ def _set_expiring(client: Client, argv: list[bytes], flag: int) -> Any:
     assert when is not None
     key = argv[1]
     db = client.db
+    before = type_before(client, key)
     db.set(key, argv[3])
     db.set_expire(key, when)
     client.propagate_as([b"SET", key, argv[3], b"PXAT", b"%d" % when])
     db.signal_modified(key)
+    note_overwrite(client, key, before, argv[3])
     client.server.notify(STRING, b"set", key, db.index)
     client.server.notify(GENERIC, b"expire", key, db.index)
     return OK
@@ -296,9 +303,11 @@ def getset(client: Client, argv: list[bytes]) -> bytes | None:
     key = argv[1]
     old = _string(lookup_read(client, key))
     db = client.db
+    before = type_before(client, key)
     db.set(key, argv[2], looked_up=True)
     client.propagate_as([b"SET", key, argv[2]])  # as Redis logs it
     db.signal_modified(key)
+    note_overwrite(client, key, before, argv[2])
     client.server.notify(STRING, b"set", key, db.index)
     return old
 
@@ -368,8 +377,10 @@ def mset(client: Client, argv: list[bytes]) -> Any:
     db = client.db
     notify = client.server.notify
     for i in range(1, len(argv), 2):
+        before = type_before(client, argv[i])
         db.set(argv[i], argv[i + 1])
         db.signal_modified(argv[i])
+        note_overwrite(client, argv[i], before, argv[i + 1])
         notify(STRING, b"set", argv[i], db.index)
     return OK
 
@@ -417,10 +428,12 @@ def msetex(client: Client, argv: list[bytes]) -> int:
         client.propagate_as([*argv[:end], *condition, b"PXAT", b"%d" % when])
     for i in range(2, end, 2):
         key = argv[i]
+        before = type_before(client, key)
         db.set(key, argv[i + 1], keep_ttl=keep_ttl)
         if when is not None:
             db.set_expire(key, when)
         db.signal_modified(key)
+        note_overwrite(client, key, before, argv[i + 1])
         notify(STRING, b"set", key, db.index)
         if when is not None:
             notify(GENERIC, b"expire", key, db.index)
@@ -783,20 +796,22 @@ def delex(client: Client, argv: list[bytes]) -> int:
     Logged in the append-only file as ``DEL key``.
 
     Redis's order: the argument count (two or four, else the arity error), then the key
-    (missing: 0 whatever the condition), then the condition's name, the type and the
-    digest's form."""
+    (missing: 0 whatever the condition; with one, a read lookup), then the type (Redis 8.6's
+    own error, not WRONGTYPE), the condition's name and the digest's length."""
     n = len(argv)
     if n != 2 and n != 4:
         raise CommandError(errors.wrong_arity("delex"))
     key = argv[1]
-    current = lookup(client, key)
+    current = lookup(client, key) if n == 2 else lookup_read(client, key)
     if current is None:
         return 0
     if n == 4:
+        if not isinstance(current, (bytes, MutableString)):
+            raise CommandError(errors.DELEX_NOT_STRING)
         flag = _DELEX_CONDITIONS.get(argv[2].upper())
         if flag is None:
             raise CommandError(errors.DELEX_CONDITION)
-        value = _string(current)  # WRONGTYPE for another type
+        value = _string(current)
         assert value is not None
         if not _compare(value, flag, argv[3]):
             return 0

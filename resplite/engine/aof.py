@@ -72,6 +72,8 @@ from resplite.engine.persistence import (
     write_file,
 )
 from resplite.protocol.reader import split_inline
+from resplite.store.stream import Stream
+from resplite.store.stream_ids import format_id
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -271,6 +273,24 @@ def _atoll(text: bytes) -> int:
 _LEADING_NUMBER = re.compile(rb"[ \t\n\v\f\r]*([+-]?[0-9]+)")
 
 
+def _idmp_commands(key: bytes, stream: Stream, config: Any) -> Iterator[list[bytes]]:
+    """The commands that give a restored stream its idempotent-producer state back, as
+    Redis 8.6's rewrite writes them: XCFGSET if the settings differ from the server's
+    (``stream-idmp-duration`` / ``stream-idmp-maxsize``), then XIDMPRECORD for each
+    producer (in byte order) and each of its iids (oldest first) whose entry still exists
+    (XIDMPRECORD refuses an id the stream lacks)."""
+    state = stream.idmp
+    assert state is not None
+    if (state.duration, state.maxsize) != (config["stream-idmp-duration"],
+                                           config["stream-idmp-maxsize"]):
+        yield [b"XCFGSET", key, b"IDMP-DURATION", b"%d" % state.duration,
+               b"IDMP-MAXSIZE", b"%d" % state.maxsize]
+    for pid in sorted(state.producers):
+        for iid, sid in state.producers[pid].items():
+            if stream.exists(sid):
+                yield [b"XIDMPRECORD", key, pid, iid, format_id(sid)]
+
+
 def _manifest_name(name: str) -> bytes:
     """A file name as Redis writes it in a manifest: bare, or quoted (``sdscatrepr``) when
     it holds a blank, a quote or a byte that is not printable."""
@@ -344,9 +364,11 @@ class Aof:
         """The base file's contents for the data set as it is now: an RDB snapshot (the
         preamble, ``aof-use-rdb-preamble yes``), else commands: ``FUNCTION LOAD`` of each
         function library, then one ``RESTORE key ttl payload ABSTTL`` per key after a SELECT
-        per database (any Redis replays it; the
-        payload is DUMP's, so state DUMP leaves out, such as a stream's idempotent-producer
-        records, is not in it)."""
+        per database (any Redis replays it; the payload is DUMP's). A stream's
+        idempotent-producer state follows its RESTORE as Redis 8.6 rewrites it: XCFGSET
+        when its settings are not the server's, and one XIDMPRECORD per iid whose entry is
+        still there (:func:`_idmp_commands`), so the payload stays one an older Redis
+        reads."""
         state = self.state
         if state.config["aof-use-rdb-preamble"]:
             yield from state.persistence.snapshot(aof_base=True)
@@ -367,7 +389,11 @@ class Aof:
                     debug_delay(delay)
                 when = expires.get(key)
                 yield encode_command([b"RESTORE", key, b"%d" % (when or 0),
-                                      rdb_values.dump_payload(value, compress), b"ABSTTL"])
+                                      rdb_values.dump_payload(value, compress, idmp=False),
+                                      b"ABSTTL"])
+                if value.__class__ is Stream and value.idmp is not None:
+                    for argv in _idmp_commands(key, value, state.config):
+                        yield encode_command(argv)
 
     def _incr_name(self, seq: int) -> str:
         return f"{self.filename}.{seq}.incr.aof"

@@ -30,10 +30,11 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
+from time import perf_counter_ns as _now_ns
 from typing import TYPE_CHECKING, Any
 
 from resplite.engine.scheduler import NO_TIMERS, DeadlineTimer, Scheduler
-from resplite.protocol.replies import NULL_ARRAY
+from resplite.protocol.replies import NULL_ARRAY, ErrorReply
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -48,6 +49,8 @@ class BlockRequest:
         "keys",
         "recheck_ms",
         "retry",
+        "spec",
+        "spent_ns",
         "timeout_ms",
         "timeout_reply",
         "wakes_on",
@@ -68,6 +71,11 @@ class BlockRequest:
         # The command as sent (set by the dispatcher): logged in its non-blocking form when
         # the retry changes the data set.
         self.argv: list[bytes] = [] if argv is None else argv
+        # The command's spec and the time its runs took so far, set by the dispatcher when
+        # a handler parks its client: the call is accounted (statistics, slow log) once it
+        # ends, as Redis's updateStatsOnUnblock does. None for a client a pause holds.
+        self.spec: Any = None
+        self.spent_ns = 0
 
 
 class BlockedState:
@@ -102,6 +110,9 @@ class BlockingManager:
         # Runs a blocked command's retry in the server's place, so that what it changes is
         # logged (the append-only file); None runs it as is.
         self.run_retry: Callable[[Client, BlockedState, bytes | None], Any] | None = None
+        # Accounts for a parked command once it has its reply (set by the server; whether
+        # the reply is an error the retry did not already count).
+        self.on_done: Callable[[Client, BlockRequest, bool], None] | None = None
         clock.add_listener(self.check_timeouts)
 
     # -- parking --------------------------------------------------------------------------
@@ -166,6 +177,7 @@ class BlockingManager:
                 wakes_on = state.request.wakes_on
                 if wakes_on is not None and not wakes_on(slot[1]):
                     continue
+                queued = len(client.outbox)
                 result = self._retry(client, state, slot[1])
                 if isinstance(result, BlockRequest):
                     if result.recheck_ms is not None:
@@ -173,7 +185,11 @@ class BlockingManager:
                         self._arm()
                     continue
                 self.unblock(client)
+                self._done(client, state.request)
                 if client.conn is not None:
+                    # What the served command pushed to its own client (an invalidation of
+                    # the key it wrote) follows its reply, as after any command.
+                    client.pushes_first = queued
                     client.conn.deliver(result)
 
     def _retry(self, client: Client, state: BlockedState, key: bytes | None = None) -> Any:
@@ -184,6 +200,7 @@ class BlockingManager:
         # (NOLOOP tracking), so the server is told who acts for the time of the call.
         acting = self.acting_as
         previous = acting(client) if acting is not None else None
+        started = _now_ns()
         try:
             run = self.run_retry
             return state.request.retry() if run is None else run(client, state, key)
@@ -195,8 +212,14 @@ class BlockingManager:
             server.count_error(exc.message)
             return ErrorReply(exc.message)
         finally:
+            state.request.spent_ns += _now_ns() - started
             if acting is not None:
                 acting(previous)
+
+    def _done(self, client: Client, request: BlockRequest, failed: bool = False) -> None:
+        done = self.on_done
+        if done is not None:
+            done(client, request, failed)
 
     def rerun(self, clients: list[Client]) -> None:
         """Re-run the blocked commands of ``clients`` now, in the order given: what they
@@ -206,19 +229,25 @@ class BlockingManager:
             state = client.blocked
             if state is None:
                 continue
+            queued = len(client.outbox)
             result = self._retry(client, state)
             if isinstance(result, BlockRequest):
                 continue
             self.unblock(client)
+            self._done(client, state.request)
             if client.conn is not None:
+                client.pushes_first = queued
                 client.conn.deliver(result)
 
     def wake(self, client: Client, reply: Any) -> bool:
         """Unblock ``client`` now with ``reply`` (CLIENT UNBLOCK)."""
-        if client.blocked is None:
+        state = client.blocked
+        if state is None:
             return False
         self.unblock(client)
+        self._done(client, state.request, isinstance(reply, ErrorReply))
         if client.conn is not None:
+            client.pushes_first = len(client.outbox)
             client.conn.deliver(reply)
         return True
 
@@ -246,7 +275,9 @@ class BlockingManager:
             if state is None or state.seq != seq:
                 continue  # served or re-blocked since
             self.unblock(client)
+            self._done(client, state.request)
             if client.conn is not None:
+                client.pushes_first = len(client.outbox)
                 client.conn.deliver(state.request.timeout_reply)
         self._arm()
 

@@ -110,11 +110,13 @@ class Client:
         "parse_batches",
         "patterns",
         "propagated",
+        "pushes_first",
         "read_events",
         "reply_mode",
         "resp",
         "server",
         "shard_channels",
+        "sub_bytes",
         "user",
         "watch_dirty",
         "watched",
@@ -194,10 +196,17 @@ class Client:
         # not yet handed to its connection: written after the reply of the command running
         # now, or with the next batch (see ServerState.push).
         self.outbox: list[bytes] = []
+        # How many of the outbox's pushes were queued before the command running now began
+        # (keys evicted to make room for it) or before a blocked command was served: they
+        # go before its reply, the rest after it, as in Redis.
+        self.pushes_first = 0
         # Subscriptions, in the order they were made (dicts as ordered sets).
         self.channels: dict[bytes, None] = {}
         self.patterns: dict[bytes, None] = {}
         self.shard_channels: dict[bytes, None] = {}
+        # What its subscriptions hold (names and entries, PubSub keeps it): counted in
+        # used_memory, as Redis counts its Pub/Sub dictionaries.
+        self.sub_bytes = 0
         # Redis's CLIENT_PUBSUB: set by a subscription, cleared when the last one goes.
         self._pubsub = False
         self._monitor = False
@@ -348,10 +357,12 @@ class Client:
 
     def memory_figure(self) -> int:
         """What this client holds, as ``used_memory`` counts it: the fixed overhead, the
-        unparsed input, the queued MULTI commands and the unsent output."""
+        unparsed input, the queued MULTI commands, the unsent output and its
+        subscriptions."""
         conn = self.conn
         query = conn.query_buffer_size() if conn is not None else 0
-        return CLIENT_OVERHEAD + query + self.multi_bytes + self.output_memory()
+        return CLIENT_OVERHEAD + query + self.multi_bytes + self.output_memory() + \
+            self.sub_bytes
 
     @property
     def in_multi(self) -> bool:

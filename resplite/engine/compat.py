@@ -57,6 +57,10 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "share the active cycle deleted (expired_subkeys_active, expired_keys_active); INFO "
         "memory has used_memory_peak_time and INFO persistence "
         "rdb_saves_consecutive_failures"),
+    # 7.0.15 does not; first compared in 8.6.3 (the release between is not pinned down).
+    "flush-sync-in-background": (
+        "8.6", "FLUSHALL / FLUSHDB SYNC by a client (outside MULTI and scripts) runs as a "
+        "blocking ASYNC flush: its keys count in INFO lazyfreed_objects"),
     "memory-stats-8.6": (
         "8.6", "MEMORY STATS has replica.fullsync.buffer and script.VMs"),
     "lrm-policies": (
@@ -131,7 +135,8 @@ DIFFERENCES: Final[dict[str, tuple[str, str]]] = {
         "8.6", "FUNCTION DUMP payloads carry RDB version 13"),
     # Absent from the source of October 2024, present in 8.6.3; taken as 8.0's.
     "payload-crc-zero": (
-        "8.0", "FUNCTION RESTORE takes a payload whose checksum is 0 as one without a checksum"),
+        "8.0", "RESTORE and FUNCTION RESTORE take a payload whose checksum is 0 as one "
+        "without a checksum"),
     "lset-int-index": (
         "7.2", "LSET keeps the low 32 bits of its index (-9223372036854775808 is 0)"),
 }

@@ -210,11 +210,12 @@ class Dispatcher:
             if reply.__class__ is BlockRequest:
                 if client.may_block:
                     reply.argv = argv
-                else:
-                    reply = reply.timeout_reply
+                    return self._parked(client, spec, argv, reply, start, dirty)
+                reply = reply.timeout_reply
             elif spec.dirties:
                 server.dirty += 1
         elapsed = _now_ns() - start
+        client.commands_processed += 1  # (CLIENT LIST tot-cmds: every call, a script's too)
         try:
             stats = server.command_stats[spec.fullname]
         except KeyError:
@@ -230,6 +231,41 @@ class Dispatcher:
         if client.gates or server.gates:
             self._after_call(client, spec, argv, reply, dirty)
         return reply
+
+    def _parked(self, client: Client, spec: CommandSpec, argv: list[bytes],
+                request: BlockRequest, start: int, dirty: int) -> BlockRequest:
+        """A handler parked its client: the call is not counted yet (statistics, slow log,
+        tot-cmds: :meth:`account_unblocked` does it when it ends, as Redis's
+        updateStatsOnUnblock); what else a call owes is owed now."""
+        elapsed = _now_ns() - start
+        request.spec = spec
+        request.spent_ns = elapsed
+        if elapsed >= self.latency.trigger_ns:
+            self.latency.sample_ns("fast-command" if "fast" in spec.flags else "command",
+                                   elapsed)
+        if client.gates or self.server.gates:
+            self._after_call(client, spec, argv, request, dirty)
+        return request
+
+    def account_unblocked(self, client: Client, request: BlockRequest, failed: bool) -> None:
+        """A parked command got its reply (served, timed out, CLIENT UNBLOCK): one call of
+        the time all its runs took, in the statistics and, past its threshold, the slow log
+        (with the command as sent)."""
+        spec: CommandSpec | None = request.spec
+        if spec is None:
+            return  # held by a pause: its re-run is an ordinary call
+        total = request.spent_ns
+        stats = self.server.stats_for(spec.fullname)
+        stats.ns += total
+        try:
+            stats.hist[total // 1000] += 1
+        except IndexError:
+            stats.record_long(total // 1000)
+        if failed:
+            stats.failed_calls += 1
+        if total >= self.slowlog.trigger_ns and "skip_slowlog" not in spec.flags:
+            self.slowlog.record(client, request.argv, total // 1000)
+        client.commands_processed += 1
 
     def _execute_general(self, client: Client, argv: list[bytes], busy: bool = False) -> Any:
         """:meth:`execute` for containers, protected commands, other spellings, unknowns
@@ -479,6 +515,9 @@ class Dispatcher:
         if server.maxmemory and server.over_maxmemory() and server.out_of_memory() \
                 and self._refused_on_oom(client, spec, argv):
             return self._reject(client, spec, errors.OOM)
+        if client.outbox:
+            # (Invalidations of the keys just evicted: sent before this command's reply.)
+            client.pushes_first = len(client.outbox)
         return None
 
     def _denyoom(self, spec: CommandSpec, argv: list[bytes]) -> bool:

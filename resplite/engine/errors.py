@@ -319,12 +319,19 @@ XCLAIM_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
 XAUTOCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
 COUNT_MUST_BE_ABOVE_0 = "ERR COUNT must be > 0"  # XAUTOCLAIM, GEOSEARCH / GEORADIUS COUNT
 # Idempotent producers (Redis 8.6): XADD IDMP / IDMPAUTO and XCFGSET.
-IDMP_TWICE = "ERR IDMP/IDMPAUTO specified multiple times"
+IDMP_TWICE = "ERR syntax error, IDMP/IDMPAUTO specified multiple times"
 IDMP_EXPLICIT_ID = "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"
-IDMP_EMPTY_PID = "ERR IDMP requires a non-empty producer ID"
-IDMP_EMPTY_IID = "ERR IDMP requires a non-empty idempotent ID"
-IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"
+IDMP_EMPTY_PID = "ERR syntax error, IDMP requires a non-empty producer ID"
+IDMP_EMPTY_IID = "ERR syntax error, IDMP requires a non-empty idempotent ID"
+IDMPAUTO_EMPTY_PID = "ERR syntax error, IDMPAUTO requires a non-empty producer ID"
 XCFGSET_NOTHING = "ERR At least one parameter must be specified"
+XCFGSET_DURATION_TWICE = "ERR IDMP-DURATION specified multiple times"
+XCFGSET_MAXSIZE_TWICE = "ERR IDMP-MAXSIZE specified multiple times"
+# XIDMPRECORD (Redis 8.6.2), which an append-only file's rewrite uses to keep iids.
+XIDMPRECORD_EMPTY_PID = "ERR producer ID must be non-empty"
+XIDMPRECORD_EMPTY_IID = "ERR idempotent ID must be non-empty"
+XIDMPRECORD_NO_ENTRY = "ERR No such message in stream"
+XIDMPRECORD_CONFLICT = "ERR IID already exists for this producer with a different stream ID"
 IDMP_DURATION_RANGE = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
 IDMP_MAXSIZE_RANGE = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
 # XNACK (Redis 8.8).
@@ -408,7 +415,8 @@ SAME_OBJECT = "ERR source and destination objects are the same"
 # SET / DELEX IFDEQ and IFDNE (Redis 8.4): a digest is DIGEST's 16 hexadecimal characters.
 DIGEST_LENGTH = "ERR must be exactly 16 hexadecimal characters"
 # DELEX with a condition it does not know (Redis's tests match "Invalid condition").
-DELEX_CONDITION = "ERR Invalid condition"
+DELEX_CONDITION = "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE"
+DELEX_NOT_STRING = "ERR Key should be of string type if conditions are specified"
 # MSETEX (Redis 8.4).
 INVALID_NUMKEYS = "ERR invalid numkeys value"
 KEY_VALUE_PAIRS = "ERR wrong number of key-value pairs"
@@ -477,6 +485,15 @@ HFE_NUMFIELDS_NOT_POSITIVE = "ERR Number of fields must be a positive integer"
 HFE_NUMFIELDS_NOT_POSITIVE_HEXPIRE = "ERR Parameter `numFields` should be greater than 0"
 HSETEX_NUMFIELDS = "ERR invalid number of fields"
 HSETEX_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+HGETEX_ONE_EXPIRY = "ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified"
+# Redis 8.6's flexible order of the hash field expiry options (FIELDS anywhere after the key
+# or the time).
+HFE_FIELDS_TWICE = "ERR FIELDS keyword specified multiple times"
+HFE_FIELDS_TOO_FEW = "ERR FIELDS requires at least numfields and one field argument"
+HFE_FIELDS_ABSENT = "ERR missing FIELDS argument"
+HFE_FIELDS_SHORT = "ERR wrong number of arguments"
+HFE_CONDITIONS = "ERR Multiple condition flags specified"
+HFE_UNKNOWN_ARGUMENT = "ERR unknown argument"
 HSETEX_MISSING_TIME = "ERR missing expire time"
 HSETEX_ONE_CONDITION = "ERR Only one of FXX or FNX arguments can be specified"
 

@@ -15,8 +15,14 @@ a subscriber that is the calling client itself receives them after the command's
 (Redis 7.2+), see :mod:`resplite.engine.output`.
 
 The flag string parses and prints as Redis's ``keyspaceEventsStringToFlags`` and
-``keyspaceEventsFlagsToString`` do: ``A`` stands for ``g$lshzxetd`` (not ``n`` nor ``m``) and
-is printed back whenever all of those are set.
+``keyspaceEventsFlagsToString`` do: ``A`` stands for ``g$lshzxetd`` (not ``n``, ``m``, ``o``
+nor ``c``) and is printed back whenever all of those are set (then, as in Redis, ``o`` and
+``c`` are not printed).
+
+Redis 8.6's ``o`` and ``c``: a command that replaces a key's value as a whole (SET and its
+kin, the STORE commands, BITOP, RENAME, COPY, RESTORE REPLACE) reports ``overwritten``, and
+``type_changed`` when the new value is of another type (:func:`resplite.commands.generic.
+note_overwrite`).
 
 Redis 8.8's array commands report class ``a`` (:data:`ARRAY`), which ``A`` includes there, so
 ``KEA`` sees ``arset``; ``A`` is still printed back for ``g$lshzxetd`` alone, as the servers
@@ -40,18 +46,21 @@ STREAM = 1 << 10  # t
 KEY_MISS = 1 << 11  # m
 MODULE = 1 << 13  # d
 NEW = 1 << 14  # n
+OVERWRITTEN = 1 << 15  # o (Redis 8.6: a key's value replaced by another)
+TYPE_CHANGED = 1 << 16  # c (Redis 8.6: ... by one of another type)
 ARRAY = 1 << 23  # a (Redis 8.8)
 ALL = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE
 
 _FLAGS = {
     "A": ALL | ARRAY, "a": ARRAY, "g": GENERIC, "$": STRING, "l": LIST, "s": SET, "h": HASH,
     "z": ZSET, "x": EXPIRED, "e": EVICTED, "K": KEYSPACE, "E": KEYEVENT, "t": STREAM, "m": KEY_MISS,
-    "d": MODULE, "n": NEW,
+    "d": MODULE, "n": NEW, "o": OVERWRITTEN, "c": TYPE_CHANGED,
 }
 # The order keyspaceEventsFlagsToString prints classes in (when not all of A are set).
 _PRINT_ORDER = (
     ("g", GENERIC), ("$", STRING), ("l", LIST), ("s", SET), ("h", HASH), ("z", ZSET),
-    ("x", EXPIRED), ("e", EVICTED), ("t", STREAM), ("d", MODULE), ("n", NEW), ("a", ARRAY),
+    ("x", EXPIRED), ("e", EVICTED), ("t", STREAM), ("d", MODULE), ("n", NEW),
+    ("o", OVERWRITTEN), ("c", TYPE_CHANGED), ("a", ARRAY),
 )
 
 INVALID_CLASS = "Invalid event class character. Use 'Ag$lshzxeKEtmdn'."

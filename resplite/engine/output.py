@@ -15,7 +15,9 @@ something in its outbox is *pending*; the pending clients are written out by
 Ordering follows Redis 7.2+: a client's own connection drains its outbox before it runs a
 request (messages published earlier come first) and after each reply (pushes caused by its own
 command, such as a keyspace notification or an invalidation of a key it just wrote, follow
-the reply; inside MULTI they follow the whole EXEC reply).
+the reply; inside MULTI they follow the whole EXEC reply). What was pushed to it before its
+command began, such as the invalidation of a key evicted to make room for the command, goes
+before the reply (:meth:`Output.take_first`).
 
 Output buffer limits (``client-output-buffer-limit``): after every write, what the client's
 transport still holds unsent (with any replies made but not yet written) is compared with
@@ -111,6 +113,18 @@ class Output:
         client.outbox = []
         self.pending.pop(client, None)
         return box
+
+    def take_first(self, client: Client) -> list[bytes]:
+        """Remove and return the pushes queued for ``client`` before its running command
+        began (``client.pushes_first`` of them), which go before that command's reply."""
+        n = client.pushes_first
+        client.pushes_first = 0
+        box = client.outbox
+        first = box[:n]
+        del box[:n]
+        if not box:
+            self.pending.pop(client, None)
+        return first
 
     def flush(self) -> None:
         """Write every pending client's outbox with one send each, then check its limits."""

@@ -12,7 +12,10 @@ dispatcher again when the pause ends, by timeout or CLIENT UNPAUSE. As in Redis:
   before queueing;
 * a second pause keeps the later end and the stricter mode;
 * held clients count in INFO's ``blocked_clients`` (Redis blocks them, as postponed), but
-  CLIENT UNBLOCK does not release them.
+  CLIENT UNBLOCK does not release them;
+* expiry is paused as well: a key past its time reads as missing but is not deleted (nor
+  counted in ``expired_keys``) until the pause ends, and RANDOMKEY may answer it (the
+  active cycle and eviction skip their work meanwhile).
 
 Invariants: ``active`` is true exactly while ``end_ms`` lies in the future of the clock (it is
 re-checked whenever asked, on a timer, and after every clock jump); ``held`` keeps the
@@ -56,6 +59,9 @@ class ClientPause:
         # Commands take the dispatcher's general path, which holds them, while it is on.
         self._active = value
         self.state.set_gate(gates.PAUSE, value)
+        # Either mode pauses expiry too: keys past their time read as missing, not deleted.
+        for db in self.state.keyspace.dbs:
+            db.expire_paused = value
 
     # -- starting and ending ----------------------------------------------------------------
 
@@ -133,10 +139,12 @@ class ClientPause:
             if state is None or state.request is not request:
                 continue  # gone, or released some other way
             blocking.unblock(client)
+            queued = len(client.outbox)
             reply = request.retry()
             if isinstance(reply, BlockRequest):
                 blocking.block(client, reply)  # a blocking command, or held again
             elif client.conn is not None:
+                client.pushes_first = queued  # (what it pushed itself follows the reply)
                 client.conn.deliver(reply)
         if blocking.ready:
             blocking.serve_ready()

@@ -513,9 +513,10 @@ class Persistence:
             serve()
             self._served_ns = time.perf_counter_ns()
 
-    def load_file(self, path: str) -> rdb_file.LoadReport:
+    def load_file(self, path: str, merge: bool = False) -> rdb_file.LoadReport:
         """Load the snapshot at ``path`` into the (empty) keyspace; LoadError if it cannot
-        be, naming the offset."""
+        be, naming the offset. ``merge`` (DEBUG RELOAD NOFLUSH MERGE): a key or function
+        library already there is replaced by the file's instead."""
         state = self.state
         try:
             with open(path, "rb") as f:
@@ -526,7 +527,7 @@ class Persistence:
         start = time.monotonic()
         self.start_loading(len(data))
         try:
-            report = self.load_bytes(data, drop_expired=True, name=path)
+            report = self.load_bytes(data, drop_expired=True, name=path, merge=merge)
         finally:
             self.stop_loading()
         log.info("DB loaded from disk: %.3f seconds, %d keys loaded, %d expired keys skipped",
@@ -535,7 +536,7 @@ class Persistence:
         return report
 
     def load_bytes(self, data: bytes, *, drop_expired: bool, name: str,
-                   base: int = 0) -> rdb_file.LoadReport:
+                   base: int = 0, merge: bool = False) -> rdb_file.LoadReport:
         """Load RDB bytes (a file or an AOF base) into the keyspace; LoadError on failure."""
         from resplite.formats import rdb_file, rdb_values
         from resplite.formats.rdb_format import RdbError
@@ -554,7 +555,9 @@ class Persistence:
                    freq: int | None) -> bool:
             database = dbs[db]
             if key in database.data:
-                return False
+                if not merge:
+                    return False
+                database.pop(key)
             database.put(key, value, expire, None)
             if idle is not None or freq is not None:
                 database.restore_access(key, idle, freq)
@@ -566,7 +569,7 @@ class Persistence:
             return True
 
         def on_strings(db: int, keys: list[bytes], values: list[bytes]) -> bool:
-            if delay:
+            if delay or merge:  # (merge: key by key, replacing those already there)
                 return False  # key-load-delay: one key at a time, each followed by its pause
             if not dbs[db].add_strings(keys, values):
                 return False
@@ -602,7 +605,7 @@ class Persistence:
             state.dump_payload_sanitizations += report.checked
         if report.libraries:
             try:
-                state.scripting.load_snapshot_libraries(report.libraries)
+                state.scripting.load_snapshot_libraries(report.libraries, replace=merge)
             except CommandError as exc:
                 raise LoadError(f"{name}: Failed loading library: {exc.message}") from exc
         self.keys_loaded = loaded_before + report.keys_loaded

@@ -43,8 +43,18 @@ _PMESSAGE = _bulk(b"pmessage")
 _SMESSAGE = _bulk(b"smessage")
 
 
+# What one subscription costs beyond its name's bytes: the name's object and an entry in
+# the client's registry and in the server's.
+SUBSCRIPTION_OVERHEAD = 128
+
+
+def _cost(name: bytes) -> int:
+    return len(name) + SUBSCRIPTION_OVERHEAD
+
+
 class PubSub:
-    """The server's subscription registries."""
+    """The server's subscription registries. Each client's ``sub_bytes`` is what its
+    subscriptions cost (:func:`_cost` of each), kept as they are made and dropped."""
 
     __slots__ = ("channels", "output", "patterns", "shard_channels")
 
@@ -59,18 +69,21 @@ class PubSub:
     def subscribe(self, client: Client, channel: bytes) -> Push:
         if channel not in client.channels:
             client.channels[channel] = None
+            client.sub_bytes += _cost(channel)
             self.channels.setdefault(channel, {})[client] = None
         return Push([b"subscribe", channel, client.subscription_count])
 
     def psubscribe(self, client: Client, pattern: bytes) -> Push:
         if pattern not in client.patterns:
             client.patterns[pattern] = None
+            client.sub_bytes += _cost(pattern)
             self.patterns.setdefault(pattern, {})[client] = None
         return Push([b"psubscribe", pattern, client.subscription_count])
 
     def ssubscribe(self, client: Client, channel: bytes) -> Push:
         if channel not in client.shard_channels:
             client.shard_channels[channel] = None
+            client.sub_bytes += _cost(channel)
             self.shard_channels.setdefault(channel, {})[client] = None
         return Push([b"ssubscribe", channel, len(client.shard_channels)])
 
@@ -102,6 +115,7 @@ class PubSub:
         for name in targets:
             if name in own:
                 del own[name]
+                client.sub_bytes -= _cost(name)
                 subscribers = registry.get(name)
                 if subscribers is not None:
                     subscribers.pop(client, None)
@@ -129,6 +143,7 @@ class PubSub:
                     if not subscribers:
                         del registry[name]
             own.clear()
+        client.sub_bytes = 0
 
     # -- publishing ---------------------------------------------------------------------------
 

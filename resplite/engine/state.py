@@ -189,10 +189,14 @@ class ServerState:
         config.on_change("client-output-buffer-limit", self._set_output_limits)
         self.pubsub = PubSub(self.output)
         self.tracking = Tracking(self.output, self.clients)
+        self.tracking.max_keys = config["tracking-table-max-keys"]
+        config.on_change("tracking-table-max-keys", self.tracking.set_max_keys)
         self.output.before_flush = self.tracking.broadcast
         # Set once tracking is first enabled (Redis creates its table then): until that
         # moment a write costs the tracking code nothing.
         self.tracking_used = False
+        # DEBUG PAUSE-CRON 1: the server's periodic work (its cron ticks) is skipped.
+        self.cron_paused = False
         # The MONITOR clients (changed only by set_monitor).
         self.monitors: dict[Client, None] = {}
         self.notify_flags = 0
@@ -282,6 +286,7 @@ class ServerState:
         self._busy_pump = busy_pump
         self._scripting: Scripting | None = None
         self.dispatcher = Dispatcher(self)
+        self.blocking.on_done = self.dispatcher.account_unblocked
 
     # -- the gates (see resplite.engine.gates) ----------------------------------------------
 
@@ -749,7 +754,11 @@ class ServerState:
             stats.track(self.latency_tracking)
 
     def count_error(self, message: str) -> None:
-        code = message.split(" ", 1)[0]
+        # The code is what comes before a space within the reply's first 32 bytes (its
+        # "-" included), else ERR, as Redis's afterErrorReply reads it: an error a script
+        # made up ({err='boom'}) counts as ERR.
+        space = message.find(" ", 0, 31)
+        code = message[:space] if space >= 0 else "ERR"
         self.error_stats[code] = self.error_stats.get(code, 0) + 1
         self.total_error_replies += 1
 
@@ -797,7 +806,5 @@ class ServerState:
         self.persistence.consecutive_failures = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0
-            db.expired_keys = db.expired_keys_active = 0
-            db.expired_fields = db.expired_fields_active = 0
         if self._scripting is not None:
             self._scripting.evicted_scripts = 0

@@ -17,6 +17,10 @@ Theory of operation (Redis's ``tracking.c``, in our own structure):
   message to each of its clients (leaving out, for a NOLOOP client, the keys it changed itself).
 * FLUSHDB / FLUSHALL send every tracking client ``invalidate`` with a null and empty the
   table.
+* ``tracking-table-max-keys`` (0: no limit) bounds the table: past it, the keys remembered
+  longest are invalidated (as if changed) until it holds that many again, at once when the
+  limit is lowered and after each read that grows the table past it. (Redis picks them by
+  a random walk of its table, before the next command or in its cron.)
 * Delivery. A RESP3 client gets a push ``>2 invalidate <keys>``. With REDIRECT the message
   goes to the other client instead: as a push if it speaks RESP3, or as a Pub/Sub message on
   ``__redis__:invalidate`` if it is a RESP2 client in Pub/Sub mode. If the redirect target is
@@ -89,6 +93,7 @@ class Tracking:
         self.tracking_clients = 0
         self.total_items = 0
         self._bcast_due = False
+        self.max_keys = 0  # tracking-table-max-keys (0: no limit)
 
     # -- CLIENT TRACKING ----------------------------------------------------------------------
 
@@ -165,6 +170,20 @@ class Tracking:
             if cid not in ids:
                 ids[cid] = None
                 self.total_items += 1
+        if self.max_keys and len(table) > self.max_keys:
+            self._limit()
+
+    def set_max_keys(self, name: str, value: int) -> None:
+        """CONFIG SET tracking-table-max-keys: a lower limit applies at once."""
+        self.max_keys = value
+        if value and len(self.table) > value:
+            self._limit()
+
+    def _limit(self) -> None:
+        """Invalidate the keys remembered longest until the table is within its limit."""
+        table = self.table
+        while len(table) > self.max_keys:
+            self._tell_readers(next(iter(table)), None)  # (BCAST clients are not told)
 
     # -- invalidating -------------------------------------------------------------------------
 
@@ -177,6 +196,10 @@ class Tracking:
                     if not self._bcast_due:
                         self._bcast_due = True
                         self.output.schedule()
+        self._tell_readers(key, modifier)
+
+    def _tell_readers(self, key: bytes, modifier: Client | None) -> None:
+        """Forget ``key`` and invalidate it for the default-mode clients that read it."""
         ids = self.table.pop(key, None)
         if ids is None:
             return

@@ -35,10 +35,12 @@ refused with :class:`UnsupportedValue`. Every malformed value raises
 DUMP payloads (:func:`dump_payload`, :func:`parse_payload`) are a value type byte, the value,
 the RDB version as two little-endian bytes, and the CRC-64 of all that, little-endian.
 
-What RDB 12 cannot hold is left out of a value: a stream's idempotent-producer state (Redis
-8.6) and its NACKed pending entries (Redis 8.8, entries with no owner). :func:`stream_extras`
-and :func:`apply_stream_extras` carry them separately (an RDB file keeps them in an AUX field,
-which every Redis skips by contract).
+What RDB 12 cannot hold is left out of a value in a whole file: a stream's idempotent-producer
+state (Redis 8.6) and its NACKed pending entries (Redis 8.8, entries with no owner).
+:func:`stream_extras` and :func:`apply_stream_extras` carry them separately (an RDB file keeps
+them in an AUX field, which every Redis skips by contract). A DUMP payload of a stream with
+idempotent-producer state is Redis 8.6's STREAM_LISTPACKS_4 (RDB 13) with it, byte for byte
+what Redis 8.6 writes.
 """
 
 from __future__ import annotations
@@ -417,22 +419,50 @@ def payload_version(rdb_type: int) -> int:
     return f.TYPE_SINCE.get(rdb_type, f.RDB_VERSION)
 
 
-def dump_payload(value: Any, compress: bool = True, keep: bool = False) -> bytes:
+def dump_payload(value: Any, compress: bool = True, keep: bool = False,
+                 idmp: bool = True) -> bytes:
     """DUMP's serialization of ``value``: type, value, version, CRC-64 (``keep`` as for
-    :func:`write_value`)."""
+    :func:`write_value`). A stream with idempotent-producer state is written, with it, as
+    Redis 8.6's STREAM_LISTPACKS_4 (RDB 13), the oldest form that holds it; ``idmp=False``
+    leaves that state out (the rest of the stream in the form an older Redis reads)."""
     kind = value_type(value)
+    state = value.idmp if idmp and value.__class__ is Stream else None
+    if state is not None:
+        kind = f.TYPE_STREAM_LISTPACKS_4
     out = bytearray((kind,))
     crc = RunningCrc()
     write_value(out, value, compress, keep, crc)
+    if state is not None:
+        _write_stream_idmp(out, state, compress)
     out += payload_version(kind).to_bytes(2, "little")
     out += crc.update(out).to_bytes(8, "little")
     return bytes(out)
 
 
+def _write_stream_idmp(out: bytearray, state: IdmpState, compress: bool) -> None:
+    """Redis 8.6's idempotent-producer part of a stream (after its groups): duration,
+    maxsize, the producers in the byte order of their ids (Redis's radix tree), each with
+    its iids oldest first and their entry ids, then the lifetime counters."""
+    f.write_len(out, state.duration)
+    f.write_len(out, state.maxsize)
+    f.write_len(out, len(state.producers))
+    for pid in sorted(state.producers):
+        known = state.producers[pid]
+        f.write_string(out, pid, compress)
+        f.write_len(out, len(known))
+        for iid, sid in known.items():
+            f.write_string(out, iid, compress)
+            f.write_len(out, sid >> 64)
+            f.write_len(out, sid & 0xFFFF_FFFF_FFFF_FFFF)
+    f.write_len(out, state.iids_added)
+    f.write_len(out, state.iids_duplicates)
+
+
 def _stream_fits_v2(value: Stream) -> bool:
-    """Whether STREAM_LISTPACKS_2 holds the stream exactly: every consumer's active-time
-    is its seen-time, which is what a loader of that form assumes."""
-    return all(consumer.active_time == consumer.seen_time
+    """Whether STREAM_LISTPACKS_2 holds the stream exactly: it has no idempotent-producer
+    state, and every consumer's active-time is its seen-time, which is what a loader of that
+    form assumes."""
+    return value.idmp is None and all(consumer.active_time == consumer.seen_time
                for group in value.groups.values() for consumer in group.consumers.values())
 
 
@@ -463,14 +493,15 @@ def portable_payload(value: Any, compress: bool = True) -> bytes:
     return bytes(out)
 
 
-def payload_valid(payload: bytes, check_crc: bool = True) -> bool:
-    """Redis's ``verifyDumpPayload``: a version this code reads, and a matching CRC-64."""
+def payload_valid(payload: bytes, check_crc: bool = True, zero_crc: bool = False) -> bool:
+    """Redis's ``verifyDumpPayload``: a version this code reads, and a matching CRC-64
+    (with ``zero_crc``, as Redis 8 has it, a checksum of 0 stands for none)."""
     if len(payload) < 10:
         return False
     version = payload[-10] | (payload[-9] << 8)
     if version > f.NEWEST_READABLE:
         return False
-    if not check_crc:
+    if not check_crc or (zero_crc and payload[-8:] == bytes(8)):
         return True
     return crc64(0, payload[:-8]).to_bytes(8, "little") == payload[-8:]
 
@@ -613,7 +644,7 @@ def _read_hash(r: f.Reader, kind: int, limits: Limits) -> Hash:
             when = ttl + low - 1 if kind == f.TYPE_HASH_METADATA else ttl
             if when > EXPIRE_TIME_MAX:
                 raise r.error(f"invalid expireAt time: {when}")
-            value.set_ttl(field, when)
+            value.set_ttl(field, when, place=False)
     value.recount()
     if timed:
         value.mark_ex()
@@ -652,7 +683,7 @@ def _read_hash_packed(r: f.Reader, kind: int, limits: Limits) -> Hash:
                 raise r.error("Hash listpack integrity check failed.", start)
             last_ttl = ttl
             if ttl:
-                value.set_ttl(field, ttl)
+                value.set_ttl(field, ttl, place=False)
     value.recount()
     if ex:
         value.mark_ex()

@@ -396,7 +396,8 @@ class Server:
             gc.freeze()
         while True:
             try:
-                self.cron_tick()
+                if not state.cron_paused:  # (DEBUG PAUSE-CRON)
+                    self.cron_tick()
             except Exception:
                 log.exception("error in server cron")
             if state.blocking.ready:

@@ -263,10 +263,8 @@ class Connection(asyncio.Protocol):
             self._wait_turn(first=True)
             return
         started = _now_ns()
-        before = client.commands_processed
-        self.process()
+        parsed = self.process()
         turns.charge(_now_ns() - started)
-        parsed = client.commands_processed - before
         if parsed:
             client.parse_batch_cmds += parsed
             client.parse_batches += 1
@@ -337,8 +335,9 @@ class Connection(asyncio.Protocol):
 
     # -- request processing ----------------------------------------------------------------
 
-    def process(self) -> None:
-        """Run buffered requests until input runs out, the client blocks or stops reading."""
+    def process(self) -> int:
+        """Run buffered requests until input runs out, the client blocks or stops reading;
+        returns how many it parsed."""
         # Only called for an accepted client (see data_received), so both are set.
         client: Client = self.client  # type: ignore[assignment]
         transport: asyncio.Transport = self.transport  # type: ignore[assignment]
@@ -352,6 +351,7 @@ class Connection(asyncio.Protocol):
         out: list[bytes] = output.take(client) if client.outbox else []
         client.last_interaction_ms = server.clock.monotonic_ms()
         started = 0  # read at the first check: a short batch never reads the clock
+        parsed = 0
         check_at = _CHECK_PIECES
         # Bytes of the replies in ``out``, summed as they come (the first ``counted``).
         size = counted = 0
@@ -368,7 +368,7 @@ class Connection(asyncio.Protocol):
                 out.append(error_reply(exc.message))  # the exact bytes, raw byte included
                 self._flush(out)
                 self.close()
-                return
+                return parsed
             if argv is NEED_DATA:
                 if not reader.framing:
                     break
@@ -383,7 +383,9 @@ class Connection(asyncio.Protocol):
                     break
                 continue
             reply = dispatcher.execute(client, argv)  # type: ignore[arg-type]
-            client.commands_processed += 1
+            parsed += 1
+            if client.pushes_first:
+                out.extend(output.take_first(client))
             cls = type(reply)
             if cls is BlockRequest:
                 blocking.block(client, reply)
@@ -424,7 +426,7 @@ class Connection(asyncio.Protocol):
             if client.close_after_reply:
                 self._flush(out)
                 self.close()
-                return
+                return parsed
             if cls is raw or len(out) >= check_at:
                 # Every few replies (16 values at most) and after every pre-encoded one (a
                 # range, a read):
@@ -436,14 +438,14 @@ class Connection(asyncio.Protocol):
                     check_at = counted + _CHECK_PIECES
                     if not client.authenticated and output.check_limits(client, size):
                         server.current_client = None
-                        return  # not logged in and not reading: dropped (engine.output)
+                        return parsed  # not logged in and not reading: dropped (engine.output)
                 else:
                     check_at = _CHECK_PIECES
                     self._flush(out)
                     size = counted = 0
                     if self.closing or output.check_limits(client):
                         server.current_client = None
-                        return
+                        return parsed
                     if self.writing_paused:
                         break  # the rest waits until the client reads (resume_writing)
                     if self.held and reader.pending_size():
@@ -466,7 +468,7 @@ class Connection(asyncio.Protocol):
             # All of it taken by the kernel (the common case): nothing to check.
             if (transport.get_write_buffer_size() or self.held or client.obuf_soft_since) \
                     and output.check_limits(client):
-                return
+                return parsed
         if output.pending:
             output.flush()
         if server.gates & gates.MEMORY:
@@ -475,14 +477,15 @@ class Connection(asyncio.Protocol):
             server.charge_client(client)
             server.evict_clients()
         if self.closing:
-            return
+            return parsed
         if sliced:
             self._wait_turn()
-            return
+            return parsed
         if self.reading_paused and not self.writing_paused and client.blocked is None:
             self.reading_paused = False
             self.backlog = 0
             transport.resume_reading()
+        return parsed
 
     def _pump(self) -> bool:
         """Send the pieces of the Chunked reply being produced, one slice's worth; True
@@ -605,10 +608,14 @@ class Connection(asyncio.Protocol):
         client = self.client
         if client is None or self.closing:
             return
-        # Pushes queued before the reply was due go first.
-        out: list[bytes] = self.server.output.take(client) if client.outbox else []
+        # Pushes queued before the command was served go first (client.pushes_first of
+        # them, counted by whoever serves it), those it caused itself after its reply.
+        output = self.server.output
+        out: list[bytes] = output.take_first(client) if client.outbox else []
         if client.reply_mode != REPLY_OFF:
             encode_into(out, reply, client.resp)
+        if client.outbox:
+            out.extend(output.take(client))
         self._flush(out)
         if self.server.output.check_limits(client):
             return

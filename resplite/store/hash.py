@@ -2,8 +2,11 @@
 
 Fields live in a ``dict``, whose insertion order is the order Redis keeps in a listpack:
 a new field goes to the end, overwriting a field keeps its place, deleting and adding it
-again moves it to the end. HGETALL, HKEYS, HVALS, HSCAN and HRANDFIELD therefore answer
-small hashes in exactly Redis's order.
+again moves it to the end. A ``listpackex`` keeps the fields with a TTL first, in TTL
+order, as Redis does: a field whose TTL is set goes right before the first field whose TTL
+is the same or later (or that has none), and one whose TTL is removed (an overwrite,
+PERSIST) goes to the end (:meth:`Hash._place`). HGETALL, HKEYS, HVALS, HSCAN and HRANDFIELD
+therefore answer small hashes in exactly Redis's order.
 
 Encoding (what OBJECT ENCODING reports) follows Redis's one-way rule: a hash starts as a
 ``listpack`` and becomes a ``hashtable`` for good once it holds more fields than
@@ -118,8 +121,9 @@ class Hash:
         fields = self.fields
         old = fields.get(field)
         fields[field] = value
-        if self.ttls and not keep_ttl:
-            self.ttls.pop(field, None)
+        if self.ttls and not keep_ttl and self.ttls.pop(field, None) is not None and \
+                self.listpack:
+            self._place(field, None)
         if old is not None:
             self.strbytes += len(value) - len(old)
             return False
@@ -147,11 +151,15 @@ class Hash:
         """The absolute expiry (Unix ms) of ``field``, None when it has none."""
         return self.ttls.get(field) if self.ttls else None
 
-    def set_ttl(self, field: bytes, when_ms: int) -> None:
-        """Give an existing ``field`` an expiry time (the hash becomes ``listpackex``)."""
+    def set_ttl(self, field: bytes, when_ms: int, place: bool = True) -> None:
+        """Give an existing ``field`` an expiry time (the hash becomes ``listpackex``).
+        ``place=False`` keeps the field where it is (a loader, reading fields already in
+        Redis's order)."""
         if self.ttls is None:
             self.ttls = {}
         self.ttls[field] = when_ms
+        if place and self.listpack:
+            self._place(field, when_ms)
         self.ex = True
         heap = self._ttl_heap
         heapq.heappush(heap, (when_ms, field))
@@ -166,7 +174,30 @@ class Hash:
     def persist(self, field: bytes) -> bool:
         """Remove the TTL of ``field``; returns whether it had one."""
         ttls = self.ttls
-        return ttls is not None and ttls.pop(field, None) is not None
+        if ttls is None or ttls.pop(field, None) is None:
+            return False
+        if self.listpack:
+            self._place(field, None)
+        return True
+
+    def _place(self, field: bytes, when_ms: int | None) -> None:
+        """Move ``field`` where Redis's listpackex re-inserts a field whose TTL changed: with
+        a TTL, before the first other field whose TTL is ``when_ms`` or later or that has
+        none; without, to the end. O(n) in a listpack's few fields."""
+        fields = self.fields
+        value = fields.pop(field)
+        if when_ms is not None:
+            ttls = self.ttls or {}
+            items = list(fields.items())
+            for i, (other, _) in enumerate(items):
+                when = ttls.get(other)
+                if when is None or when >= when_ms:
+                    fields.clear()
+                    fields.update(items[:i])
+                    fields[field] = value
+                    fields.update(items[i:])
+                    return
+        fields[field] = value
 
     def next_expiry(self) -> int | None:
         """The earliest field expiry, or None when no field has a TTL."""

@@ -208,6 +208,7 @@ class Database:
         "clock",
         "data",
         "detached",
+        "expire_paused",
         "expired_fields",
         "expired_fields_active",
         "expired_keys",
@@ -280,8 +281,10 @@ class Database:
         self.release_expired: ReleaseHook | None = None
         self.release_replaced: ReleaseHook | None = None
         self.expired_keys = 0
-        # Of those, the keys (and below, the hash fields) the active cycle deleted.
-        self.expired_keys_active = 0
+        self.expired_keys_active = 0  # of those, the ones the active cycle deleted
+        # While CLIENT PAUSE holds writes, a key past its time reads as missing but stays
+        # (Redis deletes nothing then: expiries are writes); the pause's end lets them go.
+        self.expire_paused = False
         # Read lookups that found a live value or none (INFO keyspace_hits / _misses).
         self.hits = 0
         self.misses = 0
@@ -291,7 +294,7 @@ class Database:
         self.timer_entries = 0
         self._field_heap: list[tuple[int, bytes]] = []
         self.expired_fields = 0
-        self.expired_fields_active = 0
+        self.expired_fields_active = 0  # of those, the ones the active cycle deleted
         self.scan_index: ScanIndex | None = None
         self.lfu = False
         # An ``*-lrm`` policy (least recently modified): reads leave the access field alone,
@@ -313,7 +316,8 @@ class Database:
     def _expire_if_needed(self, key: bytes) -> bool:
         when = self.expires.get(key)
         if when is not None and when < self.clock.time_ms():
-            self._delete_expired(key)
+            if not self.expire_paused:
+                self._delete_expired(key)
             return True
         return False
 
@@ -883,8 +887,12 @@ class Database:
         self._update_slow_writes()
 
     def random_key(self) -> bytes | None:
-        """A uniformly chosen live key, or None; expired keys drawn on the way are deleted."""
+        """A uniformly chosen live key, or None; expired keys drawn on the way are deleted.
+        While expiry is paused they stay, and are drawn over: when every key has a TTL (so
+        all may be past it) the hundredth draw is answered whatever it is, as Redis does,
+        instead of drawing for ever."""
         data = self.data
+        tries = 100
         while data:
             index = self.scan_index
             if index is not None:
@@ -899,6 +907,10 @@ class Database:
                 key = next(islice(data, random.randrange(len(data)), None))
             if not (self.expires and self._expire_if_needed(key)):
                 return key
+            if self.expire_paused and len(self.expires) == len(data):
+                tries -= 1
+                if not tries:
+                    return key
         return None
 
     # -- eviction sampling ----------------------------------------------------------------

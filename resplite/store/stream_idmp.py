@@ -2,9 +2,10 @@
 
 ``XADD key IDMP pid iid * ...`` adds an entry only if the producer ``pid`` has not added one
 under the idempotent id ``iid`` recently; otherwise it answers the earlier entry's id.
-``IDMPAUTO pid`` derives the iid from the entry's content: a 16-byte digest of each field
-and value written one after the other, the pairs' digests combined with XOR, so the order of
-the pairs does not matter (and, as in Redis, a pair given twice cancels itself out).
+``IDMPAUTO pid`` derives the iid from the entry's content exactly as Redis 8.6 does
+(:func:`content_iid`), so that iids restored from a Redis payload or file still match the
+messages they stand for. ``XIDMPRECORD`` records an iid for an entry already in the stream
+(:meth:`IdmpState.recorded` then :meth:`IdmpState.record`).
 
 An iid is forgotten when either bound is passed, as Redis's documentation states:
 
@@ -29,8 +30,9 @@ producer's map is empty; ``tracked == len(order)``.
 from __future__ import annotations
 
 from collections import OrderedDict
-from hashlib import blake2b
 from typing import Final
+
+import xxhash
 
 DEFAULT_DURATION: Final = 100  # seconds (stream-idmp-duration)
 DEFAULT_MAXSIZE: Final = 100  # iids per producer (stream-idmp-maxsize)
@@ -38,12 +40,33 @@ DURATION_RANGE: Final = (1, 86_400)
 MAXSIZE_RANGE: Final = (1, 10_000)
 
 
+_MASK64: Final = (1 << 64) - 1
+
+
+def _rotl1(x: int) -> int:
+    return ((x << 1) | (x >> 63)) & _MASK64
+
+
 def content_iid(argv: list[bytes], start: int) -> bytes:
-    """IDMPAUTO's iid for the field/value pairs ``argv[start:]`` (order-independent)."""
-    acc = 0
+    """IDMPAUTO's iid for the field/value pairs ``argv[start:]``, Redis 8.6's
+    ``createIdempotencyHash``: each pair's XXH3-128 of the field, the field's length (a
+    64-bit little-endian integer, so that ``ab``+``c`` and ``a``+``bc`` differ) and the
+    value; the pairs' halves summed and XORed (so the pairs' order does not matter), and the
+    two combined crosswise with a one-bit rotation. The iid is the result's 16 bytes as
+    Redis keeps them: the low half, then the high half, each little-endian."""
+    sum_lo = sum_hi = xor_lo = xor_hi = 0
     for i in range(start, len(argv) - 1, 2):
-        acc ^= int.from_bytes(blake2b(argv[i] + argv[i + 1], digest_size=16).digest(), "little")
-    return acc.to_bytes(16, "little")
+        field = argv[i]
+        digest = xxhash.xxh3_128_intdigest(field + len(field).to_bytes(8, "little")
+                                           + argv[i + 1])
+        lo, hi = digest & _MASK64, digest >> 64
+        sum_lo += lo
+        sum_hi += hi
+        xor_lo ^= lo
+        xor_hi ^= hi
+    low = (sum_lo & _MASK64) ^ _rotl1(xor_hi)
+    high = (sum_hi & _MASK64) ^ _rotl1(xor_lo)
+    return low.to_bytes(8, "little") + high.to_bytes(8, "little")
 
 
 class IdmpState:
@@ -84,6 +107,12 @@ class IdmpState:
                 self.iids_duplicates += 1
                 return sid
         return None
+
+    def recorded(self, pid: bytes, iid: bytes) -> int | None:
+        """The entry id ``pid`` recorded under ``iid``, None if none (not a duplicate:
+        nothing is counted)."""
+        known = self.producers.get(pid)
+        return None if known is None else known.get(iid)
 
     def record(self, pid: bytes, iid: bytes, sid: int) -> None:
         """Remember that ``pid`` added entry ``sid`` under ``iid`` (not already known)."""

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +55,50 @@ def test_slowlog(pair: Pair) -> None:
         pair.check("SLOWLOG", "RESET")
         pair.check("SLOWLOG", "LEN")
     pair.check("SLOWLOG", "RESET")
+
+
+def _slow_commands(conn: RawClient) -> list[str]:
+    return [entry[3] for entry in to_python(parse(conn.call("SLOWLOG", "GET", "-1")))]
+
+
+def _calls(conn: RawClient, name: str) -> str:
+    text = conn.call("INFO", "commandstats").decode()
+    found = re.search(rf"cmdstat_{name}:calls=(\d+),", text)
+    return found[1] if found else "0"
+
+
+def test_a_blocked_command_is_counted_when_it_ends(pair: Pair) -> None:
+    """A command that blocks enters the slow log and the command statistics (and its
+    client's tot-cmds) when it gets its reply, not when it parks, and is logged as sent:
+    as Redis's updateStatsOnUnblock."""
+    waiter = pair.connect_extra()
+    try:
+        with pair.configured(slowlog_log_slower_than="0"):
+            pair.check("CONFIG", "RESETSTAT")
+            pair.check("SLOWLOG", "RESET")
+            for conn in (waiter.ref, waiter.ours):
+                conn.send("BLPOP", "mylist", "0")
+            deadline = time.monotonic() + 30
+            while (pair.ref.call("INFO", "clients").count(b"blocked_clients:1"),
+                   pair.ours.call("INFO", "clients").count(b"blocked_clients:1")) != (1, 1):
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            assert "BLPOP" not in str(_slow_commands(pair.ref) + _slow_commands(pair.ours))
+            assert _calls(pair.ref, "blpop") == _calls(pair.ours, "blpop") == "0"
+            pair.check("MULTI")
+            pair.check("LPUSH", "mylist", "foo")
+            pair.check("SLOWLOG", "RESET")
+            pair.check("EXEC")
+            assert waiter.ours.read_reply() == waiter.ref.read_reply()
+            assert _slow_commands(pair.ours)[0] == _slow_commands(pair.ref)[0] == \
+                ["BLPOP", "mylist", "0"]
+            assert _calls(pair.ref, "blpop") == _calls(pair.ours, "blpop") == "1"
+            # A timeout ends it too.
+            waiter.check("BLPOP", "nolist", "0.01")
+            assert _calls(pair.ref, "blpop") == _calls(pair.ours, "blpop") == "2"
+    finally:
+        waiter.close()
+        pair.check("SLOWLOG", "RESET")
 
 
 @pytest.mark.redis_version("8.10")

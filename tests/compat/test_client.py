@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import socket
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -594,6 +595,85 @@ def test_redirect_info_and_getredir(pair: Pair, other: Pair) -> None:
 # -- invalidations --------------------------------------------------------------------------------
 
 
+def _info_field(conn: RawClient, section: str, name: str) -> int:
+    text = conn.call("INFO", section).decode()
+    return int(text.split(f"\r\n{name}:")[1].split("\r\n")[0])
+
+
+def test_an_eviction_s_invalidation_comes_before_the_reply(pair: Pair) -> None:
+    """A key evicted to make room for a command is invalidated before that command's reply
+    (Redis evicts before it runs the command); the reply follows."""
+    if pair.resp != 3:
+        pytest.skip("invalidations reach a RESP2 client only through a redirect")
+    pair.check("CLIENT", "TRACKING", "on")
+    try:
+        for conn in (pair.ref, pair.ours):
+            used = _info_field(conn, "memory", "used_memory") - \
+                _info_field(conn, "memory", "mem_not_counted_for_evict")
+            assert conn.call("CONFIG", "SET", "maxmemory", str(used + 100 * 1024)) == b"+OK\r\n"
+        pair.check("CONFIG", "SET", "maxmemory-policy", "volatile-random")
+        pair.check("SETEX", "volatile-key", "10000", "x")
+        pair.check("GET", "volatile-key")
+        pair.check("SETBIT", "big-key", "1600000", "0")  # over the limit from now on
+        pair.check("GETBIT", "big-key", "0")  # the invalidation, first
+        assert compare_pending(pair) == [b":0\r\n"]  # then the reply
+        pair.check("EXISTS", "volatile-key")
+    finally:
+        for conn in (pair.ref, pair.ours):
+            conn.call("CONFIG", "SET", "maxmemory", "0")
+            conn.call("CONFIG", "SET", "maxmemory-policy", "noeviction")
+
+
+def _wait_blocked_both(pair: Pair, count: str) -> None:
+    deadline = time.monotonic() + 30
+    while _blocked_clients(pair) != (count, count):
+        assert time.monotonic() < deadline, _blocked_clients(pair)
+        time.sleep(0.01)
+
+
+def test_a_served_blocked_command_s_reply_comes_before_its_invalidation(
+        pair: Pair, other: Pair) -> None:
+    """A blocked BLMOVE served later writes a key its own client tracks: the reply first,
+    then the invalidation, as after any command (pushes queued before it was served would
+    go first)."""
+    if pair.resp != 3:
+        pytest.skip("invalidations reach a RESP2 client only through a redirect")
+    pair.check("RPUSH", "list2", "a")
+    other.check("CLIENT", "TRACKING", "on")
+    other.check("LRANGE", "list2", "0", "-1")
+    for conn in (other.ref, other.ours):
+        conn.send("BLMOVE", "list1", "list2", "LEFT", "LEFT", "0")
+    _wait_blocked_both(pair, "1")
+    pair.check("RPUSH", "list1", "foo")
+    assert other.ours.read_reply() == other.ref.read_reply() == b"$3\r\nfoo\r\n"
+    assert other.ours.read_reply() == other.ref.read_reply()
+    assert compare_pending(other) == []
+
+
+def test_the_tracking_table_keeps_at_most_its_max_keys(pair: Pair, other: Pair) -> None:
+    """tracking-table-max-keys: past it, remembered keys are invalidated until the table
+    holds that many (which ones is each server's choice: Redis's is random)."""
+    both_with_id(pair, other, "CLIENT", "TRACKING", "on", "REDIRECT", "{id}", "NOLOOP")
+    other.check("SUBSCRIBE", "__redis__:invalidate")
+    pair.check("MSET", "key1", "1", "key2", "2", "key3", "3")
+    pair.check("MGET", "key1", "key2", "key3")
+    try:
+        pair.check("CONFIG", "SET", "tracking-table-max-keys", "1")
+        told: dict[str, set[bytes]] = {}
+        for name, conn in (("redis", other.ref), ("resplite", other.ours)):
+            told[name] = set()
+            while len(told[name]) < 2:  # Redis's cron gets there within a tick
+                message = conn.read_reply()
+                assert b"invalidate" in message, message
+                told[name].update(re.findall(rb"key\d", message))
+        assert len(told["redis"]) == len(told["resplite"]) == 2
+        ref, ours = pair.info("stats")
+        assert dict(ref["Stats"])["tracking_total_keys"] == \
+            dict(ours["Stats"])["tracking_total_keys"] == "1"
+    finally:
+        pair.check("CONFIG", "SET", "tracking-table-max-keys", "1000000")
+
+
 def test_default_mode_invalidations_resp3(pair: Pair, other: Pair) -> None:
     if pair.resp != 3:
         pytest.skip("invalidations reach a RESP2 client only through a redirect")
@@ -765,3 +845,80 @@ def test_client_info_counts_the_connections_traffic(server: ServerHandle) -> Non
         assert (fields["parse-batch-cmd-sum"], fields["parse-batch-cnt"]) == ("2", "2")
     finally:
         conn.close()
+
+
+def test_a_pause_holds_expiry_back(pair: Pair) -> None:
+    """CLIENT PAUSE WRITE pauses expiry too: a key past its time reads as missing but is not
+    deleted (expired_keys stays), RANDOMKEY may still answer it; after UNPAUSE it goes."""
+    pair.check("CONFIG", "RESETSTAT")
+    try:
+        pair.check("MULTI")
+        pair.check("SET", "key", "value", "PX", "3")
+        pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+        pair.check("EXEC")
+        deadline = time.monotonic() + 30
+        while pair.ref.call("PTTL", "key") != b":-2\r\n" or \
+                pair.ours.call("PTTL", "key") != b":-2\r\n":
+            assert time.monotonic() < deadline
+            time.sleep(0.005)
+        for cmd in (("GET", "key"), ("EXISTS", "key"), ("TYPE", "key"), ("KEYS", "*"),
+                    ("RANDOMKEY",), ("DBSIZE",)):
+            pair.check(*cmd)
+        ref, ours = pair.info("stats")
+        assert dict(ref["Stats"])["expired_keys"] == dict(ours["Stats"])["expired_keys"] == "0"
+        pair.check("CLIENT", "UNPAUSE")
+        pair.check("GET", "key")
+        pair.check("RANDOMKEY")
+        ref, ours = pair.info("stats")
+        assert dict(ref["Stats"])["expired_keys"] == dict(ours["Stats"])["expired_keys"] == "1"
+    finally:
+        pair.check("CLIENT", "UNPAUSE")
+
+
+def _tot_cmds(conn: RawClient) -> int:
+    info = normalize.verbatim_text(conn.call("CLIENT", "INFO")).rstrip(b"\n")
+    return int(dict(normalize.client_fields(info))["tot-cmds"])
+
+
+def test_tot_cmds_counts_calls_as_redis(pair: Pair, other: Pair) -> None:
+    """tot-cmds counts every call made for the client: a script's calls, EXEC's queued
+    commands (not their queueing), a blocked command once it has its reply."""
+    pair.check("SET", "k", "v")
+    before = (_tot_cmds(pair.ref), _tot_cmds(pair.ours))
+    pair.check("EVAL", "redis.call('ping') return redis.call('get', KEYS[1])", "1", "k")
+    pair.check("MULTI")
+    pair.check("PING")
+    pair.check("GET", "k")
+    pair.check("EXEC")
+    pair.check("GETX")  # unknown: no call
+    after = (_tot_cmds(pair.ref), _tot_cmds(pair.ours))
+    assert after[0] - before[0] == after[1] - before[1]
+    other_before = (_tot_cmds(other.ref), _tot_cmds(other.ours))
+    for conn in (other.ref, other.ours):
+        conn.send("BLPOP", "waited", "0")
+    _wait_blocked_both(pair, "1")
+    pair.check("LPUSH", "waited", "x")
+    assert other.ours.read_reply() == other.ref.read_reply()
+    other_after = (_tot_cmds(other.ref), _tot_cmds(other.ours))
+    assert other_after[0] - other_before[0] == other_after[1] - other_before[1] == 2
+
+
+def test_randomkey_under_a_pause_draws_over_expired_keys(pair: Pair) -> None:
+    """Under a pause expired keys stay but RANDOMKEY draws past them to a live key (only
+    when every key has a TTL does it give up and answer an expired one)."""
+    try:
+        pair.check("MULTI")
+        pair.check("SET", "gone", "v", "PX", "1")
+        pair.check("SET", "live", "v")
+        pair.check("CLIENT", "PAUSE", "100000", "WRITE")
+        pair.check("EXEC")
+        deadline = time.monotonic() + 30
+        for conn in (pair.ref, pair.ours):
+            while conn.call("EXISTS", "gone") != b":0\r\n":
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+        for _ in range(20):
+            pair.check("RANDOMKEY")
+        pair.check("DBSIZE")
+    finally:
+        pair.check("CLIENT", "UNPAUSE")

@@ -365,3 +365,37 @@ def test_an_oldest_form_stream_with_a_length_and_no_nodes_is_refused(pair: Pair)
     assert pair.check("RESTORE", "s", "0", build(parts, rdb_format.TYPE_STREAM_LISTPACKS)) == \
         b"+OK\r\n"
     pair.check("XINFO", "STREAM", "s")
+
+
+def test_a_payload_with_a_zero_checksum_has_none(pair: Pair) -> None:
+    """Redis 8 takes a checksum of 0 as no checksum: the payload is read, and a malformed
+    one is refused as such (Bad data format), not for its checksum."""
+    pair.check("SET", "k", "v")
+    payload: Any = decode(pair.ref.call("DUMP", "k"))
+    pair.check("RESTORE", "z", "0", payload[:-8] + bytes(8))
+    pair.check("GET", "z")
+    huge = b"\x00\x81" + b"\xff" * 7 + b"\xf7" + b"\x0c\x00" + bytes(8)  # a 2^64-9 byte string
+    pair.check("RESTORE", "t", "0", huge)
+    pair.check("EXISTS", "t")
+
+
+@pytest.mark.reference("7.0")
+def test_redis_7_0_refuses_a_zero_checksum(pair: Pair) -> None:
+    pair.check("SET", "k", "v")
+    payload: Any = decode(pair.ref.call("DUMP", "k"))
+    pair.check("RESTORE", "z", "0", payload[:-8] + bytes(8))
+
+
+def test_restore_past_its_time_counts_an_expired_key(pair: Pair) -> None:
+    pair.check("SET", "k", "v")
+    payload: Any = decode(pair.ref.call("DUMP", "k"))
+
+    def expired(conn: RawClient) -> int:
+        text = conn.call("INFO", "stats").decode()
+        return int(text.split("\r\nexpired_keys:")[1].split("\r\n")[0])
+
+    before = (expired(pair.ref), expired(pair.ours))
+    pair.check("RESTORE", "k", "1", payload, "ABSTTL", "REPLACE")
+    pair.check("RESTORE", "gone", "1", payload, "ABSTTL")
+    pair.check("EXISTS", "k", "gone")
+    assert (expired(pair.ref) - before[0], expired(pair.ours) - before[1]) == (2, 2)

@@ -10,6 +10,7 @@ their last ten bytes, and each server restores the other's.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -324,3 +325,41 @@ def test_debug_reload_keeps_the_libraries(pair: Pair) -> None:
     assert ref.startswith(b"-ERR Error trying to load the RDB dump")
     assert ours.startswith(b"-ERR Error trying to load the RDB dump")
     run(pair, ("FUNCTION", "LIST"), ("FLUSHALL",), ("FUNCTION", "LIST"))
+
+
+def test_debug_reload_noflush_merge_replaces_what_is_there(pair: Pair) -> None:
+    """MERGE: the file's keys and libraries replace those of the same name in memory
+    (NOFLUSH alone refuses them); what only memory holds stays."""
+    one = "#!lua name=test1\nredis.register_function('test1', function() return 'one' end)"
+    two = "#!lua name=test2\nredis.register_function('test2', function() return 'two' end)"
+    run(pair, ("FUNCTION", "FLUSH"), ("FUNCTION", "LOAD", one), ("SET", "x", "1"),
+        ("SET", "y", "1"), ("DEBUG", "RELOAD"), ("FUNCTION", "LOAD", two),
+        ("SET", "x", "2"), ("SET", "only", "memory"))
+    run(pair, ("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"), ("FCALL", "test1", 0),
+        ("FCALL", "test2", 0), ("MGET", "x", "y", "only"), ("DBSIZE",))
+    run(pair, ("DEBUG", "RELOAD", "NOFLUSH", "MERGE"), ("MGET", "x", "y", "only"),
+        ("FUNCTION", "FLUSH"))
+
+
+@pytest.mark.parametrize("flush", [("ASYNC",), ("SYNC",), ()], ids=["async", "sync", "default"])
+def test_an_async_function_flush_counts_as_lazily_freed(pair: Pair, flush: tuple[str, ...]) -> None:
+    """FUNCTION FLUSH ASYNC frees past 64 functions in the background: each function and
+    the Lua engine count in lazyfreed_objects (SYNC, and the default with
+    lazyfree-lazy-user-flush no, count nothing)."""
+    pair.check("FUNCTION", "FLUSH")
+    for i in range(70):
+        pair.check("FUNCTION", "LOAD", f"#!lua name=l{i}\nredis.register_function('f{i}', "
+                   "function() return 1 end)")
+    pair.check("CONFIG", "RESETSTAT")
+    pair.check("FUNCTION", "FLUSH", *flush)
+    deadline = time.monotonic() + 30
+    expected = "71" if flush == ("ASYNC",) else "0"
+    for conn in (pair.ref, pair.ours):
+        while True:
+            text = conn.call("INFO", "memory").decode()
+            freed = text.split("\r\nlazyfreed_objects:")[1].split("\r\n")[0]
+            if freed == expected or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        assert freed == expected
+    pair.check("FUNCTION", "LIST")

@@ -146,6 +146,19 @@ SCENARIOS: dict[str, tuple[str, list[Cmd]]] = {
     "A with m": ("KEAm", [
         ("GET", "nope"), ("SET", "k", "v"), ("GETDEL", "k"),
     ]),
+    "Redis 8.6's overwritten and type_changed (o, c): values replaced as a whole": ("KEoc$sgzl", [
+        ("SET", "s", "1"), ("SET", "s", "2"), ("HSET", "h", "f", "v"), ("SET", "h", "x"),
+        ("SET", "n", "1", "NX"), ("SET", "n", "2", "XX", "GET"), ("SETEX", "s", "10", "v"),
+        ("PSETEX", "s", "1000", "v"), ("GETSET", "s", "w"), ("MSET", "s", "a", "m", "b"),
+        ("SADD", "s1", "a", "b"), ("SADD", "s2", "b", "c"), ("SINTERSTORE", "s", "s1", "s2"),
+        ("SUNIONSTORE", "s", "s1", "s2"), ("SDIFFSTORE", "x", "s1", "s2"),
+        ("ZADD", "z1", "1", "a"), ("ZUNIONSTORE", "s", "1", "z1"), ("ZRANGESTORE", "s1", "z1",
+        "0", "-1"), ("RPUSH", "l", "c", "b", "a"), ("SORT", "l", "ALPHA", "STORE", "z1"),
+        ("SET", "b1", "x"), ("BITOP", "NOT", "s2", "b1"), ("SET", "r", "1"),
+        ("RENAME", "r", "l"), ("SET", "c", "v"), ("COPY", "c", "z1", "REPLACE"),
+        ("COPY", "c", "nowhere"), ("INCR", "m"), ("APPEND", "m", "x"),
+        ("SET", "s", "plain"),
+    ]),
 }
 
 
@@ -298,7 +311,7 @@ def test_own_keyspace_events_in_resp3(pair: Pair) -> None:
 
 @pytest.mark.parametrize("value", [
     "", "K", "E", "KE", "A", "KEA", "AKE", "g$lshzxetdn", "g$lshzxetd", "KEAm", "Elm", "mK",
-    "Kn", "AKEnm", "xxxx", "Ag",
+    "Kn", "AKEnm", "xxxx", "Ag", "Koc", "AKEoc", "Eo", "gc", "$oclsn",
 ])
 def test_config_set_and_canonical_get(pair: Pair, value: str) -> None:
     try:

@@ -9,6 +9,7 @@ answers several pushes (SUBSCRIBE a b), each is read and compared in turn.
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from support import normalize
@@ -484,3 +485,30 @@ def test_client_output_buffer_limit_config(pair: Pair, value: str) -> None:
 def test_client_output_buffer_limit_errors(pair: Pair, value: str) -> None:
     pair.check("CONFIG", "SET", "client-output-buffer-limit", value)
     pair.check("CONFIG", "GET", "client-output-buffer-limit")
+
+
+@pytest.mark.parametrize("command", ["SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"])
+def test_subscriptions_count_in_used_memory(pair: Pair, command: str) -> None:
+    """Subscriptions take memory as Redis counts it: past maxmemory (noeviction) a further
+    SUBSCRIBE (denyoom) is refused with OOM; the subscriber leaving gives it back."""
+    base = "a" * 2048
+    subscriber = pair.connect_extra()
+    try:
+        pair.check("CONFIG", "SET", "maxmemory", "10485760")
+        pair.check("CONFIG", "SET", "maxmemory-policy", "noeviction")
+        for conn in (subscriber.ref, subscriber.ours):
+            for i in range(6000):
+                reply = conn.call(command, f"{base}{i}")
+                if reply.startswith(b"-"):
+                    break
+            assert reply.startswith(b"-OOM command not allowed"), reply
+            assert i > 1000
+        subscriber.close()
+        deadline = time.monotonic() + 30
+        for conn in (pair.ref, pair.ours):
+            while conn.call("SET", "after", "ok") != b"+OK\r\n":
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+    finally:
+        subscriber.close()
+        pair.check("CONFIG", "SET", "maxmemory", "0")

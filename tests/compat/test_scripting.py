@@ -457,6 +457,12 @@ SCENARIOS: dict[str, Scenario] = {
         ("EVAL", "return redis.acl_check_cmd('config', 'nosub')", 0),
         ("EVAL", "return redis.acl_check_cmd({})", 0),
         ("EVAL", "return {pcall(redis.acl_check_cmd)}", 0),
+        # The command's arity is checked (a container named alone is found, then refused).
+        ("EVAL", "return redis.acl_check_cmd('eval', 'script')", 0),
+        ("EVAL", "return redis.acl_check_cmd('get')", 0),
+        ("EVAL", "return redis.acl_check_cmd('config')", 0),
+        ("EVAL", "return redis.acl_check_cmd('config', 'get')", 0),
+        ("EVAL", "return redis.acl_check_cmd('ping', 'a', 'b')", 0),
     ],
     "math.random: Redis's generator, the same sequence after randomseed": [
         ("EVAL", "return math.random()", 0),
@@ -957,6 +963,37 @@ def test_script_errors_count_in_errorstats(pair: Pair) -> None:
     ref, ours = (_cmdstat(conn, "eval") for conn in (pair.ref, pair.ours))
     assert ours == ref
     pair.check("CONFIG", "RESETSTAT")  # later INFO comparisons start from equal stats
+
+
+@pytest.mark.parametrize("script", [
+    "local t = redis.pcall('set', KEYS[1], 'y') return 1",  # caught: the SET's failure only
+    "return redis.pcall('set', KEYS[1], 'y')",
+    "return {1, redis.pcall('set', KEYS[1], 'y')}",
+    "return redis.call('set', KEYS[1], 'y')",
+    "return {1, {err='boom'}}",  # no code: counted as ERR
+    "return {err='x' .. string.rep('y', 40) .. ' z'}",  # no space in the first 32 bytes
+    "return {err=' lead'}",
+])
+def test_an_eval_fails_when_its_reply_holds_an_error(pair: Pair, script: str) -> None:
+    """EVAL counts as failed when its reply is or holds an error; an error the script
+    caught with redis.pcall and dropped is only its command's (rejected_calls here)."""
+    pair.check("CONFIG", "RESETSTAT")
+    try:
+        pair.check("CONFIG", "SET", "maxmemory", "1")
+        pair.check("EVAL", script, "1", "x")
+    finally:
+        pair.check("CONFIG", "SET", "maxmemory", "0")
+    for section in ("errorstats", "commandstats"):
+        ref, ours = (_info(conn, section) for conn in (pair.ref, pair.ours))
+        for stats in (ref, ours):
+            stats.pop("cmdstat_config|set", None)
+            stats.pop("cmdstat_config|resetstat", None)
+            for name in list(stats):
+                stats[name] = re.sub(r"usec=\d+,usec_per_call=[\d.]+,", "", stats[name])
+        assert ours == ref, section
+    assert _info(pair.ours, "stats")["total_error_replies"] == \
+        _info(pair.ref, "stats")["total_error_replies"]
+    pair.check("CONFIG", "RESETSTAT")
 
 
 def _info(conn: RawClient, section: str) -> dict[str, str]:

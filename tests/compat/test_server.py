@@ -376,6 +376,30 @@ def test_debug(pair: Pair) -> None:
         assert ref_m and our_m and ref_m[1] == our_m[1], (ref, ours)
 
 
+def test_debug_object_reports_the_key_s_own_access_clock(pair: Pair) -> None:
+    """DEBUG OBJECT's lru is the LRU clock of the key's last access (not now) and
+    lru_seconds_idle the seconds since; it is no access itself, nor is a read by a
+    CLIENT NO-TOUCH client."""
+    pair.check("SET", "k", "v")
+    payload = pair.ref.call("DUMP", "k").split(b"\r\n", 1)[1][:-2]
+    pair.check("RESTORE", "old", "0", payload, "IDLETIME", "1000")
+
+    def lru(conn: RawClient, key: str) -> tuple[int, int]:
+        found = re.search(rb"lru:(\d+) lru_seconds_idle:(\d+)", conn.call("DEBUG", "OBJECT", key))
+        assert found is not None
+        return int(found[1]), int(found[2])
+
+    for _ in range(2):  # reading it twice: DEBUG OBJECT does not touch the key
+        (ref_lru, ref_idle), (our_lru, our_idle) = lru(pair.ref, "old"), lru(pair.ours, "old")
+        assert abs(ref_lru - our_lru) <= 1 and 1000 <= our_idle <= 1001 and ref_idle >= 1000
+    pair.check("CLIENT", "NO-TOUCH", "on")
+    pair.check("GET", "old")
+    assert lru(pair.ours, "old")[1] >= 1000
+    pair.check("CLIENT", "NO-TOUCH", "off")
+    pair.check("GET", "old")
+    assert lru(pair.ref, "old")[1] <= 1 and lru(pair.ours, "old")[1] <= 1
+
+
 def test_debug_digest_and_digest_value_are_redis_s(pair: Pair) -> None:
     """Redis's SHA-1 digests, bit for bit, for every type and encoding, in two databases."""
     pair.check("FLUSHALL")
@@ -499,9 +523,27 @@ def test_debug_help_has_the_shape_of_redis(pair: Pair) -> None:
     # DEBUG is one command in resplite, not a container: its subcommands are listed here.
     ref, ours = pair.both("DEBUG", "HELP")
     assert_same_shape(ref, ours, ours_has={"DIGEST", "DIGEST-VALUE", "LOADAOF", "OBJECT",
-                                           "POPULATE", "PROTOCOL", "RELOAD",
+                                           "PAUSE-CRON", "POPULATE", "PROTOCOL", "RELOAD",
                                            "SET-ACTIVE-EXPIRE", "SLEEP", "HELP"})
     pair.check("DEBUG", "HELP", "x")
+
+
+def test_debug_pause_cron_stops_the_periodic_work(pair: Pair) -> None:
+    """DEBUG PAUSE-CRON 1: the cron's work stops, so a key past its time that nothing reads
+    stays (the cron's active expiry reclaims it once PAUSE-CRON 0)."""
+    try:
+        pair.check("DEBUG", "PAUSE-CRON", "1")
+        pair.check("SET", "k", "v", "PX", "1")
+        time.sleep(0.5)  # cron ticks that do nothing: waited out, whatever the machine's speed
+        pair.check("DBSIZE")
+        pair.check("DEBUG", "PAUSE-CRON", "0")
+        deadline = time.monotonic() + 30
+        while pair.ref.call("DBSIZE") != b":0\r\n" or pair.ours.call("DBSIZE") != b":0\r\n":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        pair.check("DEBUG", "PAUSE-CRON")
+    finally:
+        pair.check("DEBUG", "PAUSE-CRON", "0")
 
 
 def test_debug_populate(pair: Pair) -> None:
@@ -904,3 +946,34 @@ def test_config_resetstat_zeroes_the_expire_cycles_counters() -> None:
         conn.close()
     finally:
         server.stop()
+
+
+def _lazyfreed(conn: RawClient) -> str:
+    text = conn.call("INFO", "memory").decode()
+    return text.split("\r\nlazyfreed_objects:")[1].split("\r\n")[0]
+
+
+def _flushes_and_lazyfreed(pair: Pair) -> list[tuple[str, str]]:
+    """lazyfreed_objects on each server after: FLUSHALL, FLUSHDB SYNC, FLUSHALL inside
+    MULTI (three keys before each)."""
+    seen = []
+    for flush in (("FLUSHALL",), ("FLUSHDB", "SYNC"), ("MULTI",)):
+        pair.check("CONFIG", "RESETSTAT")
+        pair.check("MSET", "a", "1", "b", "2", "c", "3")
+        pair.check(*flush)
+        if flush == ("MULTI",):
+            pair.check("FLUSHALL")
+            pair.check("EXEC")
+        seen.append((_lazyfreed(pair.ref), _lazyfreed(pair.ours)))
+    return seen
+
+
+def test_a_client_s_sync_flush_runs_as_a_waited_for_lazy_flush(pair: Pair) -> None:
+    """Redis 8: FLUSHALL / FLUSHDB SYNC by a client frees in the background while the client
+    waits, so the keys count as lazily freed; inside MULTI it stays synchronous."""
+    assert _flushes_and_lazyfreed(pair) == [("3", "3"), ("3", "3"), ("0", "0")]
+
+
+@pytest.mark.reference("7.0")
+def test_redis_7_0_flushes_synchronously(pair: Pair) -> None:
+    assert _flushes_and_lazyfreed(pair) == [("0", "0"), ("0", "0"), ("0", "0")]

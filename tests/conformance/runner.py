@@ -130,6 +130,20 @@ def reference_dir() -> Path:
     return DEFAULT_REFERENCE
 
 
+def reference_line(reference: Path) -> str | None:
+    """The release line of the reference tree (``"8.6"`` for 8.6.3, from its
+    ``src/version.h``), which resplite is started answering as (``redis-compat-version``),
+    as the compat suite does: the suite asserts that release's replies (SLOWLOG GET's six
+    fields, CLIENT LIST's), not those of a newer Redis resplite also follows. None when the
+    tree does not say."""
+    try:
+        text = (reference / "src" / "version.h").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    match = re.search(r'REDIS_VERSION "(\d+)\.(\d+)\.', text)
+    return f"{match[1]}.{match[2]}" if match else None
+
+
 def missing_prerequisite(reference: Path) -> str | None:
     """Why the suite cannot run here, or None when it can."""
     if not (reference / "src" / "redis-server").is_file():
@@ -201,6 +215,9 @@ def server(kind: str, reference: Path, record: Recorder | None = None) -> Iterat
     else:
         args = [sys.executable, "-m", "resplite", "--port", str(port), "--bind", "127.0.0.1",
                 "--dir", workdir, "--loglevel", "warning", *COMMON_DIRECTIVES]
+        line = reference_line(reference)
+        if line is not None:
+            args += ["--redis-compat-version", line]
     log = open(os.path.join(workdir, "server.log"), "wb")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(args, cwd=workdir, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)

@@ -69,3 +69,13 @@ def test_the_reference_tree_is_found_from_either_variable(
     monkeypatch.delenv(runner.REFERENCE_ENV)
     monkeypatch.setenv(runner.SERVER_ENV, "/usr/bin/redis-server")  # no test suite beside it
     assert runner.reference_dir() == runner.DEFAULT_REFERENCE
+
+
+def test_resplite_answers_as_the_reference_s_release_line(tmp_path: Path) -> None:
+    """The suite asserts its own release's replies (SLOWLOG GET's six fields in 8.6, where
+    8.10 has seven): resplite is started as that line."""
+    assert runner.reference_line(tmp_path) is None
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "version.h").write_text(
+        '#define REDIS_VERSION "8.6.3"\n#define REDIS_VERSION_NUM 0x00080603\n')
+    assert runner.reference_line(tmp_path) == "8.6"

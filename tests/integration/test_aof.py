@@ -21,7 +21,13 @@ from typing import Any
 
 import pytest
 import redis
-from support.servers import free_port, redis_server_path, running
+from support.servers import (
+    ServerProcess,
+    free_port,
+    redis_server_path,
+    require_reference,
+    running,
+)
 
 from integration.test_persistence import FIXTURES, _build, dataset
 from resplite.engine.aof import encode_command
@@ -425,6 +431,56 @@ def test_a_base_without_rdb_preamble(tmp_path: Path) -> None:
     assert base.startswith(b"*2\r\n$6\r\nSELECT\r\n") and b"RESTORE" in base
     with running("resplite", "--dir", str(tmp_path), *AOF) as second:
         assert dataset(redis.Redis.from_url(second.url)) == before
+
+
+def test_a_base_without_rdb_preamble_keeps_a_stream_s_iids(tmp_path: Path) -> None:
+    """aof-use-rdb-preamble no: a stream's idempotent-producer state follows its RESTORE as
+    Redis 8.6 rewrites it (XCFGSET for its own settings, one XIDMPRECORD per iid whose entry
+    is left), and both resplite and Redis 8.6.3 replay it to the same duplicates."""
+    ref = require_reference()
+    options = (*AOF, "--aof-use-rdb-preamble", "no")
+    folder = tmp_path / "resplite"
+    folder.mkdir()
+    with running("resplite", "--dir", str(folder), *options) as srv:
+        client = redis.Redis.from_url(srv.url)
+        run = client.execute_command
+        run("XADD", "s", "*", "f", "v")
+        run("XCFGSET", "s", "IDMP-DURATION", "1000")
+        ids = {(pid, iid): run("XADD", "s", "IDMP", pid, iid, "*", "f", "v")
+               for pid, iid in (("p1", "a"), ("p1", "gone"), ("p2", "a"))}
+        run("XDEL", "s", ids["p1", "gone"])
+        assert run("BGREWRITEAOF")
+        _wait_for(lambda: _manifest(folder)[0].startswith("file appendonly.aof.2.base.aof"))
+    base = (folder / "appendonlydir" / "appendonly.aof.2.base.aof").read_bytes()
+    assert encode_command([b"XCFGSET", b"s", b"IDMP-DURATION", b"1000", b"IDMP-MAXSIZE",
+                           b"100"]) in base
+    assert base.count(b"XIDMPRECORD") == 2
+    assert encode_command([b"XIDMPRECORD", b"s", b"p2", b"a", ids["p2", "a"]]) in base
+    shutil.copytree(folder, tmp_path / "redis")
+
+    def replayed(server: ServerProcess) -> None:
+        client = redis.Redis.from_url(server.url)
+        run = client.execute_command
+        assert run("XLEN", "s") == 3, server.name
+        for (pid, iid), sid in ids.items():
+            again = run("XADD", "s", "IDMP", pid, iid, "*", "f", "retry")
+            assert (again == sid) == (iid != "gone"), (server.name, pid, iid)
+        assert client.xinfo_stream("s")["idmp-duration"] == 1000, server.name
+
+    with running("resplite", "--dir", str(folder), *AOF) as server:
+        replayed(server)
+    server = ref.start_redis("--dir", str(tmp_path / "redis"), *AOF)
+    try:
+        replayed(server)
+    finally:
+        server.stop()
+
+
+def _wait_for(condition: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met"
+        time.sleep(0.05)
 
 
 # -- scripts and functions --------------------------------------------------------------------

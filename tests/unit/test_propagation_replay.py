@@ -196,11 +196,15 @@ CASES: dict[str, list[list[list[bytes]]]] = {
     "xackdel": [_c("XACKDEL stream g IDS 1 1-1")],
     "xadd": [_c("XADD stream * f v"), _c("XADD stream MAXLEN ~ 2 * f v"),
              _c("XADD stream 9-* f v"), _c("XADD s2 IDMPAUTO p1 * f v"),
+             _c("XADD stream IDMP p1 i1 * f v", "XADD stream IDMP p1 i1 * f again"),
              _c("XADD stream MINID ~ 3 LIMIT 10 * f v"), _c("XADD stream MAXLEN = 3 * f v"),
              _c("XADD stream 5-5 f v")],
     "xautoclaim": [_c("XAUTOCLAIM stream g bob 500 0 COUNT 10"),
                    _c("XDEL stream 1-1", "XAUTOCLAIM stream g bob 0 0 JUSTID")],
-    "xcfgset": [_c("XCFGSET stream IDMP-DURATION 100")],
+    "xcfgset": [_c("XCFGSET stream IDMP-DURATION 100"),
+                _c("XADD stream IDMP p1 i1 * f v", "XCFGSET stream IDMP-MAXSIZE 5")],
+    "xidmprecord": [_c("XADD stream 1800000001000-5 f v",
+                       "XIDMPRECORD stream p1 i1 1800000001000-5")],
     "xclaim": [_c("XCLAIM stream g bob 500 1-1"), _c("XCLAIM stream g bob 0 3-1 FORCE"),
                _c("XCLAIM stream g bob 0 1-1 IDLE 300 RETRYCOUNT 5 LASTID 9-9"),
                _c("XCLAIM stream g bob 0 2-1 TIME $TMS-100 JUSTID"),
@@ -338,8 +342,12 @@ class Server:
                    for sid, nack in group.pel.items()}
             groups[name] = (group.last_id, group.entries_read, sorted(group.consumers), pel)
         entries = encode(self.run([b"XRANGE", key, b"-", b"+"]))
+        state = s.idmp
+        idmp = None if state is None else (
+            state.duration, state.maxsize, {pid: dict(k) for pid, k in state.producers.items()},
+            state.iids_added, state.iids_duplicates)
         return (entries, s.length, s.last_id, s.first_id, s.max_deleted_id, s.entries_added,
-                groups)
+                groups, idmp)
 
 
 def _resolve(argv: list[bytes], server: Server) -> list[bytes]:

@@ -206,6 +206,7 @@ class Scripting:
         self._eval_vm: LuaVM | None = None
         self._function_vm: LuaVM | None = None
         self._client: Client | None = None
+        self.reply_had_errors = False  # the reply being made holds an error (see _reply)
         self._parser_eval: convert.ReplyParser | None = None
         self._parser_function: convert.ReplyParser | None = None
         self._parser: convert.ReplyParser | None = None
@@ -463,7 +464,6 @@ class Scripting:
         # checks itself (SORT's BY and GET patterns) sees the caller's permissions.
         script_client.user, script_client.acl = caller.user, caller.acl
         self._parser = self._parser_eval if run.eval_mode else self._parser_function
-        errors_before = state.total_error_replies
         self.running = run
         clock = state.clock
         pinned = clock.pin()
@@ -485,10 +485,13 @@ class Scripting:
                 self.pump.busy_ended()
         cls = result.__class__
         if cls is not bytes and cls is not int:
+            self.reply_had_errors = False
             result = self._reply(result, run, vm)
-        if state.total_error_replies != errors_before:
-            # As Redis marks the EVAL failed when its run produced error replies.
-            state.stats_for(caller.last_command).failed_calls += 1
+            # The EVAL failed when its reply is an error or holds some, as Redis counts it;
+            # an error its script caught with redis.pcall and did not return is only the
+            # failure of the command that made it.
+            if result.__class__ is ErrorReply or self.reply_had_errors:
+                state.stats_for(caller.last_command).failed_calls += 1
         return result
 
     def _memory_error(self, name: bytes) -> str:
@@ -507,8 +510,11 @@ class Scripting:
             return natives.c_int64(result)
         kind = result[0]
         if kind == _ENCODED:
-            for text in result[2].values() if result[2] is not None else ():
-                self.state.count_error(_text(_flat(text)))
+            if result[2] is not None:
+                self.reply_had_errors = True
+                for text in result[2].values():
+                    if text is not False:  # (False: an error counted already)
+                        self.state.count_error(_text(_flat(text)))
             return Raw(result[1])
         if kind == _STATUS:
             return Status(_text(_flat(result[1])))
@@ -614,6 +620,7 @@ class Scripting:
             if refused is not None:
                 return self._refuse(spec, refused)
         reply = dispatcher.call(self._client or self.client, spec, argv)
+        run.caller.commands_processed += 1  # a script's call is its caller's (tot-cmds)
         if run.caller.tracking is not None and "readonly" in flags:
             # Client-side caching: the keys a script reads are the caller's reads.
             state.tracking.remember(run.caller, spec, argv)
@@ -678,9 +685,16 @@ class Scripting:
         argv = _command_argv(args)
         if argv is None:
             return b"Lua redis lib command arguments must be strings or integers", 1
-        found = self.state.dispatcher.lookup(argv)
+        dispatcher = self.state.dispatcher
+        found = dispatcher.lookup(argv)
         if isinstance(found, str):
+            if len(argv) == 1 and argv[0].lower() in dispatcher.table:
+                # A container named alone: Redis finds it, and its arity refuses it.
+                return b"Wrong number of args for redis.acl_check_cmd()", 1
             return b"Invalid command passed to redis.acl_check_cmd()", 1
+        arity, n = found.arity, len(argv)
+        if (arity > 0 and n != arity) or n < -arity:
+            return b"Wrong number of args for redis.acl_check_cmd()", 1
         run = self.running
         user = run.caller.acl if run is not None else None
         if user is None:
@@ -881,14 +895,15 @@ class Scripting:
         """The code of every library, as an RDB file stores them."""
         return [lib.code for lib in self.libraries.libraries.values()]
 
-    def load_snapshot_libraries(self, codes: list[bytes]) -> None:
+    def load_snapshot_libraries(self, codes: list[bytes], replace: bool = False) -> None:
         """Libraries read from an RDB file, added to the current ones; CommandError (and
         nothing added) if one fails to load or one of its names is taken, as Redis's load
-        fails."""
+        fails, unless ``replace`` (DEBUG RELOAD ... MERGE), where the file's library of a
+        name replaces the current one."""
         scratch = LibraryContext()
         for code in codes:
             self.load_library(code, replace=False, into=scratch, timeout_ms=0)
-        self._join(scratch, "append")
+        self._join(scratch, "replace" if replace else "append")
 
     def _rdb_version(self) -> int:
         return compat.rdb_version(self.state.config["redis-compat-version"])

@@ -79,7 +79,10 @@ return function(helpers, py)
             if type(e) == "string" then
                 n = n + 1
                 out[n] = "-" .. flat(e) .. "\r\n"
-                if not v.ignore_error_stats_update then errors[#errors + 1] = e end
+                -- An error already counted (a redis.pcall's) is noted as false: not counted
+                -- again, but the reply still holds an error (the script's call failed).
+                if not v.ignore_error_stats_update then errors[#errors + 1] = e
+                else errors[#errors + 1] = false end
                 return
             end
             local ok = rawget(v, "ok")
