@@ -377,11 +377,15 @@ def _pending_rows(rows: list[Any], start: int, end: int) -> bytes:
     of ``rows`` (four items a row), the same bytes in RESP2 and RESP3."""
     out = []
     for at in range(4 * start, 4 * min(end, len(rows) // 4), 4):
+        # Typed, so that compiled code formats the numbers itself rather than through
+        # bytes.__mod__.
         sid: int = rows[at]
         name: bytes = rows[at + 1]
+        idle: int = rows[at + 2]
+        deliveries: int = rows[at + 3]
         idb = b"%d-%d" % (sid >> 64, sid & U64)
         out.append(b"*4\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n:%d\r\n:%d\r\n"
-                   % (len(idb), idb, len(name), name, rows[at + 2], rows[at + 3]))
+                   % (len(idb), idb, len(name), name, idle, deliveries))
     return b"".join(out)
 
 
