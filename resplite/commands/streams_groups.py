@@ -52,6 +52,7 @@ from resplite.store.consumer_group import (
     INVALID_ENTRIES_READ,
     MAX_DELIVERY_COUNT,
     ConsumerGroup,
+    PendingEntry,
     bounded_entries_read,
 )
 from resplite.store.stream import RefPolicy, Stream
@@ -327,42 +328,68 @@ def xpending(client: Client, argv: list[bytes]) -> Any:
     now = _now(client)
     # What each answered entry shows, copied now (a pending entry's record changes in
     # place): the reply is the PEL as it is when the command runs, however long it takes
-    # to send.
-    rows: list[tuple[int, bytes, int, int]] = []
+    # to send. Four items a row (id, consumer, idle, deliveries) in one flat list: a tuple
+    # a row would be a million objects for the cyclic collector to walk.
+    rows: list[Any] = []
     append = rows.append
+    # The group's ``pel`` dict is in delivery order, which is id order while entries are
+    # delivered as they come (XREADGROUP >). Where the range starts at the PEL's head, the
+    # records are read off the dict beside the ids rather than looked up one by one, until
+    # the first id out of step. (A lookup is the walk's main cost: Python hashes an int
+    # modulo 2**61 - 1, so ids a millisecond apart, ms * 2**64 + seq, share hash values.)
+    in_step: Iterator[tuple[int, PendingEntry]] | None = None
+    if consumer_name is None and pel and start <= group.pel_ids[0]:
+        in_step = iter(pel.items())
     for sid in ids:
         if not count:
             break
-        nack = pel[sid]
+        if in_step is not None:
+            key, nack = next(in_step)
+            if key != sid:
+                in_step = None
+                nack = pel[sid]
+        else:
+            nack = pel[sid]
         idle = now - nack.delivery_time
         if min_idle and idle < min_idle:
             continue
         owner = nack.consumer
+        append(sid)
         if owner is None:
             # Released by XNACK: no owner, delivery time 0, reported idle as -1.
-            append((sid, b"", -1, nack.delivery_count))
+            append(b"")
+            append(-1)
         else:
-            append((sid, owner.name, idle if idle > 0 else 0, nack.delivery_count))
+            append(owner.name)
+            append(idle if idle > 0 else 0)
+        append(nack.delivery_count)
         count -= 1
-    head = b"*%d\r\n" % len(rows)
-    if len(rows) < CHUNKED_ENTRIES:
-        return Raw(head + _pending_rows(rows, 0, len(rows)))
-    return Chunked(head, _pending_pieces(rows))
+    entries = len(rows) // 4
+    head = b"*%d\r\n" % entries
+    if entries < CHUNKED_ENTRIES:
+        return Raw(head + _pending_rows(rows, 0, entries))
+    return Chunked(head, _pending_pieces(rows, entries))
 
 
-def _pending_rows(rows: list[tuple[int, bytes, int, int]], start: int, end: int) -> bytes:
-    """XPENDING's ``[id, consumer, idle, deliveries]`` arrays of ``rows[start:end]``, the
-    same bytes in RESP2 and RESP3."""
+def _pending_rows(rows: list[Any], start: int, end: int) -> bytes:
+    """XPENDING's ``[id, consumer, idle, deliveries]`` arrays of rows ``start`` to ``end``
+    of ``rows`` (four items a row), the same bytes in RESP2 and RESP3."""
     out = []
-    for sid, name, idle, deliveries in rows[start:end]:
+    for at in range(4 * start, 4 * min(end, len(rows) // 4), 4):
+        # Typed, so that compiled code formats the numbers itself rather than through
+        # bytes.__mod__.
+        sid: int = rows[at]
+        name: bytes = rows[at + 1]
+        idle: int = rows[at + 2]
+        deliveries: int = rows[at + 3]
         idb = b"%d-%d" % (sid >> 64, sid & U64)
         out.append(b"*4\r\n$%d\r\n%b\r\n$%d\r\n%b\r\n:%d\r\n:%d\r\n"
                    % (len(idb), idb, len(name), name, idle, deliveries))
     return b"".join(out)
 
 
-def _pending_pieces(rows: list[tuple[int, bytes, int, int]]) -> Iterator[bytes]:
-    for start in range(0, len(rows), _PENDING_PIECE):
+def _pending_pieces(rows: list[Any], entries: int) -> Iterator[bytes]:
+    for start in range(0, entries, _PENDING_PIECE):
         yield _pending_rows(rows, start, start + _PENDING_PIECE)
 
 

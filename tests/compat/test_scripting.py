@@ -61,6 +61,33 @@ SCENARIOS: dict[str, Scenario] = {
         ("EVAL", "local t = {} for i = 1, 20000 do t[i] = {ok = 'fine'} end "
                  "t[20001] = {err = 'bad one'} t[20002] = 2^53 return t", 0),
     ],
+    # An array's strings, numbers and booleans are written in slices of 16,384 elements or
+    # about 1 MB; tables among them, holes and every kind of number at and across the seams.
+    'EVAL: arrays of plain values, across the slices they are written in': [
+        ("EVAL", "return {0/0, -(0/0), 1e300, -1e300, 2^63, -2^63, 2^63 - 1024, -2^63 - 4096, "
+                 "-0.5, -0.0, 0.5, 0.99999, -1.5, 1/0, -1/0, 9007199254740993, 4.9e-324, "
+                 "-4.9e-324, 2^31, -2^31 - 1}", 0),
+        ("EVAL", "return {'a' .. string.char(0) .. 'b', 'x' .. string.char(13, 10) .. 'y', '', "
+                 "true, false, 7, string.rep('z', 70000)}", 0),
+        ("EVAL", "redis.setresp(3) return {true, false, 1, 'x', {true, false, {false}}}", 0),
+        ("EVAL", "return {true, false, {true, {false}}}", 0),
+        ("EVAL", "local t = {} for i = 1, 40000 do t[i] = i * 3 end t[16384] = {1, 'a'} "
+                 "t[16385] = {ok = 'x'} t[32768] = false t[32769] = {err = 'e'} "
+                 "t[32770] = {double = -0.5} t[32771] = {} return t", 0),
+        ("EVAL", "redis.setresp(3) local t = {} for i = 1, 20000 do t[i] = 0.5 - i end "
+                 "t[16383] = {double = 0/0} t[16384] = {map = {a = true}} "
+                 "t[16385] = {set = {b = true}} t[16386] = {big_number = '123456789012345678901'}"
+                 " t[16387] = true return t", 0),
+        ("EVAL", "local t = {} for i = 1, 20000 do t[i] = string.rep('x', i % 7) end "
+                 "t[16390] = nil return t", 0),
+        ("EVAL", "local t = {} for i = 1, 16384 do t[i] = i end return t", 0),
+        ("EVAL", "local t = {} for i = 1, 16385 do t[i] = 'v' .. i end return t", 0),
+        ("EVAL", "local s = string.rep('y', 300000) local t = {} for i = 1, 12 do t[i] = s end "
+                 "t[13] = 1 return t", 0),
+        ("EVAL", "local t = {1, 2, 3} t[5] = 5 return t", 0),
+        ("EVAL", "return {{1, 'a', {true, {false, {0/0, {}}}}}, {}, 'end'}", 0),
+        ("EVAL", "return {1, coroutine.create(function() end), 3}", 0),
+    ],
     'EVAL: strings, integers and truncated numbers': [
         ("EVAL", "return 3.99", 0),
         ("EVAL", "return -0.5", 0),

@@ -190,6 +190,26 @@ def test_xpending(pair: Pair, cmd: tuple[str, ...]) -> None:
     pair.check(*cmd, normalize=normalize.pending_idle)
 
 
+@pytest.mark.parametrize("order", ["out of step at the head", "out of step midway"])
+def test_xpending_when_delivery_order_is_not_id_order(pair: Pair, order: str) -> None:
+    # Entries made pending by XCLAIM FORCE after later ones were delivered: the PEL's
+    # delivery order differs from its id order, at its head or midway.
+    seed(pair, n=6)
+    pair.check("XGROUP", "CREATE", "s", "g", "2-1")
+    pair.check("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", ">")  # 3-1 .. 6-1
+    pair.check("XREADGROUP", "GROUP", "g", "a", "STREAMS", "s", "0")  # delivered twice
+    if order == "out of step at the head":
+        pair.check("XCLAIM", "s", "g", "b", "0", "1-1", "2-1", "FORCE", "JUSTID")
+    else:
+        pair.check("XACK", "s", "g", "4-1")
+        pair.check("XCLAIM", "s", "g", "b", "0", "4-1", "FORCE", "JUSTID")
+    for cmd in [("-", "+", "10"), ("-", "+", "3"), ("0", "+", "10"), ("3-1", "+", "10"),
+                ("(3-1", "+", "10"), ("-", "5-1", "10"), ("IDLE", "0", "-", "+", "10"),
+                ("-", "+", "10", "b"), ("-", "+", "10", "a")]:
+        pair.check("XPENDING", "s", "g", *cmd, normalize=normalize.pending_idle)
+    pair.check("XPENDING", "s", "g")
+
+
 def test_xpending_empty_group(pair: Pair) -> None:
     seed(pair)
     pair.check("XGROUP", "CREATE", "s", "g", "$")

@@ -15,6 +15,7 @@ its duration) returns the garbage.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from importlib import resources
 from typing import Any
@@ -42,6 +43,25 @@ def _source(name: str) -> str:
     return source
 
 
+def reply_encoder(runtime: Any) -> Any:
+    """The C writer of a script's array replies (``_reply.c``) as a function of
+    ``runtime``'s Lua state, or None where it is not built or lupa's Lua 5.1 does not export
+    its C API (lua/reply.lua then writes every element in Lua, the same bytes more slowly).
+
+    Lua's own ``package.loadlib`` loads it, before the sandbox is made: scripts never see
+    ``package``, nor this function but through the reply writer."""
+    try:
+        from resplite.engine.scripting import _reply  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    if not _reply.bind(lua51.__file__):
+        return None
+    loaded = runtime.eval("package.loadlib")(
+        os.fsencode(_reply.__file__), b"resplite_encode_array"
+    )
+    return loaded if lua51.lua_type(loaded) == "function" else None
+
+
 def _refuse_attributes(obj: object, name: object, is_setting: bool) -> object:
     raise AttributeError("Python objects are not reachable from scripts")
 
@@ -56,6 +76,9 @@ class LuaVM:
     # What an allocation past max_memory raises; the engine names it through its state, so
     # that lupa is imported only when the first state is made.
     memory_error: type[Exception] = lua51.LuaMemoryError
+    # Whether arrays are written by the C writer where it is built (tests turn it off to
+    # hold the Lua writer's bytes equal to it).
+    native_replies = True
 
     def __init__(self, mode: str, helpers: dict[str, Any], max_memory: int) -> None:
         self.mode = mode
@@ -77,6 +100,10 @@ class LuaVM:
         py[b"mp_number"] = natives.mp_number
         py[b"mp_decode_number"] = natives.mp_decode_number
         py[b"without_tail_calls"] = natives.without_tail_calls
+        if self.native_replies:
+            encode_array = reply_encoder(runtime)
+            if encode_array is not None:
+                py[b"encode_array"] = encode_array
         libs = {
             name.encode(): runtime.execute(_source(name), name="=resplite")
             for name in ("reply", "cjson", "cmsgpack")

@@ -12,7 +12,7 @@
 -- result to begin with (2), one more for an array's element, three for a map's value or a
 -- set's member (the inner table, the key, the value or the key's copy), four for a map's key.
 
-return function(helpers, py)
+return function(helpers, py, hook)
     local type, next, rawget = type, next, rawget
     local s_format, s_gsub, s_sub = string.format, string.gsub, string.sub
     local t_concat = table.concat
@@ -41,6 +41,14 @@ return function(helpers, py)
     -- The pieces written so far: `out` is filled at out[n + 1], as `#out` costs a search of
     -- the table's border for every piece.
     local n = 0
+
+    -- The C writer of an array's strings, numbers and booleans (vm.py's reply_encoder; nil
+    -- where it is not built). No Lua instruction runs while it writes, so the count hook
+    -- cannot fire there: `hook` is called after every WORK elements it wrote, as often as
+    -- the count hook runs while Lua writes them, so that a kill still ends the writing.
+    local encode_array = py.encode_array
+    local WORK = 16384
+    local work = 0
 
     local function encode(v, out, cresp, sresp, errors, height)
         if height > MAX_HEIGHT then
@@ -173,6 +181,37 @@ return function(helpers, py)
             -- rather than by a call each.
             local inner = height + 1
             local count = 0
+            if encode_array ~= nil and inner <= MAX_HEIGHT then
+                while true do
+                    local piece, done, stop = encode_array(v, count + 1, cresp, sresp)
+                    if done > 0 then
+                        n = n + 1
+                        out[n] = piece
+                        count = count + done
+                        work = work + done
+                        if work >= WORK then
+                            work = work - WORK
+                            hook()
+                        end
+                    end
+                    if stop == 0 then break end
+                    if stop == 1 then
+                        -- Tables (or functions...) are written here, as many as come in a
+                        -- row: the C writer is called again at the next plain value.
+                        local item, ti
+                        repeat
+                            count = count + 1
+                            encode(rawget(v, count), out, cresp, sresp, errors, inner)
+                            item = rawget(v, count + 1)
+                            ti = type(item)
+                        until ti ~= "table" and ti ~= "function" and ti ~= "thread"
+                            and ti ~= "userdata"
+                        if item == nil then break end
+                    end
+                end
+                out[at] = "*" .. count .. "\r\n"
+                return
+            end
             local item = rawget(v, 1)
             while item ~= nil do
                 local ti = type(item)

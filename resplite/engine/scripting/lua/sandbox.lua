@@ -801,7 +801,7 @@ coroutine_b.wrap = function(f)
     return co_wrap(hooked(f))
 end
 
-local encode_reply = libs.reply(helpers, py)
+local encode_reply = libs.reply(helpers, py, hook)
 
 local FAIL, FAIL_RAW = 1, 2
 local ERROR, STATUS, ENCODED, BOOLEAN = 3, 4, 5, 6
