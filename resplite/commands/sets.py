@@ -271,7 +271,7 @@ def spop(client: Client, argv: list[bytes]) -> Any:
     else:
         popped = s.pop_many(count, limits(client))
         server.dirty += len(popped)
-        if server.aof_on:
+        if server.propagating:
             chosen = list(popped)
             for at in range(0, len(chosen), _SREM_BATCH):
                 client.propagate_as([b"SREM", key, *chosen[at:at + _SREM_BATCH]])

@@ -497,8 +497,18 @@ class Aof:
 
     # -- logging writes ---------------------------------------------------------------------
 
+    def _out(self, data: bytes) -> None:
+        """Bytes of the propagated stream: to the file while it is open, and to the
+        replication stream while it is active (which counts the offset in bytes)."""
+        if self.state.aof_on:
+            self.buffer.append(data)
+        replication = self.state.replication
+        if replication.active:
+            replication.feed(data)
+
     def feed(self, client: Client | None, db: int, argv: list[bytes]) -> None:
-        """Log one write (already in its logged form) made in database ``db``."""
+        """Propagate one write (already in its logged form) made in database ``db``: to
+        the append-only file and the replication stream."""
         if self.loading:
             return
         held = self.held
@@ -506,16 +516,17 @@ class Aof:
             if not self.dropping:
                 held.append((db, argv))
             return
-        buffer = self.buffer
+        out = self._out
         if client is not None and client.executing_multi and not self.multi_open:
-            buffer.append(b"*1\r\n$5\r\nMULTI\r\n")
+            out(b"*1\r\n$5\r\nMULTI\r\n")
             self.multi_open = True
         if db != self.selected_db:
             index = b"%d" % db
-            buffer.append(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(index), index))
+            out(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(index), index))
             self.selected_db = db
-        buffer.append(encode_command(argv))
-        self.offset += 1
+        out(encode_command(argv))
+        if self.state.replication.backlog is None:
+            self.offset += 1  # (with a backlog the stream's bytes count instead)
         if client is not None:
             client.woff = self.offset
 
@@ -529,12 +540,14 @@ class Aof:
                 self.feed(client, db, argv)
             return
         # (SELECT, when due, goes inside the MULTI, as Redis propagates it.)
-        self.buffer.append(b"*1\r\n$5\r\nMULTI\r\n")
+        self._out(b"*1\r\n$5\r\nMULTI\r\n")
         self.multi_open = True
         for argv in forms:
             self.feed(client, db, argv)
-        self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+        self._out(b"*1\r\n$4\r\nEXEC\r\n")
         self.multi_open = False
+        if client is not None:
+            client.woff = self.offset
 
     def hold(self) -> None:
         """A script starts: its writes wait for :meth:`release`."""
@@ -555,14 +568,16 @@ class Aof:
         self.feed(None, held[0][0], [b"MULTI"])
         for db, argv in held:
             self.feed(None, db, argv)
-        self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+        self._out(b"*1\r\n$4\r\nEXEC\r\n")
         caller.woff = self.offset
 
-    def end_exec(self) -> None:
+    def end_exec(self, client: Client | None = None) -> None:
         """EXEC finished: close the MULTI its writes opened, if any."""
         if self.multi_open:
-            self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+            self._out(b"*1\r\n$4\r\nEXEC\r\n")
             self.multi_open = False
+            if client is not None:
+                client.woff = self.offset
 
     def before_reply(self) -> None:
         """Called by the shell before a reply leaves: write what was logged, and with

@@ -394,7 +394,8 @@ class Dispatcher:
 
     def _context_refusal(self, client: Client, spec: CommandSpec,
                          argv: list[bytes]) -> ErrorReply | None:
-        """A failed snapshot's refusal of writes, a subscribed context's or a monitor's."""
+        """A failed snapshot's refusal of writes (or a read-only replica's, or too few
+        replicas'), a subscribed context's or a monitor's."""
         server = self.server
         if server.writes_refused and (
             spec.is_write or spec.fullname == "ping"
@@ -402,7 +403,9 @@ class Dispatcher:
             # flags) counts as a write, as Redis's getCommandFlags says
             or (spec.fullname in SCRIPT_COMMANDS and server.scripting.command_flags(spec, argv)[0])
         ):
-            return self._reject(client, spec, server.persistence.refusal())
+            refusal = server.persistence.refusal(client, spec.fullname == "ping")
+            if refusal is not None:
+                return self._reject(client, spec, refusal)
         if client.gates & gates.CONTEXT:
             if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
                 return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))
@@ -421,11 +424,11 @@ class Dispatcher:
         """What a call owes while a gate is set, in Redis's order (its call()): the
         append-only file, a tracking client's reads, the MONITOR clients."""
         server = self.server
-        if server.aof_on:
+        if server.propagating:
             if server.dirty != dirty and spec.is_write:
                 self._log_write(client, argv, reply)
             elif spec.fullname == "exec":
-                server.aof.end_exec()
+                server.aof.end_exec(client)
         if client.propagated is not None:
             client.propagated = None  # recorded by a call that changed nothing after all
         tracking = client.tracking

@@ -87,15 +87,11 @@ def resident_memory() -> int:
 
 
 class InfoState:
-    """Figures INFO keeps between calls: rate samples, the replication id."""
+    """Figures INFO keeps between calls: rate samples."""
 
-    __slots__ = (
-        "master_replid",
-        "rate_sample",
-    )
+    __slots__ = ("rate_sample",)
 
     def __init__(self, state: ServerState) -> None:
-        self.master_replid = os.urandom(20).hex()
         # (monotonic ms, commands, input bytes, output bytes) at the previous INFO
         self.rate_sample = (state.clock.monotonic_ms(), 0, 0, 0)
 
@@ -362,20 +358,7 @@ def _stats(state: ServerState) -> Lines:
 
 
 def _replication(state: ServerState) -> Lines:
-    return [
-        ("role", "master"),
-        ("connected_slaves", 0),
-        ("master_failover_state", "no-failover"),
-        ("master_replid", state.info.master_replid),
-        ("master_replid2", "0" * 40),
-        # Redis 7.2+ advances it for every write logged to the AOF, replicas or not.
-        ("master_repl_offset", state.aof.offset),
-        ("second_repl_offset", -1),
-        ("repl_backlog_active", 0),
-        ("repl_backlog_size", 1048576),
-        ("repl_backlog_first_byte_offset", 0),
-        ("repl_backlog_histlen", 0),
-    ]
+    return state.replication.info_lines()
 
 
 def _cpu(state: ServerState) -> Lines:

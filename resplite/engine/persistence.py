@@ -53,6 +53,7 @@ from resplite.engine import compat
 from resplite.engine.errors import CommandError
 
 if TYPE_CHECKING:
+    from resplite.engine.client import Client
     from resplite.engine.state import ServerState
     from resplite.formats import rdb_file, rdb_values
     from resplite.store.keyspace import Database
@@ -471,14 +472,22 @@ class Persistence:
         config = self.state.config
         refused = (not self.last_bgsave_ok and config["stop-writes-on-bgsave-error"]
                    and bool(config["save"]))
-        self.state.writes_refused = refused or bool(self.state.aof.write_error)
+        replication = self.state.replication
+        self.state.writes_refused = (refused or bool(self.state.aof.write_error)
+                                     or replication.refusing or replication.read_only)
         return refused
 
-    def refusal(self) -> str:
-        """The error a refused write gets: the snapshot's MISCONF first, as Redis."""
+    def refusal(self, client: Client, ping: bool = False) -> str | None:
+        """The error a refused write gets: the snapshot's MISCONF first, as Redis, then the
+        AOF's, then replication's (-NOREPLICAS, -READONLY: not for PING); None when the
+        write may run after all."""
         if self.misconf():
             return MISCONF
-        return "MISCONF Errors writing to the AOF file: " + self.state.aof.write_error
+        if self.state.aof.write_error:
+            return "MISCONF Errors writing to the AOF file: " + self.state.aof.write_error
+        if ping:
+            return None
+        return self.state.replication.write_refusal(client)
 
     # -- loading ----------------------------------------------------------------------------
 

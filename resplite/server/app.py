@@ -406,6 +406,7 @@ class Server:
     def cron_tick(self) -> None:
         state = self.state
         state.persistence.cron()
+        state.replication.cron()
         config = self.config
         state.keyspace.cron(rehash=config["activerehashing"])
         state.expiry.slow_cycle()

@@ -1,0 +1,83 @@
+"""The replication commands (``resplite/commands/replication.py``) on a primary without
+replicas, against Redis 8.6.3: REPLICAOF / SLAVEOF NO ONE, the argument errors of REPLICAOF,
+REPLCONF and PSYNC, ROLE and INFO replication's fields.
+
+Replication itself (replicas attaching, the stream, resynchronisation) is tested with
+real servers on both sides in ``tests/integration/test_replication.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from support.pair import Pair
+
+
+def test_replicaof_no_one_on_a_primary(pair: Pair) -> None:
+    pair.check("REPLICAOF", "NO", "ONE")
+    pair.check("SLAVEOF", "no", "one")
+    pair.check("REPLICAOF", "no", "ONE")
+    pair.check("ROLE")
+
+
+def test_replicaof_errors(pair: Pair) -> None:
+    pair.check("REPLICAOF")
+    pair.check("REPLICAOF", "NO")
+    pair.check("REPLICAOF", "a", "b", "c")
+    pair.check("REPLICAOF", "localhost", "port")
+    pair.check("REPLICAOF", "localhost", "-1")
+    pair.check("REPLICAOF", "localhost", "65536")
+    pair.check("SLAVEOF", "localhost", "99999999999999999999")
+    pair.check("ROLE")
+
+
+def test_replconf_errors_and_options(pair: Pair) -> None:
+    pair.check("REPLCONF")
+    pair.check("REPLCONF", "listening-port")
+    pair.check("REPLCONF", "listening-port", "abc")
+    pair.check("REPLCONF", "listening-port", "6380")
+    pair.check("REPLCONF", "capa", "eof", "capa", "psync2")
+    pair.check("REPLCONF", "capa", "nosuch")
+    pair.check("REPLCONF", "ip-address", "10.0.0.1")
+    pair.check("REPLCONF", "ip-address", "x" * 256)
+    pair.check("REPLCONF", "nosuch", "1")
+    pair.check("REPLCONF", "rdb-only", "2")
+    pair.check("REPLCONF", "rdb-only", "x")
+    pair.check("REPLCONF", "rdb-only", "0")
+    # ACK from a client that is no replica, and GETACK on a primary: no reply at all, the
+    # next command's reply comes next.
+    pair.ref.send("REPLCONF", "ACK", "100")
+    pair.ours.send("REPLCONF", "ACK", "100")
+    pair.check("PING")
+    pair.ref.send("REPLCONF", "GETACK", "*")
+    pair.ours.send("REPLCONF", "GETACK", "*")
+    pair.check("PING")
+
+
+def test_psync_argument_errors(pair: Pair) -> None:
+    pair.check("PSYNC")
+    pair.check("PSYNC", "?")
+    pair.check("PSYNC", "?", "notanumber")
+
+
+def test_wait_without_replicas(pair: Pair) -> None:
+    pair.check("SET", "k", "v")
+    pair.check("WAIT", "0", "0")
+    pair.check("WAIT", "1", "1")
+    pair.check("WAIT", "-1", "0")
+    pair.check("WAIT", "x", "0")
+    pair.check("WAITAOF", "0", "1", "1")
+
+
+def test_info_replication_fields_and_order(pair: Pair) -> None:
+    ref, ours = pair.info("replication")
+    ref_fields = ref["Replication"]
+    our_fields = ours["Replication"]
+    assert [f for f, _ in our_fields] == [f for f, _ in ref_fields]
+    hex_id = re.compile(r"^[0-9a-f]{40}$")
+    for (field, expected), (_, got) in zip(ref_fields, our_fields, strict=True):
+        if field == "master_replid":
+            assert hex_id.match(expected) and hex_id.match(got)
+            assert expected != got  # each server draws its own
+        else:
+            assert got == expected, field
