@@ -163,6 +163,10 @@ class Replication:
         self.read_offset = 0  # stream bytes read from the primary (slave_read_repl_offset)
         self.sync_total = 0  # bytes of the snapshot being received, -1 when unknown (EOF)
         self.sync_read = 0
+        self.current_attempts = 0  # sync attempts since the link was last up
+        self.total_attempts = 0
+        self.up_since_ms = 0
+        self.disconnected_ms = 0  # time the link spent down before its current state
 
     # -- figures ----------------------------------------------------------------------------
 
@@ -187,6 +191,7 @@ class Replication:
         if self.master_host:
             now = self._now_ms()
             up = self.link_status == "up"
+            linked = up or self.backlog is not None
             lines += [
                 ("master_host", self.master_host),
                 ("master_port", self.master_port),
@@ -194,24 +199,32 @@ class Replication:
                 ("master_last_io_seconds_ago",
                  (now - self.last_io_ms) // 1000 if up else -1),
                 ("master_sync_in_progress", int(self.sync_in_progress)),
-                ("slave_read_repl_offset", self.read_offset),
-                ("slave_repl_offset", self.offset),
+                ("slave_read_repl_offset", self.read_offset if linked else 1),
+                ("slave_repl_offset", self.offset if linked else 1),
+                ("replica_full_sync_buffer_size", 0),
+                ("replica_full_sync_buffer_peak", 0),
+                ("master_current_sync_attempts", self.current_attempts),
+                ("master_total_sync_attempts", self.total_attempts),
             ]
             if self.sync_in_progress:
                 lines += [
                     ("master_sync_total_bytes", self.sync_total),
                     ("master_sync_read_bytes", self.sync_read),
-                    ("master_sync_left_bytes",
-                     self.sync_total - self.sync_read if self.sync_total >= 0 else -1),
+                    ("master_sync_left_bytes", self.sync_total - self.sync_read),
                     ("master_sync_perc",
                      f"{self.sync_read * 100 / self.sync_total:.2f}"
                      if self.sync_total > 0 else "0.00"),
                     ("master_sync_last_io_seconds_ago", (now - self.last_io_ms) // 1000),
                 ]
+            down_for = (now - self.down_since_ms) // 1000 if self.down_since_ms else 0
             if not up:
                 lines.append(("master_link_down_since_seconds",
-                              (now - self.down_since_ms) // 1000 if self.down_since_ms
-                              else -1))
+                              down_for if self.down_since_ms else -1))
+            else:
+                lines += [("master_link_up_since_seconds", (now - self.up_since_ms) // 1000),
+                          ("master_client_io_thread", 0)]
+            lines.append(("total_disconnect_time_sec",
+                          self.disconnected_ms // 1000 + (0 if up else down_for)))
             config = self.state.config
             lines += [
                 ("slave_priority", config["replica-priority"]),
@@ -225,10 +238,10 @@ class Replication:
         now_s = self._now_ms() // 1000
         for i, replica in enumerate(self.replicas):
             ip = replica.ip or replica.client.addr.rsplit(":", 1)[0]
-            lag = now_s - replica.ack_ms // 1000 if replica.ack_ms else 0
+            lag = now_s - replica.ack_ms // 1000 if replica.state == ONLINE else 0
             lines.append((f"slave{i}",
                           f"ip={ip},port={replica.listening_port},state={replica.state},"
-                          f"offset={replica.ack_offset},lag={max(lag, 0)}"))
+                          f"offset={replica.ack_offset},lag={max(lag, 0)},io-thread=0"))
         backlog = self.backlog
         lines += [
             ("master_failover_state", "no-failover"),
@@ -338,8 +351,7 @@ class Replication:
             self.refresh_good()
             if self.child is not None and not any(r.state == WAIT_BGSAVE
                                                    for r in self.replicas):
-                stop_child(self.child.pid)
-                self._drop_child_file()
+                self.kill_child()
 
     def try_partial(self, client: Client, replid: str, psync_offset: int) -> bytes | None:
         """PSYNC's partial resynchronisation: the bytes to answer (``+CONTINUE`` and the
@@ -427,6 +439,12 @@ class Replication:
                 os._exit(code)
         self.child = _SyncChild(pid, os.path.join(directory, f"temp-repl-{pid}.rdb"))
         log.info("Starting BGSAVE for SYNC with target: replicas sockets (pid %d)", pid)
+
+    def kill_child(self) -> None:
+        """Stop a snapshot being written for replicas (shutdown)."""
+        if self.child is not None:
+            stop_child(self.child.pid)
+            self._drop_child_file()
 
     def _drop_child_file(self) -> None:
         if self.child is not None:
@@ -572,19 +590,21 @@ class Replication:
 
     # -- this server as a replica -----------------------------------------------------------
 
-    def set_master(self, host: str, port: int) -> None:
-        """REPLICAOF host port: become a replica (the data set is replaced at the sync)."""
+    def set_master(self, host: str, port: int, cached: bool = True) -> None:
+        """REPLICAOF host port: become a replica (the data set is replaced at the sync,
+        unless the primary can continue our history: ``cached``, not at start)."""
         was_master = not self.master_host
         self.master_host = host
         self.master_port = port
         self.link_status = "down"
-        self.down_since_ms = 0
+        self.down_since_ms = self.disconnected_ms = 0
+        self.current_attempts = 0
         self.refusing = False
         self.state.update_propagation()
         self.state.persistence.misconf()
         # Our replicas resynchronise with us (they may continue: the id is kept).
         self.disconnect_replicas()
-        if was_master and self.backlog is None:
+        if was_master and cached and self.backlog is None:
             self._make_backlog()
         self.connector.connect(host, port)
         log.info("Connecting to MASTER %s:%d", host, port)
@@ -610,6 +630,34 @@ class Replication:
         # A new id: as Redis, the next write says which database it is for.
         self.state.aof.selected_db = -1
         log.info("MASTER MODE enabled")
+
+    def link_attempt(self) -> None:
+        """The link tries to connect and synchronise."""
+        self.current_attempts += 1
+        self.total_attempts += 1
+        if not self.down_since_ms:
+            self.down_since_ms = self._now_ms()
+
+    def link_up(self, client: Client) -> None:
+        """The stream from the primary starts, applied by ``client`` (the master client)."""
+        now = self._now_ms()
+        self.master_client = client
+        self.link_status = "up"
+        self.sync_in_progress = False
+        self.up_since_ms = self.last_io_ms = now
+        if self.down_since_ms:
+            self.disconnected_ms += now - self.down_since_ms
+            self.down_since_ms = 0
+        self.state.persistence.misconf()
+
+    def link_down(self) -> Client | None:
+        """The link dropped: the master client it had, to forget."""
+        client, self.master_client = self.master_client, None
+        if self.link_status == "up":
+            self.down_since_ms = self._now_ms()
+        self.link_status = "down"
+        self.sync_in_progress = False
+        return client
 
     def send_ack(self) -> None:
         """REPLCONF ACK to the primary (every second, and at its GETACK)."""
@@ -646,8 +694,83 @@ class Replication:
             self.replid = replid
             self.disconnect_replicas()
 
+    def apply(self, argv: list[bytes]) -> None:
+        """Run one command of the primary's stream as the master client (its reply is
+        dropped: a primary reads none but REPLCONF ACK, which GETACK sends itself)."""
+        client = self.master_client
+        if client is None:
+            return
+        state = self.state
+        previous = state.current_client
+        state.current_client = client
+        try:
+            state.dispatcher.execute(client, argv)
+            client.commands_processed += 1
+            if state.blocking.ready:
+                state.blocking.serve_ready()
+        finally:
+            state.current_client = previous
+        self.last_io_ms = self._now_ms()
+
     def proxy(self, data: bytes) -> None:
         """Stream bytes from the primary, applied here: on to this server's replicas."""
         if self.backlog is None:
             self._make_backlog()
         self.feed(data)
+
+
+class StreamParser:
+    """The commands of a primary's stream as they arrive (RESP arrays of bulk strings),
+    each with its size in bytes, which is what the replication offset counts."""
+
+    __slots__ = ("buffer", "pos")
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.pos = 0
+
+    def feed(self, data: bytes) -> None:
+        if self.pos:
+            del self.buffer[:self.pos]
+            self.pos = 0
+        self.buffer += data
+
+    def next(self) -> tuple[list[bytes], bytes] | None:
+        """The next complete command and its bytes, None until more data comes;
+        ValueError when the bytes are no command (the link is then dropped)."""
+        buf = self.buffer
+        pos = self.pos
+        n = len(buf)
+        while pos < n and buf[pos] in (0x0A, 0x0D):  # a primary's keep-alive newlines
+            pos += 1
+        if pos >= n:
+            self.pos = pos
+            return None
+        start = pos
+        if buf[pos] != 0x2A:  # '*'
+            end = buf.find(b"\n", pos)
+            if end < 0:
+                return None
+            line = bytes(buf[pos:end]).strip()
+            self.pos = end + 1
+            return line.split(), bytes(buf[start:end + 1])
+        end = buf.find(b"\r\n", pos)
+        if end < 0:
+            return None
+        count = int(buf[pos + 1:end])
+        pos = end + 2
+        argv: list[bytes] = []
+        for _ in range(count):
+            end = buf.find(b"\r\n", pos)
+            if end < 0:
+                return None
+            if buf[pos] != 0x24:  # '$'
+                raise ValueError("expected '$' in the replication stream")
+            size = int(buf[pos + 1:end])
+            pos = end + 2
+            if pos + size + 2 > n:
+                return None
+            argv.append(bytes(buf[pos:pos + size]))
+            pos += size + 2
+        self.pos = pos
+        return argv, bytes(buf[start:pos])
