@@ -15,6 +15,7 @@ from resplite.engine import errors
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
 from resplite.engine.replication import REPLICA
+from resplite.protocol.reader import split_inline
 from resplite.protocol.replies import NO_REPLY, OK, Raw, Status
 
 if TYPE_CHECKING:
@@ -129,6 +130,17 @@ def replconf(client: Client, argv: list[bytes]) -> Any:
                 raise CommandError(errors.NOT_INTEGER if only is None
                                    else errors.NUMLOCAL_OUT_OF_RANGE)
             repl.replica_of(client).rdb_only = bool(only)
+        elif option == b"rdb-filter-only":
+            words = split_inline(value)
+            if words is None:
+                raise CommandError("ERR Missing rdb-filter-only values")
+            replica = repl.replica_of(client)
+            replica.rdb_data = replica.rdb_functions = False  # all but what is named
+            for word in words:
+                if word.lower() != b"functions":
+                    raise CommandError("ERR Unsupported rdb-filter-only option: "
+                                       + word.decode("utf-8", "surrogateescape"))
+                replica.rdb_functions = True
         else:
             raise CommandError("ERR Unrecognized REPLCONF option: "
                                + argv[j].decode("utf-8", "surrogateescape"))

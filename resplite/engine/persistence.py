@@ -303,11 +303,13 @@ class Persistence:
             if keep and value.__class__ is stream:
                 db.recharge(key)  # it may have kept its nodes' compressed forms
 
-    def snapshot(self, aof_base: bool = False, keep: bool = False) -> Iterator[bytes]:
+    def snapshot(self, aof_base: bool = False, keep: bool = False, data: bool = True,
+                 functions: bool = True) -> Iterator[bytes]:
         """The chunks of an RDB file of the whole data set as it is now. ``keep`` (a save
         in the foreground): streams keep their nodes' compressed forms, so the next
         snapshot copies the nodes that did not change; a forked child would only
-        throw them away with its copy of the memory."""
+        throw them away with its copy of the memory. Without ``data`` (``functions``) the
+        keys (the function libraries) are left out, as REPLCONF rdb-filter-only asks."""
         from resplite.formats import rdb_file
 
         state = self.state
@@ -325,11 +327,12 @@ class Persistence:
         dbs = [
             rdb_file.DbSnapshot(db.index, len(db.data), len(db.expires),
                                 self._records(db, lru, lfu, keep))
-            for db in state.keyspace.dbs if db.data
+            for db in state.keyspace.dbs if db.data and data
         ]
         return rdb_file.write_snapshot(dbs, aux, compress=config["rdbcompression"],
                                        checksum=config["rdbchecksum"],
-                                       functions=state.scripting.library_codes(),
+                                       functions=state.scripting.library_codes()
+                                       if functions else [],
                                        keep=keep)
 
     # -- SAVE -----------------------------------------------------------------------------

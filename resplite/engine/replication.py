@@ -103,7 +103,8 @@ class Replica:
     """A replica attached to this server (its client has ``repl_kind == REPLICA``)."""
 
     __slots__ = ("ack_ms", "ack_offset", "aof_offset", "capa_eof", "capa_psync2", "client",
-                 "ip", "listening_port", "pending", "rdb_only", "state", "sync_offset")
+                 "ip", "listening_port", "pending", "rdb_data", "rdb_functions", "rdb_only",
+                 "state", "sync_offset")
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -113,6 +114,9 @@ class Replica:
         self.capa_eof = False
         self.capa_psync2 = False
         self.rdb_only = False
+        # What its snapshot holds (REPLCONF rdb-filter-only narrows it).
+        self.rdb_data = True
+        self.rdb_functions = True
         self.ack_offset = 0
         self.aof_offset = 0
         self.ack_ms = 0
@@ -181,6 +185,11 @@ class Replication:
     @property
     def backlog_size(self) -> int:
         return int(self.state.config["repl-backlog-size"])
+
+    @property
+    def backlog_memory(self) -> int:
+        """INFO's mem_replication_backlog: the bytes the backlog holds."""
+        return len(self.backlog) if self.backlog is not None else 0
 
     def _now_ms(self) -> int:
         return self.state.clock.monotonic_ms()
@@ -396,6 +405,8 @@ class Replication:
         replica = self.replica_of(client)
         self.sync_full += 1
         self.create_backlog()
+        if not (replica.rdb_data and replica.rdb_functions):
+            return self._filtered_sync(replica, psync)
         if self.child is None:
             self._start_child()
             replica.sync_offset = self.offset
@@ -418,6 +429,21 @@ class Replication:
             return b""
         offset = replica.sync_offset if replica.sync_offset >= 0 else self.offset
         return b"+FULLRESYNC %s %d\r\n" % (self.replid.encode(), offset)
+
+    def _filtered_sync(self, replica: Replica, psync: bool) -> bytes:
+        """A snapshot without the keys (REPLCONF rdb-filter-only): no key to copy, so it
+        is made at once, here, and sent after the line answered now."""
+        payload = b"".join(self.state.persistence.snapshot(
+            data=replica.rdb_data, functions=replica.rdb_functions))
+        self._attach(replica, ONLINE)
+        replica.ack_ms = self._now_ms()
+        replica.pending = [b"$%d\r\n" % len(payload), payload]
+        self.state.aof.selected_db = -1
+        if not self.flush_due:
+            self.flush_due = True
+            self.state.scheduler.call_later(0.0, self.flush)
+        line = b"+FULLRESYNC %s %d\r\n" % (self.replid.encode(), self.offset) if psync else b""
+        return line
 
     def _start_child(self) -> None:
         state = self.state
@@ -572,7 +598,7 @@ class Replication:
         """From the server cron: the snapshot child, min-replicas, PINGs to replicas."""
         if self.child is not None:
             self._child_done()
-        if self.replicas or self.refusing:
+        if self.replicas or self.refusing or self.state.config["min-replicas-to-write"]:
             self.refresh_good()
         if self.replicas and not self.master_host:
             now = self._now_ms()

@@ -790,6 +790,8 @@ class ServerState:
 
     def reset_stats(self) -> None:
         self.dump_payload_sanitizations = 0
+        replication = self.replication
+        replication.sync_full = replication.sync_partial_ok = replication.sync_partial_err = 0
         self.lazyfree.freed = 0
         self.evicted_clients = 0
         self.evictor.reset_stats()

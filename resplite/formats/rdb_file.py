@@ -211,7 +211,7 @@ def read_snapshot(
                         raise r.error(f"duplicated key {key!r} in database {db}", starts[i])
                 continue
         r.pos = at + 1
-        if kind <= 25:
+        if kind <= f.TYPE_STREAM_LISTPACKS_4:
             # A key and its value (opcodes are 244 and up): tested first, as most records
             # are keys.
             if kind == 8:

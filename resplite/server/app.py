@@ -179,6 +179,7 @@ class Server:
         if not self._load():
             return  # a SHUTDOWN during the load: serve_forever goes on to stop
         self.state.start_aof()
+        self.state.replication.refresh_good()  # min-replicas-to-write from the start
         if config["replicaof"]:
             host, port = config["replicaof"].rsplit(" ", 1)
             self.state.replication.set_master(host, int(port), cached=False)
