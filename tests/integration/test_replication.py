@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -132,7 +133,7 @@ def _workload(r: redis.Redis, round_: int = 0) -> None:
     r.xadd(p + "stream", {"n": "x"}, id="9999999999999-1")
     r.xgroup_create(p + "stream", "g1", id="0")
     r.xreadgroup("g1", "alice", {p + "stream": ">"}, count=6)
-    entries = r.xrange(p + "stream", count=3)
+    entries: Any = r.xrange(p + "stream", count=3)
     r.xack(p + "stream", "g1", entries[0][0])
     r.xclaim(p + "stream", "g1", "bob", 0, [entries[1][0]])
     r.xautoclaim(p + "stream", "g1", "carol", 0, count=1)
@@ -153,7 +154,7 @@ def _workload(r: redis.Redis, round_: int = 0) -> None:
         r.execute_command("SELECT", 0)
 
 
-def _value(r: redis.Redis, key: bytes) -> object:
+def _value(r: redis.Redis, key: Any) -> object:
     kind = r.type(key)
     if kind == b"string":
         return r.get(key)
@@ -200,7 +201,9 @@ def _compare(a: redis.Redis, b: redis.Redis, databases: int = 2) -> int:
             # is each server's own: its DUMP differs, not its data.
             encoding = a.object("encoding", key)
             if encoding in _ORDERED_ENCODINGS and encoding == b.object("encoding", key):
-                assert a.dump(key)[:-10] == b.dump(key)[:-10], key
+                ours, theirs = a.dump(key), b.dump(key)
+                assert ours is not None and theirs is not None, key
+                assert ours[:-10] == theirs[:-10], key
             compared += 1
     a.execute_command("SELECT", 0)
     b.execute_command("SELECT", 0)
