@@ -51,6 +51,7 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.engine.keyspecs import command_keys
+from resplite.engine.replication import MASTERDOWN
 from resplite.engine.scripting import SCRIPT_COMMANDS
 from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
@@ -406,6 +407,9 @@ class Dispatcher:
             refusal = server.persistence.refusal(client, spec.fullname == "ping")
             if refusal is not None:
                 return self._reject(client, spec, refusal)
+        if server.writes_refused and "stale" not in spec.flags and \
+                server.replication.master_down:
+            return self._reject(client, spec, MASTERDOWN)
         if client.gates & gates.CONTEXT:
             if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
                 return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))

@@ -477,7 +477,8 @@ class Persistence:
                    and bool(config["save"]))
         replication = self.state.replication
         self.state.writes_refused = (refused or bool(self.state.aof.write_error)
-                                     or replication.refusing or replication.read_only)
+                                     or replication.refusing or replication.read_only
+                                     or replication.master_down)
         return refused
 
     def refusal(self, client: Client, ping: bool = False) -> str | None:

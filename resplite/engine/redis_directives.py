@@ -293,5 +293,5 @@ MEANINGFUL = frozenset({
     "rdb-key-save-delay", "key-load-delay", "shutdown-on-sigterm", "shutdown-on-sigint",
     "masterauth", "masteruser", "replica-announce-ip", "replica-announce-port",
     "repl-backlog-size", "repl-ping-replica-period", "min-replicas-to-write",
-    "min-replicas-max-lag",
+    "min-replicas-max-lag", "replica-serve-stale-data",
 })

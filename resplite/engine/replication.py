@@ -71,6 +71,8 @@ REPLICA = 1  # a replica attached to this server
 MASTER = 2  # this server's link to its primary
 
 NOREPLICAS = "NOREPLICAS Not enough good replicas to write."
+MASTERDOWN = ("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to "
+              "'no'.")
 READONLY = "READONLY You can't write against a read only replica."
 GETACK = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n"
 PING = b"*1\r\n$4\r\nPING\r\n"
@@ -171,6 +173,11 @@ class Replication:
         self.total_attempts = 0
         self.up_since_ms = 0
         self.disconnected_ms = 0  # time the link spent down before its current state
+        # Whether writes (or, with stale data not served, most commands) are refused is
+        # kept in the server's writes_refused gate (Persistence.misconf).
+        for name in ("replica-read-only", "replica-serve-stale-data", "min-replicas-to-write",
+                     "min-replicas-max-lag"):
+            state.config.on_change(name, self._refusals_changed)
 
     # -- figures ----------------------------------------------------------------------------
 
@@ -590,6 +597,16 @@ class Replication:
             return NOREPLICAS
         return None
 
+    def _refusals_changed(self, name: str, value: object) -> None:
+        self.refresh_good()
+        self.state.persistence.misconf()
+
+    @property
+    def master_down(self) -> bool:
+        """A replica whose link is down, told not to serve stale data: -MASTERDOWN."""
+        return (bool(self.master_host) and self.link_status != "up"
+                and not self.state.config["replica-serve-stale-data"])
+
     @property
     def read_only(self) -> bool:
         return bool(self.master_host) and bool(self.state.config["replica-read-only"])
@@ -683,6 +700,7 @@ class Replication:
             self.down_since_ms = self._now_ms()
         self.link_status = "down"
         self.sync_in_progress = False
+        self.state.persistence.misconf()
         return client
 
     def send_ack(self) -> None:

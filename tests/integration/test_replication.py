@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 import redis
-from support.servers import Reference, ServerProcess, require_reference
+from support.raw import RawClient
+from support.servers import Reference, ServerProcess, free_port, require_reference
 
 WAIT_S = 60.0
 
@@ -429,3 +430,37 @@ def test_redis_cli_replica_mode_prints_the_stream(ref: Reference) -> None:
             proc.kill()
             proc.wait()
 
+
+
+def test_a_replica_without_its_primary_answers_as_redis(ref: Reference) -> None:
+    """A replica whose primary is unreachable: the same replies, byte for byte, as Redis
+    8.6.3 in the same place (-READONLY for writes; -MASTERDOWN for the commands without
+    the ``stale`` flag once replica-serve-stale-data is no; REPLICAOF to the same primary;
+    ROLE once promoted)."""
+    nowhere = str(free_port())  # nothing listens there
+    args = ("--replicaof", "127.0.0.1", nowhere)
+    with _servers(_redis(ref, *args), _resplite(ref, *args)) as servers:
+        clients = [RawClient(s.host, s.port) for s in servers]
+        try:
+            def same(*command: str) -> bytes:
+                replies = [c.call(*command) for c in clients]
+                assert replies[0] == replies[1], command
+                return replies[0]
+
+            assert same("SET", "k", "v").startswith(b"-READONLY")
+            same("GET", "k")
+            same("REPLICAOF", "127.0.0.1", nowhere)
+            same("CONFIG", "SET", "replica-serve-stale-data", "no")
+            assert same("GET", "k").startswith(b"-MASTERDOWN")
+            same("SET", "k", "v")
+            same("PING")
+            same("ECHO", "x")
+            same("CONFIG", "SET", "replica-read-only", "no")
+            same("CONFIG", "SET", "replica-serve-stale-data", "yes")
+            same("SET", "k", "v")  # a writable replica takes writes
+            same("WAIT", "0", "0")
+            same("REPLICAOF", "NO", "ONE")
+            same("ROLE")
+        finally:
+            for c in clients:
+                c.close()
