@@ -391,8 +391,8 @@ class Replication:
         head = (b"+CONTINUE %s\r\n" % self.replid.encode() if replica.capa_psync2
                 else b"+CONTINUE\r\n")
         missing = bytes(backlog[start:])
+        replica.ack_ms = self._now_ms()  # (counts as a good replica at once)
         self._attach(replica, ONLINE)
-        replica.ack_ms = self._now_ms()
         self.sync_partial_ok += 1
         log.info("Partial resynchronization request from %s accepted. Sending %d bytes of "
                  "backlog starting from offset %d.", client.addr, len(missing), psync_offset)
@@ -442,8 +442,8 @@ class Replication:
         is made at once, here, and sent after the line answered now."""
         payload = b"".join(self.state.persistence.snapshot(
             data=replica.rdb_data, functions=replica.rdb_functions))
-        self._attach(replica, ONLINE)
         replica.ack_ms = self._now_ms()
+        self._attach(replica, ONLINE)
         replica.pending = [b"$%d\r\n" % len(payload), payload]
         self.state.aof.selected_db = -1
         if not self.flush_due:
