@@ -39,9 +39,13 @@ of the last file (a crash mid-write) is cut off with a warning when ``aof-load-t
 is yes (the file is truncated to its last complete command, as Redis does); anywhere else,
 or with ``aof-load-truncated no``, the start is refused naming the file and offset.
 
-WAITAOF's offsets (Redis 7.2+): every write logged advances ``offset`` by one (Redis's
-``master_repl_offset``, which grows with an AOF even without replicas), and the client whose
-write it was remembers it (``Client.woff``). ``written_offset`` is the offset of the last write
+The same bytes are the replication stream: while a replication backlog exists they also go
+to :meth:`resplite.engine.replication.Replication.feed` (``_out``), which sends them to the
+replicas and advances ``offset`` by their length.
+
+WAITAOF's offsets (Redis 7.2+): without a backlog, every write logged advances ``offset`` by
+one (Redis's ``master_repl_offset``, which grows with an AOF even without replicas); with
+one, by the stream's bytes. The client whose write it was remembers it (``Client.woff``). ``written_offset`` is the offset of the last write
 handed to the file, ``fsynced_offset`` of the last one known fsynced: it advances when an
 fsync follows the write under ``appendfsync always`` or ``everysec`` (never under ``no``,
 where Redis does not know when the data reaches the disk), is 0 when the log opens and -1
