@@ -298,6 +298,8 @@ class Aof:
         # several, as Redis's propagatePendingCommands); ``dropping``: redis.set_repl
         # without REPL_AOF, the script's writes are not logged.
         self.held: list[tuple[int, list[bytes]]] | None = None
+        # A transaction's writes, held until its EXEC ends (end_exec).
+        self.transaction: list[tuple[int, list[bytes]]] = []
         self.dropping = False
         self.loading = False
         self.unsynced = False
@@ -520,10 +522,12 @@ class Aof:
             if not self.dropping:
                 held.append((db, argv))
             return
-        out = self._out
         if client is not None and client.executing_multi and not self.multi_open:
-            out(b"*1\r\n$5\r\nMULTI\r\n")
-            self.multi_open = True
+            # A transaction's writes wait for its end, as Redis 7's: one alone is
+            # propagated as it is, several inside MULTI/EXEC (end_exec).
+            self.transaction.append((db, argv))
+            return
+        out = self._out
         if db != self.selected_db:
             index = b"%d" % db
             out(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(index), index))
@@ -539,7 +543,7 @@ class Aof:
         wrapped in MULTI/EXEC, as Redis's propagatePendingCommands does, unless a
         transaction or a script already wraps them."""
         if len(forms) < 2 or self.held is not None or self.loading or (
-                client is not None and client.executing_multi):
+                client is not None and client.executing_multi and not self.multi_open):
             for argv in forms:
                 self.feed(client, db, argv)
             return
@@ -569,19 +573,40 @@ class Aof:
             for db, argv in held:
                 self.feed(caller, db, argv)
             return
-        self.feed(None, held[0][0], [b"MULTI"])
-        for db, argv in held:
-            self.feed(None, db, argv)
+        # (SELECT, when due, goes inside the MULTI, as Redis propagates it.)
+        self._out(b"*1\r\n$5\r\nMULTI\r\n")
+        self.multi_open = True
+        try:
+            for db, argv in held:
+                self.feed(None, db, argv)
+        finally:
+            self.multi_open = False
         self._out(b"*1\r\n$4\r\nEXEC\r\n")
         caller.woff = self.offset
 
     def end_exec(self, client: Client | None = None) -> None:
-        """EXEC finished: close the MULTI its writes opened, if any."""
-        if self.multi_open:
-            self._out(b"*1\r\n$4\r\nEXEC\r\n")
+        """EXEC finished: propagate its writes, inside MULTI/EXEC when there are several."""
+        writes, self.transaction = self.transaction, []
+        if not writes:
+            return
+        if len(writes) == 1:
+            self.multi_open = True  # (feeds it as it is: the transaction is over)
+            try:
+                self.feed(client, writes[0][0], writes[0][1])
+            finally:
+                self.multi_open = False
+            return
+        # (SELECT, when due, goes inside the MULTI, as Redis propagates it.)
+        self._out(b"*1\r\n$5\r\nMULTI\r\n")
+        self.multi_open = True
+        try:
+            for db, argv in writes:
+                self.feed(client, db, argv)
+        finally:
             self.multi_open = False
-            if client is not None:
-                client.woff = self.offset
+        self._out(b"*1\r\n$4\r\nEXEC\r\n")
+        if client is not None:
+            client.woff = self.offset
 
     def before_reply(self) -> None:
         """Called by the shell before a reply leaves: write what was logged, and with

@@ -403,6 +403,9 @@ class Dispatcher:
             # a script that declares it may write (a shebang without no-writes, FCALL's
             # flags) counts as a write, as Redis's getCommandFlags says
             or (spec.fullname in SCRIPT_COMMANDS and server.scripting.command_flags(spec, argv)[0])
+            # EXEC counts as a write when a write is queued (Redis's mstate.cmd_flags)
+            or (spec.fullname == "exec" and client.multi is not None
+                and any(queued.is_write for queued, _ in client.multi))
         ):
             refusal = server.persistence.refusal(client, spec.fullname == "ping")
             if refusal is not None:

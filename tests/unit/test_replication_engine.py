@@ -211,3 +211,32 @@ def test_stream_parser_frames_commands_across_reads() -> None:
     assert [argv for argv, _ in got] == commands
     # Each command's bytes, which the offset counts (the newline is a keep-alive).
     assert b"".join(raw for _, raw in got) == data[1:]
+
+
+def test_a_transaction_with_one_write_is_not_wrapped(setup: Setup) -> None:
+    """As Redis 7: MULTI/EXEC only around two writes or more; a transaction whose writes
+    changed nothing sends nothing."""
+    state, client, scheduler = setup
+    _, wire = _online_replica(state)
+    run = state.dispatcher.execute
+    for argv in ([b"MULTI"], [b"SET", b"a", b"1"], [b"GET", b"a"], [b"EXEC"],
+                 [b"MULTI"], [b"DEL", b"nothing"], [b"EXEC"]):
+        run(client, argv)
+    stream = _stream(scheduler, wire)
+    assert [b"MULTI"] not in stream
+    assert stream[:2] == [[b"SELECT", b"0"], [b"SET", b"a", b"1"]]
+
+
+def test_exec_with_a_queued_write_is_refused_without_enough_replicas(setup: Setup) -> None:
+    state, client, _ = setup
+    run = state.dispatcher.execute
+    run(client, [b"MULTI"])
+    run(client, [b"SET", b"k", b"v"])
+    state.config.set("min-replicas-to-write", "1")
+    reply = run(client, [b"EXEC"])
+    assert getattr(reply, "message", None) == (
+        "EXECABORT Transaction discarded because of: NOREPLICAS Not enough good replicas to "
+        "write.")
+    run(client, [b"MULTI"])
+    run(client, [b"GET", b"k"])
+    assert run(client, [b"EXEC"]) == [None]  # reads only: it runs
