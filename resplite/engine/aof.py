@@ -45,8 +45,9 @@ replicas and advances ``offset`` by their length.
 
 WAITAOF's offsets (Redis 7.2+): without a backlog, every write logged advances ``offset`` by
 one (Redis's ``master_repl_offset``, which grows with an AOF even without replicas); with
-one, by the stream's bytes. The client whose write it was remembers it (``Client.woff``). ``written_offset`` is the offset of the last write
-handed to the file, ``fsynced_offset`` of the last one known fsynced: it advances when an
+one, by the stream's bytes. The client whose write it was remembers it (``Client.woff``).
+``written_offset`` is the offset of the last write handed to the file, ``fsynced_offset``
+of the last one known fsynced: it advances when an
 fsync follows the write under ``appendfsync always`` or ``everysec`` (never under ``no``,
 where Redis does not know when the data reaches the disk), is 0 when the log opens and -1
 while it is off. Clients parked by WAITAOF (``fsync_waiters``) are re-run when it moves.
