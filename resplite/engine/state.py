@@ -560,8 +560,10 @@ class ServerState:
 
     def _on_expired(self, db: int, key: bytes) -> None:
         if self.propagating:
-            # As Redis propagates an expiry: a DEL, logged before the command that found it.
-            self.aof.feed(None, db, [b"DEL", key])
+            # As Redis propagates an expiry: a DEL (UNLINK when expired keys are freed
+            # lazily), logged before the command that found it.
+            lazy = self.config["lazyfree-lazy-expire"]
+            self.aof.feed(None, db, [b"UNLINK" if lazy else b"DEL", key])
         self.notify(notify.EXPIRED, b"expired", key, db)
 
     def _on_new(self, db: int, key: bytes) -> None:
@@ -615,6 +617,10 @@ class ServerState:
         finally:
             self.current_client = previous
         self.notify(notify.EVICTED, b"evicted", key, db)
+        if self.propagating:
+            # Replicas and the AOF delete it too (UNLINK when evictions free lazily).
+            lazy = self.config["lazyfree-lazy-eviction"]
+            self.aof.feed(None, db, [b"UNLINK" if lazy else b"DEL", key])
         return True
 
     def feed_monitors(self, client: Client, fullname: str, argv: list[bytes]) -> None:

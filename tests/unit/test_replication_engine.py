@@ -240,3 +240,25 @@ def test_exec_with_a_queued_write_is_refused_without_enough_replicas(setup: Setu
     run(client, [b"MULTI"])
     run(client, [b"GET", b"k"])
     assert run(client, [b"EXEC"]) == [None]  # reads only: it runs
+
+
+def test_expired_and_evicted_keys_are_deleted_on_replicas(setup: Setup) -> None:
+    """As Redis's propagateDeletion: DEL, or UNLINK when that kind of deletion is lazy."""
+    state, client, scheduler = setup
+    _, wire = _online_replica(state)
+    run = state.dispatcher.execute
+    state.clock.freeze()
+    run(client, [b"SET", b"gone", b"v", b"PX", b"5"])
+    run(client, [b"SET", b"gone2", b"v", b"PX", b"5"])
+    run(client, [b"SET", b"big", b"v"])
+    state.clock.advance(10)
+    assert run(client, [b"GET", b"gone"]) is None
+    state.config.set("lazyfree-lazy-expire", "yes")
+    assert run(client, [b"GET", b"gone2"]) is None
+    assert state.evict(0, b"big")
+    state.config.set("lazyfree-lazy-eviction", "yes")
+    run(client, [b"SET", b"big", b"v"])
+    assert state.evict(0, b"big")
+    assert _stream(scheduler, wire)[-5:] == [
+        [b"DEL", b"gone"], [b"UNLINK", b"gone2"], [b"DEL", b"big"], [b"SET", b"big", b"v"],
+        [b"UNLINK", b"big"]]
