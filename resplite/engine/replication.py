@@ -620,7 +620,9 @@ class Replication:
         if self.replicas and not self.master_host:
             now = self._now_ms()
             period = self.state.config["repl-ping-replica-period"] * 1000
-            if now - self.last_ping_ms >= period:
+            if not self.last_ping_ms:
+                self.last_ping_ms = now  # the first one a period after replicas came
+            elif now - self.last_ping_ms >= period:
                 self.last_ping_ms = now
                 if any(r.state == ONLINE for r in self.replicas):
                     self.feed_stream(PING)
