@@ -410,8 +410,11 @@ class Dispatcher:
             refusal = server.persistence.refusal(client, spec.fullname == "ping")
             if refusal is not None:
                 return self._reject(client, spec, refusal)
-        if server.writes_refused and "stale" not in spec.flags and \
-                server.replication.master_down:
+        if server.writes_refused and server.replication.master_down and (
+                "stale" not in spec.flags
+                # EXEC is refused for any queued command without the flag
+                or (spec.fullname == "exec" and client.multi is not None
+                    and any("stale" not in queued.flags for queued, _ in client.multi))):
             return self._reject(client, spec, MASTERDOWN)
         if client.gates & gates.CONTEXT:
             if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:

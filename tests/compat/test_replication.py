@@ -103,3 +103,21 @@ def test_a_delete_of_nothing_is_no_change(pair: Pair) -> None:
     pair.check("DEL", "a", "b", "missing")
     ref_after, ours_after = changes()
     assert ours_after - ours_before == ref_after - ref_before == 4
+
+
+def test_hgetdel_counts_the_fields_it_deleted(pair: Pair) -> None:
+    """HGETDEL changes the data set by the fields it deleted (and is then propagated as
+    HDEL); one that finds none is no change."""
+    def changes() -> tuple[int, int]:
+        ref, ours = pair.info("persistence")
+        return (int(dict(ref["Persistence"])["rdb_changes_since_last_save"]),
+                int(dict(ours["Persistence"])["rdb_changes_since_last_save"]))
+
+    pair.check("HSET", "h", "f1", "v1", "f2", "v2", "f3", "v3")
+    ref_before, ours_before = changes()
+    pair.check("HGETDEL", "h", "FIELDS", "2", "f7", "f8")
+    pair.check("HGETDEL", "h", "FIELDS", "3", "f1", "f2", "f9")
+    pair.check("HGETDEL", "h", "FIELDS", "1", "f3")
+    pair.check("EXISTS", "h")
+    ref_after, ours_after = changes()
+    assert ours_after - ours_before == ref_after - ref_before

@@ -262,3 +262,21 @@ def test_expired_and_evicted_keys_are_deleted_on_replicas(setup: Setup) -> None:
     assert _stream(scheduler, wire)[-5:] == [
         [b"DEL", b"gone"], [b"UNLINK", b"gone2"], [b"DEL", b"big"], [b"SET", b"big", b"v"],
         [b"UNLINK", b"big"]]
+
+
+def test_hgetdel_and_a_whole_spop_go_out_as_deletions(setup: Setup) -> None:
+    state, client, scheduler = setup
+    _, wire = _online_replica(state)
+    run = state.dispatcher.execute
+    run(client, [b"HSET", b"h", b"f1", b"v", b"f2", b"v"])
+    run(client, [b"HGETDEL", b"h", b"FIELDS", b"2", b"f8", b"f9"])  # none: not sent
+    run(client, [b"HGETDEL", b"h", b"FIELDS", b"2", b"f1", b"f9"])
+    run(client, [b"SADD", b"s1", b"a", b"b"])
+    run(client, [b"SADD", b"s2", b"a"])
+    run(client, [b"SPOP", b"s1", b"5"])
+    state.config.set("lazyfree-lazy-server-del", "yes")
+    run(client, [b"SPOP", b"s2", b"1"])
+    stream = _stream(scheduler, wire)
+    assert [b"HGETDEL", b"h", b"FIELDS", b"2", b"f8", b"f9"] not in stream
+    assert [b"HDEL", b"h", b"f1", b"f9"] in stream
+    assert stream[-2:] == [[b"DEL", b"s1"], [b"UNLINK", b"s2"]]
