@@ -464,3 +464,38 @@ def test_a_replica_without_its_primary_answers_as_redis(ref: Reference) -> None:
         finally:
             for c in clients:
                 c.close()
+
+
+def test_replica_authenticates_with_masterauth_and_masteruser(ref: Reference) -> None:
+    with _servers(_redis(ref, "--requirepass", "secret")) as (primary_server,):
+        primary = redis.Redis(host=primary_server.host, port=primary_server.port,
+                              password="secret", socket_timeout=WAIT_S)
+        primary.acl_setuser("repl", enabled=True, passwords=["+pw"], commands=["+@all"],
+                            keys=["*"], channels=["*"])
+        primary.set("k", "v")
+        with _servers(_resplite(ref, "--replicaof", "127.0.0.1", str(primary_server.port),
+                                "--masteruser", "repl", "--masterauth", "pw")) \
+                as (replica_server,):
+            replica = _client(replica_server)
+            _wait_for(lambda: _in_sync(primary, replica), "the sync")
+            assert replica.get("k") == b"v"
+
+
+def test_a_replica_answers_loading_while_it_loads_the_snapshot(ref: Reference) -> None:
+    with _servers(_redis(ref)) as (primary_server,):
+        primary = _client(primary_server)
+        primary.mset({f"key:{i}": i for i in range(300)})
+        # Each key loaded takes 10 ms: the load lasts long enough to be seen.
+        with _servers(_resplite(ref, "--key-load-delay", "10000", "--replicaof",
+                                "127.0.0.1", str(primary_server.port))) as (replica_server,):
+            replica = _client(replica_server)
+            raw = RawClient(replica_server.host, replica_server.port)
+            try:
+                _wait_for(lambda: raw.call("INFO", "persistence").find(b"loading:1") > 0,
+                          "the load")
+                assert raw.call("GET", "key:1") == (
+                    b"-LOADING Redis is loading the dataset in memory\r\n")
+            finally:
+                raw.close()
+            _wait_for(lambda: _in_sync(primary, replica), "the sync")
+            assert replica.get("key:1") == b"1"
