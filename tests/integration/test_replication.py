@@ -499,3 +499,16 @@ def test_a_replica_answers_loading_while_it_loads_the_snapshot(ref: Reference) -
                 raw.close()
             _wait_for(lambda: _in_sync(primary, replica), "the sync")
             assert replica.get("key:1") == b"1"
+
+
+def test_waitaof_counts_replicas_that_fsynced(ref: Reference) -> None:
+    with _servers(_resplite(ref)) as (primary_server,):
+        primary = _client(primary_server)
+        with _servers(_redis(ref, "--replicaof", "127.0.0.1", str(primary_server.port),
+                             "--appendonly", "yes", "--appendfsync", "always")) \
+                as (replica_server,):
+            replica = _client(replica_server)
+            _wait_for(lambda: _in_sync(primary, replica), "the replica")
+            primary.set("k", "v")
+            # No local AOF here (numlocal 0); the replica's fsync is acknowledged (FACK).
+            assert primary.execute_command("WAITAOF", 0, 1, int(WAIT_S * 1000)) == [0, 1]
