@@ -680,8 +680,6 @@ class Replication:
         """The link tries to connect and synchronise."""
         self.current_attempts += 1
         self.total_attempts += 1
-        if not self.down_since_ms:
-            self.down_since_ms = self._now_ms()
 
     def link_up(self, client: Client) -> None:
         """The stream from the primary starts, applied by ``client`` (the master client)."""
