@@ -27,7 +27,7 @@ MODULES = (
     "admin", "arrays", "bitmaps", "client", "clock", "cluster", "config", "connection", "dump",
     "faults", "functions", "generic", "geo", "hashes", "hashes_expiry", "hashes_import",
     "hotkeys", "hyperloglog", "introspection", "latency", "lists", "migrate", "module",
-    "pubsub", "scripting", "server", "sets", "sort", "sorted_sets", "streams",
+    "pubsub", "replication", "scripting", "server", "sets", "sort", "sorted_sets", "streams",
     "streams_groups", "streams_info", "streams_read", "strings", "transactions",
 )
 

@@ -36,6 +36,7 @@ from resplite.engine import compat, errors
 from resplite.engine.client import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT
 from resplite.engine.errors import CommandError
 from resplite.engine.registry import command
+from resplite.engine.replication import MASTER, REPLICA
 from resplite.protocol.replies import OK, ErrorReply, OrderedSet, Verbatim
 
 if TYPE_CHECKING:
@@ -128,12 +129,18 @@ def _client_type(name: bytes) -> str | None:
 
 def _type_of(client: Client) -> str:
     # Redis's getClientType: a MONITOR client is listed as normal.
+    if client.repl_kind:
+        return "master" if client.repl_kind == MASTER else "replica"
     return "pubsub" if client.pubsub else "normal"
 
 
 def _flags(client: Client) -> str:
     """Redis's one-letter flags, in Redis's order (``N`` when none applies)."""
     flags = "O" if client.monitor else ""
+    if client.repl_kind == REPLICA:
+        flags += "S"
+    elif client.repl_kind == MASTER:
+        flags += "M"
     if client.pubsub:
         flags += "P"
     if client.multi is not None:

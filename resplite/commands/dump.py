@@ -136,7 +136,10 @@ def restore(client: Client, argv: list[bytes]) -> Any:
     if ttl and ttl <= now and not server.persistence.loading:
         if deleted:
             db.signal_modified(key)
-            client.propagate_as([b"DEL", key])
+            # As Redis's deleteExpiredKeyFromOverwriteAndPropagate: UNLINK when the
+            # server deletes lazily.
+            lazy = server.config["lazyfree-lazy-server-del"]
+            client.propagate_as([b"UNLINK" if lazy else b"DEL", key])
             server.dirty += 1
             server.notify(GENERIC, b"del", key, db.index)
         # Not stored, but counted as a key that expired (INFO expired_keys), as Redis does.

@@ -152,15 +152,17 @@ def _delete_keys(client: Client, argv: list[bytes], lazy: bool) -> int:
         db.signal_modified(key)
         notify(GENERIC, b"del", key, db.index)
         deleted += 1
+    # Counted per key deleted, as Redis: deleting nothing is no change (nor propagated).
+    server.dirty += deleted
     return deleted
 
 
-@command("del")
+@command("del", counts_changes=True)
 def del_(client: Client, argv: list[bytes]) -> int:
     return _delete_keys(client, argv, client.server.config["lazyfree-lazy-user-del"])
 
 
-@command("unlink")
+@command("unlink", counts_changes=True)
 def unlink(client: Client, argv: list[bytes]) -> int:
     return _delete_keys(client, argv, True)
 

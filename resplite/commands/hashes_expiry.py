@@ -314,8 +314,10 @@ def hpersist(client: Client, argv: list[bytes]) -> list[int]:
 # -- Redis 8.0: HGETDEL, HGETEX, HSETEX -----------------------------------------------------------
 
 
-@command("hgetdel")
+@command("hgetdel", counts_changes=True)
 def hgetdel(client: Client, argv: list[bytes]) -> list[bytes | None]:
+    """HGETDEL: propagated as HDEL of the fields named, as Redis does, when it deleted
+    any (a change: nothing is propagated otherwise)."""
     key = argv[1]
     h = lookup_hash(client, key)
     fields = _fields(argv, 2, errors.HFE_NUMFIELDS_NOT_POSITIVE)
@@ -327,7 +329,11 @@ def hgetdel(client: Client, argv: list[bytes]) -> list[bytes | None]:
         values.append(value)
         if value is not None:
             h.delete(field)
-    _finish(client, key, h, any(v is not None for v in values), b"hdel")
+    deleted = sum(v is not None for v in values)
+    _finish(client, key, h, deleted > 0, b"hdel")
+    if deleted:
+        client.server.dirty += deleted
+        client.propagate_as([b"HDEL", key, *fields])
     return values
 
 

@@ -305,7 +305,16 @@ def shutdown(client: Client, argv: list[bytes]) -> Any:
 
 @command("role")
 def role(client: Client, argv: list[bytes]) -> Any:
-    return [b"master", 0, []]
+    return client.server.replication.role_reply()
+
+
+_WAIT_ON_REPLICA = (
+    "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 "
+    "if a replica is configured to be writable (which is not the default) writes to "
+    "replicas are just local and are not propagated.")
+_WAITAOF_ON_REPLICA = (
+    "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+    "replicas are just local and are not propagated.")
 
 
 def timeout_ms(client: Client, arg: bytes) -> int:
@@ -322,14 +331,30 @@ def timeout_ms(client: Client, arg: bytes) -> int:
 
 @command("wait")
 def wait(client: Client, argv: list[bytes]) -> Any:
+    """WAIT numreplicas timeout: the replicas that acknowledged the caller's last write
+    (resplite.engine.replication), waiting for ``numreplicas`` of them at most ``timeout``."""
+    repl = client.server.replication
+    if repl.master_host:
+        raise CommandError(_WAIT_ON_REPLICA)
     replicas = parse_int(argv[1])
     if replicas is None:
         raise CommandError(errors.NOT_INTEGER)
     timeout = timeout_ms(client, argv[2])
-    if replicas <= 0:
-        return 0
-    # No replica will ever acknowledge: wait out the timeout, then report none.
-    request = BlockRequest(keys=[], timeout_ms=timeout, retry=lambda: request, timeout_reply=0)
+    woff = client.woff
+    acked = repl.acked(woff)
+    if acked >= replicas or not client.may_block:
+        return acked
+    request = BlockRequest(keys=[], timeout_ms=timeout, retry=lambda: None, timeout_reply=acked)
+
+    def retry() -> Any:
+        now = repl.acked(woff)
+        if now >= replicas:
+            return now
+        request.timeout_reply = now
+        return request
+
+    request.retry = retry
+    repl.ask_acks(client)
     return request
 
 
@@ -348,22 +373,25 @@ def waitaof(client: Client, argv: list[bytes]) -> Any:
         raise CommandError(errors.NOT_POSITIVE)
     timeout = timeout_ms(client, argv[3])
     server = client.server
+    repl = server.replication
+    if repl.master_host:
+        raise CommandError(_WAITAOF_ON_REPLICA)
     if numlocal and not server.config["appendonly"]:
         raise CommandError(errors.WAITAOF_APPENDONLY_OFF)
     aof = server.aof
     woff = client.woff
 
     def acks() -> list[int]:
-        return [int(aof.fsynced_offset >= woff), 0]  # no replica ever acknowledges
+        return [int(aof.fsynced_offset >= woff), repl.acked(woff, aof=True)]
 
     reply = acks()
-    if reply[0] >= numlocal and numreplicas == 0:
+    if reply[0] >= numlocal and reply[1] >= numreplicas:
         return reply
     request = BlockRequest(keys=[], timeout_ms=timeout, retry=lambda: None, timeout_reply=reply)
 
     def retry() -> Any:
         now = acks()
-        if now[0] >= numlocal and numreplicas == 0:
+        if now[0] >= numlocal and now[1] >= numreplicas:
             return now
         request.timeout_reply = now  # what a timeout then answers
         return request
@@ -372,6 +400,8 @@ def waitaof(client: Client, argv: list[bytes]) -> Any:
     if client.may_block:
         aof.prune_fsync_waiters()
         aof.fsync_waiters[client] = None
+        if numreplicas:
+            repl.ask_acks(client)
     return request
 
 

@@ -275,12 +275,14 @@ def spop(client: Client, argv: list[bytes]) -> Any:
         popped = setstore.union([s], limits(client)).members()
         server.dirty += len(popped)
         db.delete(key)
-        client.propagate_as([b"DEL", key])
+        # As Redis: UNLINK when the server deletes lazily.
+        lazy = server.config["lazyfree-lazy-server-del"]
+        client.propagate_as([b"UNLINK" if lazy else b"DEL", key])
         notify(GENERIC, b"del", key, db.index)
     else:
         popped = s.pop_many(count, limits(client))
         server.dirty += len(popped)
-        if server.aof_on:
+        if server.propagating:
             chosen = list(popped)
             for at in range(0, len(chosen), _SREM_BATCH):
                 client.propagate_as([b"SREM", key, *chosen[at:at + _SREM_BATCH]])

@@ -237,7 +237,7 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
             last_ms[0] = ms
             last_ms[1] = b"%d-" % ms
         reply: bytes = last_ms[1] + (_SMALL_SEQ[seq] if seq < 1024 else b"%d" % seq)
-        if server.aof_on:
+        if server.propagating:
             client.propagate_as([argv[0], key, reply, *argv[3:]])
         return reply
     if argv[2] == b"*":
@@ -303,7 +303,7 @@ def xadd(client: Client, argv: list[bytes]) -> Any:
     server.dirty += 1
     new = format_id(sid)
     generated = args is None or not args.id_given or not args.seq_given
-    if server.aof_on and (generated or (args is not None and args.approx)):
+    if server.propagating and (generated or (args is not None and args.approx)):
         client.propagate_as(_logged_form(argv, args, stream, new if generated else None))
     return new
 

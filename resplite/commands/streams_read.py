@@ -515,7 +515,7 @@ def _read(client: Client, argv: list[bytes], grouped: bool) -> Any:
         # signal as a change of the keys: the keyspace re-measures the streams.
         for idx in range(nstreams):
             client.db.recharge(argv[first + idx])
-        if server.aof_on:
+        if server.propagating:
             _propagate_read(client, group_name, named, now)
     if served:
         if budget.chunked:

@@ -39,10 +39,15 @@ of the last file (a crash mid-write) is cut off with a warning when ``aof-load-t
 is yes (the file is truncated to its last complete command, as Redis does); anywhere else,
 or with ``aof-load-truncated no``, the start is refused naming the file and offset.
 
-WAITAOF's offsets (Redis 7.2+): every write logged advances ``offset`` by one (Redis's
-``master_repl_offset``, which grows with an AOF even without replicas), and the client whose
-write it was remembers it (``Client.woff``). ``written_offset`` is the offset of the last write
-handed to the file, ``fsynced_offset`` of the last one known fsynced: it advances when an
+The same bytes are the replication stream: while a replication backlog exists they also go
+to :meth:`resplite.engine.replication.Replication.feed` (``_out``), which sends them to the
+replicas and advances ``offset`` by their length.
+
+WAITAOF's offsets (Redis 7.2+): without a backlog, every write logged advances ``offset`` by
+one (Redis's ``master_repl_offset``, which grows with an AOF even without replicas); with
+one, by the stream's bytes. The client whose write it was remembers it (``Client.woff``).
+``written_offset`` is the offset of the last write handed to the file, ``fsynced_offset``
+of the last one known fsynced: it advances when an
 fsync follows the write under ``appendfsync always`` or ``everysec`` (never under ``no``,
 where Redis does not know when the data reaches the disk), is 0 when the log opens and -1
 while it is off. Clients parked by WAITAOF (``fsync_waiters``) are re-run when it moves.
@@ -314,6 +319,8 @@ class Aof:
         # several, as Redis's propagatePendingCommands); ``dropping``: redis.set_repl
         # without REPL_AOF, the script's writes are not logged.
         self.held: list[tuple[int, list[bytes]]] | None = None
+        # A transaction's writes, held until its EXEC ends (end_exec).
+        self.transaction: list[tuple[int, list[bytes]]] = []
         self.dropping = False
         self.loading = False
         self.unsynced = False
@@ -523,8 +530,18 @@ class Aof:
 
     # -- logging writes ---------------------------------------------------------------------
 
+    def _out(self, data: bytes) -> None:
+        """Bytes of the propagated stream: to the file while it is open, and to the
+        replication stream while it is active (which counts the offset in bytes)."""
+        if self.state.aof_on:
+            self.buffer.append(data)
+        replication = self.state.replication
+        if replication.active:
+            replication.feed(data)
+
     def feed(self, client: Client | None, db: int, argv: list[bytes]) -> None:
-        """Log one write (already in its logged form) made in database ``db``."""
+        """Propagate one write (already in its logged form) made in database ``db``: to
+        the append-only file and the replication stream."""
         if self.loading:
             return
         held = self.held
@@ -532,16 +549,19 @@ class Aof:
             if not self.dropping:
                 held.append((db, argv))
             return
-        buffer = self.buffer
         if client is not None and client.executing_multi and not self.multi_open:
-            buffer.append(b"*1\r\n$5\r\nMULTI\r\n")
-            self.multi_open = True
+            # A transaction's writes wait for its end, as Redis 7's: one alone is
+            # propagated as it is, several inside MULTI/EXEC (end_exec).
+            self.transaction.append((db, argv))
+            return
+        out = self._out
         if db != self.selected_db:
             index = b"%d" % db
-            buffer.append(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(index), index))
+            out(b"*2\r\n$6\r\nSELECT\r\n$%d\r\n%s\r\n" % (len(index), index))
             self.selected_db = db
-        buffer.append(encode_command(argv))
-        self.offset += 1
+        out(encode_command(argv))
+        if self.state.replication.backlog is None:
+            self.offset += 1  # (with a backlog the stream's bytes count instead)
         if client is not None:
             client.woff = self.offset
 
@@ -550,17 +570,19 @@ class Aof:
         wrapped in MULTI/EXEC, as Redis's propagatePendingCommands does, unless a
         transaction or a script already wraps them."""
         if len(forms) < 2 or self.held is not None or self.loading or (
-                client is not None and client.executing_multi):
+                client is not None and client.executing_multi and not self.multi_open):
             for argv in forms:
                 self.feed(client, db, argv)
             return
         # (SELECT, when due, goes inside the MULTI, as Redis propagates it.)
-        self.buffer.append(b"*1\r\n$5\r\nMULTI\r\n")
+        self._out(b"*1\r\n$5\r\nMULTI\r\n")
         self.multi_open = True
         for argv in forms:
             self.feed(client, db, argv)
-        self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+        self._out(b"*1\r\n$4\r\nEXEC\r\n")
         self.multi_open = False
+        if client is not None:
+            client.woff = self.offset
 
     def hold(self) -> None:
         """A script starts: its writes wait for :meth:`release`."""
@@ -578,17 +600,40 @@ class Aof:
             for db, argv in held:
                 self.feed(caller, db, argv)
             return
-        self.feed(None, held[0][0], [b"MULTI"])
-        for db, argv in held:
-            self.feed(None, db, argv)
-        self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+        # (SELECT, when due, goes inside the MULTI, as Redis propagates it.)
+        self._out(b"*1\r\n$5\r\nMULTI\r\n")
+        self.multi_open = True
+        try:
+            for db, argv in held:
+                self.feed(None, db, argv)
+        finally:
+            self.multi_open = False
+        self._out(b"*1\r\n$4\r\nEXEC\r\n")
         caller.woff = self.offset
 
-    def end_exec(self) -> None:
-        """EXEC finished: close the MULTI its writes opened, if any."""
-        if self.multi_open:
-            self.buffer.append(b"*1\r\n$4\r\nEXEC\r\n")
+    def end_exec(self, client: Client | None = None) -> None:
+        """EXEC finished: propagate its writes, inside MULTI/EXEC when there are several."""
+        writes, self.transaction = self.transaction, []
+        if not writes:
+            return
+        if len(writes) == 1:
+            self.multi_open = True  # (feeds it as it is: the transaction is over)
+            try:
+                self.feed(client, writes[0][0], writes[0][1])
+            finally:
+                self.multi_open = False
+            return
+        # (SELECT, when due, goes inside the MULTI, as Redis propagates it.)
+        self._out(b"*1\r\n$5\r\nMULTI\r\n")
+        self.multi_open = True
+        try:
+            for db, argv in writes:
+                self.feed(client, db, argv)
+        finally:
             self.multi_open = False
+        self._out(b"*1\r\n$4\r\nEXEC\r\n")
+        if client is not None:
+            client.woff = self.offset
 
     def before_reply(self) -> None:
         """Called by the shell before a reply leaves: write what was logged, and with

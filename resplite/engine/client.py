@@ -112,6 +112,7 @@ class Client:
         "propagated",
         "pushes_first",
         "read_events",
+        "repl_kind",
         "reply_mode",
         "resp",
         "server",
@@ -192,6 +193,8 @@ class Client:
         self.no_evict = False
         self.no_touch = False
         self.reply_mode = REPLY_ON
+        # A replica attached here or this server's primary (resplite.engine.replication).
+        self.repl_kind = 0
         # Push messages (Pub/Sub, invalidations, MONITOR lines) encoded for this client and
         # not yet handed to its connection: written after the reply of the command running
         # now, or with the next batch (see ServerState.push).
@@ -230,9 +233,9 @@ class Client:
 
         Called more than once, each form is logged in turn (in MULTI/EXEC when there are
         several and no transaction or script already wraps them). Nothing is recorded
-        while the append-only file is off: nothing would take it.
+        while nothing is propagated (no append-only file, no replication stream).
         """
-        if self.server.aof_on:
+        if self.server.propagating:
             forms = self.propagated
             if forms is None:
                 self.propagated = [argv]

@@ -692,7 +692,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("busy-reply-threshold", 5000, int_parser(0, _LONG_MAX)),
         # resplite's own: the most memory each Lua state may hold (0: no limit).
         Directive("lua-max-memory", 256 * 1024 * 1024, parse_memory, format_memory),
-        Directive("replica-read-only", True, parse_bool, format_bool, effect=False),
+        Directive("replica-read-only", True, parse_bool, format_bool),
         Directive("cluster-enabled", False, parse_bool, format_bool, mutable=False),
         # resplite's own: how many nodes an in-process cluster has (resplite.server.cluster).
         Directive("cluster-nodes", 3, int_parser(1, 1000), mutable=False),
@@ -709,7 +709,7 @@ DIRECTIVES: dict[str, Directive] = {
         Directive("latency-tracking-info-percentiles", (50.0, 99.0, 99.9), parse_percentiles,
                   format_percentiles,
                   multi=lambda words: parse_percentiles(" ".join(words))),
-        Directive("replicaof", "", parse_replicaof, mutable=False, effect=False,
+        Directive("replicaof", "", parse_replicaof, mutable=False,
                   multi=lambda words: parse_replicaof(" ".join(words))),
     )
 }

@@ -51,6 +51,7 @@ from resplite.engine.blocking import BlockRequest
 from resplite.engine.config import protected_action_allowed
 from resplite.engine.errors import CommandError
 from resplite.engine.keyspecs import command_keys
+from resplite.engine.replication import MASTERDOWN
 from resplite.engine.scripting import SCRIPT_COMMANDS
 from resplite.protocol.replies import NO_REPLY, QUEUED, ErrorReply
 
@@ -430,15 +431,27 @@ class Dispatcher:
 
     def _context_refusal(self, client: Client, spec: CommandSpec,
                          argv: list[bytes]) -> ErrorReply | None:
-        """A failed snapshot's refusal of writes, a subscribed context's or a monitor's."""
+        """A failed snapshot's refusal of writes (or a read-only replica's, or too few
+        replicas'), a subscribed context's or a monitor's."""
         server = self.server
         if server.writes_refused and (
             spec.is_write or spec.fullname == "ping"
             # a script that declares it may write (a shebang without no-writes, FCALL's
             # flags) counts as a write, as Redis's getCommandFlags says
             or (spec.fullname in SCRIPT_COMMANDS and server.scripting.command_flags(spec, argv)[0])
+            # EXEC counts as a write when a write is queued (Redis's mstate.cmd_flags)
+            or (spec.fullname == "exec" and client.multi is not None
+                and any(queued.is_write for queued, _ in client.multi))
         ):
-            return self._reject(client, spec, server.persistence.refusal())
+            refusal = server.persistence.refusal(client, spec.fullname == "ping")
+            if refusal is not None:
+                return self._reject(client, spec, refusal)
+        if server.writes_refused and server.replication.master_down and (
+                "stale" not in spec.flags
+                # EXEC is refused for any queued command without the flag
+                or (spec.fullname == "exec" and client.multi is not None
+                    and any("stale" not in queued.flags for queued, _ in client.multi))):
+            return self._reject(client, spec, MASTERDOWN)
         if client.gates & gates.CONTEXT:
             if client.pubsub and client.resp == 2 and spec.fullname not in _SUBSCRIBED_CONTEXT:
                 return self._reject(client, spec, _SUBSCRIBED_ONLY.format(spec.fullname))
@@ -457,11 +470,11 @@ class Dispatcher:
         """What a call owes while a gate is set, in Redis's order (its call()): the
         append-only file, a tracking client's reads, the MONITOR clients."""
         server = self.server
-        if server.aof_on:
+        if server.propagating:
             if server.dirty != dirty and spec.is_write:
                 self._log_write(client, argv, reply)
             elif spec.fullname == "exec":
-                server.aof.end_exec()
+                server.aof.end_exec(client)
         if client.propagated is not None:
             client.propagated = None  # recorded by a call that changed nothing after all
         tracking = client.tracking

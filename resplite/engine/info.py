@@ -96,15 +96,11 @@ def resident_memory() -> int:
 
 
 class InfoState:
-    """Figures INFO keeps between calls: rate samples, the replication id."""
+    """Figures INFO keeps between calls: rate samples."""
 
-    __slots__ = (
-        "master_replid",
-        "rate_sample",
-    )
+    __slots__ = ("rate_sample",)
 
     def __init__(self, state: ServerState) -> None:
-        self.master_replid = os.urandom(20).hex()
         # (monotonic ms, commands, input bytes, output bytes) at the previous INFO
         self.rate_sample = (state.clock.monotonic_ms(), 0, 0, 0)
 
@@ -254,7 +250,7 @@ def _memory(state: ServerState) -> Lines:
         ("mem_fragmentation_ratio", _ratio(rss, used)),
         ("mem_fragmentation_bytes", rss - used),
         ("mem_not_counted_for_evict", 0),
-        ("mem_replication_backlog", 0),
+        ("mem_replication_backlog", state.replication.backlog_memory),
         ("mem_total_replication_buffers", 0),
         ("mem_clients_slaves", 0),
         ("mem_clients_normal", state.clients_memory),
@@ -322,9 +318,9 @@ def _stats(state: ServerState) -> Lines:
         ("instantaneous_input_repl_kbps", "0.00"),
         ("instantaneous_output_repl_kbps", "0.00"),
         ("rejected_connections", state.rejected_connections),
-        ("sync_full", 0),
-        ("sync_partial_ok", 0),
-        ("sync_partial_err", 0),
+        ("sync_full", state.replication.sync_full),
+        ("sync_partial_ok", state.replication.sync_partial_ok),
+        ("sync_partial_err", state.replication.sync_partial_err),
         *_expired(state, expired),
         *state.expiry.info_lines(),
         ("evicted_keys", state.evictor.evicted_keys),
@@ -395,20 +391,7 @@ def _hotkeys(state: ServerState) -> Lines:
 
 
 def _replication(state: ServerState) -> Lines:
-    return [
-        ("role", "master"),
-        ("connected_slaves", 0),
-        ("master_failover_state", "no-failover"),
-        ("master_replid", state.info.master_replid),
-        ("master_replid2", "0" * 40),
-        # Redis 7.2+ advances it for every write logged to the AOF, replicas or not.
-        ("master_repl_offset", state.aof.offset),
-        ("second_repl_offset", -1),
-        ("repl_backlog_active", 0),
-        ("repl_backlog_size", 1048576),
-        ("repl_backlog_first_byte_offset", 0),
-        ("repl_backlog_histlen", 0),
-    ]
+    return state.replication.info_lines()
 
 
 def _cpu(state: ServerState) -> Lines:

@@ -53,6 +53,7 @@ from resplite.engine import compat
 from resplite.engine.errors import CommandError
 
 if TYPE_CHECKING:
+    from resplite.engine.client import Client
     from resplite.engine.state import ServerState
     from resplite.formats import rdb_file, rdb_values
     from resplite.store.keyspace import Database
@@ -305,11 +306,13 @@ class Persistence:
             if keep and value.__class__ is stream:
                 db.recharge(key)  # it may have kept its nodes' compressed forms
 
-    def snapshot(self, aof_base: bool = False, keep: bool = False) -> Iterator[bytes]:
+    def snapshot(self, aof_base: bool = False, keep: bool = False, data: bool = True,
+                 functions: bool = True) -> Iterator[bytes]:
         """The chunks of an RDB file of the whole data set as it is now. ``keep`` (a save
         in the foreground): streams keep their nodes' compressed forms, so the next
         snapshot copies the nodes that did not change; a forked child would only
-        throw them away with its copy of the memory."""
+        throw them away with its copy of the memory. Without ``data`` (``functions``) the
+        keys (the function libraries) are left out, as REPLCONF rdb-filter-only asks."""
         from resplite.formats import rdb_file
 
         state = self.state
@@ -327,11 +330,12 @@ class Persistence:
         dbs = [
             rdb_file.DbSnapshot(db.index, len(db.data), len(db.expires),
                                 self._records(db, lru, lfu, keep))
-            for db in state.keyspace.dbs if db.data
+            for db in state.keyspace.dbs if db.data and data
         ]
         return rdb_file.write_snapshot(dbs, aux, compress=config["rdbcompression"],
                                        checksum=config["rdbchecksum"],
-                                       functions=state.scripting.library_codes(),
+                                       functions=state.scripting.library_codes()
+                                       if functions else [],
                                        keep=keep)
 
     # -- SAVE -----------------------------------------------------------------------------
@@ -476,14 +480,23 @@ class Persistence:
         config = self.state.config
         refused = (not self.last_bgsave_ok and config["stop-writes-on-bgsave-error"]
                    and bool(config["save"]))
-        self.state.writes_refused = refused or bool(self.state.aof.write_error)
+        replication = self.state.replication
+        self.state.writes_refused = (refused or bool(self.state.aof.write_error)
+                                     or replication.refusing or replication.read_only
+                                     or replication.master_down)
         return refused
 
-    def refusal(self) -> str:
-        """The error a refused write gets: the snapshot's MISCONF first, as Redis."""
+    def refusal(self, client: Client, ping: bool = False) -> str | None:
+        """The error a refused write gets: the snapshot's MISCONF first, as Redis, then the
+        AOF's, then replication's (-NOREPLICAS, -READONLY: not for PING); None when the
+        write may run after all."""
         if self.misconf():
             return MISCONF
-        return "MISCONF Errors writing to the AOF file: " + self.state.aof.write_error
+        if self.state.aof.write_error:
+            return "MISCONF Errors writing to the AOF file: " + self.state.aof.write_error
+        if ping:
+            return None
+        return self.state.replication.write_refusal(client)
 
     # -- loading ----------------------------------------------------------------------------
 

@@ -291,4 +291,7 @@ MEANINGFUL = frozenset({
     "active-expire-effort", "lazyfree-lazy-eviction", "lazyfree-lazy-expire",
     "lazyfree-lazy-server-del", "maxmemory-clients", "latency-monitor-threshold",
     "rdb-key-save-delay", "key-load-delay", "shutdown-on-sigterm", "shutdown-on-sigint",
+    "masterauth", "masteruser", "replica-announce-ip", "replica-announce-port",
+    "repl-backlog-size", "repl-ping-replica-period", "min-replicas-to-write",
+    "min-replicas-max-lag", "replica-serve-stale-data",
 })

@@ -52,6 +52,7 @@ from resplite.engine.output import Output
 from resplite.engine.pause import ClientPause
 from resplite.engine.persistence import Persistence
 from resplite.engine.pubsub import PubSub
+from resplite.engine.replication import Replication
 from resplite.engine.scheduler import NO_TIMERS, Scheduler
 from resplite.engine.scripting import NO_PUMP, BusyPump
 from resplite.engine.slowlog import SlowLog
@@ -152,6 +153,9 @@ class ServerState:
         # The shell's timers (blocked-client timeouts, the end of a CLIENT PAUSE).
         self.scheduler = scheduler
         self._aof_on = False  # the append-only file is open (see self.aof below)
+        # Writes are propagated (to the append-only file or the replication stream): read
+        # on every write, kept by update_propagation.
+        self.propagating = False
         self.clock = clock or Clock()
         self.keyspace = Keyspace(config["databases"], self.clock, self._on_modified)
         # A clock jump refreshes the keyspace's cached access clock at once.
@@ -278,6 +282,8 @@ class ServerState:
         self.persistence = Persistence(self)
         # The append-only file (appendonly yes); aof_on is read on every write.
         self.aof = Aof(self)
+        # Replicas, the backlog, this server's primary (resplite.engine.replication).
+        self.replication = Replication(self)
         config.on_change("appendonly", self._set_appendonly)
         # Last: these read the table, the slow log, the memory figures and the stats above.
         self.info = InfoState(self)
@@ -302,7 +308,14 @@ class ServerState:
     @aof_on.setter
     def aof_on(self, value: bool) -> None:
         self._aof_on = value
-        self.set_gate(gates.AOF, value)
+        self.update_propagation()
+
+    def update_propagation(self) -> None:
+        """Writes are propagated while the append-only file is open or the replication
+        stream is active (the AOF gate stands for both)."""
+        self.propagating = self._aof_on or self.replication.active
+        self.set_gate(gates.AOF, self.propagating)
+        self._set_notify_flags("", self.notify_flags)
 
     @property
     def writes_refused(self) -> bool:
@@ -379,7 +392,7 @@ class ServerState:
         publishing = bool(value & (notify.KEYSPACE | notify.KEYEVENT))
         wanted = value if publishing else 0
         self.keyspace.set_hooks(
-            on_expired=(self._on_expired if wanted & notify.EXPIRED or self.aof_on
+            on_expired=(self._on_expired if wanted & notify.EXPIRED or self.propagating
                         else None),
             on_new=self._on_new if wanted & notify.NEW else None,
             on_miss=self._on_miss if wanted & notify.KEY_MISS else None,
@@ -544,7 +557,7 @@ class ServerState:
         result = blocked.request.retry()
         forms = client.propagated
         client.propagated = None
-        if self.aof_on and self.dirty != dirty:
+        if self.propagating and self.dirty != dirty:
             self.aof.feed_all(client, blocked.db_index,
                               forms if forms is not None else [blocked.request.argv])
         return result
@@ -555,9 +568,11 @@ class ServerState:
         return previous
 
     def _on_expired(self, db: int, key: bytes) -> None:
-        if self.aof_on:
-            # As Redis propagates an expiry: a DEL, logged before the command that found it.
-            self.aof.feed(None, db, [b"DEL", key])
+        if self.propagating:
+            # As Redis propagates an expiry: a DEL (UNLINK when expired keys are freed
+            # lazily), logged before the command that found it.
+            lazy = self.config["lazyfree-lazy-expire"]
+            self.aof.feed(None, db, [b"UNLINK" if lazy else b"DEL", key])
         self.notify(notify.EXPIRED, b"expired", key, db)
 
     def _on_new(self, db: int, key: bytes) -> None:
@@ -611,6 +626,10 @@ class ServerState:
         finally:
             self.current_client = previous
         self.notify(notify.EVICTED, b"evicted", key, db)
+        if self.propagating:
+            # Replicas and the AOF delete it too (UNLINK when evictions free lazily).
+            lazy = self.config["lazyfree-lazy-eviction"]
+            self.aof.feed(None, db, [b"UNLINK" if lazy else b"DEL", key])
         return True
 
     def feed_monitors(self, client: Client, fullname: str, argv: list[bytes]) -> None:
@@ -717,6 +736,8 @@ class ServerState:
         if client.monitor:
             self.set_monitor(client, False)
         self.output.forget(client)
+        if client.repl_kind or self.replication.by_client:
+            self.replication.forget(client)
         self.clients_memory -= client.mem_charged
         client.mem_charged = 0
         if self.current_client is client:
@@ -788,6 +809,8 @@ class ServerState:
 
     def reset_stats(self) -> None:
         self.dump_payload_sanitizations = 0
+        replication = self.replication
+        replication.sync_full = replication.sync_partial_ok = replication.sync_partial_err = 0
         self.lazyfree.freed = 0
         self.evicted_clients = 0
         self.evictor.reset_stats()

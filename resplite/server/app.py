@@ -44,6 +44,7 @@ from resplite.engine.table import for_version, renamed
 from resplite.server.busy import ConnectionPump, Listener
 from resplite.server.connection import Connection
 from resplite.server.migrate import SocketTransport
+from resplite.server.replica import MasterLink
 
 if TYPE_CHECKING:
     from resplite.engine.client import Client
@@ -140,6 +141,10 @@ class Server:
         self.unix_socket = ""
         self._first_signal_at: float | None = None
         self._clock_listener = timeflow.install(self.state)
+        # REPLICAOF's link to a primary (resplite.server.replica).
+        self.master_link = MasterLink(self.state, self.pump.serve_while_loading,
+                                      self.pump.busy_ended)
+        self.state.replication.connector = self.master_link
 
     def _protocol(self) -> Connection:
         return Connection(self.state, self.dispatcher)
@@ -174,6 +179,10 @@ class Server:
         if not self._load():
             return  # a SHUTDOWN during the load: serve_forever goes on to stop
         self.state.start_aof()
+        self.state.replication.refresh_good()  # min-replicas-to-write from the start
+        if config["replicaof"]:
+            host, port = config["replicaof"].rsplit(" ", 1)
+            self.state.replication.set_master(host, int(port), cached=False)
         self._cron_task = loop.create_task(self._cron())
         where = [f"{sock.getsockname()[0]}:{sock.getsockname()[1]}"
                  for lst in self._all_listeners() for sock in lst.sockets
@@ -353,6 +362,8 @@ class Server:
     async def stop(self) -> None:
         persistence = self.state.persistence
         persistence.kill_child()
+        self.master_link.disconnect()
+        self.state.replication.kill_child()
         self.state.aof.shutdown()
         if self.config["save"] and not self.state.shutdown_saved:
             # As Redis on SIGTERM: save rules mean the data set is saved on the way out.
@@ -407,6 +418,7 @@ class Server:
     def cron_tick(self) -> None:
         state = self.state
         state.persistence.cron()
+        state.replication.cron()
         config = self.config
         state.keyspace.cron(rehash=config["activerehashing"])
         state.expiry.slow_cycle()

@@ -150,10 +150,11 @@ GATES = [
          lambda h: h.run(b"CLIENT", b"PAUSE", b"100000", b"WRITE", client=h.other),
          (b"SET", b"k", b"v"), lambda h, r: isinstance(r, BlockRequest),
          lambda h: h.run(b"CLIENT", b"UNPAUSE", client=h.other), calls=False),
+    # (A real reason: the flag is recomputed from the reasons whenever one changes.)
     Gate("writes-refused", gates.WRITES_REFUSED,
-         lambda h: setattr(h.state, "writes_refused", True),
-         (b"SET", b"k", b"v"), _error("MISCONF"),
-         lambda h: setattr(h.state, "writes_refused", False), calls=False),
+         lambda h: h.run(b"CONFIG", b"SET", b"min-replicas-to-write", b"1"),
+         (b"SET", b"k", b"v"), _error("NOREPLICAS"),
+         lambda h: h.run(b"CONFIG", b"SET", b"min-replicas-to-write", b"0"), calls=False),
     Gate("memory", gates.MEMORY,
          lambda h: h.run(b"CONFIG", b"SET", b"maxmemory", b"1"),
          (b"SET", b"k", b"v"), lambda h, r: r == ErrorReply(
@@ -254,7 +255,7 @@ def _expected(h: Harness) -> int:
         gates.FAULTS: bool(state.faults.rules),
         gates.CLUSTER: state.cluster is not None,
         gates.MONITORS: bool(state.monitors),
-        gates.AOF: state.aof_on,
+        gates.AOF: state.propagating,
     }
     return sum(bit for bit, held in conditions.items() if held)
 

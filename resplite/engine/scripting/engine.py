@@ -467,7 +467,7 @@ class Scripting:
         self.running = run
         clock = state.clock
         pinned = clock.pin()
-        aof = state.aof if state.aof_on else None
+        aof = state.aof if state.propagating else None
         if aof is not None:
             aof.hold()
         try:
@@ -603,7 +603,9 @@ class Scripting:
         if run.read_only and (spec.is_write or "may_replicate" in flags):
             return self._refuse(spec, "ERR Write commands are not allowed from read-only scripts.")
         if spec.is_write and not run.write_dirty and state.writes_refused:
-            return self._refuse(spec, state.persistence.refusal())
+            refusal = state.persistence.refusal(run.caller)
+            if refusal is not None:
+                return self._refuse(spec, refusal)
         if (
             spec.is_denyoom
             and run.oom_at_start
