@@ -9,10 +9,10 @@ loads the extensions only while every one of those sources is unchanged, so an e
 checkout runs its own source, never a stale extension (docs/architecture.md, "Builds").
 An editable install builds the extensions in place, beside the sources.
 
-The snapshot codecs in C (:data:`NATIVE`: LZF compression, RDB strings, listpacks) are
-ordinary extensions, all optional: where one cannot be built the install goes on and
-resplite uses the pure-Python code it replaces. They are built whether or not mypyc runs,
-unless ``RESPLITE_PURE_PYTHON`` asks for no C at all.
+The C extensions of :data:`NATIVE` (LZF compression, RDB strings, listpacks, the request
+reader's framer) are ordinary extensions, all optional: where one cannot be built the
+install goes on and resplite uses the pure-Python code it replaces. They are built whether
+or not mypyc runs, unless ``RESPLITE_PURE_PYTHON`` asks for no C at all.
 """
 
 from __future__ import annotations
@@ -214,6 +214,8 @@ NATIVE = [
     # Listpacks as snapshots read them, and stream nodes' listpacks as they write them.
     Extension("resplite.store._listpack", ["resplite/store/_listpack.c"],
               depends=["resplite/algorithms/canonical_int.h"], optional=True),
+    # The request reader's fast path: a whole canonical request framed in one call.
+    Extension("resplite.protocol._frame", ["resplite/protocol/_frame.c"], optional=True),
 ]
 
 # RESPLITE_PURE_PYTHON=1 builds no C at all (a wheel for any platform: py3-none-any).
