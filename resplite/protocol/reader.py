@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 import hiredis
 
@@ -332,8 +332,10 @@ class RequestReader:
         self._error: ProtocolError | None = None
         # native mode: the C framer, and the limits it is given (see _update_tables)
         self._frame = _c_frame if use_hiredis and native else None
-        self._frame_args = MULTIBULK_MAX
-        self._frame_bulk = max_bulk_len
+        # Typed Any so that the compiled build keeps them as Python ints: handed to the
+        # framer at every request, a native int would be boxed (allocated) every time.
+        self._frame_args: Any = MULTIBULK_MAX
+        self._frame_bulk: Any = max_bulk_len
         # fast mode (hiredis), where the C framer is not used
         self._hr: hiredis.Reader | None = (
             hiredis.Reader(notEnoughData=_HI_NEED)
@@ -420,7 +422,7 @@ class RequestReader:
         """Buffer bytes received from the client; answer how many wait unparsed (Redis's
         query buffer: the current partial request and any complete ones not yet taken)."""
         hr = self._hr
-        if not self._buf and hr is not None and data.__class__ is bytes and data:
+        if not self._buf and hr is not None and type(data) is bytes and data:
             # Nothing buffered in fast mode, the usual case: an empty buffer always has its
             # offsets at 0 (see where it is released). The data becomes the buffer uncopied
             # and goes to hiredis whole when it is small and holds no hazard.
@@ -534,7 +536,7 @@ class RequestReader:
                 r = hr.gets()
             except Exception:  # hiredis gave up on these bytes: the slow parser decides
                 return self._get_general(_HI_FAILED)
-            if r.__class__ is list:
+            if type(r) is list:
                 try:
                     p = self._pos
                     q = p + self._hdr[len(r)]  # type: ignore[operator]
@@ -595,7 +597,7 @@ class RequestReader:
             if hr is not None:
                 buf = self._buf
                 while True:
-                    if r.__class__ is list:
+                    if type(r) is list:
                         q = self._check_long(r, self._pos)  # type: ignore[arg-type]
                         if q < 0:
                             break
@@ -925,7 +927,7 @@ class RequestReader:
                 hr.feed(buf, start, end - start)  # type: ignore[arg-type]  # any buffer works
                 self._efed = end
                 continue
-            if a.__class__ is not bytes or buf[pos] != 36:
+            if type(a) is not bytes or buf[pos] != 36:
                 break  # not a bulk string: the slow parser reports it as Redis does
             n = len(a)  # type: ignore[arg-type]
             if n > limit:
