@@ -9,10 +9,11 @@ loads the extensions only while every one of those sources is unchanged, so an e
 checkout runs its own source, never a stale extension (docs/architecture.md, "Builds").
 An editable install builds the extensions in place, beside the sources.
 
-The codecs in C (:data:`NATIVE`: LZF compression, RDB strings, listpacks, scripts' array
-replies) are ordinary extensions, all optional: where one cannot be built the install goes
-on and resplite uses the pure-Python (or Lua) code it replaces. They are built whether or
-not mypyc runs, unless ``RESPLITE_PURE_PYTHON`` asks for no C at all.
+The C extensions of :data:`NATIVE` (LZF compression, RDB strings, listpacks, scripts' array
+replies, the request reader's framer) are ordinary extensions, all optional: where one
+cannot be built the install goes on and resplite uses the pure-Python (or Lua) code it
+replaces. They are built whether or not mypyc runs, unless ``RESPLITE_PURE_PYTHON`` asks for
+no C at all.
 """
 
 from __future__ import annotations
@@ -218,6 +219,8 @@ NATIVE = [
     # function, loaded into each Lua state with package.loadlib.
     Extension("resplite.engine.scripting._reply", ["resplite/engine/scripting/_reply.c"],
               optional=True),
+    # The request reader's fast path: a whole canonical request framed in one call.
+    Extension("resplite.protocol._frame", ["resplite/protocol/_frame.c"], optional=True),
 ]
 
 # RESPLITE_PURE_PYTHON=1 builds no C at all (a wheel for any platform: py3-none-any).

@@ -64,7 +64,7 @@ def live_hash(client: Client, key: bytes, value: Any) -> Hash | None:
     None when nothing is left. WRONGTYPE when ``value`` is another type."""
     if value is None:
         return None
-    if value.__class__ is not Hash:
+    if type(value) is not Hash:
         raise CommandError(errors.WRONGTYPE)
     if value.ttls:
         client.db.expire_fields(key, value)

@@ -60,7 +60,7 @@ def _list(client: Client, key: bytes) -> List | None:
     """The list at ``key`` for a command that writes it, None when absent; WRONGTYPE for
     another type."""
     value = lookup(client, key)
-    if value is None or value.__class__ is List:
+    if value is None or type(value) is List:
         return value
     raise CommandError(errors.WRONGTYPE)
 
@@ -68,7 +68,7 @@ def _list(client: Client, key: bytes) -> List | None:
 def _read_list(client: Client, key: bytes) -> List | None:
     """As :func:`_list`, for a command that only reads (a counted read lookup)."""
     value = lookup_read(client, key)
-    if value is None or value.__class__ is List:
+    if value is None or type(value) is List:
         return value
     raise CommandError(errors.WRONGTYPE)
 
@@ -125,7 +125,7 @@ def _push(client: Client, argv: list[bytes], head: bool, only_existing: bool) ->
     key = argv[1]
     db = client.db
     lst = db.peek(key) if client.no_touch else db.get(key)
-    if lst.__class__ is not List:
+    if type(lst) is not List:
         if lst is not None:
             raise CommandError(errors.WRONGTYPE)
         if only_existing:
@@ -236,7 +236,7 @@ def _pop_one(client: Client, key: bytes, head: bool) -> Any:
     """LPOP / RPOP without a count, on a client that counts accesses (the hot path)."""
     db = client.db
     lst = db.get(key)
-    if lst.__class__ is not List:
+    if type(lst) is not List:
         if lst is None:
             return None
         raise CommandError(errors.WRONGTYPE)
@@ -446,7 +446,7 @@ def lmovem(client: Client, argv: list[bytes]) -> Any:
 
 def _holds_list(client: Client) -> Any:
     def wakes_on(key: bytes) -> bool:
-        return client.db.peek(key).__class__ is List
+        return type(client.db.peek(key)) is List
 
     return wakes_on
 

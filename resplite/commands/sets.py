@@ -78,7 +78,7 @@ def lookup_set(client: Client, key: bytes) -> Set | None:
     """The set at ``key`` for a command that writes it (Redis's lookupKeyWrite), None when
     absent; WRONGTYPE for another type."""
     value = lookup(client, key)
-    if value is None or value.__class__ is Set:
+    if value is None or type(value) is Set:
         return value
     raise CommandError(errors.WRONGTYPE)
 
@@ -86,7 +86,7 @@ def lookup_set(client: Client, key: bytes) -> Set | None:
 def read_set(client: Client, key: bytes) -> Set | None:
     """As :func:`lookup_set`, for a command that reads the set (a counted read lookup)."""
     value = lookup_read(client, key)
-    if value is None or value.__class__ is Set:
+    if value is None or type(value) is Set:
         return value
     raise CommandError(errors.WRONGTYPE)
 
@@ -121,7 +121,7 @@ def sadd(client: Client, argv: list[bytes]) -> int:
     db = client.db
     # lookup_set spelled out: SADD is the set command clients send most.
     s = db.peek(key) if client.no_touch else db.get(key)
-    if s is not None and s.__class__ is not Set:
+    if s is not None and type(s) is not Set:
         raise CommandError(errors.WRONGTYPE)
     lim = limits(client)
     n = len(argv) - 2
@@ -176,8 +176,8 @@ def smove(client: Client, argv: list[bytes]) -> int:
     dst_value = lookup(client, dst_key)
     if src_value is None:
         return 0  # before any type check, as Redis
-    if src_value.__class__ is not Set or (
-            dst_value is not None and dst_value.__class__ is not Set):
+    if type(src_value) is not Set or (
+            dst_value is not None and type(dst_value) is not Set):
         raise CommandError(errors.WRONGTYPE)
     src: Set = src_value
     dst: Set | None = dst_value

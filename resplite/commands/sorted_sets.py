@@ -86,7 +86,7 @@ def _zset(client: Client, key: bytes) -> ZSet | None:
     """The sorted set at ``key`` for a command that writes it, None when absent; WRONGTYPE
     for another type."""
     value = lookup(client, key)
-    if value is None or value.__class__ is ZSet:
+    if value is None or type(value) is ZSet:
         return value
     raise CommandError(errors.WRONGTYPE)
 
@@ -95,7 +95,7 @@ def _read_zset(client: Client, key: bytes) -> ZSet | None:
     """As :func:`_zset`, for a command that only reads (a counted read lookup, as Redis's
     lookupKeyRead)."""
     value = lookup_read(client, key)
-    if value is None or value.__class__ is ZSet:
+    if value is None or type(value) is ZSet:
         return value
     raise CommandError(errors.WRONGTYPE)
 
@@ -528,7 +528,7 @@ def _zrange(client: Client, argv: list[bytes], at: int, store: bool, kind: int,
     value = lookup_read(client, argv[at])
     if value is None:
         return store_entries(client, argv[1], [], b"zrangestore") if store else []
-    if value.__class__ is not ZSet:
+    if type(value) is not ZSet:
         raise CommandError(errors.WRONGTYPE)
     zs: ZSet = value
     if kind == _RANK:
@@ -698,7 +698,7 @@ def _is_zset_now(client: Client) -> Callable[[bytes], bool]:
     only when the ready key has the type it waits for)."""
 
     def wakes_on(key: bytes) -> bool:
-        return client.db.peek(key).__class__ is ZSet
+        return type(client.db.peek(key)) is ZSet
 
     return wakes_on
 
@@ -849,7 +849,7 @@ class _Source:
             self.length = 0
             self.items = lambda: iter(())
             self.get = lambda member: None
-        elif value.__class__ is ZSet:
+        elif type(value) is ZSet:
             scores = value.scores
             self.length = len(scores)
             self.items = lambda: iter(scores.items())
@@ -890,7 +890,7 @@ def _algebra(client: Client, argv: list[bytes], at: int, op: int, store: bool,
     sources: list[_Source] = []
     for key in argv[at + 1 : at + 1 + numkeys]:
         value = lookup_read(client, key)
-        if value is not None and value.__class__ is not ZSet and type_name(value) != "set":
+        if value is not None and type(value) is not ZSet and type_name(value) != "set":
             raise CommandError(errors.WRONGTYPE)
         sources.append(_Source(value))
     weights = [1.0] * numkeys

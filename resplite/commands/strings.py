@@ -58,7 +58,7 @@ def _string(value: Any) -> bytes | None:
     WRONGTYPE for another type."""
     if value is None or isinstance(value, bytes):
         return value
-    if value.__class__ is MutableString:
+    if type(value) is MutableString:
         return bytes(value)
     raise CommandError(errors.WRONGTYPE)
 
@@ -81,9 +81,9 @@ def _max_len(client: Client) -> int:
 def get(client: Client, argv: list[bytes]) -> Any:
     # lookup_read, spelled out: GET is the hottest read.
     value = client.db.read(argv[1], not client.no_touch)
-    if value is None or value.__class__ is bytes or isinstance(value, bytes):
+    if value is None or type(value) is bytes or isinstance(value, bytes):
         return value
-    if value.__class__ is MutableString:
+    if type(value) is MutableString:
         return bytes(value)
     raise CommandError(errors.WRONGTYPE)
 

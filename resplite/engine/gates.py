@@ -13,6 +13,9 @@ change only through setters that keep the bit current (properties of
 :class:`~resplite.engine.pause.ClientPause`, and :meth:`ServerState.set_monitor`); the
 figures are never written directly.
 
+The bits are ``Final``: the compiled build folds them into the code that tests them, where
+a module attribute would be looked up at every test.
+
 Keyspace notifications, client-side caching's invalidations and HOTKEYS are not gates:
 the first two happen inside the handlers (the keyspace's hooks) and the dispatcher never
 looks at them; HOTKEYS lowers the threshold a call's duration is compared with (see
@@ -21,34 +24,36 @@ looks at them; HOTKEYS lowers the threshold a call's duration is compared with (
 
 from __future__ import annotations
 
+from typing import Final
+
 # -- a client's own (Client.gates) ------------------------------------------------------------
 
-NOAUTH = 1 << 0
+NOAUTH: Final = 1 << 0
 """Not authenticated: only the ``no_auth`` commands run."""
-ACL = 1 << 1
+ACL: Final = 1 << 1
 """Logged in as a restricted user: every command is checked against its rules."""
-MULTI = 1 << 2
+MULTI: Final = 1 << 2
 """Inside MULTI: commands are queued, ``no-multi`` ones refused."""
-CONTEXT = 1 << 3
+CONTEXT: Final = 1 << 3
 """In RESP2 Pub/Sub mode or a MONITOR: only some commands may run."""
-TRACKING = 1 << 4
+TRACKING: Final = 1 << 4
 """Client-side caching is on: the keys a read touched are remembered after the call."""
 
 # -- the server's (ServerState.gates) ---------------------------------------------------------
 
-PAUSE = 1 << 8
+PAUSE: Final = 1 << 8
 """CLIENT PAUSE is on: commands it covers are held back."""
-WRITES_REFUSED = 1 << 9
+WRITES_REFUSED: Final = 1 << 9
 """A failed save (stop-writes-on-bgsave-error) or AOF write: writes answer -MISCONF."""
-MEMORY = 1 << 10
+MEMORY: Final = 1 << 10
 """``maxmemory`` or ``maxmemory-clients`` is set: memory is looked at before a command."""
-FAULTS = 1 << 11
+FAULTS: Final = 1 << 11
 """RESPLITE.FAULT rules are set: they are consulted before a command."""
-CLUSTER = 1 << 12
+CLUSTER: Final = 1 << 12
 """A cluster node: commands are routed by key slot."""
-MONITORS = 1 << 13
+MONITORS: Final = 1 << 13
 """Some client is a MONITOR: each command is shown to it after the call."""
-AOF = 1 << 14
+AOF: Final = 1 << 14
 """The append-only file is open: a call that changed the data set is logged after it."""
 
 NAMES = {

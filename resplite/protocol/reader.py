@@ -14,6 +14,17 @@ Theory of operation
 Two parsers share one buffer and one cursor, ``_pos``, which always marks where the next
 unread byte of the current request is; in the fast mode it is always a request boundary.
 
+*Native mode*, where the C framer is built (``resplite/protocol/_frame.c``, an optional
+extension of setup.py), takes the place of the fast mode below: at a request boundary the
+framer takes one whole request written canonically (``*<count>`` and ``$<len>`` headers
+without sign or leading zero, ``\\r\\n`` line ends, at most 1024 arguments, within the
+limits) straight from the buffer, allocating nothing before the whole request is there, so
+no hazard scan is needed. Anything else (an inline command, a partial request, another
+byte where a header belongs, a limit passed, ``*0``) goes to the slow parser from that
+boundary, exactly as a hand-over from hiredis does, and the next boundary that starts with
+``*`` goes back to the framer. The framer decides nothing Redis could frame differently: a
+request it takes is the canonical encoding of its arguments.
+
 *Fast mode* hands the bytes to ``hiredis.Reader``. hiredis is a reply parser, more permissive
 than Redis's request parser: it accepts element types Redis refuses (``+``, ``:``, nested
 arrays, RESP3 types), knows no size limits and no inline commands. So every array it returns
@@ -69,11 +80,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 import hiredis
 
 from resplite.protocol.errors import ProtocolError
+
+# The C framer (setup.py NATIVE; tests hold it equal to the Python parser) where it is built.
+_c_frame: Callable[[bytes | bytearray, int, int, int], tuple[list[bytes], int] | None] | None
+try:
+    from resplite.protocol import _frame  # type: ignore[attr-defined]
+except ImportError:  # not built (no C compiler): hiredis and the Python parser frame alone
+    _c_frame = None
+else:
+    _c_frame = _frame.frame
 
 __all__ = ["NEED_DATA", "ProtocolError", "RequestReader", "split_inline"]
 
@@ -283,6 +303,9 @@ class RequestReader:
         "_equota",
         "_error",
         "_eslow",
+        "_frame",
+        "_frame_args",
+        "_frame_bulk",
         "_hazard",
         "_hdr",
         "_hfed",
@@ -299,15 +322,24 @@ class RequestReader:
     )
 
     def __init__(self, max_bulk_len: int = DEFAULT_MAX_BULK_LEN, *,
-                 use_hiredis: bool = True) -> None:
-        # False makes a reader that never uses hiredis (a reference for tests and benchmarks).
+                 use_hiredis: bool = True, native: bool = True) -> None:
+        # use_hiredis=False makes a reader that never uses hiredis nor the C framer (a
+        # reference for tests and benchmarks); native=False one that frames requests with
+        # hiredis although the C framer is built.
         self._use_hiredis = use_hiredis
         self._buf: bytes | bytearray = b""
         self._pos = 0
         self._error: ProtocolError | None = None
-        # fast mode
+        # native mode: the C framer, and the limits it is given (see _update_tables)
+        self._frame = _c_frame if use_hiredis and native else None
+        # Typed Any so that the compiled build keeps them as Python ints: handed to the
+        # framer at every request, a native int would be boxed (allocated) every time.
+        self._frame_args: Any = MULTIBULK_MAX
+        self._frame_bulk: Any = max_bulk_len
+        # fast mode (hiredis), where the C framer is not used
         self._hr: hiredis.Reader | None = (
-            hiredis.Reader(notEnoughData=_HI_NEED) if use_hiredis else None
+            hiredis.Reader(notEnoughData=_HI_NEED)
+            if use_hiredis and self._frame is None else None
         )
         self._hfed = 0  # bytes of _buf given to hiredis
         self._window = _WINDOW_MIN
@@ -376,9 +408,13 @@ class RequestReader:
         if not self._authenticated:
             limit = min(limit, UNAUTH_MAX_BULK)
             self._hdr = _HDR_FULL[: UNAUTH_MAX_ARGS + 1]
+            self._frame_args = UNAUTH_MAX_ARGS
         else:
             self._hdr = _HDR_FULL
-        self._bulk = _bulk_table(limit)
+            self._frame_args = MULTIBULK_MAX
+        self._frame_bulk = limit
+        if self._frame is None:
+            self._bulk = _bulk_table(limit)
 
     # -- input --------------------------------------------------------------------------
 
@@ -386,7 +422,7 @@ class RequestReader:
         """Buffer bytes received from the client; answer how many wait unparsed (Redis's
         query buffer: the current partial request and any complete ones not yet taken)."""
         hr = self._hr
-        if not self._buf and hr is not None and data.__class__ is bytes and data:
+        if not self._buf and hr is not None and type(data) is bytes and data:
             # Nothing buffered in fast mode, the usual case: an empty buffer always has its
             # offsets at 0 (see where it is released). The data becomes the buffer uncopied
             # and goes to hiredis whole when it is small and holds no hazard.
@@ -465,6 +501,28 @@ class RequestReader:
 
     def get(self) -> list[bytes] | object:
         """The next complete request, NEED_DATA, or ProtocolError for a malformed one."""
+        frame = self._frame
+        if frame is not None:
+            # Native mode's common case: a whole canonical request at a request boundary,
+            # framed in C (see the module docstring). _get_native does everything else.
+            if self._kind == _BOUNDARY:
+                buf = self._buf
+                pos = self._pos
+                if pos < len(buf) and buf[pos] == 42:  # '*'
+                    got = frame(buf, pos, self._frame_args, self._frame_bulk)
+                    if got is not None:
+                        argv, end = got
+                        if end == len(buf):
+                            # The request ends the buffer (every unpipelined read, the last
+                            # of a pipeline): release it.
+                            self._buf = b""
+                            self._pos = 0
+                        else:
+                            self._pos = end
+                        return argv
+                    # Not canonical, over a limit, or not all here: the slow parser reads it.
+                    self._begin(pos)
+            return self._get_native()
         # The common case, spelled out for speed: hiredis has a whole request whose layout
         # walk (see the module docstring) passes on the first try. Everything else, including
         # *0 and lengths beyond the tables, goes through _get_general, which decides exactly.
@@ -478,7 +536,7 @@ class RequestReader:
                 r = hr.gets()
             except Exception:  # hiredis gave up on these bytes: the slow parser decides
                 return self._get_general(_HI_FAILED)
-            if r.__class__ is list:
+            if type(r) is list:
                 try:
                     p = self._pos
                     q = p + self._hdr[len(r)]  # type: ignore[operator]
@@ -508,6 +566,30 @@ class RequestReader:
             return self._get_general(r)
         return self._get_general(_HI_FAILED)
 
+    def _get_native(self) -> list[bytes] | object:
+        """Finish :meth:`get` in native mode: the slow parser reads the request under way
+        (or an inline one), and hands each request boundary that starts with ``*`` back
+        to the C framer."""
+        frame = self._frame
+        assert frame is not None
+        while True:
+            result = self._slow_get()
+            if result is not _SWITCH:
+                return result
+            buf = self._buf
+            pos = self._pos
+            got = frame(buf, pos, self._frame_args, self._frame_bulk)
+            if got is None:
+                self._begin(pos)
+                continue
+            argv, end = got
+            if end == len(buf):
+                self._buf = b""
+                self._pos = 0
+            else:
+                self._pos = end
+            return argv
+
     def _get_general(self, r: object) -> list[bytes] | object:
         """Finish :meth:`get` from the reply hiredis just gave (or a failure marker)."""
         while True:
@@ -515,7 +597,7 @@ class RequestReader:
             if hr is not None:
                 buf = self._buf
                 while True:
-                    if r.__class__ is list:
+                    if type(r) is list:
                         q = self._check_long(r, self._pos)  # type: ignore[arg-type]
                         if q < 0:
                             break
@@ -640,7 +722,8 @@ class RequestReader:
                         self._hazard = _INF
                     return NEED_DATA
                 if buf[pos] == 42 and pos != self._hazard and self._use_hiredis:
-                    self._enter_fast(pos)
+                    if self._frame is None:
+                        self._enter_fast(pos)
                     return _SWITCH
                 self._begin(pos)
                 kind = self._kind
@@ -844,7 +927,7 @@ class RequestReader:
                 hr.feed(buf, start, end - start)  # type: ignore[arg-type]  # any buffer works
                 self._efed = end
                 continue
-            if a.__class__ is not bytes or buf[pos] != 36:
+            if type(a) is not bytes or buf[pos] != 36:
                 break  # not a bulk string: the slow parser reports it as Redis does
             n = len(a)  # type: ignore[arg-type]
             if n > limit:

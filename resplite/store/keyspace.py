@@ -163,7 +163,7 @@ _NOT_CHARGED = FLAT_STRINGS | {type(None)}
 
 def value_size(value: Any) -> int:
     """What a stored value costs, in O(1) (see :mod:`resplite.store.sizes`)."""
-    if value.__class__ in FLAT_STRINGS:
+    if type(value) in FLAT_STRINGS:
         return BYTES_HEADER + len(value)
     return int(value.memory_usage())
 
@@ -439,7 +439,7 @@ class Database:
         self.access[key] = self.lru_stamp
         data[key] = value
         # The accounting (see the module docstring), SET's plain strings spelled out.
-        if value.__class__ is bytes and old.__class__ is bytes:
+        if type(value) is bytes and type(old) is bytes:
             delta = len(value) - len(old)
             if delta:
                 self._resized_string(len(old), len(value))
@@ -461,7 +461,7 @@ class Database:
         old = data.get(key)
         self.access[key] = self.lru_stamp
         data[key] = value
-        if value.__class__ is bytes and old.__class__ is bytes:
+        if type(value) is bytes and type(old) is bytes:
             delta = len(value) - len(old)
             if delta:
                 self._resized_string(len(old), len(value))
@@ -480,7 +480,7 @@ class Database:
         else:
             self.access[key] = self.lru_stamp
         self.data[key] = value
-        if value.__class__ is bytes and self.metered:
+        if type(value) is bytes and self.metered:
             # _replaced's new flat string, inline: the key SET creates and a load adds.
             self.used += _FLAT_KEY_COST + len(key) + len(value)
             self.sizes[len(value).bit_length()] += 1
@@ -543,12 +543,12 @@ class Database:
         if old is None:
             if not self.metered:
                 self._sign_up()
-            if value.__class__ is bytes:
+            if type(value) is bytes:
                 self.sizes[len(value).bit_length()] += 1
                 return _FLAT_KEY_COST + len(key) + len(value)
             return KEY_COST + len(key) + self._charge(key, value)
         before = self._discharge(key, old)  # first: it drops the old record
-        if self.release_replaced is not None and old.__class__ not in FLAT_STRINGS:
+        if self.release_replaced is not None and type(old) not in FLAT_STRINGS:
             self.release_replaced(old)
         return self._charge(key, value) - before
 
@@ -559,7 +559,7 @@ class Database:
     def _charge(self, key: bytes, value: Any) -> int:
         """The cost of ``value`` being stored under ``key``; a container's is recorded.
         The key is counted in its type's key-size histogram."""
-        if value.__class__ in FLAT_STRINGS:
+        if type(value) in FLAT_STRINGS:
             self.sizes[len(value).bit_length()] += 1
             return BYTES_HEADER + len(value)
         size: int = value.memory_usage()
@@ -573,7 +573,7 @@ class Database:
     def _discharge(self, key: bytes, value: Any) -> int:
         """What ``value``, leaving ``key``, was charged; a container's record is dropped,
         and the key leaves the key-size histogram."""
-        if value.__class__ in FLAT_STRINGS:
+        if type(value) in FLAT_STRINGS:
             self.sizes[len(value).bit_length()] -= 1
             return BYTES_HEADER + len(value)
         slot = self.slots.pop(key, -1)
@@ -614,7 +614,7 @@ class Database:
         a missing key). :meth:`signal_modified` calls it; a command that changes a value
         without signalling calls it itself."""
         value: Any = self.data.get(key)
-        if value.__class__ in _NOT_CHARGED:
+        if type(value) in _NOT_CHARGED:
             return
         size: int = value.memory_usage()
         charged = self.charged
@@ -691,7 +691,7 @@ class Database:
             self.access[key] = access
         if when_ms is not None:
             self.set_expire(key, when_ms)
-        if value.__class__ is Hash:
+        if type(value) is Hash:
             self.track_fields(key, value)
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
@@ -706,7 +706,7 @@ class Database:
         filed = timers.setdefault(when_ms, key)
         if len(timers) != size:
             heapq.heappush(self.timer_heap, when_ms)  # a time of its own
-        elif filed.__class__ is list:
+        elif type(filed) is list:
             filed.append(key)  # type: ignore[union-attr]
         else:
             timers[when_ms] = [filed, key]  # type: ignore[list-item]
@@ -1047,7 +1047,7 @@ class Database:
         data = self.data
         return sum(
             1 for key in seen
-            if (v := data.get(key)).__class__ is Hash and v.next_expiry() is not None
+            if type(v := data.get(key)) is Hash and v.next_expiry() is not None
         )
 
     def _active_expire_fields(self, budget: int) -> int:
@@ -1057,7 +1057,7 @@ class Database:
         while heap and heap[0][0] < now and done < budget:
             _, key = heapq.heappop(heap)
             value = self.data.get(key)
-            if value.__class__ is not Hash or self.is_expired(key):
+            if type(value) is not Hash or self.is_expired(key):
                 continue
             gone = value.expire_due(now)
             if gone:
@@ -1078,7 +1078,7 @@ class Database:
     def _rebuild_field_heap(self) -> None:
         heap: list[tuple[int, bytes]] = []
         for key, value in self.data.items():
-            if value.__class__ is Hash:
+            if type(value) is Hash:
                 when = value.next_expiry()
                 if when is not None:
                     heap.append((when, key))
@@ -1116,7 +1116,7 @@ class Database:
             if when >= now:
                 break
             filed = timers[when]
-            keys: list[bytes] = filed if filed.__class__ is list else [filed]  # type: ignore[assignment,list-item]
+            keys: list[bytes] = filed if type(filed) is list else [filed]  # type: ignore[assignment,list-item]
             while keys and reached < limit:
                 key = keys.pop()
                 reached += 1
@@ -1129,7 +1129,7 @@ class Database:
                 value = data_pop(key)
                 access_pop(key, None)
                 del expires[key]
-                if value.__class__ is bytes:
+                if type(value) is bytes:
                     freed += _FLAT_EXPIRING_COST + len(key) + len(value)
                     self.sizes[len(value).bit_length()] -= 1
                 else:
@@ -1162,7 +1162,7 @@ class Database:
         for _ in range(count):
             when = heap[draw(len(heap))]
             filed = timers[when]
-            n = len(filed) if filed.__class__ is list else 1
+            n = len(filed) if type(filed) is list else 1
             sampled += n
             if when < now:
                 due += n
@@ -1195,7 +1195,7 @@ class Database:
             filed = timers.get(when)
             if filed is None:
                 timers[when] = key
-            elif filed.__class__ is list:
+            elif type(filed) is list:
                 filed.append(key)  # type: ignore[union-attr]
             else:
                 timers[when] = [filed, key]  # type: ignore[list-item]

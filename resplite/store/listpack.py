@@ -111,7 +111,7 @@ def encode_py(items: Iterable[Element]) -> bytes:
     parts: list[bytes] = []
     append = parts.append
     for item in items:
-        append(encode_int(item) if item.__class__ is int else encode_str(item))  # type: ignore[arg-type]
+        append(encode_int(item) if type(item) is int else encode_str(item))  # type: ignore[arg-type]
     return join(parts)
 
 
@@ -245,7 +245,7 @@ def decode_py(buf: bytes | bytearray | memoryview, as_bytes: bool = False) -> li
         if data[p:p + len(back)] != back:
             raise ListpackError(f"bad back-length after the element at offset {start}")
         p += len(back)
-        if as_bytes and value.__class__ is int:
+        if as_bytes and type(value) is int:
             value = b"%d" % value  # type: ignore[str-format]
         append(value)
     if p != end or data[end] != EOF:

@@ -143,7 +143,7 @@ def encoding(value: bytes, key_len: int = -1) -> str:
     key and an ``embstr`` value in one 64-byte allocation, so that a value stays ``embstr``
     only while value and key together take at most :data:`KV_EMBED_LIMIT` bytes. Redis 7
     (``key_len`` -1) looks at the value alone."""
-    cls = value.__class__
+    cls = type(value)
     if cls is RawString:
         return "raw"
     if cls is not TextString and as_long(value) is not None:
@@ -159,7 +159,7 @@ def refcount(value: bytes, shared_integers: bool = True) -> int:
     ``shared_integers`` is false when Redis would not share small integers (a ``maxmemory``
     limit under an LRU or LFU policy, where every key needs its own access field).
     """
-    if shared_integers and value.__class__ is bytes:
+    if shared_integers and type(value) is bytes:
         number = as_long(value)
         if number is not None and 0 <= number < SHARED_INTEGERS:
             return SHARED_REFCOUNT
@@ -168,6 +168,6 @@ def refcount(value: bytes, shared_integers: bool = True) -> int:
 
 def copied(value: bytes) -> bytes:
     """The value COPY stores: same bytes, and the encoding Redis's duplicate would have."""
-    if value.__class__ is bytes and encoding(value) == "int":
+    if type(value) is bytes and encoding(value) == "int":
         return PrivateInt(value)
     return value

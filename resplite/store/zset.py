@@ -246,21 +246,21 @@ class ZSet:
 
     @property
     def listpack(self) -> bool:
-        return self.order.__class__ is SmallOrder
+        return type(self.order) is SmallOrder
 
     @property
     def encoding(self) -> str:
         """OBJECT ENCODING's answer."""
-        return "listpack" if self.order.__class__ is SmallOrder else "skiplist"
+        return "listpack" if type(self.order) is SmallOrder else "skiplist"
 
     def convert(self) -> None:
         """Become a skiplist (O(n): the keys are already in order)."""
-        if self.order.__class__ is SmallOrder:
+        if type(self.order) is SmallOrder:
             self.order = SortedList(self.order)
 
     def compact(self) -> None:
         """Become a listpack again (only for a result Redis would store as one)."""
-        if self.order.__class__ is not SmallOrder:
+        if type(self.order) is not SmallOrder:
             self.order = SmallOrder(self.order)
             # A listpack writes an integral score as an integer: -0 becomes 0 (the keys
             # stay: both zeros have the same one).
@@ -319,7 +319,7 @@ class ZSet:
     def insert(self, member: bytes, score: float) -> None:
         """Store a member that is not there yet (the caller has checked)."""
         if score == 0.0:
-            if self.order.__class__ is SmallOrder:
+            if type(self.order) is SmallOrder:
                 score = 0.0  # a listpack writes an integral score as an integer: -0 becomes 0
             else:
                 self._note_zero(member, score)
@@ -342,7 +342,7 @@ class ZSet:
         if self.negzero is not None:
             self._forget_zero(member)
         if score == 0.0:
-            if self.order.__class__ is SmallOrder:
+            if type(self.order) is SmallOrder:
                 score = 0.0
             else:
                 self._note_zero(member, score)
@@ -399,7 +399,7 @@ class ZSet:
     def iter_from(self, position: int, reverse: bool = False) -> Iterator[Entry]:
         """Entries from ``position`` towards the high end (or the low end when ``reverse``)."""
         order = self.order
-        if order.__class__ is SmallOrder:
+        if type(order) is SmallOrder:
             if reverse:
                 keys = iter(order[position::-1]) if position >= 0 else iter(())
             else:
@@ -496,7 +496,7 @@ class ZSet:
         order = self.order
         if not order or not limit or offset < 0:
             return []
-        if order.__class__ is SmallOrder or offset >= _WALK_OFFSET:
+        if type(order) is SmallOrder or offset >= _WALK_OFFSET:
             start, stop = self.score_span(lo, lo_ex, hi, hi_ex)
             n = len(order)
             if reverse:
@@ -531,7 +531,7 @@ class ZSet:
         member_at = self._member_at
         if not _gte_min(member_at(n - 1), lo) or not _lte_max(member_at(0), hi):
             return None
-        if self.order.__class__ is SmallOrder:
+        if type(self.order) is SmallOrder:
             # Redis's listpack walk, exact even when scores differ.
             members = [key[8:] for key in self.order]
             if reverse:
@@ -556,7 +556,7 @@ class ZSet:
         if start is None:
             return 0, 0
         order = self.order
-        if order.__class__ is SmallOrder:
+        if type(order) is SmallOrder:
             stop = start
             n = len(order)
             while stop < n and _lte_max(order[stop][8:], hi):
@@ -621,13 +621,13 @@ class ZSet:
         twin.negzero = None if self.negzero is None else set(self.negzero)
         twin.strbytes = self.strbytes
         order = self.order
-        twin.order = SmallOrder(order) if order.__class__ is SmallOrder else SortedList(order)
+        twin.order = SmallOrder(order) if type(order) is SmallOrder else SortedList(order)
         return twin
 
     def memory_usage(self) -> int:
         """An estimate of the bytes the sorted set occupies, in O(1) (MEMORY USAGE,
         used_memory)."""
-        base = _BASE if self.order.__class__ is SmallOrder else _SKIPLIST_BASE
+        base = _BASE if type(self.order) is SmallOrder else _SKIPLIST_BASE
         return base + _MEMBER * len(self.keys) + 2 * self.strbytes
 
     # -- iteration ------------------------------------------------------------------------
@@ -638,7 +638,7 @@ class ZSet:
         A listpack answers every member (in order) and cursor 0, as Redis does; a skiplist
         about ``count`` members from ``cursor`` on in hash order.
         """
-        if self.order.__class__ is SmallOrder:
+        if type(self.order) is SmallOrder:
             return 0, [key[8:] for key in self.order]
         index = self.scan_index
         if index is None:
@@ -666,7 +666,7 @@ class ZSet:
         """
         order = self.order
         picks = (rng or random).sample(range(len(order)), count)
-        if order.__class__ is SmallOrder:
+        if type(order) is SmallOrder:
             picks.sort()
         return self._entries([order[i] for i in picks])
 

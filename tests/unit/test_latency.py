@@ -299,14 +299,12 @@ def test_eviction_samples_the_cycle_and_each_deletion(
     ("-1", "5", False, False),     # both above the call's 2 ms
 ])
 def test_one_comparison_serves_the_slow_log_and_the_monitor(
-        state: ServerState, monkeypatch: pytest.MonkeyPatch, slowlog_us: str, monitor_ms: str,
-        logged: bool, sampled: bool) -> None:
-    from resplite.engine import dispatch
-
+        state: ServerState, slowlog_us: str, monitor_ms: str, logged: bool,
+        sampled: bool) -> None:
     state.config.set("slowlog-log-slower-than", slowlog_us)
     state.config.set("latency-monitor-threshold", monitor_ms)
     ticks = iter(range(0, 10**12, 2_000_000))  # every call lasts 2 ms
-    monkeypatch.setattr(dispatch, "_now_ns", lambda: next(ticks))
+    state.dispatcher.now_ns = lambda: next(ticks)
     _run(state, b"GET", b"k")  # fast path, a fast command
     _run(state, b"Set", b"k", b"v")  # general path, not fast
     assert len(state.slowlog.entries) == (2 if logged else 0)

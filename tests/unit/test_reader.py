@@ -1,8 +1,9 @@
 """The request reader: framing, Redis's exact protocol errors and limits, and hand-overs.
 
-Every case runs through the real reader (hiredis fast path plus the slow parser) and
-through a reader that never uses hiredis, fed whole, byte by byte and split at every offset:
-all of them must return the same requests and the same error. The expected values are the
+Every case runs through the real reader (the C framer where it is built, plus the slow
+parser), through the reader whose fast path is hiredis, and through a reader that uses
+neither, fed whole, byte by byte and split at every offset: all of them must return the same
+requests and the same error. The expected values are the
 behaviour of a real redis-server 7.0 (tests/compat/test_protocol_errors.py checks the same
 inputs against one).
 """
@@ -35,7 +36,12 @@ def slow_reader(max_bulk_len: int = DEFAULT_MAX_BULK_LEN) -> RequestReader:
     return RequestReader(max_bulk_len, use_hiredis=False)
 
 
-READERS: list[Callable[..., RequestReader]] = [RequestReader, slow_reader]
+def hiredis_reader(max_bulk_len: int = DEFAULT_MAX_BULK_LEN) -> RequestReader:
+    """The reader whose fast path is hiredis (the C framer left out where it is built)."""
+    return RequestReader(max_bulk_len, native=False)
+
+
+READERS: list[Callable[..., RequestReader]] = [RequestReader, hiredis_reader, slow_reader]
 
 
 def enc(*args: bytes) -> bytes:
@@ -509,15 +515,17 @@ FRAGMENTS = [
        authenticated=st.booleans())
 def test_fast_and_slow_parsers_agree_on_any_input(parts: list[bytes], cuts: list[int],
                                                   authenticated: bool) -> None:
-    """hiredis with its hand-overs must frame arbitrary bytes exactly as the slow parser."""
+    """The C framer and hiredis, with their hand-overs, must frame arbitrary bytes exactly
+    as the slow parser."""
     data = b"".join(parts)
     reference = slow_reader()
     reference.authenticated = authenticated
     expected = collect(reference, [data])
     for chunks in ([data], _split(data, cuts)):
-        reader = RequestReader()
-        reader.authenticated = authenticated
-        assert collect(reader, chunks) == expected
+        for cls in (RequestReader, hiredis_reader):
+            reader = cls()
+            reader.authenticated = authenticated
+            assert collect(reader, chunks) == expected
 
 
 # Elements of requests with many arguments (element mode): canonical bulks of every size
@@ -647,3 +655,55 @@ def test_a_nested_aggregate_in_a_long_request_is_refused_at_once() -> None:
     reader = RequestReader()
     reader.authenticated = True
     assert collect(reader, [data]) == ([], "Protocol error: expected '$', got '*'")
+
+
+# -- the C framer ------------------------------------------------------------------------------
+
+frame_module = pytest.importorskip("resplite.protocol._frame", reason="the C framer is not built")
+
+
+def test_the_reader_frames_with_c_where_it_is_built() -> None:
+    reader = RequestReader()
+    reader.feed(enc(b"SET", b"k", b"v") * 2)
+    assert reader._frame is frame_module.frame
+    assert [reader.get(), reader.get(), reader.get()] == [[b"SET", b"k", b"v"]] * 2 + [NEED_DATA]
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray])
+def test_frame_takes_a_whole_canonical_request(kind: type) -> None:
+    data = kind(b"xx" + enc(b"SET", b"key", b"") + b"*1\r\n")
+    assert frame_module.frame(data, 2, 10, 100) == ([b"SET", b"key", b""], len(data) - 4)
+
+
+@pytest.mark.parametrize("data", [
+    enc(b"SET", b"k", b"v")[:-1],  # not all here
+    enc(b"SET", b"k", b"v")[:3],
+    b"*0\r\n", b"*-1\r\n",  # skipped by Redis: the Python parser skips them
+    b"*01\r\n$4\r\nPING\r\n", b"*1\r\n$04\r\nPING\r\n",  # leading zeros
+    b"*+1\r\n$4\r\nPING\r\n", b"*1\r\n$+4\r\nPING\r\n",  # signs
+    b"*1\rx$4\r\nPING\r\n", b"*1\r\n$4\rxPING\r\n",  # a CR plus another byte
+    b"*1\r\n$4\r\nPINGxy",  # any two bytes after the payload
+    b"*1\r\n+PING\r\n", b"*1\r\n*1\r\n$1\r\na\r\n",  # not a bulk
+    b"*1\r\n$1234567890123456789\r\n",  # too many digits
+    b"PING\r\n",  # inline
+])
+def test_frame_leaves_everything_else_to_the_python_parser(data: bytes) -> None:
+    assert frame_module.frame(data, 0, 1 << 31, 1 << 29) is None
+
+
+def test_frame_leaves_requests_over_the_limits_to_the_python_parser() -> None:
+    data = enc(b"ECHO", b"x" * 100)
+    assert frame_module.frame(data, 0, 2, 100) == ([b"ECHO", b"x" * 100], len(data))
+    assert frame_module.frame(data, 0, 1, 100) is None  # arguments
+    assert frame_module.frame(data, 0, 2, 99) is None  # a bulk's length
+    many = enc(*[b"a"] * 1025)  # framed a part at a time by the Python parser's element mode
+    assert frame_module.frame(many, 0, 1 << 31, 1 << 29) is None
+    assert frame_module.frame(enc(*[b"a"] * 1024), 0, 1 << 31, 1 << 29) is not None
+
+
+def test_frame_refuses_other_arguments() -> None:
+    with pytest.raises(TypeError):
+        frame_module.frame("*1\r\n$1\r\na\r\n", 0, 10, 10)
+    with pytest.raises(TypeError):
+        frame_module.frame(b"*1\r\n$1\r\na\r\n", 0, 10)
+    assert frame_module.frame(b"*1\r\n$1\r\na\r\n", 99, 10, 10) is None
