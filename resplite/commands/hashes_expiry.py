@@ -55,8 +55,10 @@ def _word(arg: bytes) -> bytes:
     return arg.split(b"\0", 1)[0].lower()
 
 
-def _expire_time(client: Client, arg: bytes, seconds: bool, relative: bool, name: str) -> int:
-    """An expiry argument as Redis's ``parseExpireTime`` reads it, as absolute ms."""
+def _expire_time(arg: bytes, seconds: bool, relative: bool, name: str, now: int) -> int:
+    """An expiry argument as Redis's ``parseExpireTime`` reads it, as absolute ms (a relative
+    one from ``now``: the command's one reading of the clock, as Redis's
+    commandTimeSnapshot, so PX 1 never finds its own time already past)."""
     value = int_arg(arg)
     if value < 0:
         raise CommandError(errors.HFE_NEGATIVE_TIME)
@@ -64,7 +66,7 @@ def _expire_time(client: Client, arg: bytes, seconds: bool, relative: bool, name
         if value > HFE_MAX_ABS_TIME_MS // 1000:
             raise CommandError(errors.invalid_expire(name))
         value *= 1000
-    base = client.server.clock.time_ms() if relative else 0
+    base = now if relative else 0
     if value > HFE_MAX_ABS_TIME_MS - base:
         raise CommandError(errors.invalid_expire(name))
     return value + base
@@ -192,14 +194,14 @@ def _hexpire(client: Client, argv: list[bytes], seconds: bool, relative: bool) -
     name = argv[0].decode("latin-1").lower()
     key = argv[1]
     h = lookup_hash(client, key)
-    when = _expire_time(client, argv[2], seconds, relative, name)
+    now = client.server.clock.time_ms()
+    when = _expire_time(argv[2], seconds, relative, name, now)
     condition, fields_at, count = _hexpire_args(argv)
     first = fields_at + 2
     fields = argv[first : first + count]
     if h is None:
         return [NO_FIELD] * len(fields)
     h.mark_ex()
-    now = client.server.clock.time_ms()
     results = _set_ttls(h, fields, when, condition, now)
     deleted = [f for f, r in zip(fields, results, strict=True) if r == DELETED]
     updated = [f for f, r in zip(fields, results, strict=True) if r == SET]
@@ -354,7 +356,7 @@ class _FieldExpireArgs:
         self.count = 0  # how many fields
 
 
-def _field_expire_args(client: Client, argv: list[bytes], hsetex: bool) -> _FieldExpireArgs:
+def _field_expire_args(argv: list[bytes], hsetex: bool, now: int) -> _FieldExpireArgs:
     """HGETEX's ``[EX s | PX ms | EXAT t | PXAT t | PERSIST] FIELDS numfields field ...`` and
     HSETEX's ``[FNX | FXX] [EX ... | KEEPTTL] FIELDS numfields field value ...``, options in
     any order around the block, read and checked as Redis 8.6's
@@ -383,7 +385,7 @@ def _field_expire_args(client: Client, argv: list[bytes], hsetex: bool) -> _Fiel
                 raise CommandError(errors.HSETEX_MISSING_TIME)
             seconds, relative = _TIMES[word]
             i += 1
-            args.when = _expire_time(client, argv[i], seconds, relative, name)
+            args.when = _expire_time(argv[i], seconds, relative, name, now)
             args.time_at = i
         elif word == b"persist":
             if args.when is not None or args.persist:
@@ -414,14 +416,14 @@ def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
     when it only read."""
     key = argv[1]
     h = lookup_hash(client, key)
-    args = _field_expire_args(client, argv, hsetex=False)
+    now = client.server.clock.time_ms()
+    args = _field_expire_args(argv, hsetex=False, now=now)
     when, persist = args.when, args.persist
     fields = argv[args.first : args.first + args.count]
     if h is None:
         return [None] * len(fields)
     if when is not None or persist:
         h.mark_ex()
-    now = client.server.clock.time_ms()
     values: list[bytes | None] = []
     changed = deleted = False
     for field in fields:
@@ -459,7 +461,8 @@ def hgetex(client: Client, argv: list[bytes]) -> list[bytes | None]:
 def hsetex(client: Client, argv: list[bytes]) -> int:
     """HSETEX: with a relative time (EX / PX) or EXAT, logged with ``PXAT`` of the
     absolute time in its place, as Redis propagates it."""
-    args = _field_expire_args(client, argv, hsetex=True)
+    now = client.server.clock.time_ms()
+    args = _field_expire_args(argv, hsetex=True, now=now)
     when, keep_ttl, fxx, fnx = args.when, args.keep_ttl, args.fxx, args.fnx
     time_at = args.time_at if when is not None and _word(argv[args.time_at - 1]) != b"pxat" \
         else -1
@@ -494,7 +497,6 @@ def hsetex(client: Client, argv: list[bytes]) -> int:
             h.fit_lengths(pairs, max_value)
     if when is not None:
         h.mark_ex()
-    now = client.server.clock.time_ms()
     deleted = False
     for j in range(0, len(pairs), 2):
         field = pairs[j]
