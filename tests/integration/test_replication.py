@@ -486,8 +486,12 @@ def test_a_replica_answers_loading_while_it_loads_the_snapshot(ref: Reference) -
         primary = _client(primary_server)
         primary.mset({f"key:{i}": i for i in range(300)})
         # Each key loaded takes 10 ms: the load lasts long enough to be seen.
-        with _servers(_resplite(ref, "--key-load-delay", "10000", "--replicaof",
-                                "127.0.0.1", str(primary_server.port))) as (replica_server,):
+        # Handed over at once, not once loaded: a replica that starts quickly may already be
+        # loading the primary's snapshot when the kit would check.
+        replica_start = lambda: ref.start_resplite(  # noqa: E731
+            "--key-load-delay", "10000", "--replicaof", "127.0.0.1", str(primary_server.port),
+            loaded=False)
+        with _servers(replica_start) as (replica_server,):
             replica = _client(replica_server)
             raw = RawClient(replica_server.host, replica_server.port)
             try:

@@ -233,8 +233,10 @@ class Reference:
     def start_redis(self, *extra: str, save: str | None = "") -> ServerProcess:
         return start_redis(*extra, save=save, exe=self.exe)
 
-    def start_resplite(self, *extra: str, save: str | None = "") -> ServerProcess:
-        return start_resplite(*extra, save=save, redis_version=self.compat_version)
+    def start_resplite(self, *extra: str, save: str | None = "",
+                       loaded: bool = True) -> ServerProcess:
+        return start_resplite(*extra, save=save, loaded=loaded,
+                              redis_version=self.compat_version)
 
 
 def reference(version: str | None = None) -> Reference:

@@ -16,15 +16,31 @@ import ast
 from pathlib import Path
 
 import resplite.commands
+import resplite.store
 from resplite.store.consumer_group import Consumer, ConsumerGroup, PendingEntry
 from resplite.store.stream import Stream
 from resplite.store.stream_idmp import IdmpState
 from resplite.store.stream_node import StreamNode
 
+
+def _slots(cls: type) -> tuple[str, ...]:
+    """A store class's ``__slots__``, read from its source: a compiled class has none at run
+    time."""
+    source = Path(resplite.store.__file__).parent / f"{cls.__module__.rsplit('.', 1)[1]}.py"
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+            for item in node.body:
+                if (isinstance(item, ast.Assign)
+                        and any(isinstance(t, ast.Name) and t.id == "__slots__"
+                                for t in item.targets)):
+                    return tuple(ast.literal_eval(item.value))
+    raise AssertionError(f"no __slots__ in {cls.__name__}")
+
+
 STATE = frozenset(
     name
     for cls in (Stream, StreamNode, ConsumerGroup, Consumer, PendingEntry, IdmpState)
-    for name in cls.__slots__
+    for name in _slots(cls)
 )
 MUTATORS = frozenset({
     "add", "append", "clear", "discard", "extend", "extend_above", "insert", "pop", "popitem",
