@@ -169,9 +169,6 @@ def config_set(client: Client, argv: list[bytes]) -> Any:
 def reset_statistics(server: ServerState) -> None:
     """What CONFIG RESETSTAT zeroes: counters, command and error statistics, peaks."""
     server.reset_stats()
-    for db in server.keyspace.dbs:
-        db.expired_keys = db.expired_keys_active = 0
-        db.expired_fields = db.expired_fields_active = 0
     server.peak_memory = 0
     server.measure_clients()
 

@@ -39,11 +39,6 @@ _HELP = help_reply("HOTKEYS", [
 ])
 
 
-def _net_total(client: Client) -> int:
-    server = client.server
-    return server.net_input_bytes + server.net_output_bytes
-
-
 def _positive(arg: bytes, low: int, high: int, message: str) -> int:
     value = parse_int(arg)
     if value is None or not low <= value <= high:
@@ -84,20 +79,21 @@ def hotkeys_start(client: Client, argv: list[bytes]) -> Status:
             raise CommandError(errors.SYNTAX)
         i += 2
     hotkeys = client.server.hotkeys
-    hotkeys.expire(_net_total(client))
+    hotkeys.expire(client.server.net_bytes())
     if hotkeys.active:
         raise CommandError(errors.HOTKEYS_ACTIVE)
-    hotkeys.start(b"cpu" in metrics, b"net" in metrics, k, duration, ratio, _net_total(client))
+    hotkeys.start(b"cpu" in metrics, b"net" in metrics, k, duration, ratio,
+                  client.server.net_bytes())
     return OK
 
 
 @command("hotkeys|stop")
 def hotkeys_stop(client: Client, argv: list[bytes]) -> Status:
     hotkeys = client.server.hotkeys
-    hotkeys.expire(_net_total(client))
+    hotkeys.expire(client.server.net_bytes())
     if not hotkeys.active:
         raise CommandError(errors.HOTKEYS_NOT_ACTIVE)
-    hotkeys.stop(_net_total(client))
+    hotkeys.stop(client.server.net_bytes())
     return OK
 
 
@@ -106,7 +102,7 @@ def hotkeys_get(client: Client, argv: list[bytes]) -> Any:
     hotkeys = client.server.hotkeys
     if not hotkeys.exists:
         return None
-    fields = hotkeys.report(_net_total(client))
+    fields = hotkeys.report(client.server.net_bytes())
     if client.resp >= 3:
         return [dict(fields)]
     return [[x for pair in fields for x in pair]]
@@ -115,7 +111,7 @@ def hotkeys_get(client: Client, argv: list[bytes]) -> Any:
 @command("hotkeys|reset")
 def hotkeys_reset(client: Client, argv: list[bytes]) -> Status:
     hotkeys = client.server.hotkeys
-    hotkeys.expire(_net_total(client))
+    hotkeys.expire(client.server.net_bytes())
     if hotkeys.active:
         raise CommandError(errors.HOTKEYS_RESET_ACTIVE)
     hotkeys.reset()

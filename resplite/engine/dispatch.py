@@ -142,8 +142,7 @@ class Dispatcher:
         self.latency.sample_ns("fast-command" if "fast" in spec.flags else "command", elapsed)
         hotkeys = self.server.hotkeys
         if hotkeys.active:
-            server = self.server
-            hotkeys.on_call(spec, argv, elapsed, server.net_input_bytes + server.net_output_bytes)
+            hotkeys.on_call(spec, argv, elapsed, self.server.net_bytes())
             if not hotkeys.active:  # its DURATION ran out
                 self._set_watch()
 

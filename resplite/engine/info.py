@@ -383,7 +383,7 @@ def _threads(state: ServerState) -> Lines:
 def _hotkeys(state: ServerState) -> Lines:
     # Empty until the first HOTKEYS START and again after RESET, as Redis (no session).
     hotkeys = state.hotkeys
-    hotkeys.expire(state.net_input_bytes + state.net_output_bytes)
+    hotkeys.expire(state.net_bytes())
     if not hotkeys.exists:
         return []
     return [("hotkeys-tracking-active", int(hotkeys.active)),

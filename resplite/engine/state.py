@@ -503,6 +503,11 @@ class ServerState:
         self.clients_memory += figure - client.mem_charged
         client.mem_charged = figure
 
+    def net_bytes(self) -> int:
+        """Bytes read and written on client sockets since the start (what HOTKEYS' NET
+        figures are measured against)."""
+        return self.net_input_bytes + self.net_output_bytes
+
     def note_peak(self) -> None:
         """Raise ``used_memory_peak`` to the current figure if it is higher."""
         used = self.used_memory()
@@ -829,5 +834,7 @@ class ServerState:
         self.persistence.consecutive_failures = 0
         for db in self.keyspace.dbs:
             db.hits = db.misses = 0
+            db.expired_keys = db.expired_keys_active = 0
+            db.expired_fields = db.expired_fields_active = 0
         if self._scripting is not None:
             self._scripting.evicted_scripts = 0

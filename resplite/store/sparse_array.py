@@ -72,6 +72,16 @@ def _next_pow2(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+def _fit(offset: int, win: int) -> tuple[int, int]:
+    """A dense window of ``win`` slots from ``offset`` kept inside its slice: a window of the
+    whole slice starts at 0, and one that would run past the slice's end is moved back."""
+    if win >= SLICE_SIZE:
+        return 0, SLICE_SIZE
+    if offset + win > SLICE_SIZE:
+        return SLICE_SIZE - win, win
+    return offset, win
+
+
 class Slice:
     """One slice: dense (``items`` from ``offset``) or sparse (``offsets`` and ``values``)."""
 
@@ -136,19 +146,11 @@ class Slice:
             new_win = win
             while rel >= offset + new_win and new_win < SLICE_SIZE:
                 new_win <<= 1
-            new_offset = offset
-            if new_win >= SLICE_SIZE:
-                new_win = SLICE_SIZE
-                new_offset = 0
-            elif new_offset + new_win > SLICE_SIZE:
-                new_offset = SLICE_SIZE - new_win
+            new_offset, new_win = _fit(offset, new_win)
         elif rel < offset:
             end = offset + win
             new_win = max(MIN_WINDOW, _next_pow2(end - rel))
-            new_win = min(new_win, SLICE_SIZE)
-            new_offset = max(0, end - new_win)
-            if new_win == SLICE_SIZE:
-                new_offset = 0
+            new_offset, new_win = _fit(max(0, end - new_win), new_win)
         else:
             return
         shift = offset - new_offset
@@ -168,13 +170,7 @@ class Slice:
             self.max_off = 0
         else:
             lo, hi = offsets[0], offsets[-1]
-            win = max(MIN_WINDOW, _next_pow2(hi - lo + 1))
-            offset = lo
-            if win >= SLICE_SIZE:
-                win = SLICE_SIZE
-                offset = 0
-            elif offset + win > SLICE_SIZE:
-                offset = SLICE_SIZE - win
+            offset, win = _fit(lo, max(MIN_WINDOW, _next_pow2(hi - lo + 1)))
             items: list[bytes | None] = [None] * win
             for i in range(len(offsets)):
                 items[offsets[i] - offset] = values[i]
